@@ -1,0 +1,554 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quasim/quasim/evaluate/replay"
+	"github.com/quasim/quasim/evolve"
+	"github.com/quasim/quasim/genome"
+)
+
+// strategies are the search strategies quasimctl bench can run.
+var strategies = map[string]evolve.Factory{
+	"random": func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewRandom(s, seed) },
+	"es":     func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewES(s, seed, evolve.ESOptions{}) },
+}
+
+func strategyNames() []string {
+	names := make([]string, 0, len(strategies))
+	for n := range strategies {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+type benchOptions struct {
+	spaces      []string
+	strategies  []string
+	budget      int
+	seeds       int
+	batch       int
+	jobs        int
+	json        bool
+	trace       string
+	peers       string
+	roundTripAt int
+	quiet       bool
+}
+
+func newBenchCommand() *cobra.Command {
+	var o benchOptions
+	cmd := &cobra.Command{
+		Use:   "bench --space FILE_OR_DIR [--space ...] [flags]",
+		Short: "Replay search strategies on recorded spaces and score them (no daemon needed)",
+		Long: `bench runs each strategy on each recorded space (Kernel Tuner cache files,
+.json or .json.gz, and FAIR T4 results files; a directory means every such file
+directly in it) with the replay evaluator, and reports per space, per strategy
+and as the mean over spaces:
+
+  k=N     mean fraction of the optimum after N unique evaluations
+          (optimum / best valid time so far; failed configs count)
+  to95    median evaluations to reach 0.95 of the optimum ("-": half the
+          seeds never did within the budget)
+  sim_s   median simulated tuning seconds to reach 0.95 (compile +
+          benchmark + framework time recorded for each config)
+  us/eval the strategy's own time in Ask and Tell per evaluation
+
+For random, the exact expectation of random sampling without replacement is
+printed beside it: the two must agree, which checks the harness.`,
+		Example: `  quasimctl bench --space ../shared/spaces --strategy random,es --budget 400 --seeds 20
+  quasimctl bench --space ../shared/spaces --trace /tmp/traces --json > scores.json
+  quasimctl bench score --space ../shared/spaces --trace /tmp/traces`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd.Context(), cmd, o) },
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&o.spaces, "space", nil, "recorded space file or directory (repeatable)")
+	fs.StringSliceVar(&o.strategies, "strategy", []string{"random", "es"}, "strategies to run, comma separated ("+strings.Join(strategyNames(), ", ")+")")
+	fs.IntVar(&o.budget, "budget", 400, "unique evaluations per run")
+	fs.IntVar(&o.seeds, "seeds", 20, "runs per space and strategy, seeded 1..N")
+	fs.IntVar(&o.batch, "batch", 1, "configs per Ask")
+	fs.IntVar(&o.jobs, "jobs", runtime.GOMAXPROCS(0), "runs in parallel")
+	fs.BoolVar(&o.json, "json", false, "print JSON instead of a table")
+	fs.StringVar(&o.trace, "trace", "", "write every run's evaluations to DIR/<space>/<strategy>/seed-<n>.jsonl")
+	fs.StringVar(&o.peers, "peers", "", "peer scores to compare with (the kernel_tuner.json format)")
+	fs.IntVar(&o.roundTripAt, "roundtrip-at", 0, "marshal each strategy after N evaluations and resume from the bytes")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	cmd.AddCommand(newBenchScoreCommand())
+	return cmd
+}
+
+// benchSpace is a loaded recording ready for replay.
+type benchSpace struct {
+	evolve.BenchSpace
+	rec *replay.Recording
+}
+
+// loadSpaces reads every recording named by paths, files or directories.
+func loadSpaces(paths []string) ([]benchSpace, error) {
+	if len(paths) == 0 {
+		return nil, usagef("no --space given")
+	}
+	var files []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, usagef("--space %s: %w", p, err)
+		}
+		if !fi.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			return nil, fmt.Errorf("--space %s: %w", p, err)
+		}
+		n := 0
+		for _, e := range ents {
+			if !e.IsDir() && (strings.HasSuffix(e.Name(), ".json") || strings.HasSuffix(e.Name(), ".json.gz")) {
+				files = append(files, filepath.Join(p, e.Name()))
+				n++
+			}
+		}
+		if n == 0 {
+			return nil, usagef("--space %s: no .json or .json.gz files in it", p)
+		}
+	}
+	out := make([]benchSpace, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, f := range files {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rec, err := replay.Load(f)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			out[i] = newBenchSpace(rec)
+		})
+	}
+	wg.Wait()
+	seen := map[string]string{}
+	for i, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+		if prev, dup := seen[out[i].Name]; dup {
+			return nil, usagef("spaces %s and %s have the same name %q", prev, files[i], out[i].Name)
+		}
+		seen[out[i].Name] = files[i]
+	}
+	return out, nil
+}
+
+func newBenchSpace(rec *replay.Recording) benchSpace {
+	sp, _ := rec.Space(emptyProblem)
+	opt, _ := rec.Optimum()
+	var valid []float64
+	for _, c := range sp.All() {
+		if t, ok := rec.Trial(sp.Key(c)); ok && t.OK() {
+			valid = append(valid, t.Time)
+		}
+	}
+	bs := evolve.BenchSpace{
+		Name:    rec.Name,
+		Space:   sp,
+		Optimum: opt,
+		Size:    rec.Len(),
+		Valid:   valid,
+		Measure: func(c genome.Config) (evolve.Measurement, error) {
+			t, err := rec.Evaluate(context.Background(), c, emptyProblem)
+			if err != nil {
+				return evolve.Measurement{}, err
+			}
+			return evolve.Measurement{Key: t.Key, Status: string(t.Status), Time: t.Time, OK: t.OK(), Cost: t.Cost}, nil
+		},
+	}
+	return benchSpace{BenchSpace: bs, rec: rec}
+}
+
+// benchReport is the JSON output of bench.
+type benchReport struct {
+	Budget     int                        `json:"budget"`
+	Seeds      int                        `json:"seeds"`
+	Batch      int                        `json:"batch"`
+	Ks         []int                      `json:"ks"`
+	Spaces     []spaceInfo                `json:"spaces"`
+	Scores     []evolve.Score             `json:"scores"`
+	Mean       []evolve.Score             `json:"mean"`
+	RandomExp  map[string]map[int]float64 `json:"random_expectation"`
+	RandomMean map[int]float64            `json:"random_expectation_mean"`
+	Peers      *peerComparison            `json:"peers,omitempty"`
+}
+
+type spaceInfo struct {
+	Name    string  `json:"name"`
+	Configs int     `json:"configs"`
+	Valid   int     `json:"valid"`
+	Optimum float64 `json:"optimum_ms"`
+	Device  string  `json:"device"`
+}
+
+func runBench(ctx context.Context, cmd *cobra.Command, o benchOptions) error {
+	if o.budget <= 0 || o.seeds <= 0 || o.batch <= 0 || o.jobs <= 0 {
+		return usagef("--budget, --seeds, --batch and --jobs must be positive")
+	}
+	for _, s := range o.strategies {
+		if _, ok := strategies[s]; !ok {
+			return usagef("unknown strategy %q (have %s)", s, strings.Join(strategyNames(), ", "))
+		}
+	}
+	var peers *peerFile
+	if o.peers != "" {
+		var err error
+		if peers, err = loadPeers(o.peers); err != nil {
+			return err
+		}
+	}
+	stderr := cmd.ErrOrStderr()
+	if o.quiet {
+		stderr = io.Discard
+	}
+	start := time.Now()
+	spaces, err := loadSpaces(o.spaces)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "bench: loaded %d spaces in %s\n", len(spaces), time.Since(start).Round(time.Millisecond))
+
+	type job struct {
+		space    int
+		strategy string
+		seed     uint64
+	}
+	var jobs []job
+	for i := range spaces {
+		for _, st := range o.strategies {
+			for seed := 1; seed <= o.seeds; seed++ {
+				jobs = append(jobs, job{i, st, uint64(seed)})
+			}
+		}
+	}
+	runs := make([]evolve.BenchRun, len(jobs))
+	errs := make([]error, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done, lastReport := 0, time.Now()
+	for range o.jobs {
+		wg.Go(func() {
+			for i := range next {
+				j := jobs[i]
+				bs := spaces[j.space].BenchSpace
+				runs[i], errs[i] = evolve.Run(ctx, bs, strategies[j.strategy], j.seed, evolve.RunOptions{
+					Budget: o.budget, Batch: o.batch, RoundTripAt: o.roundTripAt, Clock: time.Now,
+				})
+				mu.Lock()
+				done++
+				if time.Since(lastReport) > 2*time.Second || done == len(jobs) {
+					lastReport = time.Now()
+					fmt.Fprintf(stderr, "bench: %d/%d runs (%s %s seed %d) %s\n", done, len(jobs), bs.Name, j.strategy, j.seed, time.Since(start).Round(time.Second))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+feed:
+	for i := range jobs {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i, err := range errs {
+		if err != nil {
+			j := jobs[i]
+			return fmt.Errorf("run %s on %s seed %d: %w", j.strategy, spaces[j.space].Name, j.seed, err)
+		}
+	}
+	if o.trace != "" {
+		if err := writeTraces(o.trace, runs); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "bench: wrote %d traces under %s\n", len(runs), o.trace)
+	}
+	byCell := map[string][]evolve.BenchRun{}
+	for i, r := range runs {
+		k := spaces[jobs[i].space].Name + "\x00" + jobs[i].strategy
+		byCell[k] = append(byCell[k], r)
+	}
+	rep := report(o, spaces, func(space, strategy string) []evolve.BenchRun { return byCell[space+"\x00"+strategy] })
+	if peers != nil {
+		rep.Peers = comparePeers(peers, rep)
+	}
+	if o.json {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", " ")
+		return enc.Encode(rep)
+	}
+	printReport(cmd.OutOrStdout(), rep, o.strategies)
+	return nil
+}
+
+func report(o benchOptions, spaces []benchSpace, runsOf func(space, strategy string) []evolve.BenchRun) benchReport {
+	rep := benchReport{
+		Budget: o.budget, Seeds: o.seeds, Batch: o.batch, Ks: evolve.Ks,
+		RandomExp: map[string]map[int]float64{}, RandomMean: map[int]float64{},
+	}
+	for _, s := range spaces {
+		rep.Spaces = append(rep.Spaces, spaceInfo{Name: s.Name, Configs: s.Size, Valid: len(s.Valid), Optimum: s.Optimum, Device: s.rec.Device()})
+		exp := map[int]float64{}
+		for _, k := range evolve.Ks {
+			exp[k] = evolve.RandomExpectation(s.Valid, s.Size, k)
+			rep.RandomMean[k] += exp[k] / float64(len(spaces))
+		}
+		rep.RandomExp[s.Name] = exp
+	}
+	for _, st := range o.strategies {
+		var per []evolve.Score
+		for _, s := range spaces {
+			sc := evolve.ScoreRuns(s.Name, st, runsOf(s.Name, st), s.Optimum, evolve.Ks)
+			per = append(per, sc)
+			rep.Scores = append(rep.Scores, sc)
+		}
+		rep.Mean = append(rep.Mean, evolve.Mean(st, per, evolve.Ks))
+	}
+	return rep
+}
+
+func printReport(w io.Writer, rep benchReport, order []string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "space\tstrategy\t"
+	for _, k := range rep.Ks {
+		head += "k=" + strconv.Itoa(k) + "\t"
+	}
+	fmt.Fprintln(tw, head+"to95\tsim_s_to95\tus/eval\t")
+	row := func(sc evolve.Score) {
+		line := sc.Space + "\t" + sc.Strategy + "\t"
+		for _, k := range rep.Ks {
+			line += fmt.Sprintf("%.3f\t", sc.At[k])
+		}
+		line += fmtOpt(sc.EvalsTo95, "%.1f") + "\t" + fmtOpt(sc.SimSecondsTo95, "%.0f") + "\t" + fmt.Sprintf("%.1f", sc.OverheadUS) + "\t"
+		fmt.Fprintln(tw, line)
+	}
+	expRow := func(name string, exp map[int]float64) {
+		line := name + "\trandom (exact)\t"
+		for _, k := range rep.Ks {
+			line += fmt.Sprintf("%.3f\t", exp[k])
+		}
+		fmt.Fprintln(tw, line+"\t\t\t")
+	}
+	for _, s := range rep.Spaces {
+		for _, sc := range rep.Scores {
+			if sc.Space == s.Name {
+				row(sc)
+			}
+		}
+		if slices.Contains(order, "random") {
+			expRow(s.Name, rep.RandomExp[s.Name])
+		}
+	}
+	fmt.Fprintln(tw)
+	mean := fmt.Sprintf("mean (%d spaces)", len(rep.Spaces))
+	for _, sc := range rep.Mean {
+		sc.Space = mean
+		row(sc)
+	}
+	if slices.Contains(order, "random") {
+		expRow(mean, rep.RandomMean)
+	}
+	if p := rep.Peers; p != nil {
+		fmt.Fprintln(tw)
+		name := fmt.Sprintf("mean (%d peer spaces)", len(p.Spaces))
+		for _, sc := range p.Mean {
+			sc.Space = name
+			row(sc)
+		}
+		line := name + "\tpeer best\t"
+		for _, k := range rep.Ks {
+			b := p.Best[k]
+			line += fmt.Sprintf("%.3f\t", b.Value)
+		}
+		fmt.Fprintln(tw, line+"\t\t\t")
+		line = "\t(peer strategy)\t"
+		for _, k := range rep.Ks {
+			line += p.Best[k].Strategy + "\t"
+		}
+		fmt.Fprintln(tw, line+"\t\t\t")
+	}
+	tw.Flush()
+}
+
+func fmtOpt(v *float64, format string) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf(format, *v)
+}
+
+// traceLine is one evaluation in a trace file.
+type traceLine struct {
+	Key    string   `json:"key"`
+	Status string   `json:"status"`
+	TimeMS *float64 `json:"time_ms"`
+}
+
+func tracePath(dir, space, strategy string, seed uint64) string {
+	return filepath.Join(dir, space, strategy, fmt.Sprintf("seed-%d.jsonl", seed))
+}
+
+func writeTraces(dir string, runs []evolve.BenchRun) error {
+	for _, r := range runs {
+		p := tracePath(dir, r.Space, r.Strategy, r.Seed)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("write trace: %w", err)
+		}
+		f, err := os.Create(p)
+		if err != nil {
+			return fmt.Errorf("write trace: %w", err)
+		}
+		w := bufio.NewWriter(f)
+		enc := json.NewEncoder(w)
+		for _, m := range r.Trace {
+			l := traceLine{Key: m.Key, Status: m.Status}
+			if m.OK {
+				t := m.Time
+				l.TimeMS = &t
+			}
+			if err := enc.Encode(l); err != nil {
+				f.Close()
+				return fmt.Errorf("write trace %s: %w", p, err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			f.Close()
+			return fmt.Errorf("write trace %s: %w", p, err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("write trace %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// peerFile is the kernel_tuner.json format: per space, per strategy, the
+// mean fraction at each k and the median evaluations to 95%.
+type peerFile struct {
+	Source string `json:"source"`
+	raw    map[string]map[string]map[string]any
+}
+
+func loadPeers(path string) (*peerFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("--peers: %w", err)
+	}
+	var f struct {
+		Source string                               `json:"source"`
+		Spaces map[string]map[string]map[string]any `json:"spaces"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("--peers %s: %w", path, err)
+	}
+	if len(f.Spaces) == 0 {
+		return nil, fmt.Errorf("--peers %s: no \"spaces\"", path)
+	}
+	return &peerFile{Source: f.Source, raw: f.Spaces}, nil
+}
+
+type peerBest struct {
+	Strategy string  `json:"strategy"`
+	Value    float64 `json:"value"`
+}
+
+// peerComparison sets quasim's strategies beside the peers' on the spaces
+// both were run on.
+type peerComparison struct {
+	Source string                     `json:"source"`
+	Spaces []string                   `json:"spaces"`
+	Mean   []evolve.Score             `json:"mean"`      // ours, over the common spaces
+	Peer   map[string]map[int]float64 `json:"peer_mean"` // theirs, over the common spaces
+	Best   map[int]peerBest           `json:"peer_best"`
+}
+
+func comparePeers(p *peerFile, rep benchReport) *peerComparison {
+	pc := &peerComparison{Source: p.Source, Peer: map[string]map[int]float64{}, Best: map[int]peerBest{}}
+	for _, s := range rep.Spaces {
+		if _, ok := p.raw[s.Name]; ok {
+			pc.Spaces = append(pc.Spaces, s.Name)
+		}
+	}
+	if len(pc.Spaces) == 0 {
+		return pc
+	}
+	for _, st := range rep.Mean {
+		var per []evolve.Score
+		for _, sc := range rep.Scores {
+			if sc.Strategy == st.Strategy && slices.Contains(pc.Spaces, sc.Space) {
+				per = append(per, sc)
+			}
+		}
+		pc.Mean = append(pc.Mean, evolve.Mean(st.Strategy, per, rep.Ks))
+	}
+	var names []string
+	for n := range p.raw[pc.Spaces[0]] {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		m := map[int]float64{}
+		complete := true
+		for _, sp := range pc.Spaces {
+			cell, ok := p.raw[sp][n]
+			if !ok {
+				complete = false
+				break
+			}
+			for _, k := range rep.Ks {
+				v, _ := cell[strconv.Itoa(k)].(float64)
+				m[k] += v / float64(len(pc.Spaces))
+			}
+		}
+		if !complete {
+			continue
+		}
+		pc.Peer[n] = m
+		for _, k := range rep.Ks {
+			if b, ok := pc.Best[k]; !ok || m[k] > b.Value+1e-12 {
+				pc.Best[k] = peerBest{Strategy: n, Value: m[k]}
+			}
+		}
+	}
+	for k, b := range pc.Best {
+		b.Value = math.Round(b.Value*1e4) / 1e4
+		pc.Best[k] = b
+	}
+	return pc
+}

@@ -1,0 +1,77 @@
+// Package cli holds quasimctl's commands, one file per subcommand.
+//
+// This package has no compatibility promise outside quasim.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quasim/quasim/internal/version"
+)
+
+// Exit codes, as listed in --help.
+const (
+	exitOK          = 0
+	exitError       = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+const exitHelp = `
+EXIT STATUS:
+  0    ok
+  1    error
+  2    usage error
+  3    daemon unavailable
+  4    not found
+  5    permission denied
+  130  interrupted
+`
+
+// usageError marks errors in how the command was called.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// Main runs quasimctl with args and returns the process exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "quasimctl:", err)
+	var ue usageError
+	switch {
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		return exitInterrupted
+	case errors.As(err, &ue):
+		return exitUsage
+	}
+	return exitError
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "quasimctl",
+		Short:         "Inspect and drive the quasim kernel-tuning daemon",
+		Version:       version.String(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetUsageTemplate(root.UsageTemplate() + exitHelp)
+	root.AddCommand(newBenchCommand())
+	return root
+}

@@ -1,0 +1,323 @@
+package builtin
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	goruntime "runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/genome"
+)
+
+// Kernels lists the builtin kernel names, sorted.
+func Kernels() []string {
+	return slices.Sorted(maps.Keys(defs()))
+}
+
+// Options tunes measurement; zero values take defaults.
+type Options struct {
+	Warmup    int              // untimed runs before measuring (default 1; negative for none)
+	MinReps   int              // at least this many timed repetitions (default 3)
+	MaxReps   int              // at most (default 50; raised to MinReps if below it)
+	MaxTime   time.Duration    // stop repeating after this much measuring time per config (default 2s)
+	RelStable float64          // stop once the median moved less than this fraction over the last few reps (default 0.01)
+	Device    string           // device class reported; default "cpu/<GOARCH>/<NumCPU>c"
+	Now       func() time.Time // clock for Trial.At; default time.Now
+	Seed      uint64           // seed for the random input data (default 1)
+}
+
+// withDefaults returns o with its zero fields set to their defaults.
+func (o Options) withDefaults() Options {
+	switch {
+	case o.Warmup == 0:
+		o.Warmup = 1
+	case o.Warmup < 0:
+		o.Warmup = 0
+	}
+	if o.MinReps <= 0 {
+		o.MinReps = 3
+	}
+	if o.MaxReps <= 0 {
+		o.MaxReps = 50
+	}
+	o.MaxReps = max(o.MaxReps, o.MinReps)
+	if o.MaxTime <= 0 {
+		o.MaxTime = 2 * time.Second
+	}
+	if o.RelStable <= 0 {
+		o.RelStable = 0.01
+	}
+	if o.Device == "" {
+		o.Device = fmt.Sprintf("cpu/%s/%dc", goruntime.GOARCH, goruntime.NumCPU())
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	return o
+}
+
+// Inputs are the input data of one run. sgemm reads A (m×k, row-major) and
+// B (k×n, row-major); conv2d reads A, the h×w image (row-major), and B, the
+// f×f filter (row-major); reduce reads A, the n-vector, and no B.
+type Inputs struct{ A, B []float32 }
+
+// Kernel is the evaluator of one builtin kernel. It is safe for concurrent
+// use, though concurrent Evaluate calls disturb each other's timings.
+type Kernel struct {
+	def def
+	opt Options
+
+	mu     sync.Mutex
+	spaces map[string]*genome.Space // by problem string
+	inputs map[string]Inputs        // by problem string, seeded with opt.Seed
+}
+
+var _ evaluate.Evaluator = (*Kernel)(nil)
+
+// New returns the evaluator of a builtin kernel; an unknown name is an error
+// listing the known ones.
+func New(kernel string, opt Options) (*Kernel, error) {
+	kd, ok := defs()[kernel]
+	if !ok {
+		return nil, fmt.Errorf("new kernel %q: %w (known: %s)", kernel, ErrUnknownKernel, strings.Join(Kernels(), ", "))
+	}
+	return newKernel(kd, opt), nil
+}
+
+func newKernel(kd def, opt Options) *Kernel {
+	return &Kernel{
+		def:    kd,
+		opt:    opt.withDefaults(),
+		spaces: make(map[string]*genome.Space),
+		inputs: make(map[string]Inputs),
+	}
+}
+
+// Name is the kernel's name.
+func (k *Kernel) Name() string { return k.def.name }
+
+// Device names the device class the kernel measures on.
+func (k *Kernel) Device() string { return k.opt.Device }
+
+// DefaultProblems returns a few problem sizes that take about 1 to 50 ms per
+// run at the default config on a 2-core machine.
+func (k *Kernel) DefaultProblems() []evaluate.Problem {
+	out := make([]evaluate.Problem, len(k.def.defaults))
+	for i, d := range k.def.defaults {
+		parts := make([]string, len(d))
+		for j, x := range d {
+			parts[j] = fmt.Sprint(x)
+		}
+		out[i] = evaluate.Problem{Name: strings.Join(parts, "x"), Dims: slices.Clone(d), Names: slices.Clone(k.def.dims)}
+	}
+	return out
+}
+
+// Space returns the search space for problem p. The dims are positional
+// (sgemm: m,n,k; conv2d: h,w,f; reduce: n) and p.Names is not consulted; the
+// constraints name the dims by those names. The error wraps
+// evaluate.ErrUnknownProblem when p has the wrong number of dims, a
+// non-positive dim, or dims the kernel cannot run.
+func (k *Kernel) Space(p evaluate.Problem) (*genome.Space, error) {
+	s, err := k.space(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s space: %w", k.def.name, err)
+	}
+	return s, nil
+}
+
+// space is Space with errors that do not name the kernel.
+func (k *Kernel) space(p evaluate.Problem) (*genome.Space, error) {
+	if err := k.def.checkProblem(p); err != nil {
+		return nil, err
+	}
+	key := p.String()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if s, ok := k.spaces[key]; ok {
+		return s, nil
+	}
+	s, err := k.def.space(p.Dims)
+	if err != nil {
+		return nil, fmt.Errorf("problem %q: %w", key, err)
+	}
+	k.spaces[key] = s
+	return s, nil
+}
+
+// NewInputs makes seeded random inputs for p: values uniform in [-1, 1)
+// drawn from a math/rand/v2 PCG seeded with (seed, 0), A before B. It returns
+// empty Inputs for a problem the kernel does not know.
+func (k *Kernel) NewInputs(p evaluate.Problem, seed uint64) Inputs {
+	if k.def.checkProblem(p) != nil {
+		return Inputs{}
+	}
+	return k.def.newInputs(p.Dims, seed)
+}
+
+// Reference computes the output of p in float64 with a straightforward loop,
+// the verification reference. It returns nil for a problem the kernel does
+// not know or inputs that do not fit it.
+func (k *Kernel) Reference(p evaluate.Problem, in Inputs) []float64 {
+	if k.def.checkProblem(p) != nil || k.def.checkInputs(p.Dims, in) != nil {
+		return nil
+	}
+	return k.def.ref(p.Dims, in)
+}
+
+// Run executes config c once on the given inputs and returns the output (for
+// verification by callers). A config outside the space is an error wrapping
+// evaluate.ErrNotInSpace; a panic in the kernel is returned as an error.
+func (k *Kernel) Run(c genome.Config, p evaluate.Problem, in Inputs) ([]float32, error) {
+	s, err := k.space(p)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", k.def.name, err)
+	}
+	if err := checkConfig(s, c); err != nil {
+		return nil, fmt.Errorf("run %s: %w", k.def.name, err)
+	}
+	if err := k.def.checkInputs(p.Dims, in); err != nil {
+		return nil, fmt.Errorf("run %s: %w", k.def.name, err)
+	}
+	_, _, n := k.def.sizes(p.Dims)
+	out := make([]float32, n)
+	err = protect(func() { k.def.prepare(s.Map(c), p.Dims)(in, out) })
+	if err != nil {
+		return nil, fmt.Errorf("run %s config %q: %w", k.def.name, s.Key(c), err)
+	}
+	return out, nil
+}
+
+// Evaluate measures config c of problem p: it runs Options.Warmup untimed
+// runs, then timed runs until the median time is stable, Options.MaxTime has
+// passed or Options.MaxReps runs were made (never fewer than Options.MinReps).
+// A kernel that panics gives a trial with StatusRuntime. The error is for a
+// bad problem, a config outside the space (wrapping evaluate.ErrNotInSpace),
+// or a cancelled ctx (ctx.Err(), checked between runs).
+func (k *Kernel) Evaluate(ctx context.Context, c genome.Config, p evaluate.Problem) (evaluate.Trial, error) {
+	s, err := k.space(p)
+	if err != nil {
+		return evaluate.Trial{}, fmt.Errorf("evaluate %s: %w", k.def.name, err)
+	}
+	if err := checkConfig(s, c); err != nil {
+		return evaluate.Trial{}, fmt.Errorf("evaluate %s: %w", k.def.name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return evaluate.Trial{}, err
+	}
+	in := k.cachedInputs(p)
+	tr := evaluate.Trial{Key: s.Key(c), Device: k.opt.Device, At: k.opt.Now()}
+	start := time.Now()
+	fail := func(err error) (evaluate.Trial, error) {
+		tr.Status = evaluate.StatusRuntime
+		tr.Error = err.Error()
+		tr.Cost = time.Since(start).Seconds()
+		return tr, nil
+	}
+
+	_, _, n := k.def.sizes(p.Dims)
+	out := make([]float32, n)
+	var run runner
+	if err := protect(func() { run = k.def.prepare(s.Map(c), p.Dims) }); err != nil {
+		return fail(err)
+	}
+	once := func() error { return protect(func() { run(in, out) }) }
+
+	for range k.opt.Warmup {
+		if err := ctx.Err(); err != nil {
+			return evaluate.Trial{}, err
+		}
+		if err := once(); err != nil {
+			return fail(err)
+		}
+	}
+	measured := time.Duration(0)
+	for {
+		if err := ctx.Err(); err != nil {
+			return evaluate.Trial{}, err
+		}
+		t0 := time.Now()
+		err := once()
+		d := time.Since(t0)
+		if err != nil {
+			return fail(err)
+		}
+		measured += d
+		tr.Times = append(tr.Times, float64(d)/float64(time.Millisecond))
+		n := len(tr.Times)
+		if n >= k.opt.MaxReps {
+			break
+		}
+		if n >= k.opt.MinReps && (measured >= k.opt.MaxTime || stable(tr.Times, k.opt.RelStable)) {
+			break
+		}
+	}
+	tr.Status = evaluate.StatusOK
+	tr.Time = median(tr.Times)
+	tr.Cost = time.Since(start).Seconds()
+	return tr, nil
+}
+
+// cachedInputs returns the inputs of p seeded with Options.Seed, making them
+// on first use.
+func (k *Kernel) cachedInputs(p evaluate.Problem) Inputs {
+	key := p.String()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	in, ok := k.inputs[key]
+	if !ok {
+		in = k.def.newInputs(p.Dims, k.opt.Seed)
+		k.inputs[key] = in
+	}
+	return in
+}
+
+// checkConfig wraps evaluate.ErrNotInSpace with the reason c is not in s.
+func checkConfig(s *genome.Space, c genome.Config) error {
+	if err := s.Check(c); err != nil {
+		return fmt.Errorf("%w: %v", evaluate.ErrNotInSpace, err)
+	}
+	return nil
+}
+
+// stableWindow is how many reps back the median must not have moved.
+const stableWindow = 2
+
+// stable reports whether the median of times moved by at most rel (as a
+// fraction of the current median) over the last stableWindow reps.
+func stable(times []float64, rel float64) bool {
+	n := len(times)
+	if n <= stableWindow {
+		return false
+	}
+	cur := median(times)
+	for back := 1; back <= stableWindow; back++ {
+		prev := median(times[:n-back])
+		if diff := cur - prev; diff > rel*cur || -diff > rel*cur {
+			return false
+		}
+	}
+	return true
+}
+
+// median is the median of x (the mean of the middle two for even lengths).
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	h := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[h]
+	}
+	return (s[h-1] + s[h]) / 2
+}

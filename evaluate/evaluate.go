@@ -1,0 +1,88 @@
+package evaluate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/quasim/quasim/genome"
+)
+
+// Status is the outcome of measuring one config. The names follow the FAIR T4
+// invalidity classes.
+type Status string
+
+// The statuses a trial can have.
+const (
+	StatusOK          Status = "ok"
+	StatusInvalid     Status = "invalid"      // the config cannot run (e.g. too many threads)
+	StatusCompile     Status = "compile"      // the kernel failed to compile
+	StatusRuntime     Status = "runtime"      // the kernel failed while running
+	StatusTimeout     Status = "timeout"      // the measurement ran past its limit
+	StatusWrongResult Status = "wrong_result" // the output failed verification
+	StatusConstraints Status = "constraints"  // the config violates the space's constraints
+)
+
+// Statuses lists every status in a fixed order.
+var Statuses = []Status{StatusOK, StatusInvalid, StatusCompile, StatusRuntime, StatusTimeout, StatusWrongResult, StatusConstraints}
+
+// ParseStatus parses a status name.
+func ParseStatus(s string) (Status, error) {
+	if slices.Contains(Statuses, Status(s)) {
+		return Status(s), nil
+	}
+	return "", fmt.Errorf("unknown status %q", s)
+}
+
+// Problem is one problem size of a kernel: a named integer vector such as
+// 1024,1024,1024.
+type Problem struct {
+	Name  string // e.g. "1024x1024x1024"; empty means Dims joined by "x"
+	Dims  []int
+	Names []string // optional names of the dims, e.g. m,n,k, usable in constraints
+}
+
+// String is the problem as written on the wire: the dims joined by commas.
+func (p Problem) String() string {
+	parts := make([]string, len(p.Dims))
+	for i, d := range p.Dims {
+		parts[i] = fmt.Sprint(d)
+	}
+	return strings.Join(parts, ",")
+}
+
+// Trial is one measured config of a job.
+type Trial struct {
+	Key    string    `json:"key"`              // the config's canonical key
+	Status Status    `json:"status"`           // outcome
+	Time   float64   `json:"time_ms"`          // objective time in ms; 0 unless Status is ok
+	Times  []float64 `json:"times_ms"`         // every repetition, ms
+	Cost   float64   `json:"cost_s"`           // seconds spent measuring (simulated for replay)
+	Error  string    `json:"error,omitempty"`  // what failed, for failed statuses
+	At     time.Time `json:"at,omitzero"`      // when it was measured
+	Device string    `json:"device,omitempty"` // device class it ran on
+}
+
+// OK reports whether the trial produced a valid time.
+func (t Trial) OK() bool { return t.Status == StatusOK }
+
+// Evaluator measures configs of one kernel on one device.
+type Evaluator interface {
+	// Space returns the search space for problem p.
+	Space(p Problem) (*genome.Space, error)
+	// Device names the device class the evaluator measures on.
+	Device() string
+	// Evaluate measures config c of problem p. Kernel failures are trial
+	// statuses; the error is for the harness (a cancelled ctx, a config outside
+	// the space, an unknown problem).
+	Evaluate(ctx context.Context, c genome.Config, p Problem) (Trial, error)
+}
+
+// ErrUnknownProblem is returned for a problem the evaluator cannot measure.
+var ErrUnknownProblem = errors.New("unknown problem")
+
+// ErrNotInSpace is returned for a config outside the evaluator's space.
+var ErrNotInSpace = errors.New("config not in space")

@@ -1,0 +1,11 @@
+// Package evolve is quasim's search engine: the Strategy ask/tell interface,
+// random search, the evolution strategy, and the offline benchmark harness
+// that replays recorded spaces and scores strategies with the metric of
+// ARCHITECTURE.md.
+//
+// Strategies are deterministic: the same space, seed and told results give
+// the same proposals, also across MarshalBinary and UnmarshalBinary. The
+// package does no I/O; randomness and the clock come from the caller.
+//
+// This package has no compatibility promise outside quasim.
+package evolve

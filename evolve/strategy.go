@@ -1,0 +1,157 @@
+package evolve
+
+import (
+	"encoding"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/quasim/quasim/genome"
+)
+
+// Result is what a strategy learns from one measured config.
+type Result struct {
+	Config genome.Config `json:"c"`
+	OK     bool          `json:"ok"`          // the config ran and produced a valid objective
+	Value  float64       `json:"v,omitempty"` // objective, lower is better; meaningful when OK
+}
+
+// Strategy is a search algorithm with an ask/tell interface. Its state
+// marshals to bytes (a policy) so a run can stop anywhere and resume exactly.
+type Strategy interface {
+	// Name is the strategy's registered name, e.g. "es".
+	Name() string
+	// Ask returns up to n distinct valid configs that were neither told nor
+	// asked before. Fewer (or none) means the space is exhausted.
+	Ask(n int) ([]genome.Config, error)
+	// Tell reports measured configs, in any order. Configs the strategy did
+	// not ask for are welcome too: every strategy learns from every trial.
+	Tell(results []Result) error
+
+	encoding.BinaryMarshaler
+	encoding.BinaryUnmarshaler
+}
+
+// Errors shared by strategies.
+var (
+	// ErrBadState is returned by UnmarshalBinary for bytes that are not a
+	// state of this strategy on this space.
+	ErrBadState = errors.New("bad strategy state")
+	// ErrBadResult is returned by Tell for a config outside the space.
+	ErrBadResult = errors.New("result config not in space")
+)
+
+// history is the ordered record of what a strategy has asked and been told.
+type history struct {
+	Told    []Result        `json:"told"`
+	Pending []genome.Config `json:"pending,omitempty"` // asked, not yet told
+
+	seen map[string]int // packed config -> index into Told, or -1 while pending
+}
+
+func pack(c genome.Config) string {
+	b := make([]byte, 0, 2*len(c))
+	for _, v := range c {
+		b = append(b, byte(v), byte(v>>8))
+	}
+	return string(b)
+}
+
+func (h *history) init() {
+	h.seen = make(map[string]int, len(h.Told)+len(h.Pending))
+	for i, r := range h.Told {
+		h.seen[pack(r.Config)] = i
+	}
+	for _, c := range h.Pending {
+		if _, ok := h.seen[pack(c)]; !ok {
+			h.seen[pack(c)] = -1
+		}
+	}
+}
+
+// known reports whether c was asked or told.
+func (h *history) known(c genome.Config) bool {
+	_, ok := h.seen[pack(c)]
+	return ok
+}
+
+func (h *history) ask(c genome.Config) {
+	h.seen[pack(c)] = -1
+	h.Pending = append(h.Pending, c.Clone())
+}
+
+// tell records r; it reports false for a config already told.
+func (h *history) tell(r Result) bool {
+	k := pack(r.Config)
+	if i, ok := h.seen[k]; ok && i >= 0 {
+		return false
+	}
+	if i, ok := h.seen[k]; ok && i < 0 {
+		for j, c := range h.Pending {
+			if c.Equal(r.Config) {
+				h.Pending = append(h.Pending[:j], h.Pending[j+1:]...)
+				break
+			}
+		}
+	}
+	r.Config = r.Config.Clone()
+	if !r.OK || math.IsNaN(r.Value) || math.IsInf(r.Value, 0) {
+		r.OK, r.Value = false, 0
+	}
+	h.seen[k] = len(h.Told)
+	h.Told = append(h.Told, r)
+	return true
+}
+
+func checkResult(s *genome.Space, r Result) error {
+	if !s.InRange(r.Config) {
+		return fmt.Errorf("%w: %v", ErrBadResult, []int(r.Config))
+	}
+	return nil
+}
+
+// fitness orders results: valid ones by value, failed ones last.
+func fitness(r Result) float64 {
+	if !r.OK {
+		return math.Inf(1)
+	}
+	return r.Value
+}
+
+// sampleUnknown draws a valid config uniformly from those not yet asked or
+// told; nil when none is left.
+func sampleUnknown(rng *rand.Rand, s *genome.Space, h *history) genome.Config {
+	all := s.All()
+	if len(h.seen) >= len(all) {
+		// Count precisely: seen may hold configs outside all (told from elsewhere).
+		left := 0
+		for _, c := range all {
+			if !h.known(c) {
+				left++
+			}
+		}
+		if left == 0 {
+			return nil
+		}
+	}
+	// Rejection is uniform and cheap while most configs are unseen.
+	if len(h.seen) < len(all)/2 {
+		for {
+			c := all[rng.IntN(len(all))]
+			if !h.known(c) {
+				return c.Clone()
+			}
+		}
+	}
+	var left []genome.Config
+	for _, c := range all {
+		if !h.known(c) {
+			left = append(left, c)
+		}
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	return left[rng.IntN(len(left))].Clone()
+}

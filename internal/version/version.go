@@ -1,0 +1,23 @@
+// Package version reports the build's version, set with
+// -ldflags "-X github.com/quasim/quasim/internal/version.Version=v1.2.3".
+//
+// This package has no compatibility promise outside quasim.
+package version
+
+import "runtime/debug"
+
+// Version is the release version; "dev" for untagged builds.
+var Version = "dev"
+
+// String is the version plus the VCS revision when the build recorded one.
+func String() string {
+	v := Version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " (" + s.Value[:12] + ")"
+			}
+		}
+	}
+	return v
+}
