@@ -31,6 +31,7 @@ fuzz-smoke:
 	$(GO) test ./genome -run '^$$' -fuzz '^FuzzEvalList$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./genome -run '^$$' -fuzz '^FuzzParseT1$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./evaluate/replay -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./cmd/quasimctl/cli -run '^$$' -fuzz '^FuzzParseTraceLine$$' -fuzztime $(FUZZTIME)
 
 # The search-quality benchmark of the README, on the shared real-GPU spaces.
 bench-search: build

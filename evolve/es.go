@@ -80,14 +80,12 @@ type member struct {
 }
 
 type esState struct {
-	V       int                `json:"v"`
-	Kind    string             `json:"kind"`
-	RNG     []byte             `json:"rng"`
-	H       history            `json:"history"`
+	stateHeader
 	Pop     []member           `json:"pop"`
 	Sigmas  map[string]float64 `json:"sigmas,omitempty"` // pending child -> its sigma, keyed by key
 	Epoch   int                `json:"epoch"`            // results told since the last restart
-	Best    float64            `json:"best"`             // best value since the last restart
+	Best    float64            `json:"-"`                // best value since the last restart
+	BestJ   *float64           `json:"best,omitempty"`   // Best, absent while infinite: JSON has no infinity
 	Stale   int                `json:"stale"`            // results since that best improved
 	Restart int                `json:"restarts"`
 }
@@ -249,40 +247,35 @@ func (e *ES) MarshalBinary() ([]byte, error) {
 	}
 	st := e.st
 	st.V, st.Kind, st.RNG = 1, e.Name(), rng
-	if math.IsInf(st.Best, 1) {
-		st.Best = -1 // JSON has no infinity
+	if !math.IsInf(st.Best, 1) {
+		st.BestJ = &st.Best
 	}
 	return json.Marshal(st)
 }
 
-// UnmarshalBinary implements Strategy.
+// UnmarshalBinary implements Strategy. On error the strategy is unchanged.
 func (e *ES) UnmarshalBinary(data []byte) error {
 	var st esState
 	if err := json.Unmarshal(data, &st); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadState, err)
-	}
-	if st.V != 1 || st.Kind != e.Name() {
-		return fmt.Errorf("%w: kind %q version %d, want %q version 1", ErrBadState, st.Kind, st.V, e.Name())
-	}
-	if err := checkHistory(e.space, &st.H); err != nil {
-		return err
 	}
 	for i, m := range st.Pop {
 		if !e.space.InRange(m.Config) {
 			return fmt.Errorf("%w: pop[%d] not in space", ErrBadState, i)
 		}
 	}
-	if err := e.pcg.UnmarshalBinary(st.RNG); err != nil {
-		return fmt.Errorf("%w: rng: %w", ErrBadState, err)
+	pcg := *e.pcg
+	if err := st.restore(e.Name(), e.space, &pcg); err != nil {
+		return err
 	}
-	if st.Best < 0 {
-		st.Best = math.Inf(1)
+	*e.pcg = pcg
+	st.Best = math.Inf(1)
+	if st.BestJ != nil {
+		st.Best, st.BestJ = *st.BestJ, nil
 	}
 	if st.Sigmas == nil {
 		st.Sigmas = map[string]float64{}
 	}
-	st.RNG = nil
 	e.st = st
-	e.st.H.init()
 	return nil
 }

@@ -56,52 +56,26 @@ func (r *Random) Tell(results []Result) error {
 	return nil
 }
 
-type randomState struct {
-	V    int     `json:"v"`
-	Kind string  `json:"kind"`
-	RNG  []byte  `json:"rng"`
-	H    history `json:"history"`
-}
-
 // MarshalBinary implements Strategy.
 func (r *Random) MarshalBinary() ([]byte, error) {
 	rng, err := r.pcg.MarshalBinary()
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(randomState{V: 1, Kind: r.Name(), RNG: rng, H: r.h})
+	return json.Marshal(stateHeader{V: 1, Kind: r.Name(), RNG: rng, H: r.h})
 }
 
-// UnmarshalBinary implements Strategy.
+// UnmarshalBinary implements Strategy. On error the strategy is unchanged.
 func (r *Random) UnmarshalBinary(data []byte) error {
-	var st randomState
+	var st stateHeader
 	if err := json.Unmarshal(data, &st); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadState, err)
 	}
-	if st.V != 1 || st.Kind != r.Name() {
-		return fmt.Errorf("%w: kind %q version %d, want %q version 1", ErrBadState, st.Kind, st.V, r.Name())
-	}
-	if err := checkHistory(r.space, &st.H); err != nil {
+	pcg := *r.pcg
+	if err := st.restore(r.Name(), r.space, &pcg); err != nil {
 		return err
 	}
-	if err := r.pcg.UnmarshalBinary(st.RNG); err != nil {
-		return fmt.Errorf("%w: rng: %w", ErrBadState, err)
-	}
+	*r.pcg = pcg
 	r.h = st.H
-	r.h.init()
-	return nil
-}
-
-func checkHistory(s *genome.Space, h *history) error {
-	for i, t := range h.Told {
-		if !s.InRange(t.Config) {
-			return fmt.Errorf("%w: told[%d] not in space", ErrBadState, i)
-		}
-	}
-	for i, c := range h.Pending {
-		if !s.InRange(c) {
-			return fmt.Errorf("%w: pending[%d] not in space", ErrBadState, i)
-		}
-	}
 	return nil
 }

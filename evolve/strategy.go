@@ -155,3 +155,35 @@ func sampleUnknown(rng *rand.Rand, s *genome.Space, h *history) genome.Config {
 	}
 	return left[rng.IntN(len(left))].Clone()
 }
+
+// stateHeader leads every strategy's marshalled state.
+type stateHeader struct {
+	V    int     `json:"v"`
+	Kind string  `json:"kind"`
+	RNG  []byte  `json:"rng"`
+	H    history `json:"history"`
+}
+
+// restore checks a decoded header against the strategy and space, and
+// restores the random source from it.
+func (h *stateHeader) restore(kind string, s *genome.Space, pcg *rand.PCG) error {
+	if h.V != 1 || h.Kind != kind {
+		return fmt.Errorf("%w: kind %q version %d, want %q version 1", ErrBadState, h.Kind, h.V, kind)
+	}
+	for i, t := range h.H.Told {
+		if !s.InRange(t.Config) {
+			return fmt.Errorf("%w: told[%d] not in space", ErrBadState, i)
+		}
+	}
+	for i, c := range h.H.Pending {
+		if !s.InRange(c) {
+			return fmt.Errorf("%w: pending[%d] not in space", ErrBadState, i)
+		}
+	}
+	if err := pcg.UnmarshalBinary(h.RNG); err != nil {
+		return fmt.Errorf("%w: rng: %w", ErrBadState, err)
+	}
+	h.RNG = nil
+	h.H.init()
+	return nil
+}

@@ -414,11 +414,13 @@ var exOpText = [...]string{
 type exNode struct {
 	op   exOpcode
 	col  int
-	val  Value  // exConst
+	val  Value  // exConst, or the folded value when folded
 	name string // exName, exCall, exComp (loop variable)
 	slot int    // exName, once resolved
 	kids []*exNode
-	cmps []exOpcode // exCompare
+	cmps []exOpcode // exChain
+
+	folded bool // the general compiler reduced the node to the constant val
 }
 
 func (n *exNode) isList() bool { return n.op == exList || n.op == exRange || n.op == exComp }
@@ -435,7 +437,7 @@ func exParse(src string) (root *exNode, first int, err error) {
 	p := &exParser{lx: exLexer{src: src, col: 1}}
 	p.advance()
 	if p.tok.kind == exTEOF {
-		p.fail(p.tok.col, "empty expression")
+		p.fail(1, "empty expression")
 	}
 	first = p.tok.col
 	root = p.test()
@@ -742,11 +744,11 @@ func (p *exParser) call(fn exToken) *exNode {
 	n := &exNode{op: exCall, col: fn.col, name: fn.text, kids: args}
 	arity := func(lo, hi int) {
 		if len(args) < lo || len(args) > hi {
-			want := strconv.Itoa(lo)
-			if hi > lo {
-				want += " to " + strconv.Itoa(hi)
+			want := strconv.Itoa(lo) + " to " + strconv.Itoa(hi) + " arguments"
+			if hi == 1 && lo == 1 {
+				want = "exactly 1 argument"
 			}
-			p.fail(fn.col, fn.text+"() takes "+want+" arguments, got "+strconv.Itoa(len(args)))
+			p.fail(fn.col, fn.text+"() takes "+want+", got "+strconv.Itoa(len(args)))
 		}
 	}
 	switch fn.text {

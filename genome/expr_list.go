@@ -21,15 +21,80 @@ func EvalList(src string) ([]Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch root.op {
-	case exList:
-		return exEvalElems(src, root.kids)
-	case exRange:
-		return exEvalRange(src, root)
-	case exComp:
-		return exEvalComp(src, root)
+	if !exListy(root) {
+		return nil, &SyntaxError{Expr: src, Col: first, Msg: "expected a list, range(...) or list comprehension"}
 	}
-	return nil, &SyntaxError{Expr: src, Col: first, Msg: "expected a list, range(...) or list comprehension"}
+	return exEvalList(src, root)
+}
+
+// exListy reports whether n evaluates to a list: a display, range, comprehension,
+// or a concatenation or repetition of those, as in "[1, 2] + list(range(4, 33, 4))".
+func exListy(n *exNode) bool {
+	switch n.op {
+	case exList, exRange, exComp:
+		return true
+	case exAdd:
+		return exListy(n.kids[0]) && exListy(n.kids[1])
+	case exMul:
+		return exListy(n.kids[0]) != exListy(n.kids[1])
+	}
+	return false
+}
+
+func exEvalList(src string, n *exNode) ([]Value, error) {
+	switch n.op {
+	case exList:
+		return exEvalElems(src, n.kids)
+	case exRange:
+		return exEvalRange(src, n)
+	case exComp:
+		return exEvalComp(src, n)
+	case exAdd:
+		a, err := exEvalList(src, n.kids[0])
+		if err != nil {
+			return nil, err
+		}
+		b, err := exEvalList(src, n.kids[1])
+		if err != nil {
+			return nil, err
+		}
+		if len(a)+len(b) > exMaxList {
+			return nil, exTooLong(src, uint64(len(a))+uint64(len(b)))
+		}
+		return append(a, b...), nil
+	}
+	// Repetition: list * int or int * list.
+	l, k := n.kids[0], n.kids[1]
+	if !exListy(l) {
+		l, k = k, l
+	}
+	a, err := exEvalList(src, l)
+	if err != nil {
+		return nil, err
+	}
+	times, err := exEvalConst(src, k)
+	if err != nil {
+		return nil, err
+	}
+	if times.Kind != KindInt && times.Kind != KindBool {
+		return nil, exRuntimeError(src, exErr("can't multiply sequence by non-int of type '"+exTypeName(times)+"'"))
+	}
+	if times.I <= 0 || len(a) == 0 {
+		return []Value{}, nil
+	}
+	if times.I > int64(exMaxList/len(a)) {
+		return nil, exTooLong(src, uint64(len(a))*uint64(times.I))
+	}
+	out := make([]Value, 0, len(a)*int(times.I))
+	for range times.I {
+		out = append(out, a...)
+	}
+	return out, nil
+}
+
+func exTooLong(src string, n uint64) error {
+	return errors.New("expression " + strconv.Quote(src) + ": list has " +
+		strconv.FormatUint(n, 10) + " values, more than the limit of " + strconv.Itoa(exMaxList))
 }
 
 // exCompileIn compiles n with the names in scope (each to its slot), as Compile would.
@@ -68,6 +133,9 @@ func exEvalConst(src string, n *exNode) (Value, error) {
 func exEvalElems(src string, elems []*exNode) ([]Value, error) {
 	vals := make([]Value, 0, len(elems))
 	for _, n := range elems {
+		if n.isList() {
+			return nil, &SyntaxError{Expr: src, Col: n.col, Msg: "nested lists are not supported"}
+		}
 		v, err := exEvalConst(src, n)
 		if err != nil {
 			return nil, err
@@ -92,8 +160,7 @@ func exEvalRange(src string, n *exNode) ([]Value, error) {
 	}
 	size := exRangeLen(start, stop, step)
 	if size > exMaxList {
-		return nil, errors.New("expression " + strconv.Quote(src) + ": range has " +
-			strconv.FormatUint(size, 10) + " values, more than the limit of " + strconv.Itoa(exMaxList))
+		return nil, exTooLong(src, size)
 	}
 	vals := make([]Value, size)
 	v := start
@@ -105,16 +172,11 @@ func exEvalRange(src string, n *exNode) ([]Value, error) {
 }
 
 func exEvalComp(src string, n *exNode) ([]Value, error) {
-	var items []Value
-	var err error
-	switch it := n.kids[1]; it.op {
-	case exList:
-		items, err = exEvalElems(src, it.kids)
-	case exRange:
-		items, err = exEvalRange(src, it)
-	default:
+	it := n.kids[1]
+	if !exListy(it) {
 		return nil, &SyntaxError{Expr: src, Col: it.col, Msg: "a comprehension must loop over a list or range(...)"}
 	}
+	items, err := exEvalList(src, it)
 	if err != nil {
 		return nil, err
 	}

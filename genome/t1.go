@@ -116,7 +116,7 @@ func t1Values(raw json.RawMessage) ([]Value, error) {
 	}
 	out := make([]Value, 0, len(arr))
 	for i, a := range arr {
-		v, err := jsonValue(a)
+		v, err := ValueOf(a)
 		if err != nil {
 			return nil, fmt.Errorf("element %d: %w", i, err)
 		}
@@ -125,14 +125,16 @@ func t1Values(raw json.RawMessage) ([]Value, error) {
 	return out, nil
 }
 
-func jsonValue(a any) (Value, error) {
+// ValueOf converts a value decoded from JSON (float64 or json.Number, bool,
+// string) into a Value. Integral numbers become ints, as Python reads them.
+func ValueOf(a any) (Value, error) {
 	switch x := a.(type) {
 	case float64:
 		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
 			return Int(int64(x)), nil
 		}
 		return Float(x), nil
-	case json.Number:
+	case json.Number: // "1.0" stays a float: Python reads it so
 		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
 			return Int(i), nil
 		}
@@ -196,7 +198,7 @@ func t1Default(raw json.RawMessage, vals []Value, kind Kind) int {
 	if arr, ok := a.([]any); ok && len(arr) == 1 {
 		a = arr[0]
 	}
-	v, err := jsonValue(a)
+	v, err := ValueOf(a)
 	if err != nil {
 		return 0
 	}

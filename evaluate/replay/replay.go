@@ -317,7 +317,7 @@ func parseT4(path string, data []byte) (*Recording, error) {
 	for i, r := range rows {
 		parts := make([]string, len(r.vals))
 		for j, v := range r.vals {
-			gv, err := jsonValue(v)
+			gv, err := genome.ValueOf(v)
 			if err != nil {
 				return nil, fmt.Errorf("results[%d].configuration[%q]: %w", i, names[j], err)
 			}
@@ -395,7 +395,7 @@ func values(raw []any, sortNumbers bool) ([]genome.Value, genome.Kind, error) {
 	seen := map[string]bool{}
 	kind := genome.Kind(0)
 	for _, a := range raw {
-		v, err := jsonValue(a)
+		v, err := genome.ValueOf(a)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -421,27 +421,6 @@ func values(raw []any, sortNumbers bool) ([]genome.Value, genome.Kind, error) {
 		})
 	}
 	return out, kind, nil
-}
-
-func jsonValue(a any) (genome.Value, error) {
-	switch x := a.(type) {
-	case json.Number:
-		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return genome.Int(i), nil
-		}
-		f, err := strconv.ParseFloat(string(x), 64)
-		if err != nil {
-			return genome.Value{}, fmt.Errorf("number %s: %w", x, err)
-		}
-		return genome.Float(f), nil
-	case float64:
-		return genome.Float(x), nil
-	case bool:
-		return genome.Bool(x), nil
-	case string:
-		return genome.Str(x), nil
-	}
-	return genome.Value{}, fmt.Errorf("unsupported value %v (%T)", a, a)
 }
 
 func problemSize(raw json.RawMessage) []int {

@@ -397,13 +397,18 @@ func printReport(w io.Writer, rep benchReport, order []string) {
 			line += fmt.Sprintf("%.3f\t", b.Value)
 		}
 		fmt.Fprintln(tw, line+"\t\t\t")
-		line = "\t(peer strategy)\t"
-		for _, k := range rep.Ks {
-			line += p.Best[k].Strategy + "\t"
-		}
-		fmt.Fprintln(tw, line+"\t\t\t")
 	}
 	tw.Flush()
+	if p := rep.Peers; p != nil && len(p.Best) > 0 {
+		var parts []string
+		for _, k := range rep.Ks {
+			parts = append(parts, fmt.Sprintf("k=%d %s", k, p.Best[k].Strategy))
+		}
+		fmt.Fprintf(w, "\npeer best over %s: %s\n", strings.Join(p.Spaces, ", "), strings.Join(parts, ", "))
+		if p.Source != "" {
+			fmt.Fprintf(w, "peer source: %s\n", p.Source)
+		}
+	}
 }
 
 func fmtOpt(v *float64, format string) string {

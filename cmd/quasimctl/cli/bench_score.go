@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -100,6 +101,10 @@ func rescore(spaces []benchSpace, dir string) (benchReport, []string, error) {
 		return benchReport{}, nil, fmt.Errorf("no traces under %s", dir)
 	}
 	slices.Sort(order)
+	for _, rs := range runs {
+		// Sums in seed order, as bench does, give bit-equal scores.
+		slices.SortFunc(rs, func(a, b evolve.BenchRun) int { return cmp.Compare(a.Seed, b.Seed) })
+	}
 	o := benchOptions{strategies: order, budget: budget, seeds: seeds, batch: 0}
 	rep := report(o, spaces, func(space, strategy string) []evolve.BenchRun { return runs[space+"\x00"+strategy] })
 	return rep, order, nil
@@ -116,25 +121,35 @@ func readTrace(path string, s benchSpace) ([]evolve.Measurement, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for line := 1; sc.Scan(); line++ {
-		var l traceLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+		m, err := parseTraceLine(sc.Bytes(), s)
+		if err != nil {
 			return nil, fmt.Errorf("trace %s:%d: %w", path, line, err)
 		}
-		t, ok := s.rec.Trial(l.Key)
-		if !ok {
-			return nil, fmt.Errorf("trace %s:%d: key %q is not in space %s", path, line, l.Key, s.Name)
+		if seen[m.Key] {
+			return nil, fmt.Errorf("trace %s:%d: key %q evaluated twice", path, line, m.Key)
 		}
-		if seen[l.Key] {
-			return nil, fmt.Errorf("trace %s:%d: key %q evaluated twice", path, line, l.Key)
-		}
-		seen[l.Key] = true
-		if string(t.Status) != l.Status || (t.OK() && (l.TimeMS == nil || *l.TimeMS != t.Time)) {
-			return nil, fmt.Errorf("trace %s:%d: key %q recorded as %s %v, trace says %s", path, line, l.Key, t.Status, t.Time, l.Status)
-		}
-		out = append(out, evolve.Measurement{Key: l.Key, Status: string(t.Status), Time: t.Time, OK: t.OK(), Cost: t.Cost})
+		seen[m.Key] = true
+		out = append(out, m)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("trace %s: %w", path, err)
 	}
 	return out, nil
+}
+
+// parseTraceLine reads one trace line and checks it against the recording,
+// whose status, time and cost it returns.
+func parseTraceLine(b []byte, s benchSpace) (evolve.Measurement, error) {
+	var l traceLine
+	if err := json.Unmarshal(b, &l); err != nil {
+		return evolve.Measurement{}, err
+	}
+	t, ok := s.rec.Trial(l.Key)
+	if !ok {
+		return evolve.Measurement{}, fmt.Errorf("key %q is not in space %s", l.Key, s.Name)
+	}
+	if string(t.Status) != l.Status || (t.OK() && (l.TimeMS == nil || *l.TimeMS != t.Time)) {
+		return evolve.Measurement{}, fmt.Errorf("key %q recorded as %s %v, trace says %s", l.Key, t.Status, t.Time, l.Status)
+	}
+	return evolve.Measurement{Key: l.Key, Status: string(t.Status), Time: t.Time, OK: t.OK(), Cost: t.Cost}, nil
 }

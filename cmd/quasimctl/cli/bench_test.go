@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/quasim/quasim/evaluate/replay"
+	"github.com/quasim/quasim/evolve"
+)
+
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// benchSpaces returns a small recorded space always, plus two shared real
+// ones when ../shared is present.
+func benchSpaces(t *testing.T) []string {
+	spaces := []string{"--space", filepath.Join("..", "..", "..", "evaluate", "replay", "testdata", "small_cache.json")}
+	shared := filepath.Join("..", "..", "..", "..", "shared", "spaces")
+	if _, err := os.Stat(shared); err == nil {
+		spaces = append(spaces,
+			"--space", filepath.Join(shared, "convolution_milo_A100.json.gz"),
+			"--space", filepath.Join(shared, "gemm_clblast_RTX_3090.json.gz"))
+	} else {
+		t.Logf("%s not found: benchmarking the small test space only", shared)
+	}
+	return spaces
+}
+
+func decodeReport(t *testing.T, s string) benchReport {
+	t.Helper()
+	var rep benchReport
+	if err := json.Unmarshal([]byte(s), &rep); err != nil {
+		t.Fatalf("bad JSON %v:\n%s", err, s)
+	}
+	// The strategy's own time is not in a trace.
+	for i := range rep.Scores {
+		rep.Scores[i].OverheadUS = 0
+	}
+	for i := range rep.Mean {
+		rep.Mean[i].OverheadUS = 0
+	}
+	rep.Batch = 0
+	// bench orders strategies as asked, score alphabetically.
+	slices.SortFunc(rep.Scores, func(a, b evolve.Score) int {
+		return cmp.Or(cmp.Compare(a.Strategy, b.Strategy), cmp.Compare(a.Space, b.Space))
+	})
+	slices.SortFunc(rep.Mean, func(a, b evolve.Score) int { return cmp.Compare(a.Strategy, b.Strategy) })
+	return rep
+}
+
+func TestBenchScoresEqualTraces(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	args := append([]string{"bench", "--budget", "60", "--seeds", "3", "--json", "--quiet", "--trace", dir}, benchSpaces(t)...)
+	out, errs, code := run(t, args...)
+	if code != 0 {
+		t.Fatalf("bench exit %d: %s", code, errs)
+	}
+	got := decodeReport(t, out)
+	if len(got.Scores) == 0 || got.Mean[0].At[25] <= 0 {
+		t.Fatalf("bench reported no scores: %s", out)
+	}
+	out2, errs, code := run(t, append([]string{"bench", "score", "--json", "--trace", dir}, benchSpaces(t)...)...)
+	if code != 0 {
+		t.Fatalf("bench score exit %d: %s", code, errs)
+	}
+	want := decodeReport(t, out2)
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(want)
+	if !bytes.Equal(a, b) {
+		t.Errorf("bench scores differ from scores recomputed from traces:\nbench: %s\nscore: %s", a, b)
+	}
+	// A trace that lies about a time is caught.
+	p := filepath.Join(dir, "small_cache", "es", "seed-1.jsonl")
+	data, _ := os.ReadFile(p)
+	lines := strings.SplitN(string(data), "\n", 2)
+	var l traceLine
+	json.Unmarshal([]byte(lines[0]), &l)
+	l.Status = "ok"
+	bad := 0.001
+	l.TimeMS = &bad
+	fake, _ := json.Marshal(l)
+	os.WriteFile(p, append(append(fake, '\n'), lines[1]...), 0o644)
+	if _, errs, code := run(t, append([]string{"bench", "score", "--trace", dir}, benchSpaces(t)...)...); code == 0 || !strings.Contains(errs, "seed-1.jsonl:1") {
+		t.Errorf("bench score on a doctored trace: exit %d, %s", code, errs)
+	}
+}
+
+func TestBenchResumeSameTrace(t *testing.T) {
+	t.Parallel()
+	a, b := t.TempDir(), t.TempDir()
+	base := append([]string{"bench", "--budget", "120", "--seeds", "2", "--quiet", "--strategy", "es,random"}, benchSpaces(t)...)
+	if _, errs, code := run(t, append(base, "--trace", a)...); code != 0 {
+		t.Fatal(errs)
+	}
+	if _, errs, code := run(t, append(base, "--trace", b, "--roundtrip-at", "50")...); code != 0 {
+		t.Fatal(errs)
+	}
+	n := 0
+	filepath.WalkDir(a, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(a, p)
+		x, _ := os.ReadFile(p)
+		y, err := os.ReadFile(filepath.Join(b, rel))
+		if err != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s: resumed trace differs from the uninterrupted one", rel)
+		}
+		n++
+		return nil
+	})
+	if n == 0 {
+		t.Fatal("no traces written")
+	}
+}
+
+func TestBenchTable(t *testing.T) {
+	t.Parallel()
+	out, errs, code := run(t, append([]string{"bench", "--budget", "30", "--seeds", "2"}, benchSpaces(t)[:2]...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"k=25", "to95", "small_cache", "random (exact)", "mean (1 spaces)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "bench: 4/4 runs") {
+		t.Errorf("no progress on stderr: %q", errs)
+	}
+}
+
+func TestBenchUsage(t *testing.T) {
+	t.Parallel()
+	small := filepath.Join("..", "..", "..", "evaluate", "replay", "testdata", "small_cache.json")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no space", []string{"bench"}, exitUsage, "no --space"},
+		{"missing space", []string{"bench", "--space", "/nonexistent"}, exitUsage, "/nonexistent"},
+		{"bad strategy", []string{"bench", "--space", small, "--strategy", "magic"}, exitUsage, `unknown strategy "magic"`},
+		{"bad budget", []string{"bench", "--space", small, "--budget", "0"}, exitUsage, "--budget"},
+		{"bad flag", []string{"bench", "--frobnicate"}, exitUsage, "frobnicate"},
+		{"not a recording", []string{"bench", "--space", "bench_test.go"}, exitError, "bench_test.go"},
+		{"score without trace", []string{"bench", "score", "--space", small}, exitUsage, "--trace"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errs, code := run(t, tt.args...)
+			if code != tt.code || !strings.Contains(errs, tt.want) {
+				t.Errorf("quasimctl %v: exit %d, %q; want exit %d mentioning %q", tt.args, code, errs, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzParseTraceLine(f *testing.F) {
+	rec, err := replay.Load(filepath.Join("..", "..", "..", "evaluate", "replay", "testdata", "small_cache.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	s := newBenchSpace(rec)
+	f.Add([]byte(`{"key":"32,0.5,a","status":"ok","time_ms":1.5}`))
+	f.Add([]byte(`{"key":"64,1.0,b","status":"compile","time_ms":null}`))
+	f.Add([]byte(`{"key":"nope"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := parseTraceLine(b, s)
+		if err != nil {
+			return
+		}
+		tr, ok := rec.Trial(m.Key)
+		if !ok || string(tr.Status) != m.Status || tr.Time != m.Time {
+			t.Fatalf("accepted %q as %+v, recording says %+v", b, m, tr)
+		}
+	})
+}
