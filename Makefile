@@ -2,7 +2,10 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: all build test test-race vet fmt fmt-check fuzz-smoke bench-search ci
+PREFIX ?= /usr
+DESTDIR ?=
+
+.PHONY: all build test test-race vet fmt fmt-check fuzz-smoke bench-search bench-lookup install uninstall
 
 all: fmt-check vet test
 
@@ -31,8 +34,28 @@ fuzz-smoke:
 	$(GO) test ./genome -run '^$$' -fuzz '^FuzzEvalList$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./genome -run '^$$' -fuzz '^FuzzParseT1$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./evaluate/replay -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/store -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./cmd/quasimctl/cli -run '^$$' -fuzz '^FuzzParseTraceLine$$' -fuzztime $(FUZZTIME)
 
 # The search-quality benchmark of the README, on the shared real-GPU spaces.
 bench-search: build
 	./bin/quasimctl bench --space ../shared/spaces --strategy random,es --budget 400 --seeds 20 --peers ../shared/peers/kernel_tuner.json
+
+# Lookup latency of the socket API against a raw socket echo (README).
+bench-lookup:
+	$(GO) test ./daemon -run '^$$' -bench 'Lookup' -benchtime 20000x
+
+# Installs the binaries and the systemd unit, and creates the quasim user
+# and group when they do not exist (run as root).
+install: build
+	install -D -m 0755 bin/quasimd $(DESTDIR)$(PREFIX)/bin/quasimd
+	install -D -m 0755 bin/quasimctl $(DESTDIR)$(PREFIX)/bin/quasimctl
+	install -D -m 0644 quasimd.service $(DESTDIR)/etc/systemd/system/quasimd.service
+	install -d -m 0755 $(DESTDIR)/etc/quasim/kernels.d
+	@if [ -z "$(DESTDIR)" ] && ! getent passwd quasim >/dev/null; then \
+		useradd --system --user-group --home-dir /var/lib/quasim --shell /usr/sbin/nologin quasim; fi
+	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null; then systemctl daemon-reload || true; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/quasimd $(DESTDIR)$(PREFIX)/bin/quasimctl $(DESTDIR)/etc/systemd/system/quasimd.service

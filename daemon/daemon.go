@@ -4,94 +4,178 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/robfig/cron/v3"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
 
-	"github.com/quasim/quasim/evaluate/builtin"
+	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/internal/sdnotify"
+	"github.com/quasim/quasim/internal/store"
 	"github.com/quasim/quasim/internal/tuner"
 )
 
-// Config is quasimd's configuration.
-type Config struct {
-	Budget   int           // evaluations per job and cycle
-	MaxTime  time.Duration // wall-time cap per job and cycle
-	Interval time.Duration // time between cycles
-	Once     bool          // run one cycle and return
-	Kernels  []string      // builtin kernels to tune; empty means all
-	Seed     uint64
-}
+// Run builds everything in dependency order, serves until ctx is done and
+// tears down in reverse. Cancellation is the normal way to stop and
+// returns nil. A value on reload re-reads the kernel specs.
+func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Logger) (err error) {
+	cfg.defaults()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	notify := sdnotify.New(cfg.NotifySocket)
+	if !notify.Enabled() {
+		log.Debug().Msg("NOTIFY_SOCKET not set; not talking to systemd")
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	st, err := store.Open(filepath.Join(cfg.StateDir, "quasim.db"), store.Options{LockTimeout: 2 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
 
-// Validate checks cfg once, before anything starts.
-func (c Config) Validate() error {
-	if c.Budget <= 0 {
-		return fmt.Errorf("budget %d: must be positive", c.Budget)
+	var devs devices
+	sched := &scheduler{
+		dir:   cfg.KernelsDir,
+		st:    st,
+		cron:  newCron(),
+		log:   log.With().Str("component", "scheduler").Logger(),
+		seed:  cfg.Seed,
+		clock: cfg.Now,
+		tn: tuner.New(tuner.Config{
+			Store:       st,
+			NewStrategy: esStrategy,
+			Lock:        devs.lock,
+			Log:         log.With().Str("component", "tuner").Logger(),
+			Now:         cfg.Now,
+		}),
 	}
-	if c.Interval <= 0 && !c.Once {
-		return fmt.Errorf("interval %s: must be positive", c.Interval)
+	srv := &server{
+		sched: sched, st: st, writers: newWriters(cfg.Operators, cfg.OperatorGroup),
+		log: log.With().Str("component", "api").Logger(), version: cfg.Version, started: cfg.Now(),
+		stateDir: cfg.StateDir, specDir: cfg.KernelsDir,
 	}
-	known := builtin.Kernels()
-	for _, k := range c.Kernels {
-		if _, err := builtin.New(k, builtin.Options{}); err != nil {
-			return fmt.Errorf("kernel %q: not a builtin kernel (have %v)", k, known)
+	doReload := func() api.ReloadResponse {
+		ks, errs := sched.load()
+		sched.apply(ks, errs)
+		log.Info().Int("kernels", len(ks)).Int("errors", len(errs)).Msg("specs loaded")
+		if errs == nil {
+			errs = []string{}
 		}
+		return api.ReloadResponse{Kernels: len(ks), Errors: errs}
+	}
+	srv.reload = doReload
+
+	ln, err := listenSocket(cfg.Socket)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           srv.handler(),
+		ConnContext:       connCred,
+		ReadHeaderTimeout: 5 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	sched.start(ctx)
+	doReload()
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serve %s: %w", cfg.Socket, err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		for {
+			select {
+			case <-gctx.Done():
+				return nil
+			case <-reload:
+				doReload()
+			}
+		}
+	})
+	if cfg.Watchdog > 0 {
+		g.Go(func() error {
+			t := time.NewTicker(cfg.Watchdog)
+			defer t.Stop()
+			for {
+				select {
+				case <-gctx.Done():
+					return nil
+				case <-t.C:
+					if err := notify.Watchdog(); err != nil {
+						log.Warn().Err(err).Msg("watchdog ping")
+					}
+				}
+			}
+		})
+	}
+	g.Go(func() error {
+		<-gctx.Done()
+		if err := notify.Stopping(); err != nil {
+			log.Warn().Err(err).Msg("sd_notify")
+		}
+		log.Info().Msg("quasimd stopping")
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(gctx), cfg.ShutdownTimeout)
+		defer cancel()
+		herr := hs.Shutdown(sctx)
+		serr := sched.stop(cfg.ShutdownTimeout)
+		os.Remove(cfg.Socket)
+		return errors.Join(herr, serr)
+	})
+	if err := notify.Ready(); err != nil {
+		log.Warn().Err(err).Msg("sd_notify")
+	}
+	log.Info().Str("socket", cfg.Socket).Str("state_dir", cfg.StateDir).Str("kernels_dir", cfg.KernelsDir).Str("version", cfg.Version).Msg("quasimd ready")
+	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
+		return err
 	}
 	return nil
 }
 
-// Run tunes until ctx is done (or after one cycle with Once). Cancellation
-// is the normal way to stop and returns nil.
-func Run(ctx context.Context, cfg Config, log zerolog.Logger) error {
-	if err := cfg.Validate(); err != nil {
-		return err
+func esStrategy(s *genome.Space, seed uint64) evolve.Strategy {
+	return evolve.NewES(s, seed, evolve.ESOptions{})
+}
+
+// newCron parses 5-field schedules and descriptors such as @every 6h.
+func newCron() *cron.Cron {
+	return cron.New(cron.WithParser(cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)))
+}
+
+// listenSocket creates the API socket: a live daemon on the path is an
+// error, a stale file is removed. The socket is world-connectable: reads are
+// open to every local user, writes are checked by peer credentials.
+func listenSocket(path string) (net.Listener, error) {
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("socket %s: address already in use by a running daemon", path)
 	}
-	names := cfg.Kernels
-	if len(names) == 0 {
-		names = builtin.Kernels()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("socket dir: %w", err)
 	}
-	var jobs []tuner.Job
-	for _, n := range names {
-		k, err := builtin.New(n, builtin.Options{})
-		if err != nil {
-			return err
-		}
-		for _, p := range k.DefaultProblems() {
-			jobs = append(jobs, tuner.Job{Kernel: n, Problem: p, Evaluator: k})
-		}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
 	}
-	tn := tuner.New(tuner.Config{
-		NewStrategy: func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewES(s, seed, evolve.ESOptions{}) },
-		Budget:      cfg.Budget,
-		MaxTime:     cfg.MaxTime,
-		Log:         log.With().Str("component", "tuner").Logger(),
-	})
-	log.Info().Int("jobs", len(jobs)).Int("budget", cfg.Budget).Msg("quasimd started")
-	for cycle := uint64(0); ; cycle++ {
-		for _, j := range jobs {
-			start := time.Now()
-			res, err := tn.Cycle(ctx, j, cfg.Seed+cycle)
-			if errors.Is(err, context.Canceled) {
-				log.Info().Msg("quasimd stopping")
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("tune %s %s: %w", j.Kernel, j.Problem, err)
-			}
-			log.Info().Str("kernel", j.Kernel).Str("problem", j.Problem.String()).
-				Str("config", res.Best.Key).Float64("best_ms", res.Best.Time).
-				Float64("default_ms", res.Default.Time).Float64("speedup", res.Speedup()).
-				Int("evals", len(res.Trials)).Dur("dur", time.Since(start)).Msg("job tuned")
-		}
-		if cfg.Once {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			log.Info().Msg("quasimd stopping")
-			return nil
-		case <-time.After(cfg.Interval):
-		}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", path, err)
 	}
+	if err := os.Chmod(path, 0o666); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("chmod socket %s: %w", path, err)
+	}
+	return ln, nil
 }

@@ -1,8 +1,7 @@
-// Package daemon wires quasimd together and runs its lifecycle.
-//
-// For now it tunes the builtin CPU kernels at their default problem sizes
-// in cycles, with the evolution strategy, and logs each job's best config.
-// The store, the cron schedules and the socket API build on this.
+// Package daemon wires quasimd together and runs its lifecycle: it opens the
+// store, loads the kernel specs, schedules each job's tuning cycles with
+// robfig/cron, keeps one lock per device so no two measurements overlap,
+// and serves the socket API with peer-credential authorisation.
 //
 // This package has no compatibility promise outside quasim.
 package daemon

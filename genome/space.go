@@ -545,3 +545,33 @@ func (s *Space) Crossover(rng *rand.Rand, a, b Config) (Config, error) {
 	}
 	return s.Repair(rng, child)
 }
+
+// Restrict returns a space with the same parameters, variables and domain
+// as s and extra constraints on top of its own; vars adds or overrides
+// variables. It is how a kernel spec narrows an evaluator's space.
+func (s *Space) Restrict(constraints []string, vars map[string]Value) (*Space, error) {
+	opt := SpaceOptions{Constraints: append(s.Constraints(), constraints...), Vars: map[string]Value{}}
+	for i, name := range s.vars {
+		opt.Vars[name] = s.consts[i]
+	}
+	for name, v := range vars {
+		opt.Vars[name] = v
+	}
+	if s.domain != nil {
+		opt.Domain = make([]string, 0, len(s.domain))
+		for k := range s.domain {
+			opt.Domain = append(opt.Domain, k)
+		}
+		slices.Sort(opt.Domain)
+	}
+	return NewSpace(s.params, opt)
+}
+
+// Vars returns the space's problem-size variables.
+func (s *Space) Vars() map[string]Value {
+	m := make(map[string]Value, len(s.vars))
+	for i, name := range s.vars {
+		m[name] = s.consts[i]
+	}
+	return m
+}

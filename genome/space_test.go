@@ -407,3 +407,28 @@ func BenchmarkEnumerateConvolutionT1(b *testing.B) {
 		}
 	}
 }
+
+func TestRestrict(t *testing.T) {
+	s := smallSpace(t)
+	r, err := s.Restrict([]string{"by in [1, 2]", "bx >= m"}, map[string]Value{"m": Int(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.All() {
+		v := r.Map(c)
+		if !s.Valid(c) || v["by"].I > 2 || v["bx"].I < 2 {
+			t.Errorf("Restrict kept %s", r.Key(c))
+		}
+	}
+	if len(r.All()) == 0 || len(r.All()) >= len(s.All()) {
+		t.Errorf("Restrict: %d configs of %d", len(r.All()), len(s.All()))
+	}
+	if _, err := s.Restrict([]string{"nope > 1"}, nil); err == nil {
+		t.Errorf("Restrict(unknown name) = nil error")
+	}
+	d, _ := NewSpace([]Param{{Name: "a", Values: ints(1, 2, 3)}}, SpaceOptions{Domain: []string{"1", "3"}})
+	rd, err := d.Restrict([]string{"a > 1"}, nil)
+	if err != nil || len(rd.All()) != 1 || rd.Key(rd.All()[0]) != "3" {
+		t.Errorf("Restrict on a domain space = %v, %v", rd.All(), err)
+	}
+}

@@ -1,44 +1,72 @@
-// Command quasimd is the quasim kernel-tuning daemon.
+// Command quasimd is the quasim kernel-tuning daemon. It tunes kernels on
+// cron-triggered cycles, keeps trials, policies and served configs in a
+// bbolt store, and serves the best config over a Unix socket.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
+	"os/user"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/quasim/quasim/daemon"
+	"github.com/quasim/quasim/internal/sdnotify"
 	"github.com/quasim/quasim/internal/version"
 )
 
-func main() {
+func main() { os.Exit(run()) }
+
+func run() int {
 	var cfg daemon.Config
 	fs := flag.NewFlagSet("quasimd", flag.ContinueOnError)
-	fs.IntVar(&cfg.Budget, "budget", 60, "evaluations per job and cycle")
-	fs.DurationVar(&cfg.MaxTime, "max-time", 2*time.Minute, "wall-time cap per job and cycle")
-	fs.DurationVar(&cfg.Interval, "interval", 6*time.Hour, "time between tuning cycles")
-	fs.BoolVar(&cfg.Once, "once", false, "run one tuning cycle and exit")
+	fs.StringVar(&cfg.Socket, "socket", daemon.DefaultSocket(), "Unix socket of the API ($QUASIMD_SOCKET)")
+	fs.StringVar(&cfg.StateDir, "state-dir", daemon.DefaultStateDir(), "directory of the store ($QUASIMD_STATE_DIR)")
+	fs.StringVar(&cfg.KernelsDir, "kernels", daemon.DefaultKernelsDir, "directory of kernel specs; missing or empty tunes the builtin kernels ($QUASIMD_KERNELS)")
+	operators := fs.String("operator", "", "comma-separated users or uids allowed to write, besides root, the daemon's user and group quasim ($QUASIMD_OPERATORS)")
+	fs.StringVar(&cfg.OperatorGroup, "operator-group", "quasim", "group whose members may write")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "time given to requests and cycles on shutdown")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "search seed")
-	level := fs.String("log-level", "info", "debug, info, warn or error")
-	format := fs.String("log-format", "json", "json or console")
+	level := fs.String("log-level", "info", "debug, info, warn or error ($QUASIMD_LOG_LEVEL)")
+	format := fs.String("log-format", "json", "json (for journald) or console ($QUASIMD_LOG_FORMAT)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(os.Args[1:]); err != nil {
-		os.Exit(2)
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "quasimd: unexpected arguments %q\n", fs.Args())
+		return 2
 	}
 	if *showVersion {
 		fmt.Println("quasimd", version.String())
-		return
+		return 0
 	}
-	cfg.Kernels = fs.Args()
+	// Environment applies where the flag was not given.
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for flagName, env := range map[string]string{
+		"socket": "QUASIMD_SOCKET", "state-dir": "QUASIMD_STATE_DIR", "kernels": "QUASIMD_KERNELS",
+		"operator": "QUASIMD_OPERATORS", "log-level": "QUASIMD_LOG_LEVEL", "log-format": "QUASIMD_LOG_FORMAT",
+	} {
+		if v, ok := os.LookupEnv(env); ok && !set[flagName] {
+			fs.Set(flagName, v)
+		}
+	}
 	lvl, err := zerolog.ParseLevel(*level)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "quasimd: --log-level %q: %v\n", *level, err)
-		os.Exit(2)
+		fmt.Fprintf(os.Stderr, "quasimd: --log-level %q: want debug, info, warn or error\n", *level)
+		return 2
 	}
 	var log zerolog.Logger
 	switch *format {
@@ -48,17 +76,63 @@ func main() {
 		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly})
 	default:
 		fmt.Fprintf(os.Stderr, "quasimd: --log-format %q: want json or console\n", *format)
-		os.Exit(2)
+		return 2
 	}
 	log = log.Level(lvl).With().Timestamp().Logger()
-	if err := cfg.Validate(); err != nil {
-		fmt.Fprintln(os.Stderr, "quasimd:", err)
-		os.Exit(2)
+	if cfg.Operators, err = parseOperators(*operators); err != nil {
+		fmt.Fprintln(os.Stderr, "quasimd: --operator:", err)
+		return 2
 	}
+	cfg.NotifySocket = os.Getenv("NOTIFY_SOCKET")
+	cfg.Watchdog = sdnotify.WatchdogInterval(os.Getenv("WATCHDOG_USEC"), os.Getenv("WATCHDOG_PID"), os.Getpid())
+	cfg.Version = version.String()
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "quasimd: bad configuration:", err)
+		return 2
+	}
+
+	// Signals are set up before the store is opened.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := daemon.Run(ctx, cfg, log); err != nil {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	reload := make(chan struct{}, 1)
+	go func() {
+		for range hup {
+			select {
+			case reload <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	if err := daemon.Run(ctx, cfg, reload, log); err != nil {
 		log.Error().Err(err).Msg("quasimd exited")
-		os.Exit(1)
+		return 1
 	}
+	return 0
+}
+
+// parseOperators reads "alice,1001" into uids.
+func parseOperators(s string) ([]uint32, error) {
+	var out []uint32
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if n, err := strconv.ParseUint(f, 10, 32); err == nil {
+			out = append(out, uint32(n))
+			continue
+		}
+		u, err := user.Lookup(f)
+		if err != nil {
+			return nil, fmt.Errorf("user %q: %w", f, err)
+		}
+		n, err := strconv.ParseUint(u.Uid, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("user %q: uid %q: %w", f, u.Uid, err)
+		}
+		out = append(out, uint32(n))
+	}
+	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -11,37 +12,57 @@ import (
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/internal/store"
 )
 
-// Job is what a cycle tunes: one kernel at one problem size on one device.
+// Job is what a cycle tunes: one kernel spec version at one problem size on
+// one device.
 type Job struct {
-	Kernel    string
+	Key       store.JobKey
 	Problem   evaluate.Problem
 	Evaluator evaluate.Evaluator
+	Space     *genome.Space
+	Default   genome.Config
+}
+
+// Budget bounds a cycle; zero fields are no limit, but one must be set.
+type Budget struct {
+	Evals   int
+	Seconds float64
 }
 
 // Config wires a Tuner.
 type Config struct {
-	// NewStrategy makes the search strategy of a cycle.
+	Store *store.Store
+	// NewStrategy makes a job's search strategy; its state is the policy.
 	NewStrategy func(space *genome.Space, seed uint64) evolve.Strategy
-	// Budget is the number of evaluations per cycle.
-	Budget int
-	// MaxTime ends a cycle early; zero means no limit.
-	MaxTime time.Duration
-	Log     zerolog.Logger
-	Now     func() time.Time
+	// Lock takes the exclusive lock of a device; the returned func unlocks.
+	Lock func(ctx context.Context, device string) (func(), error)
+	// Generation is the number of configs measured between checkpoints (default 4).
+	Generation int
+	Log        zerolog.Logger
+	Now        func() time.Time
 }
 
-// Tuner runs cycles.
-type Tuner struct{ cfg Config }
+// Tuner runs cycles. It is safe for concurrent use on different jobs.
+type Tuner struct {
+	cfg Config
+}
 
 // New returns a Tuner; it panics on a missing dependency.
 func New(cfg Config) *Tuner {
+	if cfg.Store == nil {
+		panic("tuner: nil Store")
+	}
 	if cfg.NewStrategy == nil {
 		panic("tuner: nil NewStrategy")
 	}
-	if cfg.Budget <= 0 {
-		panic("tuner: non-positive Budget")
+	if cfg.Lock == nil {
+		var mu sync.Mutex
+		cfg.Lock = func(context.Context, string) (func(), error) { mu.Lock(); return mu.Unlock, nil }
+	}
+	if cfg.Generation <= 0 {
+		cfg.Generation = 4
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -49,76 +70,262 @@ func New(cfg Config) *Tuner {
 	return &Tuner{cfg: cfg}
 }
 
-// Result is the outcome of a cycle.
-type Result struct {
-	Default evaluate.Trial   // the space's default config, measured first
-	Best    evaluate.Trial   // the fastest valid trial
-	Trials  []evaluate.Trial // every trial, in order
-}
+// Unfinished is the state of a cycle that stopped before its budget was
+// spent (shutdown or crash); the next cycle of the job resumes it.
+const Unfinished = "interrupted"
 
-// Speedup is the default's time over the best's; 0 when either failed.
-func (r Result) Speedup() float64 {
-	if !r.Default.OK() || !r.Best.OK() {
-		return 0
+// Cycle tunes job until the budget is spent or ctx is done. An interrupted
+// earlier cycle of the job is resumed with its remaining budget instead of
+// starting a new one. A cancelled cycle checkpoints what it measured, is
+// left "interrupted" and returns ctx's error.
+func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger string, seed uint64, progress func(store.Cycle)) (store.Cycle, error) {
+	if budget.Evals <= 0 && budget.Seconds <= 0 {
+		return store.Cycle{}, errors.New("cycle budget: no evaluations and no seconds")
 	}
-	return r.Default.Time / r.Best.Time
-}
-
-// Cycle tunes job until the budget or MaxTime is spent or ctx is done. A
-// cancelled cycle returns what it measured so far with ctx's error.
-func (t *Tuner) Cycle(ctx context.Context, job Job, seed uint64) (Result, error) {
-	log := t.cfg.Log.With().Str("kernel", job.Kernel).Str("problem", job.Problem.String()).Logger()
-	space, err := job.Evaluator.Space(job.Problem)
+	st := t.cfg.Store
+	log := t.cfg.Log.With().Str("job_id", job.Key.String()).Logger()
+	strat, told, err := t.resume(job, seed, log)
 	if err != nil {
-		return Result{}, fmt.Errorf("space of %s: %w", job.Kernel, err)
+		return store.Cycle{}, err
 	}
+	cy, resumed, err := t.openCycle(job, budget, trigger, strat.Name())
+	if err != nil {
+		return cy, err
+	}
+	if resumed {
+		// The interrupted cycle keeps the budget it was started with.
+		budget = Budget{Evals: cy.Budget, Seconds: cy.BudgetS}
+	}
+	log = log.With().Int("cycle", cy.ID).Logger()
+	log.Info().Str("trigger", cy.Trigger).Int("budget", cy.Budget).Int("evals", cy.Evals).Msg("cycle started")
+	// A resumed cycle keeps its evaluation count, so the evaluation budget
+	// spans the restart; the seconds budget counts from this start.
 	start := t.cfg.Now()
-	var res Result
-	measure := func(c genome.Config) (evaluate.Trial, error) {
-		tr, err := job.Evaluator.Evaluate(ctx, c, job.Problem)
-		if err != nil {
-			return tr, err
+	done := func() bool {
+		if budget.Evals > 0 && cy.Evals >= budget.Evals {
+			return true
 		}
-		res.Trials = append(res.Trials, tr)
-		if tr.OK() && (!res.Best.OK() || tr.Time < res.Best.Time) {
-			res.Best = tr
-			log.Debug().Str("config", tr.Key).Float64("time_ms", tr.Time).Int("evals", len(res.Trials)).Msg("new best")
-		}
-		return tr, nil
+		return budget.Seconds > 0 && t.cfg.Now().Sub(start).Seconds() >= budget.Seconds
 	}
-	strat := t.cfg.NewStrategy(space, seed)
-	def := space.Default()
-	if space.Valid(def) {
-		tr, err := measure(def)
-		if err != nil {
-			return res, err
-		}
-		res.Default = tr
-		if err := strat.Tell([]evolve.Result{{Config: def, OK: tr.OK(), Value: tr.Time}}); err != nil {
-			return res, err
-		}
+	// The default config is measured first, so there is always a valid
+	// baseline to compare and serve.
+	var first []genome.Config
+	if job.Default != nil && job.Space.Valid(job.Default) && !told[job.Space.Key(job.Default)] {
+		first = append(first, job.Default)
 	}
-	for len(res.Trials) < t.cfg.Budget {
-		if t.cfg.MaxTime > 0 && t.cfg.Now().Sub(start) >= t.cfg.MaxTime {
-			break
+	for !done() {
+		n := t.cfg.Generation
+		if budget.Evals > 0 {
+			n = min(n, budget.Evals-cy.Evals)
 		}
-		cfgs, err := strat.Ask(1)
-		if err != nil {
-			return res, fmt.Errorf("%s ask: %w", strat.Name(), err)
+		cfgs := first
+		first = nil
+		if len(cfgs) < n {
+			more, err := strat.Ask(n - len(cfgs))
+			if err != nil {
+				return t.fail(job, cy, fmt.Errorf("%s ask: %w", strat.Name(), err))
+			}
+			cfgs = append(cfgs, more...)
 		}
 		if len(cfgs) == 0 {
-			break // space exhausted
+			log.Info().Msg("space exhausted")
+			break
 		}
-		tr, err := measure(cfgs[0])
-		if err != nil {
-			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				return res, err
+		var trials []store.Trial
+		var results []evolve.Result
+		var evalErr error
+		for _, c := range cfgs {
+			tr, err := t.measure(ctx, job, c)
+			if err != nil {
+				evalErr = err
+				break
 			}
-			return res, fmt.Errorf("evaluate %s: %w", space.Key(cfgs[0]), err)
+			trials = append(trials, storeTrial(tr, cy.ID))
+			results = append(results, evolve.Result{Config: c, OK: tr.OK(), Value: tr.Time})
+			told[tr.Key] = true
+			cy.Evals++
+			if tr.OK() && (cy.BestKey == "" || tr.Time < cy.BestMS) {
+				cy.BestKey, cy.BestMS = tr.Key, tr.Time
+			}
+			log.Debug().Str("config", tr.Key).Str("status", string(tr.Status)).Float64("time_ms", tr.Time).Msg("measured")
 		}
-		if err := strat.Tell([]evolve.Result{{Config: cfgs[0], OK: tr.OK(), Value: tr.Time}}); err != nil {
-			return res, err
+		if err := strat.Tell(results); err != nil {
+			return t.fail(job, cy, fmt.Errorf("%s tell: %w", strat.Name(), err))
+		}
+		if evalErr != nil && (errors.Is(evalErr, context.Canceled) || errors.Is(evalErr, context.DeadlineExceeded)) {
+			cy.State = Unfinished
+			if err := t.checkpoint(job, trials, strat, &cy); err != nil {
+				return cy, err
+			}
+			log.Info().Int("evals", cy.Evals).Msg("cycle interrupted")
+			return cy, evalErr
+		}
+		if err := t.checkpoint(job, trials, strat, &cy); err != nil {
+			return cy, err
+		}
+		if evalErr != nil {
+			return t.fail(job, cy, evalErr)
+		}
+		if progress != nil {
+			progress(cy)
+		}
+		if ctx.Err() != nil {
+			cy.State = Unfinished
+			if err := st.PutCycle(job.Key, cy); err != nil {
+				return cy, err
+			}
+			return cy, ctx.Err()
 		}
 	}
-	return res, nil
+	return t.finish(job, cy, log)
+}
+
+// resume builds the job's strategy from its stored policy, and tells it
+// every stored trial the policy does not hold (imports, or a policy that
+// could not be restored).
+func (t *Tuner) resume(job Job, seed uint64, log zerolog.Logger) (evolve.Strategy, map[string]bool, error) {
+	st := t.cfg.Store
+	strat := t.cfg.NewStrategy(job.Space, seed)
+	policy, ok, err := st.Policy(job.Key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load policy: %w", err)
+	}
+	if ok {
+		if err := strat.UnmarshalBinary(policy); err != nil {
+			log.Warn().Err(err).Msg("policy not restored; starting a fresh search from the stored trials")
+			strat = t.cfg.NewStrategy(job.Space, seed)
+		}
+	}
+	trials, err := st.Trials(job.Key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load trials: %w", err)
+	}
+	told := make(map[string]bool, len(trials))
+	var results []evolve.Result
+	for _, tr := range trials {
+		told[tr.Key] = true
+		c, err := job.Space.ParseKey(tr.Key)
+		if err != nil {
+			continue // a trial from outside the current space (an import) teaches nothing here
+		}
+		results = append(results, evolve.Result{Config: c, OK: tr.Status == string(evaluate.StatusOK), Value: tr.TimeMS})
+	}
+	// Strategies ignore results they already hold, so this only adds what
+	// the policy lacks.
+	if err := strat.Tell(results); err != nil {
+		return nil, nil, fmt.Errorf("replay trials: %w", err)
+	}
+	return strat, told, nil
+}
+
+// openCycle resumes the job's interrupted cycle or starts a new one.
+func (t *Tuner) openCycle(job Job, budget Budget, trigger, strategy string) (store.Cycle, bool, error) {
+	st := t.cfg.Store
+	cycles, err := st.Cycles(job.Key)
+	if err != nil {
+		return store.Cycle{}, false, fmt.Errorf("load cycles: %w", err)
+	}
+	if n := len(cycles); n > 0 {
+		last := cycles[n-1]
+		if last.State == Unfinished || last.State == "running" {
+			last.State = "running"
+			if err := st.PutCycle(job.Key, last); err != nil {
+				return last, false, err
+			}
+			return last, true, nil
+		}
+	}
+	cy, err := st.NewCycle(job.Key, store.Cycle{
+		Trigger:  trigger,
+		State:    "running",
+		Started:  t.cfg.Now(),
+		Budget:   budget.Evals,
+		BudgetS:  budget.Seconds,
+		Strategy: strategy,
+	})
+	return cy, false, err
+}
+
+func (t *Tuner) measure(ctx context.Context, job Job, c genome.Config) (evaluate.Trial, error) {
+	unlock, err := t.cfg.Lock(ctx, job.Key.Device)
+	if err != nil {
+		return evaluate.Trial{}, err
+	}
+	defer unlock()
+	tr, err := job.Evaluator.Evaluate(ctx, c, job.Problem)
+	if err != nil {
+		return tr, fmt.Errorf("evaluate %s: %w", job.Space.Key(c), err)
+	}
+	if tr.At.IsZero() {
+		tr.At = t.cfg.Now()
+	}
+	return tr, nil
+}
+
+func (t *Tuner) checkpoint(job Job, trials []store.Trial, strat evolve.Strategy, cy *store.Cycle) error {
+	policy, err := strat.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("marshal policy: %w", err)
+	}
+	if err := t.cfg.Store.Checkpoint(job.Key, trials, policy, cy); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+func (t *Tuner) fail(job Job, cy store.Cycle, err error) (store.Cycle, error) {
+	cy.State, cy.Error, cy.Ended = "failed", err.Error(), t.cfg.Now()
+	if perr := t.cfg.Store.PutCycle(job.Key, cy); perr != nil {
+		err = errors.Join(err, perr)
+	}
+	return cy, err
+}
+
+// finish closes the cycle and promotes the job's best valid trial, from
+// this or any earlier cycle, to served.
+func (t *Tuner) finish(job Job, cy store.Cycle, log zerolog.Logger) (store.Cycle, error) {
+	st := t.cfg.Store
+	trials, err := st.Trials(job.Key)
+	if err != nil {
+		return t.fail(job, cy, fmt.Errorf("load trials: %w", err))
+	}
+	var top *store.Trial
+	for i, tr := range trials {
+		if tr.Status != string(evaluate.StatusOK) {
+			continue
+		}
+		if _, err := job.Space.ParseKey(tr.Key); err != nil {
+			continue
+		}
+		if top == nil || tr.TimeMS < top.TimeMS {
+			top = &trials[i]
+		}
+	}
+	cy.State, cy.Ended = "done", t.cfg.Now()
+	if top != nil {
+		sv, ok, err := st.Served(job.Key)
+		if err != nil {
+			return t.fail(job, cy, fmt.Errorf("load served: %w", err))
+		}
+		if !ok || sv.Key != top.Key {
+			sv = store.Served{Key: top.Key, TimeMS: top.TimeMS, Cycle: cy.ID, PromotedAt: t.cfg.Now()}
+			if err := st.PutServed(job.Key, sv); err != nil {
+				return t.fail(job, cy, fmt.Errorf("promote: %w", err))
+			}
+			log.Info().Str("config", sv.Key).Float64("time_ms", sv.TimeMS).Msg("promoted")
+		}
+		cy.Promoted = top.Key
+	}
+	if err := st.PutCycle(job.Key, cy); err != nil {
+		return cy, err
+	}
+	log.Info().Int("evals", cy.Evals).Str("best", cy.BestKey).Float64("best_ms", cy.BestMS).Msg("cycle done")
+	return cy, nil
+}
+
+func storeTrial(tr evaluate.Trial, cycle int) store.Trial {
+	return store.Trial{
+		Key: tr.Key, Status: string(tr.Status), TimeMS: tr.Time, TimesMS: tr.Times,
+		CostS: tr.Cost, Error: tr.Error, At: tr.At, Cycle: cycle,
+	}
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/internal/version"
 )
 
@@ -16,6 +18,9 @@ const (
 	exitOK          = 0
 	exitError       = 1
 	exitUsage       = 2
+	exitUnavailable = 3
+	exitNotFound    = 4
+	exitPermission  = 5
 	exitInterrupted = 130
 )
 
@@ -53,8 +58,14 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
 		return exitInterrupted
-	case errors.As(err, &ue):
+	case errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command "):
 		return exitUsage
+	case errors.Is(err, api.ErrUnavailable):
+		return exitUnavailable
+	case errors.Is(err, api.ErrNotFound):
+		return exitNotFound
+	case errors.Is(err, api.ErrPermissionDenied):
+		return exitPermission
 	}
 	return exitError
 }
@@ -69,6 +80,18 @@ func newRootCommand() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.SetUsageTemplate(root.UsageTemplate() + exitHelp)
-	root.AddCommand(newBenchCommand())
+	g := addGlobalFlags(root)
+	root.AddCommand(
+		newBenchCommand(),
+		newStatusCommand(g),
+		newKernelsCommand(g),
+		newConfigCommand(g),
+		newTuneCommand(g),
+		newTrialsCommand(g),
+		newCyclesCommand(g),
+		newImportCommand(g),
+		newExportCommand(g),
+		newReloadCommand(g),
+	)
 	return root
 }

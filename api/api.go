@@ -1,0 +1,244 @@
+package api
+
+import (
+	"errors"
+	"time"
+)
+
+// Routes, as Go 1.22 method patterns. Keep them sorted by path.
+const (
+	RouteConfig       = "GET /v1/configs/{kernel}"
+	RouteKernels      = "GET /v1/kernels"
+	RouteKernelCycles = "GET /v1/kernels/{kernel}/cycles"
+	RouteImport       = "POST /v1/kernels/{kernel}/import"
+	RouteKernelTrials = "GET /v1/kernels/{kernel}/trials"
+	RouteKernelTune   = "POST /v1/kernels/{kernel}/tune"
+	RouteReload       = "POST /v1/reload"
+	RouteStatus       = "GET /v1/status"
+)
+
+// Host is the host name clients send; the server accepts it and localhost.
+const Host = "quasimd"
+
+// HeaderVersion carries the daemon's version on every response.
+const HeaderVersion = "Quasim-Version"
+
+// MaxBodyBytes bounds request bodies.
+const MaxBodyBytes = 8 << 20
+
+// Code classifies an error on the wire.
+type Code string
+
+// Error codes.
+const (
+	CodeInvalidArgument  Code = "invalid_argument"
+	CodeNotFound         Code = "not_found"
+	CodeConflict         Code = "conflict"
+	CodePermissionDenied Code = "permission_denied"
+	CodeUnavailable      Code = "unavailable"
+	CodeInternal         Code = "internal"
+)
+
+// Sentinels the client maps codes back to; test them with errors.Is.
+var (
+	// ErrInvalidArgument is a malformed or impossible request.
+	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrNotFound is an unknown kernel, job, problem or cycle.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict is a request that clashes with the daemon's state.
+	ErrConflict = errors.New("conflict")
+	// ErrPermissionDenied is a write from a caller that may only read.
+	ErrPermissionDenied = errors.New("permission denied")
+	// ErrUnavailable is a daemon that cannot be reached or is shutting down.
+	ErrUnavailable = errors.New("daemon unavailable")
+	// ErrInternal is a failure inside the daemon.
+	ErrInternal = errors.New("internal error")
+)
+
+// CodeOf maps a sentinel to its code.
+func CodeOf(err error) Code {
+	switch {
+	case errors.Is(err, ErrInvalidArgument):
+		return CodeInvalidArgument
+	case errors.Is(err, ErrNotFound):
+		return CodeNotFound
+	case errors.Is(err, ErrConflict):
+		return CodeConflict
+	case errors.Is(err, ErrPermissionDenied):
+		return CodePermissionDenied
+	case errors.Is(err, ErrUnavailable):
+		return CodeUnavailable
+	}
+	return CodeInternal
+}
+
+// Sentinel maps a code to its sentinel.
+func (c Code) Sentinel() error {
+	switch c {
+	case CodeInvalidArgument:
+		return ErrInvalidArgument
+	case CodeNotFound:
+		return ErrNotFound
+	case CodeConflict:
+		return ErrConflict
+	case CodePermissionDenied:
+		return ErrPermissionDenied
+	case CodeUnavailable:
+		return ErrUnavailable
+	}
+	return ErrInternal
+}
+
+// Error is the body of every non-2xx response.
+type Error struct {
+	Error string `json:"error"`
+	Code  Code   `json:"code"`
+}
+
+// Status is GET /v1/status.
+type Status struct {
+	Version   string    `json:"version"`
+	Started   time.Time `json:"started"`
+	UptimeS   float64   `json:"uptime_s"`
+	StateDir  string    `json:"state_dir"`
+	SpecDir   string    `json:"spec_dir"`
+	Kernels   int       `json:"kernels"`
+	Jobs      int       `json:"jobs"`
+	Running   []string  `json:"running"`     // jobs with a cycle in flight
+	Trials    int       `json:"trials"`      // stored trials, all jobs
+	SpecError []string  `json:"spec_errors"` // spec files that failed to load, with why
+}
+
+// Kernel is one entry of GET /v1/kernels.
+type Kernel struct {
+	Name      string   `json:"name"`
+	SpecHash  string   `json:"spec_hash"`
+	Source    string   `json:"source"` // spec file, or "builtin"
+	Evaluator string   `json:"evaluator"`
+	Schedule  string   `json:"schedule"`
+	Objective string   `json:"objective"`
+	Params    []string `json:"params"`
+	Configs   int      `json:"configs"` // valid configs of the first problem's space
+	Jobs      []Job    `json:"jobs"`
+}
+
+// Job is a kernel at one problem size on one device.
+type Job struct {
+	ID         string     `json:"id"`
+	Problem    string     `json:"problem"`
+	Device     string     `json:"device"`
+	Trials     int        `json:"trials"`
+	Served     *Config    `json:"served,omitempty"`
+	Running    bool       `json:"running"`
+	LastCycle  *time.Time `json:"last_cycle,omitempty"`
+	NextCycle  *time.Time `json:"next_cycle,omitempty"`
+	BudgetLeft int        `json:"budget_left,omitempty"`
+}
+
+// Match says where a config answer came from.
+type Match string
+
+// Match kinds.
+const (
+	MatchExact   Match = "exact"   // the served config of this very job
+	MatchNearest Match = "nearest" // the served config of the nearest tuned problem size
+	MatchDefault Match = "default" // nothing tuned: the spec's default
+)
+
+// Config is GET /v1/configs/{kernel}: the config a runtime should use.
+type Config struct {
+	Kernel      string         `json:"kernel"`
+	Problem     string         `json:"problem"`
+	Device      string         `json:"device"`
+	Config      map[string]any `json:"config"`
+	Key         string         `json:"key"`
+	Match       Match          `json:"match"`
+	TimeMS      float64        `json:"time_ms,omitempty"`
+	DefaultMS   float64        `json:"default_ms,omitempty"`
+	Certificate string         `json:"certificate"`
+	SpecHash    string         `json:"spec_hash"`
+	From        string         `json:"from_problem,omitempty"` // for nearest: the problem used
+	Confidence  float64        `json:"confidence,omitempty"`
+	Trial       *Trial         `json:"trial,omitempty"` // the trial that backs it
+	PromotedAt  *time.Time     `json:"promoted_at,omitempty"`
+}
+
+// Trial is one measured config.
+type Trial struct {
+	Key     string    `json:"key"`
+	Status  string    `json:"status"`
+	TimeMS  float64   `json:"time_ms,omitempty"`
+	TimesMS []float64 `json:"times_ms,omitempty"`
+	CostS   float64   `json:"cost_s"`
+	Error   string    `json:"error,omitempty"`
+	At      time.Time `json:"at"`
+	Problem string    `json:"problem"`
+	Device  string    `json:"device"`
+	Cycle   int       `json:"cycle,omitempty"` // 0: imported
+}
+
+// Trials is GET /v1/kernels/{kernel}/trials.
+type Trials struct {
+	Kernel string  `json:"kernel"`
+	Trials []Trial `json:"trials"`
+}
+
+// Cycle is one tuning run of a job.
+type Cycle struct {
+	ID       int        `json:"id"`
+	Job      string     `json:"job"`
+	Kernel   string     `json:"kernel"`
+	Problem  string     `json:"problem"`
+	Device   string     `json:"device"`
+	Trigger  string     `json:"trigger"` // cron, start, api
+	State    string     `json:"state"`   // running, done, cancelled, failed
+	Started  time.Time  `json:"started"`
+	Ended    *time.Time `json:"ended,omitempty"`
+	Budget   int        `json:"budget"`
+	BudgetS  float64    `json:"budget_s,omitempty"`
+	Evals    int        `json:"evals"`
+	BestKey  string     `json:"best_key,omitempty"`
+	BestMS   float64    `json:"best_ms,omitempty"`
+	Promoted string     `json:"promoted,omitempty"` // key promoted to served
+	Error    string     `json:"error,omitempty"`
+}
+
+// Cycles is GET /v1/kernels/{kernel}/cycles.
+type Cycles struct {
+	Kernel string  `json:"kernel"`
+	Cycles []Cycle `json:"cycles"`
+}
+
+// TuneRequest is the body of POST /v1/kernels/{kernel}/tune; every field is
+// optional. An empty problem tunes every problem of the kernel.
+type TuneRequest struct {
+	Problem string `json:"problem,omitempty"`
+	Budget  int    `json:"budget,omitempty"`
+}
+
+// TuneResponse names the cycles a tune request queued.
+type TuneResponse struct {
+	Kernel string   `json:"kernel"`
+	Jobs   []string `json:"jobs"`
+}
+
+// ImportRequest is the body of POST /v1/kernels/{kernel}/import: recorded
+// trials (say from a Kernel Tuner cache) for one problem and device.
+type ImportRequest struct {
+	Problem string  `json:"problem"`
+	Device  string  `json:"device"`
+	Trials  []Trial `json:"trials"`
+}
+
+// ImportResponse says what an import stored.
+type ImportResponse struct {
+	Job     string `json:"job"`
+	Stored  int    `json:"stored"`
+	Skipped int    `json:"skipped"` // keys not in the kernel's space, or already stored
+}
+
+// ReloadResponse is POST /v1/reload.
+type ReloadResponse struct {
+	Kernels int      `json:"kernels"`
+	Errors  []string `json:"errors"`
+}

@@ -1,0 +1,258 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/quasim/quasim/api"
+)
+
+// Client talks to quasimd over its Unix socket. The zero value is ready to
+// use; a Client is safe for concurrent use and must not be copied after its
+// first request.
+type Client struct {
+	// Socket is the path of quasimd's Unix socket; "" means DefaultSocket().
+	Socket string
+	// Transport carries the requests, for tests; nil means a transport that
+	// dials Socket.
+	Transport http.RoundTripper
+	// OnVersionMismatch, if set, is called once when the daemon's
+	// Quasim-Version header differs from Version.
+	OnVersionMismatch func(daemon string)
+	// Version is this client's version, for the mismatch check; "" disables
+	// the check.
+	Version string
+
+	once     sync.Once
+	hc       *http.Client
+	sock     string
+	mismatch sync.Once
+}
+
+// Size limits on what the client reads back.
+const (
+	maxResponseBytes = 256 << 20 // a large kernel's trials
+	maxErrorBytes    = 64 << 10
+)
+
+// DefaultSocket is the socket path quasimd listens on by default: the
+// QUASIM_SOCKET environment variable if set; else /run/quasim/quasimd.sock
+// for root; else $XDG_RUNTIME_DIR/quasim/quasimd.sock; else
+// /tmp/quasim-<uid>/quasimd.sock (under $TMPDIR when that is set), the same
+// defaults quasimd listens on.
+func DefaultSocket() string {
+	if s := os.Getenv("QUASIM_SOCKET"); s != "" {
+		return s
+	}
+	uid := os.Getuid()
+	if uid == 0 {
+		return "/run/quasim/quasimd.sock"
+	}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "quasim", "quasimd.sock")
+	}
+	return filepath.Join(os.TempDir(), "quasim-"+strconv.Itoa(uid), "quasimd.sock")
+}
+
+func (c *Client) lazyInit() {
+	c.once.Do(func() {
+		c.sock = c.Socket
+		if c.sock == "" {
+			c.sock = DefaultSocket()
+		}
+		rt := c.Transport
+		if rt == nil {
+			sock := c.sock
+			rt = &http.Transport{
+				DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+					var d net.Dialer
+					return d.DialContext(ctx, "unix", sock)
+				},
+				MaxIdleConns:       4,
+				IdleConnTimeout:    30 * time.Second,
+				DisableCompression: true,
+			}
+		}
+		c.hc = &http.Client{Transport: rt}
+	})
+}
+
+// Status returns the daemon's state: version, uptime, directories, counts.
+func (c *Client) Status(ctx context.Context) (api.Status, error) {
+	return call[api.Status](ctx, c, http.MethodGet, "/v1/status", nil, nil)
+}
+
+// Kernels lists the kernels quasimd knows with their jobs.
+func (c *Client) Kernels(ctx context.Context) ([]api.Kernel, error) {
+	return call[[]api.Kernel](ctx, c, http.MethodGet, "/v1/kernels", nil, nil)
+}
+
+// Config returns the config a runtime should use for kernel at problem on
+// device; an empty problem or device is left to the daemon.
+func (c *Client) Config(ctx context.Context, kernel, problem, device string) (api.Config, error) {
+	p, err := kernelPath("/v1/configs/", kernel, "")
+	if err != nil {
+		return api.Config{}, err
+	}
+	q := url.Values{}
+	if problem != "" {
+		q.Set("problem", problem)
+	}
+	if device != "" {
+		q.Set("device", device)
+	}
+	return call[api.Config](ctx, c, http.MethodGet, p, q, nil)
+}
+
+// Tune asks quasimd to start tuning kernel now and names the jobs it queued.
+func (c *Client) Tune(ctx context.Context, kernel string, req api.TuneRequest) (api.TuneResponse, error) {
+	p, err := kernelPath("/v1/kernels/", kernel, "/tune")
+	if err != nil {
+		return api.TuneResponse{}, err
+	}
+	return call[api.TuneResponse](ctx, c, http.MethodPost, p, nil, req)
+}
+
+// Trials returns kernel's stored trials; a non-empty problem keeps only that
+// problem's.
+func (c *Client) Trials(ctx context.Context, kernel, problem string) (api.Trials, error) {
+	p, err := kernelPath("/v1/kernels/", kernel, "/trials")
+	if err != nil {
+		return api.Trials{}, err
+	}
+	q := url.Values{}
+	if problem != "" {
+		q.Set("problem", problem)
+	}
+	return call[api.Trials](ctx, c, http.MethodGet, p, q, nil)
+}
+
+// Cycles returns kernel's tuning cycles, running and past.
+func (c *Client) Cycles(ctx context.Context, kernel string) (api.Cycles, error) {
+	p, err := kernelPath("/v1/kernels/", kernel, "/cycles")
+	if err != nil {
+		return api.Cycles{}, err
+	}
+	return call[api.Cycles](ctx, c, http.MethodGet, p, nil, nil)
+}
+
+// Import stores recorded trials of kernel for one problem and device.
+func (c *Client) Import(ctx context.Context, kernel string, req api.ImportRequest) (api.ImportResponse, error) {
+	p, err := kernelPath("/v1/kernels/", kernel, "/import")
+	if err != nil {
+		return api.ImportResponse{}, err
+	}
+	return call[api.ImportResponse](ctx, c, http.MethodPost, p, nil, req)
+}
+
+// Reload makes quasimd re-read its kernel specs and schedules.
+func (c *Client) Reload(ctx context.Context) (api.ReloadResponse, error) {
+	return call[api.ReloadResponse](ctx, c, http.MethodPost, "/v1/reload", nil, nil)
+}
+
+// kernelPath builds prefix + escaped kernel + suffix.
+func kernelPath(prefix, kernel, suffix string) (string, error) {
+	if kernel == "" {
+		return "", fmt.Errorf("empty kernel name: %w", api.ErrInvalidArgument)
+	}
+	return prefix + url.PathEscape(kernel) + suffix, nil
+}
+
+// call sends one request and decodes its answer into T.
+func call[T any](ctx context.Context, c *Client, method, path string, q url.Values, body any) (T, error) {
+	resp, err := c.do(ctx, method, path, q, body)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer resp.Body.Close()
+	return decodeJSON[T](resp)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, body any) (*http.Response, error) {
+	c.lazyInit()
+	u := "http://" + api.Host + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s %s: %w", method, path, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Version != "" {
+		req.Header.Set("User-Agent", "quasim-client/"+c.Version)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s %s: %w", method, path, ctx.Err())
+		}
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			return nil, &unavailableError{socket: c.sock, err: op}
+		}
+		return nil, fmt.Errorf("%s %s: %w: %w", method, path, api.ErrUnavailable, unwrapURLError(err))
+	}
+	c.checkVersion(resp.Header.Get(api.HeaderVersion))
+	return resp, nil
+}
+
+// unwrapURLError drops the *url.Error layer, which repeats method and URL.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+func (c *Client) checkVersion(daemon string) {
+	if c.Version == "" || c.OnVersionMismatch == nil || daemon == "" || daemon == c.Version {
+		return
+	}
+	c.mismatch.Do(func() { c.OnVersionMismatch(daemon) })
+}
+
+// decodeJSON reads resp's body as a T, or as an api.Error when the status
+// is not 2xx. It does not close the body.
+func decodeJSON[T any](resp *http.Response) (T, error) {
+	var v T
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return v, errorFrom(resp)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	if err != nil {
+		return v, fmt.Errorf("read answer: %w: %w", api.ErrUnavailable, err)
+	}
+	if len(b) > maxResponseBytes {
+		return v, fmt.Errorf("answer larger than %d bytes", maxResponseBytes)
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return v, fmt.Errorf("decode answer: %w", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quasim/quasim/api"
+)
+
+func newCyclesCommand(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cycles KERNEL",
+		Short: "List a kernel's tuning cycles, running and past",
+		Args:  exactArgs(1, "KERNEL"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cs, err := g.client(cmd).Cycles(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return printJSON(cmd.OutOrStdout(), cs)
+			}
+			return printCycles(cmd.OutOrStdout(), cs.Cycles, time.Now())
+		},
+	}
+}
+
+// printCycles writes cycles as a table; now dates the running ones.
+func printCycles(w io.Writer, cycles []api.Cycle, now time.Time) error {
+	t := newTable(w, "ID", "PROBLEM", "DEVICE", "TRIGGER", "STATE", "STARTED", "DURATION", "EVALS", "BEST_MS", "BEST_KEY", "PROMOTED", "ERROR")
+	for _, c := range cycles {
+		end := now
+		if c.Ended != nil {
+			end = *c.Ended
+		}
+		evals := strconv.Itoa(c.Evals)
+		if c.Budget > 0 {
+			evals += "/" + strconv.Itoa(c.Budget)
+		}
+		t.row(strconv.Itoa(c.ID), dash(c.Problem), dash(c.Device), dash(c.Trigger), dash(c.State), fmtTime(c.Started),
+			fmtDuration(end.Sub(c.Started)), evals, fmtMS(c.BestMS, 4), dash(c.BestKey), dash(c.Promoted), dash(c.Error))
+	}
+	return t.flush()
+}

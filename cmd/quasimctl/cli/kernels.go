@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"strconv"
+
+	"github.com/spf13/cobra"
+)
+
+func newKernelsCommand(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "kernels",
+		Short: "List the kernels quasimd tunes and their jobs",
+		Long: `kernels lists every kernel spec the daemon has loaded, one line per job
+(problem size and device class), with the job's trial count and the config it
+serves: its key and measured time.`,
+		Args: exactArgs(0, ""),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ks, err := g.client(cmd).Kernels(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return printJSON(cmd.OutOrStdout(), ks)
+			}
+			t := newTable(cmd.OutOrStdout(), "KERNEL", "EVALUATOR", "SCHEDULE", "PARAMS", "CONFIGS", "PROBLEM", "DEVICE", "TRIALS", "SERVED", "TIME_MS", "RUNNING")
+			for _, k := range ks {
+				head := []string{k.Name, dash(k.Evaluator), dash(k.Schedule), strconv.Itoa(len(k.Params)), strconv.Itoa(k.Configs)}
+				if len(k.Jobs) == 0 {
+					t.row(append(head, "-", "-", "0", "-", "-", "no")...)
+					continue
+				}
+				for i, j := range k.Jobs {
+					if i > 0 {
+						head = []string{k.Name, "", "", "", ""}
+					}
+					served, ms := "-", "-"
+					if j.Served != nil {
+						served, ms = dash(j.Served.Key), fmtMS(j.Served.TimeMS, 4)
+					}
+					running := "no"
+					if j.Running {
+						running = "yes"
+					}
+					t.row(append(head, dash(j.Problem), dash(j.Device), strconv.Itoa(j.Trials), served, ms, running)...)
+				}
+			}
+			return t.flush()
+		},
+	}
+}

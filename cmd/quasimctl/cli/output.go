@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// printJSON writes v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// table writes tab-separated rows as aligned columns; call flush at the end.
+type table struct{ tw *tabwriter.Writer }
+
+func newTable(w io.Writer, header ...string) *table {
+	t := &table{tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
+	if len(header) > 0 {
+		t.row(header...)
+	}
+	return t
+}
+
+func (t *table) row(cols ...string) {
+	fmt.Fprintln(t.tw, strings.Join(cols, "\t"))
+}
+
+func (t *table) flush() error { return t.tw.Flush() }
+
+// fmtMS formats milliseconds to sig significant digits; zero is "-".
+func fmtMS(v float64, sig int) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmtSig(v, sig)
+}
+
+// fmtSig formats v to sig significant digits without an exponent.
+func fmtSig(v float64, sig int) string {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	d := sig - 1 - int(math.Floor(math.Log10(math.Abs(v))))
+	d = min(max(d, 0), 9)
+	return strconv.FormatFloat(v, 'f', d, 64)
+}
+
+// fmtTime formats t in local time to the second; the zero time is "-".
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+func fmtTimePtr(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return fmtTime(*t)
+}
+
+// fmtDuration rounds d for humans: whole seconds above a minute, tenths below.
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "-"
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// dash stands in for empty strings in tables.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// fmtValue formats a config value decoded from JSON.
+func fmtValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case string:
+		return x
+	case bool:
+		if x {
+			return "True"
+		}
+		return "False"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

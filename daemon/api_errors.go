@@ -1,0 +1,53 @@
+package daemon
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/internal/store"
+)
+
+// statusOf is the one place that maps errors to HTTP statuses and codes.
+func statusOf(err error) (int, api.Code) {
+	switch {
+	case errors.Is(err, api.ErrInvalidArgument):
+		return http.StatusBadRequest, api.CodeInvalidArgument
+	case errors.Is(err, api.ErrNotFound), errors.Is(err, store.ErrNotFound):
+		return http.StatusNotFound, api.CodeNotFound
+	case errors.Is(err, api.ErrConflict):
+		return http.StatusConflict, api.CodeConflict
+	case errors.Is(err, api.ErrPermissionDenied):
+		return http.StatusForbidden, api.CodePermissionDenied
+	case errors.Is(err, api.ErrUnavailable):
+		return http.StatusServiceUnavailable, api.CodeUnavailable
+	}
+	return http.StatusInternalServerError, api.CodeInternal
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	status, code := statusOf(err)
+	writeJSON(w, status, api.Error{Error: err.Error(), Code: code})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	enc.Encode(v) // the client went away if this fails: nothing to tell it
+}
+
+func invalidf(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", api.ErrInvalidArgument, fmt.Sprintf(format, a...))
+}
+
+func notFoundf(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", api.ErrNotFound, fmt.Sprintf(format, a...))
+}
+
+func permissionf(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", api.ErrPermissionDenied, fmt.Sprintf(format, a...))
+}

@@ -1,0 +1,105 @@
+package daemon
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/user"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/quasim/quasim/internal/peercred"
+)
+
+type credKey struct{}
+
+// connCred is http.Server.ConnContext: it reads the peer's credentials once
+// per connection.
+func connCred(ctx context.Context, c net.Conn) context.Context {
+	cred, err := peercred.Get(c)
+	if err != nil {
+		return ctx // unknown peers may read and never write
+	}
+	return context.WithValue(ctx, credKey{}, cred)
+}
+
+// writers decides who may change the daemon's state, as tailscale's
+// IsReadonlyConn does: root, the daemon's own uid, operator uids and
+// members of the operator group. Everyone who can connect may read.
+type writers struct {
+	self      uint32
+	operators []uint32
+	group     string
+	// groupsOf returns a uid's group ids; replaced in tests.
+	groupsOf func(uid uint32) ([]string, error)
+	groupID  func(name string) (string, error)
+}
+
+func newWriters(operators []uint32, group string) *writers {
+	return &writers{
+		self:      uint32(os.Getuid()),
+		operators: operators,
+		group:     group,
+		groupsOf: func(uid uint32) ([]string, error) {
+			u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10))
+			if err != nil {
+				return nil, err
+			}
+			return u.GroupIds()
+		},
+		groupID: func(name string) (string, error) {
+			g, err := user.LookupGroup(name)
+			if err != nil {
+				return "", err
+			}
+			return g.Gid, nil
+		},
+	}
+}
+
+func (w *writers) allowed(ctx context.Context) bool {
+	cred, ok := ctx.Value(credKey{}).(peercred.Cred)
+	if !ok {
+		return false
+	}
+	if cred.UID == 0 || cred.UID == w.self || slices.Contains(w.operators, cred.UID) {
+		return true
+	}
+	if w.group == "" {
+		return false
+	}
+	gid, err := w.groupID(w.group)
+	if err != nil {
+		return false
+	}
+	if strconv.FormatUint(uint64(cred.GID), 10) == gid {
+		return true
+	}
+	groups, err := w.groupsOf(cred.UID)
+	return err == nil && slices.Contains(groups, gid)
+}
+
+// validHost accepts what curl --unix-socket and the client send.
+func validHost(h string) bool {
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		h = host
+	}
+	return h == "quasimd" || h == "localhost" || h == "127.0.0.1" || h == "::1"
+}
+
+// guard rejects browsers and other hosts before any handler runs.
+func guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Origin") != "" || r.Header.Get("Referer") != "" {
+			writeError(w, permissionf("requests from browsers are refused"))
+			return
+		}
+		if !validHost(r.Host) {
+			writeError(w, permissionf("invalid Host %q", strings.TrimSpace(r.Host)))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

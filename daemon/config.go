@@ -1,0 +1,84 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Config is quasimd's configuration, parsed from flags by cmd/quasimd.
+type Config struct {
+	Socket          string        // Unix socket path of the API
+	StateDir        string        // holds quasim.db
+	KernelsDir      string        // kernel specs; missing or empty means the builtin kernels
+	Operators       []uint32      // uids allowed to write besides root, the daemon's uid and group quasim
+	OperatorGroup   string        // group whose members may write (default "quasim")
+	ShutdownTimeout time.Duration // how long in-flight requests and cycles get on shutdown
+	NotifySocket    string        // $NOTIFY_SOCKET
+	Watchdog        time.Duration // interval for WATCHDOG=1; zero disables
+	Seed            uint64        // search seed
+	Version         string
+	Now             func() time.Time
+}
+
+// DefaultSocket is /run/quasim/quasimd.sock for root, else under
+// $XDG_RUNTIME_DIR (or the temp dir) for the user.
+func DefaultSocket() string {
+	if os.Getuid() == 0 {
+		return "/run/quasim/quasimd.sock"
+	}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "quasim", "quasimd.sock")
+	}
+	return filepath.Join(os.TempDir(), "quasim-"+strconv.Itoa(os.Getuid()), "quasimd.sock")
+}
+
+// DefaultStateDir is /var/lib/quasim for root, else $XDG_STATE_HOME/quasim
+// (~/.local/state/quasim).
+func DefaultStateDir() string {
+	if os.Getuid() == 0 {
+		return "/var/lib/quasim"
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "quasim")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "quasim")
+	}
+	return filepath.Join(os.TempDir(), "quasim-state-"+strconv.Itoa(os.Getuid()))
+}
+
+// DefaultKernelsDir is where operators put kernel specs.
+const DefaultKernelsDir = "/etc/quasim/kernels.d"
+
+// Validate checks cfg once, before anything starts.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Socket == "" {
+		errs = append(errs, errors.New("socket: empty path"))
+	} else if !filepath.IsAbs(c.Socket) {
+		errs = append(errs, fmt.Errorf("socket %q: must be an absolute path", c.Socket))
+	}
+	if c.StateDir == "" {
+		errs = append(errs, errors.New("state-dir: empty path"))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("shutdown-timeout %s: must be positive", c.ShutdownTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) defaults() {
+	if c.OperatorGroup == "" {
+		c.OperatorGroup = "quasim"
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+}

@@ -1,0 +1,338 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"github.com/rs/zerolog"
+
+	"github.com/quasim/quasim/internal/spec"
+	"github.com/quasim/quasim/internal/store"
+	"github.com/quasim/quasim/internal/tuner"
+)
+
+// job is one tunable (kernel spec, problem, device) and its run state.
+type job struct {
+	key   store.JobKey
+	kern  *kernel
+	spec  spec.Job
+	entry cron.EntryID
+
+	// Guarded by scheduler.mu.
+	running bool
+	queued  *runRequest // a run asked for while one was in flight
+	cancel  context.CancelFunc
+	live    store.Cycle // the running cycle as of its last generation
+}
+
+// kernel is a loaded spec and its jobs.
+type kernel struct {
+	spec *spec.Spec
+	jobs []*job
+}
+
+type runRequest struct {
+	trigger string
+	budget  tuner.Budget
+}
+
+// scheduler owns the kernels, their cron entries and the running cycles.
+type scheduler struct {
+	dir   string
+	st    *store.Store
+	tn    *tuner.Tuner
+	cron  *cron.Cron
+	log   zerolog.Logger
+	seed  uint64
+	clock func() time.Time
+
+	// epoch is bumped whenever served configs or the kernels may have
+	// changed, which invalidates cached config answers.
+	epoch atomic.Uint64
+
+	mu       sync.Mutex
+	ctx      context.Context // cycles run under it; set by start
+	kernels  map[string]*kernel
+	jobs     map[string]*job
+	specErrs []string
+	wg       sync.WaitGroup
+}
+
+// load reads the kernel specs: the spec directory, or the builtin kernels
+// when it is missing or holds no spec files. Bad files are reported and
+// skipped; the others load.
+func (s *scheduler) load() (map[string]*kernel, []string) {
+	specs, errs := spec.LoadDir(s.dir)
+	var msgs []string
+	for _, err := range errs {
+		s.log.Error().Err(err).Str("dir", s.dir).Msg("spec not loaded")
+		msgs = append(msgs, err.Error())
+	}
+	if len(specs) == 0 && len(errs) == 0 {
+		s.log.Info().Str("dir", s.dir).Msg("no kernel specs; tuning the builtin kernels")
+		specs = spec.Builtins()
+	}
+	kernels := map[string]*kernel{}
+	for _, sp := range specs {
+		jobs, err := sp.Jobs()
+		if err != nil {
+			s.log.Error().Err(err).Str("kernel", sp.Name).Msg("spec not loaded")
+			msgs = append(msgs, err.Error())
+			continue
+		}
+		k := &kernel{spec: sp}
+		for _, j := range jobs {
+			device := "none"
+			if j.Evaluator != nil {
+				device = j.Evaluator.Device()
+			}
+			key := store.JobKey{Kernel: sp.Name, SpecHash: sp.Hash, Problem: j.Problem.String(), Device: device}
+			k.jobs = append(k.jobs, &job{key: key, kern: k, spec: j})
+		}
+		if err := s.st.PutSpec(store.Spec{Name: sp.Name, Hash: sp.Hash, Source: sp.Source, Raw: sp.Raw, Loaded: s.clock()}); err != nil {
+			s.log.Error().Err(err).Str("kernel", sp.Name).Msg("store spec")
+		}
+		kernels[sp.Name] = k
+	}
+	return kernels, msgs
+}
+
+// apply replaces the loaded kernels: jobs that disappeared (or whose spec
+// changed, which changes their key) lose their cron entry and have their
+// cycle cancelled; new jobs get an entry, and a first cycle right away when
+// nothing is served for them yet.
+func (s *scheduler) apply(kernels map[string]*kernel, errs []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := map[string]*job{}
+	for _, k := range kernels {
+		for i, j := range k.jobs {
+			id := j.key.String()
+			if old, ok := s.jobs[id]; ok {
+				// Same key, same spec version: keep the job and its run state.
+				old.kern, old.spec = k, j.spec
+				k.jobs[i] = old
+				j = old
+			}
+			next[id] = j
+		}
+	}
+	for id, old := range s.jobs {
+		if _, ok := next[id]; ok {
+			continue
+		}
+		if old.entry != 0 {
+			s.cron.Remove(old.entry)
+		}
+		if old.cancel != nil {
+			old.cancel()
+		}
+		s.log.Info().Str("job_id", id).Msg("job removed")
+	}
+	s.kernels, s.jobs, s.specErrs = kernels, next, errs
+	s.epoch.Add(1)
+	for id, j := range next {
+		if j.entry != 0 || j.spec.Evaluator == nil {
+			continue
+		}
+		jj := j
+		entry, err := s.cron.AddFunc(j.kern.spec.Schedule, func() { s.trigger(jj.key.String(), runRequest{trigger: "cron"}) })
+		if err != nil {
+			s.log.Error().Err(err).Str("job_id", id).Str("schedule", j.kern.spec.Schedule).Msg("job not scheduled")
+			continue
+		}
+		j.entry = entry
+		if s.needsStart(j) {
+			s.startLocked(j, runRequest{trigger: "start"})
+		}
+	}
+}
+
+// needsStart reports whether a job gets a cycle right away: nothing is
+// served for it yet, or its last cycle was interrupted by a shutdown or crash.
+func (s *scheduler) needsStart(j *job) bool {
+	if _, served, err := s.st.Served(j.key); err != nil || !served {
+		return true
+	}
+	cycles, err := s.st.Cycles(j.key)
+	if err != nil || len(cycles) == 0 {
+		return false
+	}
+	last := cycles[len(cycles)-1].State
+	return last == tuner.Unfinished || last == "running"
+}
+
+// trigger starts a cycle of a job now, or queues one behind the cycle in
+// flight. It reports false for an unknown job.
+func (s *scheduler) trigger(id string, req runRequest) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok || j.spec.Evaluator == nil {
+		return false
+	}
+	s.startLocked(j, req)
+	return true
+}
+
+func (s *scheduler) startLocked(j *job, req runRequest) {
+	if s.ctx == nil || s.ctx.Err() != nil {
+		return
+	}
+	if j.running {
+		r := req
+		j.queued = &r
+		return
+	}
+	if req.budget.Evals <= 0 && req.budget.Seconds <= 0 {
+		req.budget = tuner.Budget{Evals: j.kern.spec.Budget.Evals, Seconds: j.kern.spec.Budget.Seconds}
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	j.running, j.cancel = true, cancel
+	s.wg.Go(func() {
+		defer cancel()
+		s.run(ctx, j, req)
+	})
+}
+
+func (s *scheduler) run(ctx context.Context, j *job, req runRequest) {
+	tj := tuner.Job{Key: j.key, Problem: j.spec.Problem, Evaluator: j.spec.Evaluator, Space: j.spec.Space, Default: j.spec.Default}
+	cy, err := s.tn.Cycle(ctx, tj, req.budget, req.trigger, s.seed, func(c store.Cycle) {
+		s.mu.Lock()
+		j.live = c
+		s.mu.Unlock()
+	})
+	switch {
+	case err == nil:
+	case errors.Is(err, context.Canceled):
+		s.log.Info().Str("job_id", j.key.String()).Int("cycle", cy.ID).Msg("cycle cancelled; the next start resumes it")
+	default:
+		s.log.Error().Err(err).Str("job_id", j.key.String()).Int("cycle", cy.ID).Msg("cycle failed")
+	}
+	s.epoch.Add(1) // the cycle may have promoted a config
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j.running, j.cancel, j.live = false, nil, store.Cycle{}
+	if q := j.queued; q != nil && ctx.Err() == nil {
+		j.queued = nil
+		s.startLocked(j, *q)
+	}
+}
+
+// snapshot returns the kernels sorted by name and the spec errors.
+func (s *scheduler) snapshot() ([]*kernel, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ks := make([]*kernel, 0, len(s.kernels))
+	for _, k := range s.kernels {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b *kernel) int {
+		switch {
+		case a.spec.Name < b.spec.Name:
+			return -1
+		case a.spec.Name > b.spec.Name:
+			return 1
+		}
+		return 0
+	})
+	return ks, slices.Clone(s.specErrs)
+}
+
+func (s *scheduler) kernel(name string) (*kernel, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.kernels[name]
+	return k, ok
+}
+
+// jobView is a job's run state at one moment.
+type jobView struct {
+	running bool
+	live    store.Cycle
+	next    time.Time
+}
+
+func (s *scheduler) view(j *job) jobView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := jobView{running: j.running, live: j.live}
+	if j.entry != 0 {
+		v.next = s.cron.Entry(j.entry).Next
+	}
+	return v
+}
+
+func (s *scheduler) runningJobs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for id, j := range s.jobs {
+		if j.running {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// start lets cycles run under ctx and starts cron.
+func (s *scheduler) start(ctx context.Context) {
+	s.mu.Lock()
+	s.ctx = ctx
+	s.mu.Unlock()
+	s.cron.Start()
+}
+
+// stop stops cron, cancels running cycles (they checkpoint and stay
+// interrupted) and waits for them up to timeout.
+func (s *scheduler) stop(timeout time.Duration) error {
+	<-s.cron.Stop().Done()
+	s.mu.Lock()
+	for _, j := range s.jobs {
+		j.queued = nil
+		if j.cancel != nil {
+			j.cancel()
+		}
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("cycles still running after %s", timeout)
+	}
+}
+
+// devices hands out one exclusive lock per device.
+type devices struct {
+	mu    sync.Mutex
+	locks map[string]chan struct{}
+}
+
+func (d *devices) lock(ctx context.Context, device string) (func(), error) {
+	d.mu.Lock()
+	if d.locks == nil {
+		d.locks = map[string]chan struct{}{}
+	}
+	ch, ok := d.locks[device]
+	if !ok {
+		ch = make(chan struct{}, 1)
+		d.locks[device] = ch
+	}
+	d.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+		return func() { <-ch }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

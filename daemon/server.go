@@ -1,0 +1,569 @@
+package daemon
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/internal/store"
+	"github.com/quasim/quasim/internal/tuner"
+)
+
+// server serves the socket API.
+type server struct {
+	sched    *scheduler
+	st       *store.Store
+	writers  *writers
+	log      zerolog.Logger
+	version  string
+	started  time.Time
+	stateDir string
+	specDir  string
+	reload   func() api.ReloadResponse
+
+	// answers caches encoded config answers by query; an entry is valid
+	// while the scheduler's epoch (bumped whenever served configs or
+	// kernels may change) is the one it was made in.
+	mu      sync.Mutex
+	answers map[string]cachedAnswer
+}
+
+type cachedAnswer struct {
+	epoch uint64
+	body  []byte
+}
+
+// cachedConfig serves GET /v1/configs from the cache, the runtimes' hot path.
+func (s *server) cachedConfig(w http.ResponseWriter, r *http.Request) {
+	q := r.PathValue("kernel") + "?" + r.URL.RawQuery
+	epoch := s.sched.epoch.Load()
+	s.mu.Lock()
+	a, ok := s.answers[q]
+	s.mu.Unlock()
+	if !ok || a.epoch != epoch {
+		v, err := s.getConfig(r)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		body, err := json.Marshal(v)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		a = cachedAnswer{epoch: epoch, body: append(body, '\n')}
+		s.mu.Lock()
+		if s.answers == nil || len(s.answers) > 4096 {
+			s.answers = map[string]cachedAnswer{}
+		}
+		s.answers[q] = a
+		s.mu.Unlock()
+	}
+	h := w.Header()
+	h["Content-Type"] = jsonType
+	w.Write(a.body)
+}
+
+var jsonType = []string{"application/json"}
+
+// routes is the route table, sorted by pattern (TestRoutesSorted checks).
+func (s *server) routes() []route {
+	return []route{
+		{api.RouteConfig, false, s.getConfig},
+		{api.RouteKernels, false, s.getKernels},
+		{api.RouteKernelCycles, false, s.getCycles},
+		{api.RouteImport, true, s.postImport},
+		{api.RouteKernelTrials, false, s.getTrials},
+		{api.RouteKernelTune, true, s.postTune},
+		{api.RouteReload, true, s.postReload},
+		{api.RouteStatus, false, s.getStatus},
+	}
+}
+
+type route struct {
+	pattern string
+	write   bool
+	h       func(*http.Request) (any, error)
+}
+
+func (s *server) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc(api.RouteConfig, s.cachedConfig)
+	for _, rt := range s.routes() {
+		if rt.pattern == api.RouteConfig {
+			continue
+		}
+		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+			if rt.write && !s.writers.allowed(r.Context()) {
+				writeError(w, permissionf("%s needs uid 0, the daemon's uid, group %s or --operator", rt.pattern, s.writers.group))
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, api.MaxBodyBytes)
+			start := time.Now()
+			v, err := rt.h(r)
+			if err != nil {
+				status, _ := statusOf(err)
+				ev := s.log.Debug()
+				if status >= 500 {
+					ev = s.log.Error()
+				}
+				ev.Err(err).Str("route", rt.pattern).Int("status", status).Msg("request failed")
+				writeError(w, err)
+				return
+			}
+			s.log.Debug().Str("route", rt.pattern).Dur("dur", time.Since(start)).Msg("request")
+			writeJSON(w, http.StatusOK, v)
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, notFoundf("no route %s %s", r.Method, r.URL.Path))
+	})
+	return s.versioned(guard(mux))
+}
+
+func (s *server) versioned(next http.Handler) http.Handler {
+	v := []string{s.version}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header()[api.HeaderVersion] = v
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *server) getStatus(*http.Request) (any, error) {
+	ks, errs := s.sched.snapshot()
+	st := api.Status{
+		Version: s.version, Started: s.started, UptimeS: time.Since(s.started).Seconds(),
+		StateDir: s.stateDir, SpecDir: s.specDir, Kernels: len(ks),
+		Running: s.sched.runningJobs(), SpecError: errs,
+	}
+	for _, k := range ks {
+		for _, j := range k.jobs {
+			st.Jobs++
+			n, err := s.st.TrialCount(j.key)
+			if err != nil {
+				return nil, err
+			}
+			st.Trials += n
+		}
+	}
+	if st.Running == nil {
+		st.Running = []string{}
+	}
+	if st.SpecError == nil {
+		st.SpecError = []string{}
+	}
+	return st, nil
+}
+
+func (s *server) getKernels(*http.Request) (any, error) {
+	ks, _ := s.sched.snapshot()
+	out := make([]api.Kernel, 0, len(ks))
+	for _, k := range ks {
+		ak := api.Kernel{
+			Name: k.spec.Name, SpecHash: k.spec.Hash, Source: k.spec.Source, Evaluator: k.spec.Evaluator,
+			Schedule: k.spec.Schedule, Objective: k.spec.Objective, Jobs: []api.Job{},
+		}
+		for i, j := range k.jobs {
+			if i == 0 {
+				for _, p := range j.spec.Space.Params() {
+					ak.Params = append(ak.Params, p.Name)
+				}
+				ak.Configs = j.spec.Space.Size()
+			}
+			aj, err := s.jobInfo(j)
+			if err != nil {
+				return nil, err
+			}
+			ak.Jobs = append(ak.Jobs, aj)
+		}
+		out = append(out, ak)
+	}
+	return out, nil
+}
+
+func (s *server) jobInfo(j *job) (api.Job, error) {
+	n, err := s.st.TrialCount(j.key)
+	if err != nil {
+		return api.Job{}, err
+	}
+	v := s.sched.view(j)
+	aj := api.Job{ID: j.key.String(), Problem: j.key.Problem, Device: j.key.Device, Trials: n, Running: v.running}
+	if !v.next.IsZero() {
+		next := v.next
+		aj.NextCycle = &next
+	}
+	if v.running && v.live.Budget > 0 {
+		aj.BudgetLeft = v.live.Budget - v.live.Evals
+	}
+	if sv, ok, err := s.st.Served(j.key); err != nil {
+		return aj, err
+	} else if ok {
+		c, err := s.answer(j, sv, api.MatchExact, j.key.Problem)
+		if err != nil {
+			return aj, err
+		}
+		aj.Served = &c
+	}
+	cycles, err := s.st.Cycles(j.key)
+	if err != nil {
+		return aj, err
+	}
+	for i := len(cycles) - 1; i >= 0; i-- {
+		if !cycles[i].Ended.IsZero() {
+			t := cycles[i].Ended
+			aj.LastCycle = &t
+			break
+		}
+	}
+	return aj, nil
+}
+
+// getConfig answers a runtime: the exact job's served config, else the
+// served config of the nearest tuned problem size, else the default.
+func (s *server) getConfig(r *http.Request) (any, error) {
+	name := r.PathValue("kernel")
+	k, ok := s.sched.kernel(name)
+	if !ok {
+		return nil, notFoundf("kernel %q is not loaded", name)
+	}
+	if len(k.jobs) == 0 {
+		return nil, notFoundf("kernel %q has no jobs", name)
+	}
+	q := r.URL.Query()
+	problem := q.Get("problem")
+	device := q.Get("device")
+	if device == "" {
+		device = k.jobs[0].key.Device
+	}
+	if problem == "" {
+		if len(k.jobs) > 1 {
+			return nil, invalidf("problem: kernel %q has %d problems (%s); name one", name, len(k.jobs), problemList(k))
+		}
+		problem = k.jobs[0].key.Problem
+	}
+	dims, err := parseProblem(problem)
+	if err != nil {
+		return nil, invalidf("problem %q: %v", problem, err)
+	}
+	problem = evaluate.Problem{Dims: dims}.String()
+	var (
+		nearest *job
+		nearSv  store.Served
+		nearD   = math.Inf(1)
+	)
+	for _, j := range k.jobs {
+		if j.key.Device != device {
+			continue
+		}
+		sv, ok, err := s.st.Served(j.key)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if j.key.Problem == problem {
+			return s.answer(j, sv, api.MatchExact, problem)
+		}
+		jd, err := parseProblem(j.key.Problem)
+		if err != nil || len(jd) != len(dims) {
+			continue
+		}
+		if d := logDistance(dims, jd); d < nearD {
+			nearest, nearSv, nearD = j, sv, d
+		}
+	}
+	if nearest != nil {
+		c, err := s.answer(nearest, nearSv, api.MatchNearest, problem)
+		if err != nil {
+			return nil, err
+		}
+		c.From = nearest.key.Problem
+		c.Confidence = math.Exp(-nearD)
+		return c, nil
+	}
+	j := k.jobs[0]
+	for _, jj := range k.jobs {
+		if jj.key.Problem == problem {
+			j = jj
+		}
+	}
+	c := api.Config{
+		Kernel: name, Problem: problem, Device: device, Match: api.MatchDefault, SpecHash: k.spec.Hash,
+		Config: configMap(j.spec.Space, j.spec.Default), Key: j.spec.Space.Key(j.spec.Default),
+	}
+	return c, nil
+}
+
+func problemList(k *kernel) string {
+	var ps []string
+	for _, j := range k.jobs {
+		ps = append(ps, j.key.Problem)
+	}
+	return strings.Join(ps, "; ")
+}
+
+// logDistance is the distance between problem sizes on a log scale, so
+// 512 is as far from 1024 as 1024 is from 2048.
+func logDistance(a, b []int) float64 {
+	d := 0.0
+	for i := range a {
+		d += math.Abs(math.Log(float64(max(a[i], 1))) - math.Log(float64(max(b[i], 1))))
+	}
+	return d
+}
+
+func (s *server) answer(j *job, sv store.Served, match api.Match, problem string) (api.Config, error) {
+	c, err := j.spec.Space.ParseKey(sv.Key)
+	if err != nil {
+		return api.Config{}, fmt.Errorf("served config of %s: %w", j.key, err)
+	}
+	at := sv.PromotedAt
+	out := api.Config{
+		Kernel: j.key.Kernel, Problem: problem, Device: j.key.Device, Config: configMap(j.spec.Space, c),
+		Key: sv.Key, Match: match, TimeMS: sv.TimeMS, Certificate: sv.Certificate, SpecHash: j.key.SpecHash,
+		PromotedAt: &at,
+	}
+	trials, err := s.st.Trials(j.key)
+	if err != nil {
+		return out, err
+	}
+	for _, t := range trials {
+		if t.Key == sv.Key {
+			at := apiTrial(t, j)
+			out.Trial = &at
+		}
+		if j.spec.Default != nil && t.Key == j.spec.Space.Key(j.spec.Default) && t.Status == string(evaluate.StatusOK) {
+			out.DefaultMS = t.TimeMS
+		}
+	}
+	return out, nil
+}
+
+func configMap(sp *genome.Space, c genome.Config) map[string]any {
+	m := make(map[string]any, len(c))
+	for i, v := range sp.Values(c) {
+		name := sp.Params()[i].Name
+		switch v.Kind {
+		case genome.KindInt:
+			m[name] = v.I
+		case genome.KindFloat:
+			m[name] = v.F
+		case genome.KindBool:
+			m[name] = v.I != 0
+		default:
+			m[name] = v.S
+		}
+	}
+	return m
+}
+
+func apiTrial(t store.Trial, j *job) api.Trial {
+	return api.Trial{
+		Key: t.Key, Status: t.Status, TimeMS: t.TimeMS, TimesMS: t.TimesMS, CostS: t.CostS, Error: t.Error,
+		At: t.At, Problem: j.key.Problem, Device: j.key.Device, Cycle: t.Cycle,
+	}
+}
+
+// jobsOf returns the kernel's jobs, all or those of one problem.
+func (s *server) jobsOf(name, problem string) (*kernel, []*job, error) {
+	k, ok := s.sched.kernel(name)
+	if !ok {
+		return nil, nil, notFoundf("kernel %q is not loaded", name)
+	}
+	if problem == "" {
+		return k, k.jobs, nil
+	}
+	dims, err := parseProblem(problem)
+	if err != nil {
+		return nil, nil, invalidf("problem %q: %v", problem, err)
+	}
+	p := evaluate.Problem{Dims: dims}.String()
+	var out []*job
+	for _, j := range k.jobs {
+		if j.key.Problem == p {
+			out = append(out, j)
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil, notFoundf("kernel %q has no problem %s (have %s)", name, p, problemList(k))
+	}
+	return k, out, nil
+}
+
+func (s *server) getTrials(r *http.Request) (any, error) {
+	name := r.PathValue("kernel")
+	_, jobs, err := s.jobsOf(name, r.URL.Query().Get("problem"))
+	if err != nil {
+		return nil, err
+	}
+	out := api.Trials{Kernel: name, Trials: []api.Trial{}}
+	for _, j := range jobs {
+		trials, err := s.st.Trials(j.key)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range trials {
+			out.Trials = append(out.Trials, apiTrial(t, j))
+		}
+	}
+	return out, nil
+}
+
+func (s *server) getCycles(r *http.Request) (any, error) {
+	name := r.PathValue("kernel")
+	_, jobs, err := s.jobsOf(name, r.URL.Query().Get("problem"))
+	if err != nil {
+		return nil, err
+	}
+	out := api.Cycles{Kernel: name, Cycles: []api.Cycle{}}
+	for _, j := range jobs {
+		cycles, err := s.st.Cycles(j.key)
+		if err != nil {
+			return nil, err
+		}
+		v := s.sched.view(j)
+		for _, c := range cycles {
+			if v.running && v.live.ID == c.ID {
+				c = v.live // fresher than the last checkpoint only by the in-memory state
+			}
+			ac := api.Cycle{
+				ID: c.ID, Job: j.key.String(), Kernel: name, Problem: j.key.Problem, Device: j.key.Device,
+				Trigger: c.Trigger, State: c.State, Started: c.Started, Budget: c.Budget, BudgetS: c.BudgetS,
+				Evals: c.Evals, BestKey: c.BestKey, BestMS: c.BestMS, Promoted: c.Promoted, Error: c.Error,
+			}
+			if !c.Ended.IsZero() {
+				e := c.Ended
+				ac.Ended = &e
+			}
+			out.Cycles = append(out.Cycles, ac)
+		}
+	}
+	return out, nil
+}
+
+func decodeBody(r *http.Request, v any) error {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return invalidf("body larger than %d bytes", mbe.Limit)
+		}
+		return invalidf("read body: %v", err)
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return invalidf("body: %v", err)
+	}
+	return nil
+}
+
+func (s *server) postTune(r *http.Request) (any, error) {
+	var req api.TuneRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Budget < 0 {
+		return nil, invalidf("budget %d: must not be negative", req.Budget)
+	}
+	name := r.PathValue("kernel")
+	k, jobs, err := s.jobsOf(name, req.Problem)
+	if err != nil {
+		return nil, err
+	}
+	if k.spec.Evaluator == "" {
+		return nil, invalidf("kernel %q has no evaluator: it is served, not tuned", name)
+	}
+	resp := api.TuneResponse{Kernel: name}
+	for _, j := range jobs {
+		rr := runRequest{trigger: "api"}
+		if req.Budget > 0 {
+			rr.budget = tuner.Budget{Evals: req.Budget}
+		}
+		if s.sched.trigger(j.key.String(), rr) {
+			resp.Jobs = append(resp.Jobs, j.key.String())
+		}
+	}
+	if len(resp.Jobs) == 0 {
+		return nil, fmt.Errorf("%w: the daemon is shutting down", api.ErrUnavailable)
+	}
+	return resp, nil
+}
+
+func (s *server) postImport(r *http.Request) (any, error) {
+	var req api.ImportRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	name := r.PathValue("kernel")
+	if req.Problem == "" {
+		return nil, invalidf("problem: required")
+	}
+	_, jobs, err := s.jobsOf(name, req.Problem)
+	if err != nil {
+		return nil, err
+	}
+	j := jobs[0]
+	key := j.key
+	if req.Device != "" {
+		key.Device = req.Device
+	}
+	var trials []store.Trial
+	skipped := 0
+	for i, t := range req.Trials {
+		if _, err := j.spec.Space.ParseKey(t.Key); err != nil {
+			skipped++
+			continue
+		}
+		if _, err := evaluate.ParseStatus(t.Status); err != nil {
+			return nil, invalidf("trials[%d].status: %v", i, err)
+		}
+		if t.Status == string(evaluate.StatusOK) && !(t.TimeMS > 0) {
+			return nil, invalidf("trials[%d].time_ms: %v is not a positive time", i, t.TimeMS)
+		}
+		trials = append(trials, store.Trial{Key: t.Key, Status: t.Status, TimeMS: t.TimeMS, TimesMS: t.TimesMS, CostS: t.CostS, Error: t.Error, At: t.At})
+	}
+	stored, err := s.st.AddTrials(key, trials)
+	if err != nil {
+		return nil, err
+	}
+	return api.ImportResponse{Job: key.String(), Stored: stored, Skipped: skipped + len(trials) - stored}, nil
+}
+
+func (s *server) postReload(*http.Request) (any, error) {
+	return s.reload(), nil
+}
+
+// parseProblem reads "1024,1024,1024" (x also separates).
+func parseProblem(s string) ([]int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, errors.New("empty")
+	}
+	parts := strings.Split(strings.ReplaceAll(s, "x", ","), ",")
+	out := make([]int, len(parts))
+	for i, p := range parts {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("dimension %d (%q) is not a positive integer", i, p)
+		}
+		out[i] = n
+	}
+	return out, nil
+}

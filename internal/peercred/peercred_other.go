@@ -1,0 +1,7 @@
+//go:build !linux
+
+package peercred
+
+import "net"
+
+func get(*net.UnixConn) (Cred, error) { return Cred{}, ErrUnsupported }

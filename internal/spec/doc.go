@@ -1,0 +1,77 @@
+// Package spec reads kernel specs: the files, one per kernel, that tell
+// quasimd what to tune. quasimd loads them from a directory (default
+// /etc/quasim/kernels.d, see LoadDir); with no directory or an empty one it
+// tunes the builtin kernels (Builtins).
+//
+// # Format
+//
+// A spec is YAML (.yaml, .yml) or JSON (.json) with these keys; JSON uses the
+// same keys and values:
+//
+//	name: sgemm                  # required; [A-Za-z0-9_.-]+
+//	evaluator: builtin:sgemm     # required: builtin:<kernel> | replay:<Kernel Tuner cache or T4 file>,
+//	                             # a relative replay path being relative to the spec file's directory
+//	objective: time              # only "time" for now (the default)
+//	problems:                    # optional problem sizes: a list of "1024,1024,1024" strings or
+//	  - 256,256,256              # [1024, 1024, 1024] lists, or a map name -> vector (the names
+//	  - [512, 512, 512]          # only label errors); default: a builtin kernel's own, a recording's
+//	problem_dims: [m, n, k]      # optional names of the dims, usable in constraints; a builtin
+//	                             # kernel names its own (sgemm: m, n, k)
+//	parameters:                  # optional narrowing: each name is an evaluator parameter and each
+//	  tile_m: [32, 64]           # value one of its values
+//	constraints:                 # optional extra constraints over parameters and problem dims, in
+//	  - tile_m * tile_n <= 4096  # the Python-like expression syntax of genome
+//	schedule: "@every 6h"        # cron: 5 fields or a descriptor (@hourly, @every 90m); default "@every 6h"
+//	budget: {evals: 60, seconds: 120}  # per cycle; default evals 60, seconds 0 (no limit);
+//	                             # evals 0 means no evaluation limit and needs seconds > 0
+//	default: {tile_m: 32}        # optional partial config served when nothing is tuned
+//	verify: {tolerance: rel, value: 1e-5, repeats: 3, nondeterministic: reject}
+//	                             # tolerance abs|rel|ulp, value >= 0, repeats >= 0,
+//	                             # nondeterministic reject|certify; used by certification
+//	tune_on_miss: false          # stored for runtimes' misses; default false
+//
+// An unknown key at the top level or inside budget or verify is an error, as
+// is a key given twice; null is the same as leaving a key out. A FAIR T1 file
+// (.json holding "ConfigurationSpace", or named *.T1.json) is accepted too: it
+// is a spec named after its General.BenchmarkName (else the file name), with
+// its own space and problem size, no evaluator and the default schedule and
+// budget. It is listed and its default config served, but never tuned.
+//
+// # Errors
+//
+// Every error about a file's content is a *FieldError, matching ErrInvalid,
+// whose message names the file and the field and, for YAML and JSON values,
+// the line:
+//
+//	/etc/quasim/kernels.d/a.yaml: schedule "every day": expected exactly 5 fields, found 2: [every day] (line 7)
+//	/etc/quasim/kernels.d/b.yaml: constraints[1]: expression "x +": column 4: ... (line 12)
+//
+// Parse checks the file alone: it parses the schedule, compiles the
+// constraints, and, for a builtin evaluator, checks parameter names, values
+// and dims against the kernel. Jobs does the rest: it loads recordings,
+// builds each problem's space and checks the default config in it.
+//
+// # Jobs
+//
+// Spec.Jobs gives one Job per problem: the evaluator, the problem, the space
+// narrowed by parameters (a constraint `name in [v1, v2]` per narrowed
+// parameter) and constraints, and the resolved default config.
+//
+// # Hash
+//
+// Spec.Hash versions everything derived from a spec (trials, policies,
+// certificates): it is the first 8 bytes, in hex, of the SHA-256 of the
+// canonical JSON of the normalised spec (Spec.Canonical): every object's keys
+// sorted, no insignificant space, defaults filled in. It covers name,
+// evaluator (with a replay path made absolute), objective, problems (dims,
+// in file order; a map's in name order), problem_dims, parameters (values
+// sorted), constraints (in order, as written), schedule (as written),
+// budget, default, verify, tune_on_miss and, for a T1 file, its parameters
+// (names, kinds, values, defaults), conditions and problem size. It does not
+// cover the file's path, its bytes, comments, formatting or key order, nor
+// the content of a replay file. A builtin kernel's spec without problems
+// gets the kernel's default problems and so the hash of a spec that lists
+// them.
+//
+// This package has no compatibility promise outside quasim.
+package spec

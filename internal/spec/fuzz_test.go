@@ -1,0 +1,56 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzParse checks that Parse never panics, and that whatever it accepts
+// has a hash and a canonical form that parses back to the same hash.
+func FuzzParse(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/*")
+	for _, p := range seeds {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b, filepath.Ext(p) == ".json")
+		}
+	}
+	for _, s := range []string{
+		"name: k\nevaluator: builtin:sgemm\nschedule: TZ=UTC\n",
+		"name: k\nevaluator: replay:x.json\nproblems: {a: '1,2', b: [3, 4]}\nconstraints: ['a <']\n",
+		"a: &a [*a]\n",
+		"name: k\nevaluator: builtin:reduce\nparameters: {unroll: [.inf]}\ndefault: {unroll: 1e400}\n",
+	} {
+		f.Add([]byte(s), false)
+	}
+	for _, s := range []string{
+		`{"ConfigurationSpace": {"TuningParameters": [{"Name": "a", "Type": "int", "Values": "[1, 2]"}]}}`,
+		`{"name": "k", "evaluator": "builtin:sgemm", "budget": {"evals": 1e3}}`,
+		`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[`,
+	} {
+		f.Add([]byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, isJSON bool) {
+		path := "/k/spec.yaml"
+		if isJSON {
+			path = "/k/spec.json"
+		}
+		s, err := Parse(path, data)
+		if err != nil {
+			return
+		}
+		if len(s.Hash) != 16 {
+			t.Fatalf("Hash = %q", s.Hash)
+		}
+		if s.T1 != nil {
+			return
+		}
+		back, err := Parse("/k/canonical.json", s.Canonical())
+		if err != nil {
+			t.Fatalf("canonical %s does not parse: %v", s.Canonical(), err)
+		}
+		if back.Hash != s.Hash {
+			t.Fatalf("canonical %s parses to hash %s, want %s", s.Canonical(), back.Hash, s.Hash)
+		}
+	})
+}

@@ -1,0 +1,328 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/evaluate/builtin"
+	"github.com/quasim/quasim/evaluate/replay"
+	"github.com/quasim/quasim/genome"
+)
+
+// Job is what the daemon tunes for one problem of a spec.
+type Job struct {
+	Spec      *Spec
+	Problem   evaluate.Problem
+	Evaluator evaluate.Evaluator // nil for a spec with no evaluator (a bare T1 file)
+	// Space is the evaluator's space for Problem narrowed by the spec's
+	// parameters and constraints, or the T1 file's space.
+	Space *genome.Space
+	// Default is the config served when nothing is tuned: the space's
+	// default overridden by the spec's default (see Spec.Jobs).
+	Default genome.Config
+}
+
+// Jobs builds the spec's evaluator (a new one per call: builtin.New with
+// default options, or replay.Load) and one Job per problem; the jobs share
+// the evaluator, which is safe for concurrent use.
+//
+// Problems default to a builtin kernel's DefaultProblems and to a
+// recording's problem size; a problem a recording does not hold is an error.
+// A bare T1 spec gives one job with a nil Evaluator, for the T1 problem size
+// (or an empty problem).
+//
+// Each job's space is the evaluator's, restricted (genome.Space.Restrict) by
+// one constraint `name in [v1, v2, ...]` per narrowed parameter, in name
+// order, then by the spec's constraints, with the problem's named dims as
+// variables. A space left with no valid config is an error. The default
+// config is the space's default with the spec's default values; when that
+// is not valid, it is the valid config nearest to it (genome.Space.Distance,
+// the first in enumeration order on ties) that keeps the spec's default
+// values, and an error when there is none.
+//
+// Errors are *FieldError values naming the spec file and the field:
+// evaluator, problems[i], problem_dims, parameters.<name>, constraints[i],
+// default or default.<name>.
+func (s *Spec) Jobs() ([]Job, error) {
+	if s.T1 != nil {
+		return s.t1Jobs()
+	}
+	kind, arg := splitEvaluator(s.Evaluator)
+	var (
+		ev       evaluate.Evaluator
+		problems = s.Problems
+	)
+	switch kind {
+	case "builtin":
+		k, err := builtin.New(arg, builtin.Options{})
+		if err != nil {
+			return nil, s.errf("evaluator", "%q: %w", s.Evaluator, err)
+		}
+		ev = k
+		if len(problems) == 0 {
+			for _, p := range k.DefaultProblems() {
+				problems = append(problems, newProblem(p.Dims, p.Names))
+			}
+		}
+	case "replay":
+		rec, err := replay.Load(arg)
+		if err != nil {
+			return nil, s.errf("evaluator", "%q: %w", s.Evaluator, err)
+		}
+		ev = rec
+		if len(problems) == 0 {
+			if s.ProblemDims != nil && len(rec.Problem) != len(s.ProblemDims) {
+				return nil, s.errf("problem_dims", "%d names for the recording's problem %s", len(s.ProblemDims), dimsString(rec.Problem))
+			}
+			problems = []evaluate.Problem{newProblem(rec.Problem, s.ProblemDims)}
+		}
+		for i, p := range problems {
+			if len(rec.Problem) > 0 && !slices.Equal(p.Dims, rec.Problem) {
+				return nil, s.errf(fmt.Sprintf("problems[%d]", i), "problem %s: the recording %s holds problem %s: %w",
+					p.Name, rec.Name, dimsString(rec.Problem), evaluate.ErrUnknownProblem)
+			}
+		}
+	case "":
+		return nil, s.errf("evaluator", "none: the spec cannot be tuned")
+	default:
+		return nil, s.errf("evaluator", "%q: unknown kind %q", s.Evaluator, kind)
+	}
+	jobs := make([]Job, 0, len(problems))
+	for i, p := range problems {
+		j, err := s.job(ev, p, fmt.Sprintf("problems[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, nil
+}
+
+// job builds the job of one problem.
+func (s *Spec) job(ev evaluate.Evaluator, p evaluate.Problem, field string) (Job, error) {
+	base, err := ev.Space(p)
+	if err != nil {
+		return Job{}, s.errf(field, "problem %s: %w", p.Name, err)
+	}
+	params := base.Params()
+	narrow, err := s.narrowing(s.file(), params)
+	if err != nil {
+		return Job{}, err
+	}
+
+	// The problem's named dims become variables, unless the space has them.
+	have := base.Vars()
+	vars := make(map[string]genome.Value)
+	if len(p.Names) == len(p.Dims) {
+		for i, name := range p.Names {
+			if _, isParam := base.Param(name); isParam {
+				return Job{}, s.errf("problem_dims", "%q is also a parameter of %s", name, s.Evaluator)
+			}
+			if _, ok := have[name]; !ok {
+				vars[name] = genome.Int(int64(p.Dims[i]))
+			}
+		}
+	}
+	names := make([]string, 0, len(params)+len(have)+len(vars))
+	for _, q := range params {
+		names = append(names, q.Name)
+	}
+	names = append(names, sortedNames(have)...)
+	names = append(names, sortedNames(vars)...)
+	for i, c := range s.Constraints {
+		if err := compileCheck(c, names, false); err != nil {
+			return Job{}, s.errf(fmt.Sprintf("constraints[%d]", i), "%w", err)
+		}
+	}
+
+	space := base
+	if extra := append(narrow, s.Constraints...); len(extra) > 0 || len(vars) > 0 {
+		if space, err = base.Restrict(extra, vars); err != nil {
+			return Job{}, s.errf(field, "problem %s: restrict the space: %w", p.Name, err)
+		}
+	}
+
+	def, err := s.defaultIndices(s.file(), params)
+	if err != nil {
+		return Job{}, err
+	}
+	c, err := resolveDefault(space, def)
+	switch {
+	case errors.Is(err, genome.ErrEmptySpace):
+		return Job{}, s.errf(field, "problem %s: no valid config is left by parameters and constraints", p.Name)
+	case err != nil:
+		return Job{}, s.errf("default", "%w", err)
+	}
+	return Job{Spec: s, Problem: p, Evaluator: ev, Space: space, Default: c}, nil
+}
+
+// t1Jobs is the one job of a bare T1 spec.
+func (s *Spec) t1Jobs() ([]Job, error) {
+	space, err := s.T1.Space()
+	if err != nil {
+		return nil, s.errf("", "%w", err)
+	}
+	var p evaluate.Problem
+	if len(s.Problems) > 0 {
+		p = s.Problems[0]
+	}
+	c, err := resolveDefault(space, nil)
+	if err != nil {
+		return nil, s.errf("ConfigurationSpace", "%w", err)
+	}
+	return []Job{{Spec: s, Problem: p, Space: space, Default: c}}, nil
+}
+
+// resolveDefault returns the default config of space: its default with the
+// values in fixed (value index by parameter index) when that is valid, else
+// the valid config nearest to it (genome.Space.Distance; the first in
+// enumeration order on ties) that keeps the fixed values.
+func resolveDefault(space *genome.Space, fixed map[int]int) (genome.Config, error) {
+	c := space.Default()
+	for i, j := range fixed {
+		c[i] = j
+	}
+	checkErr := space.Check(c)
+	if checkErr == nil {
+		return c, nil
+	}
+	var best genome.Config
+	bestD := math.Inf(1)
+next:
+	for _, v := range space.All() {
+		for i, j := range fixed {
+			if v[i] != j {
+				continue next
+			}
+		}
+		if d := space.Distance(c, v); d < bestD {
+			best, bestD = v, d
+		}
+	}
+	switch {
+	case best != nil:
+		return best.Clone(), nil
+	case space.Size() == 0:
+		return nil, genome.ErrEmptySpace
+	}
+	params := space.Params()
+	var vals []string
+	for i, q := range params {
+		if j, ok := fixed[i]; ok {
+			vals = append(vals, q.Name+" = "+literal(q.Values[j]))
+		}
+	}
+	return nil, fmt.Errorf("no valid config has %s: %w", strings.Join(vals, ", "), checkErr)
+}
+
+// narrowing checks the narrowed parameters against the evaluator's and
+// returns a constraint per narrowed parameter, in name order.
+func (s *Spec) narrowing(file string, params []genome.Param) ([]string, error) {
+	var out []string
+	for _, name := range sortedNames(s.Params) {
+		field := "parameters." + name
+		q, err := s.param(file, params, name, field)
+		if err != nil {
+			return nil, err
+		}
+		idx := make([]int, 0, len(s.Params[name]))
+		for _, v := range s.Params[name] {
+			j, ok := matchValue(q, v)
+			if !ok {
+				return nil, errAt(file, field, "%s is not a value of %s (have %s)", literal(v), name, valueList(q.Values))
+			}
+			idx = append(idx, j)
+		}
+		slices.Sort(idx) // the parameter's order, whatever the file's
+		allowed := make([]genome.Value, 0, len(idx))
+		for i, j := range idx {
+			if i > 0 && j == idx[i-1] {
+				continue // 1 and 1.0 name the same value
+			}
+			allowed = append(allowed, q.Values[j])
+		}
+		out = append(out, name+" in ["+valueList(allowed)+"]")
+	}
+	return out, nil
+}
+
+// defaultIndices checks the spec's default against the evaluator's
+// parameters and returns the value index of each named parameter, by
+// parameter index.
+func (s *Spec) defaultIndices(file string, params []genome.Param) (map[int]int, error) {
+	out := make(map[int]int, len(s.Default))
+	for _, name := range sortedNames(s.Default) {
+		field := "default." + name
+		q, err := s.param(file, params, name, field)
+		if err != nil {
+			return nil, err
+		}
+		v := s.Default[name]
+		j, ok := matchValue(q, v)
+		if !ok {
+			return nil, errAt(file, field, "%s is not a value of %s (have %s)", literal(v), name, valueList(q.Values))
+		}
+		if vals, narrowed := s.Params[name]; narrowed && !containsValue(vals, q.Values[j]) {
+			return nil, errAt(file, field, "%s is not among parameters.%s (%s)", literal(v), name, valueList(vals))
+		}
+		i := slices.IndexFunc(params, func(p genome.Param) bool { return p.Name == name })
+		out[i] = j
+	}
+	return out, nil
+}
+
+// param finds a parameter by name.
+func (s *Spec) param(file string, params []genome.Param, name, field string) (genome.Param, error) {
+	for _, q := range params {
+		if q.Name == name {
+			return q, nil
+		}
+	}
+	have := make([]string, len(params))
+	for i, q := range params {
+		have[i] = q.Name
+	}
+	return genome.Param{}, errAt(file, field, "no such parameter of %s (have %s)", s.Evaluator, strings.Join(have, ", "))
+}
+
+// matchValue finds v among q's values: by Python equality, or by text for a
+// string parameter (so `16` matches the string "16").
+func matchValue(q genome.Param, v genome.Value) (int, bool) {
+	for j, w := range q.Values {
+		if w.Equal(v) {
+			return j, true
+		}
+	}
+	if q.Kind == genome.KindString && v.Kind != genome.KindString {
+		for j, w := range q.Values {
+			if w.S == v.String() {
+				return j, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// containsValue reports whether a parameter value w is one of vals (spec
+// values, matched as matchValue does).
+func containsValue(vals []genome.Value, w genome.Value) bool {
+	for _, v := range vals {
+		if w.Equal(v) || (w.Kind == genome.KindString && v.Kind != genome.KindString && w.S == v.String()) {
+			return true
+		}
+	}
+	return false
+}
+
+// errf returns a *FieldError of s's file.
+func (s *Spec) errf(field, format string, args ...any) error {
+	return errAt(s.file(), field, format, args...)
+}
+
+func errAt(file, field, format string, args ...any) error {
+	return &FieldError{File: file, Field: field, Err: fmt.Errorf(format, args...)}
+}

@@ -1,0 +1,87 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// maxFileSize bounds what LoadDir reads of one file.
+const maxFileSize = 16 << 20
+
+// LoadDir parses every *.yaml, *.yml and *.json file directly in dir, in
+// name order; names starting with "." are skipped (editor and ConfigMap
+// files). A missing dir gives (nil, nil). A file that fails is reported in
+// errs and the others still load. A second file with a Name already loaded
+// is an error wrapping ErrDuplicate, and only the first is kept.
+func LoadDir(dir string) (specs []*Spec, errs []error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, []error{fmt.Errorf("load kernel specs: %w", err)}
+	}
+	byName := make(map[string]*Spec)
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || !isSpecFile(name) {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		data, err := readFile(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s, err := Parse(path, data)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if first, dup := byName[s.Name]; dup {
+			errs = append(errs, &FieldError{File: path, Field: "name",
+				Err: fmt.Errorf("%q already defined in %s: %w", s.Name, first.Source, ErrDuplicate)})
+			continue
+		}
+		byName[s.Name] = s
+		specs = append(specs, s)
+	}
+	return specs, errs
+}
+
+func isSpecFile(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// readFile reads a regular file (following symlinks) of at most maxFileSize bytes.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxFileSize)
+	}
+	return data, nil
+}

@@ -1,0 +1,141 @@
+package store
+
+import (
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// NewCycle stores cy as job's next cycle, with the ID it assigns from the
+// job's cycle sequence (1, 2, ...), and returns it.
+func (s *Store) NewCycle(job JobKey, cy Cycle) (Cycle, error) {
+	if err := job.validate(); err != nil {
+		return Cycle{}, fmt.Errorf("new cycle %q: %w", job.String(), err)
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		b, err := createJobBucket(tx, bucketCycles, job)
+		if err != nil {
+			return err
+		}
+		id, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		cy.ID = int(id)
+		data, err := encode(&cycleRecord{V: recordVersion, Cycle: cy})
+		if err != nil {
+			return err
+		}
+		return b.Put(u64(id), data)
+	})
+	if err != nil {
+		return Cycle{}, fmt.Errorf("new cycle %q: %w", job.String(), err)
+	}
+	return cy, nil
+}
+
+// PutCycle replaces job's cycle cy.ID, which must exist (ErrNotFound).
+func (s *Store) PutCycle(job JobKey, cy Cycle) error {
+	err := s.update(func(tx *bolt.Tx) error {
+		return putCycle(tx, job, cy)
+	})
+	if err != nil {
+		return fmt.Errorf("put cycle %q %d: %w", job.String(), cy.ID, err)
+	}
+	return nil
+}
+
+// putCycle replaces job's existing cycle cy.ID in tx.
+func putCycle(tx *bolt.Tx, job JobKey, cy Cycle) error {
+	b, err := jobBucket(tx, bucketCycles, job)
+	if err != nil {
+		return err
+	}
+	if b == nil || cy.ID <= 0 || b.Get(u64(uint64(cy.ID))) == nil {
+		return fmt.Errorf("cycle %d: %w", cy.ID, ErrNotFound)
+	}
+	data, err := encode(&cycleRecord{V: recordVersion, Cycle: cy})
+	if err != nil {
+		return fmt.Errorf("cycle %d: %w", cy.ID, err)
+	}
+	return b.Put(u64(uint64(cy.ID)), data)
+}
+
+// Cycles returns job's cycles by ID ascending.
+func (s *Store) Cycles(job JobKey) ([]Cycle, error) {
+	out := []Cycle{}
+	err := s.view(func(tx *bolt.Tx) error {
+		b, err := jobBucket(tx, bucketCycles, job)
+		if err != nil || b == nil {
+			return err
+		}
+		return b.ForEach(func(k, v []byte) error {
+			where := path(string(bucketRoot), string(bucketCycles), quoted(job.String()), quoted(string(k)))
+			id, err := decodeU64(k, where)
+			if err != nil {
+				return err
+			}
+			where = path(string(bucketRoot), string(bucketCycles), quoted(job.String()), numbered(id))
+			cy, err := decodeCycle(v, where)
+			if err != nil {
+				return err
+			}
+			out = append(out, cy)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list cycles %q: %w", job.String(), err)
+	}
+	return out, nil
+}
+
+// PutServed replaces the config job serves.
+func (s *Store) PutServed(job JobKey, sv Served) error {
+	if err := job.validate(); err != nil {
+		return fmt.Errorf("put served %q: %w", job.String(), err)
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		b, err := top(tx, bucketServed)
+		if err != nil {
+			return err
+		}
+		if err := registerJob(tx, job); err != nil {
+			return err
+		}
+		data, err := encode(&servedRecord{V: recordVersion, Served: sv})
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(job.String()), data)
+	})
+	if err != nil {
+		return fmt.Errorf("put served %q: %w", job.String(), err)
+	}
+	return nil
+}
+
+// Served returns the config job serves, and whether it serves one.
+func (s *Store) Served(job JobKey) (Served, bool, error) {
+	var (
+		sv Served
+		ok bool
+	)
+	err := s.view(func(tx *bolt.Tx) error {
+		b, err := top(tx, bucketServed)
+		if err != nil {
+			return err
+		}
+		v := b.Get([]byte(job.String()))
+		if v == nil {
+			return nil
+		}
+		sv, err = decodeServed(v, path(string(bucketRoot), string(bucketServed), quoted(job.String())))
+		ok = err == nil
+		return err
+	})
+	if err != nil {
+		return Served{}, false, fmt.Errorf("get served %q: %w", job.String(), err)
+	}
+	return sv, ok, nil
+}

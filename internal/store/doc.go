@@ -1,0 +1,73 @@
+// Package store keeps quasimd's state in one bbolt file: the loaded kernel
+// specs and, for every job (a kernel spec version at one problem size on one
+// device class), its measured trials, its search policy, its served config,
+// the history of its tuning cycles and the latencies runtimes observed.
+//
+// Open opens (or creates) the file, takes its lock and brings its schema up
+// to date; all access then goes through typed methods on *Store, each of them
+// one db.View or db.Update transaction. No []byte owned by bbolt outlives
+// its transaction: values are decoded or copied before the closure returns.
+//
+// # Buckets
+//
+// Everything lives under one root bucket. Keys written <like this> are
+// variable; every JSON value carries "v":1, the version of its record
+// format, so `bbolt get` output stays readable and a record that does not
+// decode is reported as ErrCorrupt naming its bucket and key.
+//
+//	v1/                                  root bucket (its name is fixed; the schema version is the "version" key)
+//	├── version                          decimal schema version, "2"; equals len(migrations) after Open
+//	├── specs/                           kernel specs, every version ever loaded
+//	│   └── <name>/                      one bucket per spec name
+//	│       └── <hash>                   Spec JSON {"v":1,"name","hash","source","raw","loaded"}
+//	├── jobs/                            registry of every job with any record (added in schema 2)
+//	│   └── <jobkey>                     {"v":1,"kernel","spec_hash","problem","device","created"}
+//	├── trials/
+//	│   └── <jobkey>/
+//	│       ├── seq/                     insertion order; the bucket sequence is the last trial number
+//	│       │   └── <8-byte seq>         Trial JSON {"v":1,"key","status","time_ms",...}
+//	│       └── keys/                    index of the config keys already measured
+//	│           └── <config key>         8-byte seq of that trial in seq/
+//	├── policies/
+//	│   └── <jobkey>                     the strategy's marshalled search state: raw, opaque bytes (no JSON)
+//	├── served/
+//	│   └── <jobkey>                     Served JSON {"v":1,"key","time_ms","cycle","promoted_at","certificate"}
+//	├── cycles/
+//	│   └── <jobkey>/                    the bucket sequence is the last cycle ID handed out
+//	│       └── <8-byte id>              Cycle JSON {"v":1,"id","trigger","state","started",...}
+//	└── observations/
+//	    └── <jobkey>/                    the bucket sequence numbers observations
+//	        └── <8-byte time><8-byte seq> Observation JSON {"v":1,"at","latency_ms","key","source"}
+//
+// <jobkey> is JobKey.String(): kernel|spec hash|problem|device. <8-byte ...>
+// keys are big-endian unsigned integers, so bbolt's byte order is numeric
+// order. An observation's time is its At in Unix nanoseconds with the sign
+// bit flipped (times before 1970 sort first; times outside the years
+// 1678-2262 are clamped); the sequence after it keeps observations with the
+// same time apart.
+//
+// Trials are append-only: a trial whose config key is already in keys/ is
+// skipped, never overwritten. Cycle IDs start at 1 for each job. A job is
+// registered in jobs/ by the first write of any of its records.
+//
+// # Schema changes
+//
+// The tree above is the current schema. Any change to it goes together with
+// a new entry at the end of migrations (migrations.go), a test for that
+// migration that builds the previous layout by hand, and an update of this
+// section. Open runs the pending migrations in one Update transaction, in
+// order, and writes the new version; a file written by a newer quasim
+// (a version above len(migrations)) is refused with ErrSchemaTooNew.
+//
+//	version 1  the root bucket with specs, trials, policies, served, cycles and observations
+//	version 2  the jobs bucket, backfilled from the job buckets of schema 1
+//
+// # Errors
+//
+// Reads of a job that was never written return empty results, not errors;
+// Spec and PutCycle return ErrNotFound for what does not exist. A second
+// process opening the same file waits Options.LockTimeout and then fails with
+// ErrLocked. The sentinels are in errors.go; test them with errors.Is.
+//
+// This package has no compatibility promise outside quasim.
+package store

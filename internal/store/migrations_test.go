@@ -1,0 +1,280 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// rawFile builds a state file at a fresh path with bbolt directly.
+func rawFile(t *testing.T, build func(tx *bolt.Tx) error) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "quasim.db")
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(build); err != nil {
+		t.Fatalf("build file: %v", err)
+	}
+	return path
+}
+
+// openTest opens path and closes it when the test ends, after a check.
+func openTest(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Check(); err != nil {
+			t.Error(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+// bucketNames lists the buckets (and, as "key=value", the keys) of the root
+// bucket, in bbolt order.
+func bucketNames(t *testing.T, s *Store) []string {
+	t.Helper()
+	var out []string
+	err := s.view(func(tx *bolt.Tx) error {
+		r := tx.Bucket(bucketRoot)
+		return r.ForEach(func(k, v []byte) error {
+			if v != nil {
+				out = append(out, string(k)+"="+string(v))
+			} else {
+				out = append(out, string(k))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestMigrationsOrdered(t *testing.T) {
+	t.Parallel()
+	for i, m := range migrations {
+		if m.version != i+1 || m.migrate == nil {
+			t.Errorf("migrations[%d] has version %d (migrate nil: %v), want version %d", i, m.version, m.migrate == nil, i+1)
+		}
+	}
+}
+
+func TestOpenFreshRunsAll(t *testing.T) {
+	t.Parallel()
+	s := openTest(t, filepath.Join(t.TempDir(), "quasim.db"))
+	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
+		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
+	}
+	want := []string{"cycles", "jobs", "observations", "policies", "served", "specs", "trials", "version=" + strconv.Itoa(len(migrations))}
+	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
+		t.Errorf("root holds %q, want %q", got, want)
+	}
+}
+
+// TestMigration1 starts from a file with no quasim data (another tool's
+// bucket in it) and checks version 1 creates the tree of schema 1.
+func TestMigration1(t *testing.T) {
+	t.Parallel()
+	path := rawFile(t, func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("other"))
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("k"), []byte("v"))
+	})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := migrations[0].migrate(tx); err != nil {
+			return err
+		}
+		var got []string
+		err := tx.Bucket(bucketRoot).ForEach(func(k, _ []byte) error {
+			got = append(got, string(k))
+			return nil
+		})
+		want := []string{"cycles", "observations", "policies", "served", "specs", "trials"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("after migration 1 root holds %q, want %q", got, want)
+		}
+		if string(tx.Bucket([]byte("other")).Get([]byte("k"))) != "v" {
+			t.Error("migration 1 changed a foreign bucket")
+		}
+		return err
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Through Open, from the empty layout, the version key ends current.
+	path = rawFile(t, func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("other")); return err })
+	s := openTest(t, path)
+	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
+		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
+	}
+}
+
+// TestMigration2 builds a schema-1 file by hand, with records of several
+// jobs spread over the job buckets, and checks Open backfills jobs.
+func TestMigration2(t *testing.T) {
+	t.Parallel()
+	jobTrials := JobKey{Kernel: "sgemm", SpecHash: "h", Problem: "64", Device: "cpu/x"}
+	jobPolicy := JobKey{Kernel: "axpy", SpecHash: "h", Problem: "1e6", Device: "cpu/x"}
+	jobServed := JobKey{Kernel: "conv", Problem: "3x3"}
+	jobObs := JobKey{Kernel: "zz", SpecHash: "h"}
+	t1, t2, t3 := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC), time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC), time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)
+	put := func(b *bolt.Bucket, k []byte, v any) error {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		return b.Put(k, data)
+	}
+	sub := func(b *bolt.Bucket, names ...string) (*bolt.Bucket, error) {
+		var err error
+		for _, n := range names {
+			if b, err = b.CreateBucketIfNotExists([]byte(n)); err != nil {
+				return nil, err
+			}
+		}
+		return b, nil
+	}
+	path := rawFile(t, func(tx *bolt.Tx) error {
+		r, err := tx.CreateBucket([]byte("v1"))
+		if err != nil {
+			return err
+		}
+		if err := r.Put([]byte("version"), []byte("1")); err != nil {
+			return err
+		}
+		for _, n := range []string{"specs", "trials", "policies", "served", "cycles", "observations"} {
+			if _, err := r.CreateBucket([]byte(n)); err != nil {
+				return err
+			}
+		}
+		seq, err := sub(r, "trials", jobTrials.String(), "seq")
+		if err != nil {
+			return err
+		}
+		if err := put(seq, u64(1), map[string]any{"v": 1, "key": "1", "status": "ok", "at": t1}); err != nil {
+			return err
+		}
+		keys, err := sub(r, "trials", jobTrials.String(), "keys")
+		if err != nil {
+			return err
+		}
+		if err := keys.Put([]byte("1"), u64(1)); err != nil {
+			return err
+		}
+		cyc, err := sub(r, "cycles", jobTrials.String())
+		if err != nil {
+			return err
+		}
+		if err := put(cyc, u64(1), map[string]any{"v": 1, "id": 1, "started": t2}); err != nil {
+			return err
+		}
+		if err := r.Bucket([]byte("policies")).Put([]byte(jobPolicy.String()), []byte("opaque")); err != nil {
+			return err
+		}
+		if err := put(r.Bucket([]byte("served")), []byte(jobServed.String()), map[string]any{"v": 1, "key": "k"}); err != nil {
+			return err
+		}
+		obs, err := sub(r, "observations", jobObs.String())
+		if err != nil {
+			return err
+		}
+		return put(obs, observationKey(t3, 1), map[string]any{"v": 1, "at": t3, "key": "k"})
+	})
+
+	before := time.Now()
+	s := openTest(t, path)
+	if v, err := s.SchemaVersion(); err != nil || v != 2 {
+		t.Errorf("SchemaVersion() = %d, %v, want 2", v, err)
+	}
+	want := []JobKey{jobPolicy, jobServed, jobTrials, jobObs}
+	got, err := s.Jobs()
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Jobs() = %v, %v, want %v", got, err, want)
+	}
+	created := map[string]time.Time{}
+	err = s.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketRoot).Bucket(bucketJobs).ForEach(func(k, v []byte) error {
+			rec, err := decodeJob(v, string(k))
+			created[string(k)] = rec.Created
+			return err
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for job, want := range map[JobKey]time.Time{jobTrials: t2, jobObs: t3} {
+		if got := created[job.String()]; !got.Equal(want) {
+			t.Errorf("created of %q = %v, want %v (its earliest record)", job.String(), got, want)
+		}
+	}
+	for _, job := range []JobKey{jobPolicy, jobServed} {
+		if got := created[job.String()]; got.Before(before.Add(-time.Second)) {
+			t.Errorf("created of %q = %v, want the migration time", job.String(), got)
+		}
+	}
+	// The schema-1 records read as before.
+	if trials, err := s.Trials(jobTrials); err != nil || len(trials) != 1 || !trials[0].At.Equal(t1) {
+		t.Errorf("Trials after migration = %+v, %v", trials, err)
+	}
+	if p, ok, err := s.Policy(jobPolicy); err != nil || !ok || string(p) != "opaque" {
+		t.Errorf("Policy after migration = %q, %v, %v", p, ok, err)
+	}
+}
+
+func TestMigration2BadJobKey(t *testing.T) {
+	t.Parallel()
+	path := rawFile(t, func(tx *bolt.Tx) error {
+		if err := createTree(tx); err != nil {
+			return err
+		}
+		r := tx.Bucket(bucketRoot)
+		if err := r.Put(keyVersion, []byte("1")); err != nil {
+			return err
+		}
+		return r.Bucket(bucketPolicies).Put([]byte("no-separators"), []byte("p"))
+	})
+	s, err := Open(path, Options{})
+	if err == nil {
+		s.Close()
+	}
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Open = %v, want ErrCorrupt", err)
+	}
+	// The failed migration rolled back: the file is still at schema 1.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.View(func(tx *bolt.Tx) error {
+		if v, _ := readVersion(tx); v != 1 || tx.Bucket(bucketRoot).Bucket(bucketJobs) != nil {
+			t.Errorf("after a failed migration version = %d, jobs bucket present = %v; want 1, false", v, tx.Bucket(bucketRoot).Bucket(bucketJobs) != nil)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,61 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// AddObservation stores o for job, keyed by o.At and a sequence number, so
+// observations with equal times are all kept.
+func (s *Store) AddObservation(job JobKey, o Observation) error {
+	if err := job.validate(); err != nil {
+		return fmt.Errorf("add observation %q: %w", job.String(), err)
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		data, err := encode(&observationRecord{V: recordVersion, Observation: o})
+		if err != nil {
+			return err
+		}
+		b, err := createJobBucket(tx, bucketObservations, job)
+		if err != nil {
+			return err
+		}
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		return b.Put(observationKey(o.At, seq), data)
+	})
+	if err != nil {
+		return fmt.Errorf("add observation %q: %w", job.String(), err)
+	}
+	return nil
+}
+
+// Observations returns job's observations oldest first: the newest limit of
+// them, or all when limit <= 0. Equal times keep insertion order.
+func (s *Store) Observations(job JobKey, limit int) ([]Observation, error) {
+	out := []Observation{}
+	err := s.view(func(tx *bolt.Tx) error {
+		b, err := jobBucket(tx, bucketObservations, job)
+		if err != nil || b == nil {
+			return err
+		}
+		c := b.Cursor()
+		for k, v := c.Last(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
+			o, err := decodeObservation(v, path(string(bucketRoot), string(bucketObservations), quoted(job.String()), fmt.Sprintf("%x", k)))
+			if err != nil {
+				return err
+			}
+			out = append(out, o)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list observations %q: %w", job.String(), err)
+	}
+	slices.Reverse(out)
+	return out, nil
+}

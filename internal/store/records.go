@@ -1,0 +1,165 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// recordVersion is the "v" every JSON value is written with.
+const recordVersion = 1
+
+// Spec is a kernel spec as loaded.
+type Spec struct {
+	Name   string    `json:"name"`
+	Hash   string    `json:"hash"`
+	Source string    `json:"source"` // file path, or "builtin"
+	Raw    []byte    `json:"raw"`    // the spec as loaded
+	Loaded time.Time `json:"loaded"`
+}
+
+// Trial is one measured config of a job.
+type Trial struct {
+	Key     string    `json:"key"`
+	Status  string    `json:"status"`
+	TimeMS  float64   `json:"time_ms,omitempty"`
+	TimesMS []float64 `json:"times_ms,omitempty"`
+	CostS   float64   `json:"cost_s"`
+	Error   string    `json:"error,omitempty"`
+	At      time.Time `json:"at"`
+	Cycle   int       `json:"cycle,omitempty"` // 0 = imported
+}
+
+// Cycle is one tuning run of a job.
+type Cycle struct {
+	ID       int       `json:"id"`      // assigned by NewCycle, 1-based per job
+	Trigger  string    `json:"trigger"` // cron, start, api
+	State    string    `json:"state"`   // running, done, cancelled, failed
+	Started  time.Time `json:"started"`
+	Ended    time.Time `json:"ended,omitzero"`
+	Budget   int       `json:"budget"`
+	BudgetS  float64   `json:"budget_s,omitempty"`
+	Evals    int       `json:"evals"`
+	BestKey  string    `json:"best_key,omitempty"`
+	BestMS   float64   `json:"best_ms,omitempty"`
+	Promoted string    `json:"promoted,omitempty"`
+	Strategy string    `json:"strategy,omitempty"`
+	Error    string    `json:"error,omitempty"`
+}
+
+// Served is the config a job serves: its best certified one.
+type Served struct {
+	Key         string    `json:"key"`
+	TimeMS      float64   `json:"time_ms"`
+	Cycle       int       `json:"cycle"`
+	PromotedAt  time.Time `json:"promoted_at"`
+	Certificate string    `json:"certificate,omitempty"`
+}
+
+// Observation is a latency a runtime saw for a job's config.
+type Observation struct {
+	At        time.Time `json:"at"`
+	LatencyMS float64   `json:"latency_ms"`
+	Key       string    `json:"key"`
+	Source    string    `json:"source,omitempty"`
+}
+
+// The stored forms: each public type with the "v" field in front.
+type (
+	specRecord struct {
+		V int `json:"v"`
+		Spec
+	}
+	trialRecord struct {
+		V int `json:"v"`
+		Trial
+	}
+	cycleRecord struct {
+		V int `json:"v"`
+		Cycle
+	}
+	servedRecord struct {
+		V int `json:"v"`
+		Served
+	}
+	observationRecord struct {
+		V int `json:"v"`
+		Observation
+	}
+	jobRecord struct {
+		V        int       `json:"v"`
+		Kernel   string    `json:"kernel"`
+		SpecHash string    `json:"spec_hash"`
+		Problem  string    `json:"problem"`
+		Device   string    `json:"device"`
+		Created  time.Time `json:"created"`
+	}
+)
+
+// record is a stored form; version returns its "v".
+type record interface{ version() int }
+
+func (r *specRecord) version() int        { return r.V }
+func (r *trialRecord) version() int       { return r.V }
+func (r *cycleRecord) version() int       { return r.V }
+func (r *servedRecord) version() int      { return r.V }
+func (r *observationRecord) version() int { return r.V }
+func (r *jobRecord) version() int         { return r.V }
+
+// encode marshals a stored form; a value JSON cannot hold (NaN, say) is
+// ErrInvalid.
+func encode(rec record) ([]byte, error) {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w: %v", ErrInvalid, err)
+	}
+	return b, nil
+}
+
+// decode unmarshals data into rec and checks its "v"; any failure is
+// ErrCorrupt, naming where the data came from. It never panics.
+func decode(data []byte, rec record, where string) error {
+	if err := json.Unmarshal(data, rec); err != nil {
+		return fmt.Errorf("decode %s: %w: %v", where, ErrCorrupt, err)
+	}
+	if v := rec.version(); v != recordVersion {
+		return fmt.Errorf("decode %s: %w: record version %d, want %d", where, ErrCorrupt, v, recordVersion)
+	}
+	return nil
+}
+
+func decodeSpec(data []byte, where string) (Spec, error) {
+	var r specRecord
+	err := decode(data, &r, where)
+	return r.Spec, err
+}
+
+func decodeTrial(data []byte, where string) (Trial, error) {
+	var r trialRecord
+	err := decode(data, &r, where)
+	return r.Trial, err
+}
+
+func decodeCycle(data []byte, where string) (Cycle, error) {
+	var r cycleRecord
+	err := decode(data, &r, where)
+	return r.Cycle, err
+}
+
+func decodeServed(data []byte, where string) (Served, error) {
+	var r servedRecord
+	err := decode(data, &r, where)
+	return r.Served, err
+}
+
+func decodeObservation(data []byte, where string) (Observation, error) {
+	var r observationRecord
+	err := decode(data, &r, where)
+	return r.Observation, err
+}
+
+func decodeJob(data []byte, where string) (jobRecord, error) {
+	var r jobRecord
+	err := decode(data, &r, where)
+	return r, err
+}

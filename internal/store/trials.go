@@ -1,0 +1,222 @@
+package store
+
+import (
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Checkpoint commits one generation of job in a single transaction: it
+// appends trials (skipping config keys already stored), replaces the job's
+// policy when policy is not nil, and writes cy, which must exist (NewCycle),
+// when cy is not nil. On any error nothing of it is stored. The job is
+// registered in the jobs bucket if this writes its first record.
+func (s *Store) Checkpoint(job JobKey, trials []Trial, policy []byte, cy *Cycle) error {
+	if err := job.validate(); err != nil {
+		return fmt.Errorf("checkpoint %q: %w", job.String(), err)
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		if _, err := addTrials(tx, job, trials); err != nil {
+			return err
+		}
+		if policy != nil {
+			if err := putPolicy(tx, job, policy); err != nil {
+				return err
+			}
+		}
+		if cy != nil {
+			return putCycle(tx, job, *cy)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("checkpoint %q: %w", job.String(), err)
+	}
+	return nil
+}
+
+// AddTrials appends trials to job, skipping config keys already stored (in
+// the store or earlier in trials), and reports how many it stored.
+func (s *Store) AddTrials(job JobKey, trials []Trial) (stored int, err error) {
+	if err := job.validate(); err != nil {
+		return 0, fmt.Errorf("add trials %q: %w", job.String(), err)
+	}
+	err = s.update(func(tx *bolt.Tx) error {
+		var err error
+		stored, err = addTrials(tx, job, trials)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("add trials %q: %w", job.String(), err)
+	}
+	return stored, nil
+}
+
+// addTrials appends trials to job in tx and returns how many it stored.
+func addTrials(tx *bolt.Tx, job JobKey, trials []Trial) (int, error) {
+	if len(trials) == 0 {
+		return 0, nil
+	}
+	for i, tr := range trials {
+		if tr.Key == "" {
+			return 0, fmt.Errorf("trial %d: empty config key: %w", i, ErrInvalid)
+		}
+	}
+	jb, err := createJobBucket(tx, bucketTrials, job)
+	if err != nil {
+		return 0, err
+	}
+	seqs, err := jb.CreateBucketIfNotExists(bucketTrialSeq)
+	if err != nil {
+		return 0, err
+	}
+	keys, err := jb.CreateBucketIfNotExists(bucketTrialKeys)
+	if err != nil {
+		return 0, err
+	}
+	stored := 0
+	for _, tr := range trials {
+		k := []byte(tr.Key)
+		if keys.Get(k) != nil {
+			continue
+		}
+		data, err := encode(&trialRecord{V: recordVersion, Trial: tr})
+		if err != nil {
+			return 0, fmt.Errorf("trial %q: %w", tr.Key, err)
+		}
+		seq, err := seqs.NextSequence()
+		if err != nil {
+			return 0, err
+		}
+		if err := seqs.Put(u64(seq), data); err != nil {
+			return 0, fmt.Errorf("trial %q: %w", tr.Key, err)
+		}
+		if err := keys.Put(k, u64(seq)); err != nil {
+			return 0, fmt.Errorf("trial %q: %w", tr.Key, err)
+		}
+		stored++
+	}
+	return stored, nil
+}
+
+// Trials returns job's trials in insertion order.
+func (s *Store) Trials(job JobKey) ([]Trial, error) {
+	out := []Trial{}
+	err := s.view(func(tx *bolt.Tx) error {
+		seqs, err := trialSeqs(tx, job)
+		if err != nil || seqs == nil {
+			return err
+		}
+		return seqs.ForEach(func(k, v []byte) error {
+			where := path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialSeq), quoted(string(k)))
+			seq, err := decodeU64(k, where)
+			if err != nil {
+				return err
+			}
+			where = path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialSeq), numbered(seq))
+			tr, err := decodeTrial(v, where)
+			if err != nil {
+				return err
+			}
+			out = append(out, tr)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list trials %q: %w", job.String(), err)
+	}
+	return out, nil
+}
+
+// HasTrial reports whether job has a trial of config key.
+func (s *Store) HasTrial(job JobKey, key string) (bool, error) {
+	var has bool
+	err := s.view(func(tx *bolt.Tx) error {
+		jb, err := jobBucket(tx, bucketTrials, job)
+		if err != nil || jb == nil || key == "" {
+			return err
+		}
+		if keys := jb.Bucket(bucketTrialKeys); keys != nil {
+			has = keys.Get([]byte(key)) != nil
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("has trial %q %q: %w", job.String(), key, err)
+	}
+	return has, nil
+}
+
+// TrialCount returns how many trials job has.
+func (s *Store) TrialCount(job JobKey) (int, error) {
+	var count int
+	err := s.view(func(tx *bolt.Tx) error {
+		seqs, err := trialSeqs(tx, job)
+		if err != nil || seqs == nil {
+			return err
+		}
+		count = seqs.Stats().KeyN
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count trials %q: %w", job.String(), err)
+	}
+	return count, nil
+}
+
+// trialSeqs returns job's trials/<job>/seq bucket, or nil.
+func trialSeqs(tx *bolt.Tx, job JobKey) (*bolt.Bucket, error) {
+	jb, err := jobBucket(tx, bucketTrials, job)
+	if err != nil || jb == nil {
+		return nil, err
+	}
+	return jb.Bucket(bucketTrialSeq), nil
+}
+
+// Policy returns a copy of job's policy, and whether it has one.
+func (s *Store) Policy(job JobKey) ([]byte, bool, error) {
+	var (
+		p  []byte
+		ok bool
+	)
+	err := s.view(func(tx *bolt.Tx) error {
+		b, err := top(tx, bucketPolicies)
+		if err != nil {
+			return err
+		}
+		p, ok = get(b, []byte(job.String()))
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("get policy %q: %w", job.String(), err)
+	}
+	return p, ok, nil
+}
+
+// ResetPolicy deletes job's policy, so its next cycle starts afresh. It is
+// not an error when there is none.
+func (s *Store) ResetPolicy(job JobKey) error {
+	err := s.update(func(tx *bolt.Tx) error {
+		b, err := top(tx, bucketPolicies)
+		if err != nil {
+			return err
+		}
+		return b.Delete([]byte(job.String()))
+	})
+	if err != nil {
+		return fmt.Errorf("reset policy %q: %w", job.String(), err)
+	}
+	return nil
+}
+
+// putPolicy replaces job's policy in tx.
+func putPolicy(tx *bolt.Tx, job JobKey, policy []byte) error {
+	b, err := top(tx, bucketPolicies)
+	if err != nil {
+		return err
+	}
+	if err := registerJob(tx, job); err != nil {
+		return err
+	}
+	return b.Put([]byte(job.String()), policy)
+}
