@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,19 +27,33 @@ func BenchmarkLookup(b *testing.B) {
 		b.Fatalf("GET %s = %d %s", path, status, body)
 	}
 	// What the client writes and reads, headers included, for the echo.
-	reqBytes := len(fmt.Sprintf("GET %s HTTP/1.1\r\nHost: quasimd\r\nUser-Agent: Go-http-client/1.1\r\nAccept-Encoding: gzip\r\n\r\n", path))
-	respBytes := len(body) + 180
+	reqBytes := len(fmt.Sprintf("GET %s HTTP/1.1\r\nHost: quasimd\r\n\r\n", path))
+	respBytes := len(body) + 180 // status line and headers
 
+	// A blocking client on one keep-alive connection, as the C and Python
+	// runtimes are: write the request, read the response.
+	conn, err := net.Dial("unix", ts.socket)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	req := []byte(fmt.Sprintf("GET %s HTTP/1.1\r\nHost: quasimd\r\n\r\n", path))
+	br := bufio.NewReader(conn)
 	lookup := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	start := time.Now()
 	for range b.N {
 		t0 := time.Now()
-		resp, err := ts.client.Get("http://quasimd" + path)
+		if _, err := conn.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		io.Copy(io.Discard, resp.Body)
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != 200 {
+			b.Fatalf("lookup: %d %v", resp.StatusCode, err)
+		}
 		resp.Body.Close()
 		lookup = append(lookup, time.Since(t0))
 	}

@@ -1,0 +1,116 @@
+package tuner
+
+import (
+	"context"
+	"testing"
+
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/evaluate/builtin"
+	"github.com/quasim/quasim/evolve"
+	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/internal/store"
+	"github.com/quasim/quasim/internal/store/storetest"
+)
+
+func reduceJob(t *testing.T) Job {
+	t.Helper()
+	k, err := builtin.New("reduce", builtin.Options{MaxReps: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := evaluate.Problem{Dims: []int{65536}}
+	sp, err := k.Space(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Job{
+		Key:     store.JobKey{Kernel: "reduce", SpecHash: "h", Problem: p.String(), Device: k.Device()},
+		Problem: p, Evaluator: k, Space: sp, Default: sp.Default(),
+	}
+}
+
+func newTuner(st *store.Store) *Tuner {
+	return New(Config{Store: st, NewStrategy: func(s *genome.Space, seed uint64) evolve.Strategy {
+		return evolve.NewES(s, seed, evolve.ESOptions{})
+	}})
+}
+
+func TestCyclePromotesBest(t *testing.T) {
+	st := storetest.New(t)
+	job := reduceJob(t)
+	var seen []int
+	cy, err := newTuner(st).Cycle(context.Background(), job, Budget{Evals: 10}, "api", 1, func(c store.Cycle) { seen = append(seen, c.Evals) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cy.State != "done" || cy.Evals != 10 || cy.Trigger != "api" {
+		t.Fatalf("cycle = %+v", cy)
+	}
+	if len(seen) != 3 || seen[2] != 10 {
+		t.Errorf("progress after each generation of 4 = %v, want [4 8 10]", seen)
+	}
+	trials, _ := st.Trials(job.Key)
+	if len(trials) != 10 || trials[0].Key != job.Space.Key(job.Default) {
+		t.Fatalf("%d trials, first %q; want 10 with the default first", len(trials), trials[0].Key)
+	}
+	best := trials[0]
+	for _, tr := range trials {
+		if tr.Status == "ok" && tr.TimeMS < best.TimeMS {
+			best = tr
+		}
+	}
+	sv, ok, _ := st.Served(job.Key)
+	if !ok || sv.Key != best.Key || cy.Promoted != best.Key || cy.BestKey != best.Key {
+		t.Errorf("served %+v, cycle best %s promoted %s; want %s", sv, cy.BestKey, cy.Promoted, best.Key)
+	}
+	// The next cycle continues the search: no config is measured twice.
+	cy2, err := newTuner(st).Cycle(context.Background(), job, Budget{Evals: 10}, "cron", 1, nil)
+	if err != nil || cy2.ID != 2 || cy2.Evals != 10 {
+		t.Fatalf("second cycle = %+v, %v", cy2, err)
+	}
+	trials, _ = st.Trials(job.Key)
+	keys := map[string]bool{}
+	for _, tr := range trials {
+		if keys[tr.Key] {
+			t.Errorf("%s measured twice", tr.Key)
+		}
+		keys[tr.Key] = true
+	}
+	if len(trials) != 20 {
+		t.Errorf("%d trials after two cycles, want 20", len(trials))
+	}
+}
+
+func TestCancelledCycleResumes(t *testing.T) {
+	st := storetest.New(t)
+	job := reduceJob(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	tn := newTuner(st)
+	cy, err := tn.Cycle(ctx, job, Budget{Evals: 12}, "start", 1, func(c store.Cycle) {
+		if c.Evals >= 4 {
+			cancel()
+		}
+	})
+	if err == nil || cy.State != Unfinished {
+		t.Fatalf("cancelled cycle = %+v, %v", cy, err)
+	}
+	n, _ := st.TrialCount(job.Key)
+	if n != cy.Evals || n < 4 {
+		t.Fatalf("%d trials stored, cycle says %d", n, cy.Evals)
+	}
+	// A later cycle resumes the interrupted one with its own budget.
+	cy2, err := tn.Cycle(context.Background(), job, Budget{Evals: 99}, "cron", 1, nil)
+	if err != nil || cy2.ID != cy.ID || cy2.Evals != 12 || cy2.Budget != 12 || cy2.State != "done" {
+		t.Fatalf("resumed cycle = %+v, %v", cy2, err)
+	}
+	if n, _ := st.TrialCount(job.Key); n != 12 {
+		t.Errorf("%d trials, want 12", n)
+	}
+}
+
+func TestBudgetRequired(t *testing.T) {
+	st := storetest.New(t)
+	if _, err := newTuner(st).Cycle(context.Background(), reduceJob(t), Budget{}, "api", 1, nil); err == nil {
+		t.Errorf("Cycle with no budget = nil error")
+	}
+}
