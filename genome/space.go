@@ -74,7 +74,7 @@ func NewSpace(params []Param, opt SpaceOptions) (*Space, error) {
 		byStr:  make([]map[string]int, len(params)),
 	}
 	for i, p := range params {
-		if !isName(p.Name) {
+		if !IsName(p.Name) {
 			return nil, fmt.Errorf("parameter %d: invalid name %q", i, p.Name)
 		}
 		if _, dup := s.byName[p.Name]; dup {
@@ -122,7 +122,7 @@ func NewSpace(params []Param, opt SpaceOptions) (*Space, error) {
 	}
 	slices.Sort(vars)
 	for _, name := range vars {
-		if !isName(name) {
+		if !IsName(name) {
 			return nil, fmt.Errorf("variable %q: invalid name", name)
 		}
 		if _, dup := s.byName[name]; dup {
@@ -161,7 +161,9 @@ func NewSpace(params []Param, opt SpaceOptions) (*Space, error) {
 	return s, nil
 }
 
-func isName(s string) bool {
+// IsName reports whether s can name a parameter or variable in a constraint
+// expression: an identifier that is not a Python keyword.
+func IsName(s string) bool {
 	if s == "" {
 		return false
 	}

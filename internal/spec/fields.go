@@ -204,24 +204,6 @@ func (d decoder) problem(field string, n *node) ([]int, error) {
 	return dims, nil
 }
 
-// isIdent reports whether s can be a name in a constraint expression.
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		ok := r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9')
-		if !ok {
-			return false
-		}
-	}
-	switch s {
-	case "and", "or", "not", "True", "False", "for", "in", "if", "None":
-		return false
-	}
-	return true
-}
-
 // validName reports whether s is a kernel name: [A-Za-z0-9_.-]+, not only dots.
 func validName(s string) error {
 	if s == "" {

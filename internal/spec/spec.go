@@ -293,7 +293,7 @@ func (s *Spec) decode(d decoder, root *node) error {
 			if err != nil {
 				return err
 			}
-			if !isIdent(name) {
+			if !genome.IsName(name) {
 				return d.errf(f, it, "%q: want a name usable in constraints ([A-Za-z_][A-Za-z0-9_]*)", name)
 			}
 			if slices.Contains(s.ProblemDims, name) {
