@@ -13,7 +13,7 @@ import (
 // statusOf is the one place that maps errors to HTTP statuses and codes.
 func statusOf(err error) (int, api.Code) {
 	switch {
-	case errors.Is(err, api.ErrInvalidArgument):
+	case errors.Is(err, api.ErrInvalidArgument), errors.Is(err, store.ErrInvalid):
 		return http.StatusBadRequest, api.CodeInvalidArgument
 	case errors.Is(err, api.ErrNotFound), errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound, api.CodeNotFound

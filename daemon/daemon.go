@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -64,7 +65,10 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		log: log.With().Str("component", "api").Logger(), version: cfg.Version, started: cfg.Now(),
 		stateDir: cfg.StateDir, specDir: cfg.KernelsDir,
 	}
+	var reloadMu sync.Mutex // load and apply as one step, or an older load could win
 	doReload := func() api.ReloadResponse {
+		reloadMu.Lock()
+		defer reloadMu.Unlock()
 		ks, errs := sched.load()
 		sched.apply(ks, errs)
 		log.Info().Int("kernels", len(ks)).Int("errors", len(errs)).Msg("specs loaded")
@@ -129,10 +133,12 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			log.Warn().Err(err).Msg("sd_notify")
 		}
 		log.Info().Msg("quasimd stopping")
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(gctx), cfg.ShutdownTimeout)
+		// One deadline for requests and cycles together.
+		deadline := time.Now().Add(cfg.ShutdownTimeout)
+		sctx, cancel := context.WithDeadline(context.WithoutCancel(gctx), deadline)
 		defer cancel()
 		herr := hs.Shutdown(sctx)
-		serr := sched.stop(cfg.ShutdownTimeout)
+		serr := sched.stop(deadline)
 		os.Remove(cfg.Socket)
 		return errors.Join(herr, serr)
 	})

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -60,6 +59,7 @@ type scheduler struct {
 	ctx      context.Context // cycles run under it; set by start
 	kernels  map[string]*kernel
 	jobs     map[string]*job
+	draining map[string]*job // removed jobs whose cycle is still stopping
 	specErrs []string
 	wg       sync.WaitGroup
 }
@@ -110,13 +110,23 @@ func (s *scheduler) load() (map[string]*kernel, []string) {
 func (s *scheduler) apply(kernels map[string]*kernel, errs []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.draining == nil {
+		s.draining = map[string]*job{}
+	}
 	next := map[string]*job{}
 	for _, k := range kernels {
 		for i, j := range k.jobs {
 			id := j.key.String()
 			if old, ok := s.jobs[id]; ok {
 				// Same key, same spec version: keep the job and its run state.
-				old.kern, old.spec = k, j.spec
+				old.kern = k
+				k.jobs[i] = old
+				j = old
+			} else if old, ok := s.draining[id]; ok {
+				// Removed while its cycle ran, and back: one job, so a new
+				// cycle queues behind the cancelled one.
+				delete(s.draining, id)
+				old.kern = k
 				k.jobs[i] = old
 				j = old
 			}
@@ -130,8 +140,10 @@ func (s *scheduler) apply(kernels map[string]*kernel, errs []string) {
 		if old.entry != 0 {
 			s.cron.Remove(old.entry)
 		}
-		if old.cancel != nil {
+		old.entry, old.queued = 0, nil
+		if old.running {
 			old.cancel()
+			s.draining[id] = old
 		}
 		s.log.Info().Str("job_id", id).Msg("job removed")
 	}
@@ -142,7 +154,7 @@ func (s *scheduler) apply(kernels map[string]*kernel, errs []string) {
 			continue
 		}
 		jj := j
-		entry, err := s.cron.AddFunc(j.kern.spec.Schedule, func() { s.trigger(jj.key.String(), runRequest{trigger: "cron"}) })
+		entry, err := s.cron.AddFunc(j.kern.spec.Schedule, func() { s.trigger(jj.key.String(), runRequest{trigger: "cron"}) }) // an error means the job went away: nothing to do
 		if err != nil {
 			s.log.Error().Err(err).Str("job_id", id).Str("schedule", j.kern.spec.Schedule).Msg("job not scheduled")
 			continue
@@ -168,27 +180,36 @@ func (s *scheduler) needsStart(j *job) bool {
 	return last == tuner.Unfinished || last == "running"
 }
 
+// Errors of trigger.
+var (
+	errNoJob    = errors.New("no such job")
+	errStopping = errors.New("the daemon is shutting down")
+)
+
 // trigger starts a cycle of a job now, or queues one behind the cycle in
-// flight. It reports false for an unknown job.
-func (s *scheduler) trigger(id string, req runRequest) bool {
+// flight.
+func (s *scheduler) trigger(id string, req runRequest) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j, ok := s.jobs[id]
 	if !ok || j.spec.Evaluator == nil {
-		return false
+		return errNoJob
 	}
-	s.startLocked(j, req)
-	return true
+	if !s.startLocked(j, req) {
+		return errStopping
+	}
+	return nil
 }
 
-func (s *scheduler) startLocked(j *job, req runRequest) {
+// startLocked starts or queues a cycle; false once the daemon is stopping.
+func (s *scheduler) startLocked(j *job, req runRequest) bool {
 	if s.ctx == nil || s.ctx.Err() != nil {
-		return
+		return false
 	}
 	if j.running {
 		r := req
 		j.queued = &r
-		return
+		return true
 	}
 	if req.budget.Evals <= 0 && req.budget.Seconds <= 0 {
 		req.budget = tuner.Budget{Evals: j.kern.spec.Budget.Evals, Seconds: j.kern.spec.Budget.Seconds}
@@ -199,6 +220,7 @@ func (s *scheduler) startLocked(j *job, req runRequest) {
 		defer cancel()
 		s.run(ctx, j, req)
 	})
+	return true
 }
 
 func (s *scheduler) run(ctx context.Context, j *job, req runRequest) {
@@ -219,7 +241,10 @@ func (s *scheduler) run(ctx context.Context, j *job, req runRequest) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j.running, j.cancel, j.live = false, nil, store.Cycle{}
-	if q := j.queued; q != nil && ctx.Err() == nil {
+	if s.draining[j.key.String()] == j {
+		delete(s.draining, j.key.String())
+	}
+	if q := j.queued; q != nil {
 		j.queued = nil
 		s.startLocked(j, *q)
 	}
@@ -292,7 +317,7 @@ func (s *scheduler) start(ctx context.Context) {
 
 // stop stops cron, cancels running cycles (they checkpoint and stay
 // interrupted) and waits for them up to timeout.
-func (s *scheduler) stop(timeout time.Duration) error {
+func (s *scheduler) stop(deadline time.Time) error {
 	<-s.cron.Stop().Done()
 	s.mu.Lock()
 	for _, j := range s.jobs {
@@ -307,8 +332,8 @@ func (s *scheduler) stop(timeout time.Duration) error {
 	select {
 	case <-done:
 		return nil
-	case <-time.After(timeout):
-		return fmt.Errorf("cycles still running after %s", timeout)
+	case <-time.After(time.Until(deadline)):
+		return errors.New("cycles still running at the shutdown deadline")
 	}
 }
 

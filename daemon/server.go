@@ -496,12 +496,13 @@ func (s *server) postTune(r *http.Request) (any, error) {
 		if req.Budget > 0 {
 			rr.budget = tuner.Budget{Evals: req.Budget}
 		}
-		if s.sched.trigger(j.key.String(), rr) {
-			resp.Jobs = append(resp.Jobs, j.key.String())
+		switch err := s.sched.trigger(j.key.String(), rr); {
+		case errors.Is(err, errStopping):
+			return nil, fmt.Errorf("%w: %v", api.ErrUnavailable, err)
+		case err != nil:
+			return nil, fmt.Errorf("%w: job %s was reloaded away", api.ErrConflict, j.key)
 		}
-	}
-	if len(resp.Jobs) == 0 {
-		return nil, fmt.Errorf("%w: the daemon is shutting down", api.ErrUnavailable)
+		resp.Jobs = append(resp.Jobs, j.key.String())
 	}
 	return resp, nil
 }
@@ -522,12 +523,15 @@ func (s *server) postImport(r *http.Request) (any, error) {
 	j := jobs[0]
 	key := j.key
 	if req.Device != "" {
+		if strings.ContainsAny(req.Device, "|\n") {
+			return nil, invalidf("device %q: must not contain | or a newline", req.Device)
+		}
 		key.Device = req.Device
 	}
 	var trials []store.Trial
 	skipped := 0
 	for i, t := range req.Trials {
-		if _, err := j.spec.Space.ParseKey(t.Key); err != nil {
+		if c, err := j.spec.Space.ParseKey(t.Key); err != nil || !j.spec.Space.Valid(c) {
 			skipped++
 			continue
 		}

@@ -118,14 +118,14 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 		if budget.Evals > 0 {
 			n = min(n, budget.Evals-cy.Evals)
 		}
+		// The default goes alone, so the strategy knows it before it asks.
 		cfgs := first
 		first = nil
-		if len(cfgs) < n {
-			more, err := strat.Ask(n - len(cfgs))
-			if err != nil {
+		if len(cfgs) == 0 {
+			var err error
+			if cfgs, err = strat.Ask(n); err != nil {
 				return t.fail(job, cy, fmt.Errorf("%s ask: %w", strat.Name(), err))
 			}
-			cfgs = append(cfgs, more...)
 		}
 		if len(cfgs) == 0 {
 			log.Info().Msg("space exhausted")
@@ -149,22 +149,29 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 			}
 			log.Debug().Str("config", tr.Key).Str("status", string(tr.Status)).Float64("time_ms", tr.Time).Msg("measured")
 		}
+		if evalErr != nil {
+			// A partial generation keeps its trials but not the policy: the
+			// strategy still holds the unmeasured rest as asked, and would
+			// never propose them again. The next cycle resumes from the
+			// previous policy and re-learns these trials from the store.
+			if err := t.cfg.Store.Checkpoint(job.Key, trials, nil, nil); err != nil {
+				return cy, fmt.Errorf("checkpoint: %w", err)
+			}
+			if ctx.Err() != nil {
+				cy.State = Unfinished
+				if err := st.PutCycle(job.Key, cy); err != nil {
+					return cy, err
+				}
+				log.Info().Int("evals", cy.Evals).Msg("cycle interrupted")
+				return cy, ctx.Err()
+			}
+			return t.fail(job, cy, evalErr)
+		}
 		if err := strat.Tell(results); err != nil {
 			return t.fail(job, cy, fmt.Errorf("%s tell: %w", strat.Name(), err))
 		}
-		if evalErr != nil && (errors.Is(evalErr, context.Canceled) || errors.Is(evalErr, context.DeadlineExceeded)) {
-			cy.State = Unfinished
-			if err := t.checkpoint(job, trials, strat, &cy); err != nil {
-				return cy, err
-			}
-			log.Info().Int("evals", cy.Evals).Msg("cycle interrupted")
-			return cy, evalErr
-		}
 		if err := t.checkpoint(job, trials, strat, &cy); err != nil {
 			return cy, err
-		}
-		if evalErr != nil {
-			return t.fail(job, cy, evalErr)
 		}
 		if progress != nil {
 			progress(cy)
@@ -294,7 +301,9 @@ func (t *Tuner) finish(job Job, cy store.Cycle, log zerolog.Logger) (store.Cycle
 		if tr.Status != string(evaluate.StatusOK) {
 			continue
 		}
-		if _, err := job.Space.ParseKey(tr.Key); err != nil {
+		// Only a valid config of the current space is served: an imported
+		// trial may name one that violates the constraints.
+		if c, err := job.Space.ParseKey(tr.Key); err != nil || !job.Space.Valid(c) {
 			continue
 		}
 		if top == nil || tr.TimeMS < top.TimeMS {

@@ -2,6 +2,7 @@ package tuner
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/quasim/quasim/evaluate"
@@ -46,8 +47,8 @@ func TestCyclePromotesBest(t *testing.T) {
 	if cy.State != "done" || cy.Evals != 10 || cy.Trigger != "api" {
 		t.Fatalf("cycle = %+v", cy)
 	}
-	if len(seen) != 3 || seen[2] != 10 {
-		t.Errorf("progress after each generation of 4 = %v, want [4 8 10]", seen)
+	if !slices.Equal(seen, []int{1, 5, 9, 10}) {
+		t.Errorf("progress after each generation = %v, want [1 5 9 10]: the default alone, then generations of 4", seen)
 	}
 	trials, _ := st.Trials(job.Key)
 	if len(trials) != 10 || trials[0].Key != job.Space.Key(job.Default) {
@@ -112,5 +113,48 @@ func TestBudgetRequired(t *testing.T) {
 	st := storetest.New(t)
 	if _, err := newTuner(st).Cycle(context.Background(), reduceJob(t), Budget{}, "api", 1, nil); err == nil {
 		t.Errorf("Cycle with no budget = nil error")
+	}
+}
+
+// cancelAt cancels a cycle from inside its Nth measurement, mid-generation.
+type cancelAt struct {
+	evaluate.Evaluator
+	n, calls int
+	cancel   context.CancelFunc
+}
+
+func (c *cancelAt) Evaluate(ctx context.Context, cfg genome.Config, p evaluate.Problem) (evaluate.Trial, error) {
+	c.calls++
+	if c.calls == c.n {
+		c.cancel()
+		return evaluate.Trial{}, ctx.Err()
+	}
+	return c.Evaluator.Evaluate(ctx, cfg, p)
+}
+
+// A generation cut short must not lose the configs it had not measured yet:
+// running on to the end of the space measures every valid config once.
+func TestInterruptedGenerationLosesNothing(t *testing.T) {
+	st := storetest.New(t)
+	job := reduceJob(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	inner := job.Evaluator
+	job.Evaluator = &cancelAt{Evaluator: inner, n: 7, cancel: cancel}
+	tn := newTuner(st)
+	if _, err := tn.Cycle(ctx, job, Budget{Evals: 40}, "api", 1, nil); err == nil {
+		t.Fatal("cycle cancelled mid-generation returned nil error")
+	}
+	job.Evaluator = inner
+	size := len(job.Space.All())
+	cy, err := tn.Cycle(context.Background(), job, Budget{Evals: 40}, "api", 1, nil)
+	if err != nil || cy.Evals != 40 {
+		t.Fatalf("resumed = %+v, %v", cy, err)
+	}
+	if _, err := tn.Cycle(context.Background(), job, Budget{Evals: 10 * size}, "api", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	trials, _ := st.Trials(job.Key)
+	if len(trials) != size {
+		t.Errorf("%d configs measured after exhausting a space of %d", len(trials), size)
 	}
 }
