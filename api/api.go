@@ -7,6 +7,10 @@ import (
 
 // Routes, as Go 1.22 method patterns. Keep them sorted by path.
 const (
+	RouteCerts        = "GET /v1/certs"
+	RouteCertPubkey   = "GET /v1/certs/pubkey"
+	RouteCert         = "GET /v1/certs/{id}"
+	RouteCertRevoke   = "POST /v1/certs/{id}/revoke"
 	RouteConfig       = "GET /v1/configs/{kernel}"
 	RouteKernels      = "GET /v1/kernels"
 	RouteKernelCycles = "GET /v1/kernels/{kernel}/cycles"
@@ -19,6 +23,10 @@ const (
 
 // Host is the host name clients send; the server accepts it and localhost.
 const Host = "quasimd"
+
+// HeaderRevoked, on GET /v1/certs/{id}, carries the revocation reason of a
+// revoked certificate; the body stays the certificate exactly as signed.
+const HeaderRevoked = "Quasim-Revoked"
 
 // HeaderVersion carries the daemon's version on every response.
 const HeaderVersion = "Quasim-Version"
@@ -241,4 +249,46 @@ type ImportResponse struct {
 type ReloadResponse struct {
 	Kernels int      `json:"kernels"`
 	Errors  []string `json:"errors"`
+}
+
+// CertSummary is one entry of GET /v1/certs.
+type CertSummary struct {
+	ID        string     `json:"id"`
+	Kernel    string     `json:"kernel"`
+	Problem   string     `json:"problem"`
+	Device    string     `json:"device"`
+	Key       string     `json:"key"`
+	TimeMS    float64    `json:"time_ms"` // certified median latency
+	IssuedAt  time.Time  `json:"issued_at"`
+	Issuer    string     `json:"issuer"`
+	Served    bool       `json:"served"` // the served config of its job names it
+	Revoked   bool       `json:"revoked"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	Reason    string     `json:"reason,omitempty"`
+}
+
+// Certs is GET /v1/certs; ?kernel= filters.
+type Certs struct {
+	Certs []CertSummary `json:"certs"`
+}
+
+// RevokeRequest is the body of POST /v1/certs/{id}/revoke.
+type RevokeRequest struct {
+	Reason string `json:"reason"`
+}
+
+// RevokeResponse says what a revocation changed.
+type RevokeResponse struct {
+	ID       string `json:"id"`
+	Job      string `json:"job"`
+	Served   string `json:"served"`          // key now served for the job ("" = the default)
+	Cert     string `json:"cert,omitempty"`  // certificate of the config now served
+	Requeued bool   `json:"requeued"`        // a re-verification cycle was queued
+	Match    Match  `json:"match,omitempty"` // exact when a certified config is served, else default
+}
+
+// Pubkey is GET /v1/certs/pubkey.
+type Pubkey struct {
+	KeyID  string `json:"key_id"`
+	Pubkey string `json:"pubkey"` // "ed25519:<base64>", what quasimctl certs verify --pubkey reads
 }

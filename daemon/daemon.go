@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/certs"
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
 	"github.com/quasim/quasim/internal/sdnotify"
@@ -44,6 +46,13 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
 
+	key, created, err := certs.LoadOrCreateKey(filepath.Join(cfg.StateDir, "issuer.key"))
+	if err != nil {
+		return fmt.Errorf("issuer key: %w", err)
+	}
+	if created {
+		log.Info().Str("key_id", certs.KeyID(key.Public().(ed25519.PublicKey))).Msg("issuer key created")
+	}
 	var devs devices
 	sched := &scheduler{
 		dir:   cfg.KernelsDir,
@@ -56,6 +65,8 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			Store:       st,
 			NewStrategy: esStrategy,
 			Lock:        devs.lock,
+			Signer:      key,
+			Details:     deviceDetails(),
 			Log:         log.With().Str("component", "tuner").Logger(),
 			Now:         cfg.Now,
 		}),
@@ -78,6 +89,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		return api.ReloadResponse{Kernels: len(ks), Errors: errs}
 	}
 	srv.reload = doReload
+	srv.setKey(key)
 
 	ln, err := listenSocket(cfg.Socket)
 	if err != nil {

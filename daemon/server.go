@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/evaluate"
-	"github.com/quasim/quasim/genome"
 	"github.com/quasim/quasim/internal/store"
 	"github.com/quasim/quasim/internal/tuner"
 )
@@ -32,6 +32,8 @@ type server struct {
 	stateDir string
 	specDir  string
 	reload   func() api.ReloadResponse
+	pub      ed25519.PublicKey
+	keyID    string
 
 	// answers caches encoded config answers by query; an entry is valid
 	// while the scheduler's epoch (bumped whenever served configs or
@@ -81,6 +83,9 @@ var jsonType = []string{"application/json"}
 // routes is the route table, sorted by pattern (TestRoutesSorted checks).
 func (s *server) routes() []route {
 	return []route{
+		{api.RouteCerts, false, s.getCerts},
+		{api.RouteCertPubkey, false, s.getPubkey},
+		{api.RouteCertRevoke, true, s.postRevoke},
 		{api.RouteConfig, false, s.getConfig},
 		{api.RouteKernels, false, s.getKernels},
 		{api.RouteKernelCycles, false, s.getCycles},
@@ -101,6 +106,7 @@ type route struct {
 func (s *server) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(api.RouteConfig, s.cachedConfig)
+	mux.HandleFunc(api.RouteCert, s.getCert)
 	for _, rt := range s.routes() {
 		if rt.pattern == api.RouteConfig {
 			continue
@@ -302,7 +308,7 @@ func (s *server) getConfig(r *http.Request) (any, error) {
 	}
 	c := api.Config{
 		Kernel: name, Problem: problem, Device: device, Match: api.MatchDefault, SpecHash: k.spec.Hash,
-		Config: configMap(j.spec.Space, j.spec.Default), Key: j.spec.Space.Key(j.spec.Default),
+		Config: j.spec.Space.ConfigMap(j.spec.Default), Key: j.spec.Space.Key(j.spec.Default),
 	}
 	return c, nil
 }
@@ -332,7 +338,7 @@ func (s *server) answer(j *job, sv store.Served, match api.Match, problem string
 	}
 	at := sv.PromotedAt
 	out := api.Config{
-		Kernel: j.key.Kernel, Problem: problem, Device: j.key.Device, Config: configMap(j.spec.Space, c),
+		Kernel: j.key.Kernel, Problem: problem, Device: j.key.Device, Config: j.spec.Space.ConfigMap(c),
 		Key: sv.Key, Match: match, TimeMS: sv.TimeMS, Certificate: sv.Certificate, SpecHash: j.key.SpecHash,
 		PromotedAt: &at,
 	}
@@ -350,24 +356,6 @@ func (s *server) answer(j *job, sv store.Served, match api.Match, problem string
 		}
 	}
 	return out, nil
-}
-
-func configMap(sp *genome.Space, c genome.Config) map[string]any {
-	m := make(map[string]any, len(c))
-	for i, v := range sp.Values(c) {
-		name := sp.Params()[i].Name
-		switch v.Kind {
-		case genome.KindInt:
-			m[name] = v.I
-		case genome.KindFloat:
-			m[name] = v.F
-		case genome.KindBool:
-			m[name] = v.I != 0
-		default:
-			m[name] = v.S
-		}
-	}
-	return m
 }
 
 func apiTrial(t store.Trial, j *job) api.Trial {

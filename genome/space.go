@@ -577,3 +577,26 @@ func (s *Space) Vars() map[string]Value {
 	}
 	return m
 }
+
+// Native returns v as a plain Go value: int64, float64, bool or string.
+func (v Value) Native() any {
+	switch v.Kind {
+	case KindInt:
+		return v.I
+	case KindFloat:
+		return v.F
+	case KindBool:
+		return v.I != 0
+	}
+	return v.S
+}
+
+// ConfigMap returns c as parameter name -> plain Go value, the form configs
+// take on the wire and in certificates.
+func (s *Space) ConfigMap(c Config) map[string]any {
+	m := make(map[string]any, len(c))
+	for i, j := range c {
+		m[s.params[i].Name] = s.params[i].Values[j].Native()
+	}
+	return m
+}

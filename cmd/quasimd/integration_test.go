@@ -496,3 +496,77 @@ func BenchmarkIdleRSS(b *testing.B) {
 	}
 	b.ReportMetric(0, "ns/op")
 }
+
+func TestCertificates(t *testing.T) {
+	dir := newDir(t, map[string]string{"sgemm.yaml": `name: sgemm
+evaluator: builtin:sgemm
+problems: ["128,128,128"]
+schedule: "@every 1h"
+budget: {evals: 8}
+`})
+	d := start(t, dir)
+	if out, errs, code := d.ctl("tune", "sgemm", "--problem", "128,128,128", "--budget", "8", "--wait"); code != 0 {
+		t.Fatalf("tune: %d %s %s", code, out, errs)
+	}
+	var cfg api.Config
+	d.ctlJSON(&cfg, "config", "sgemm", "--problem", "128,128,128")
+	if cfg.Certificate == "" || cfg.Match != api.MatchExact {
+		t.Fatalf("served config has no certificate: %+v", cfg)
+	}
+	if out, errs, code := d.ctl("certs", "verify", cfg.Certificate); code != 0 || !strings.Contains(out, "PASS") {
+		t.Fatalf("certs verify %s: exit %d\n%s\n%s", cfg.Certificate, code, out, errs)
+	}
+	if out, _, code := d.ctl("certs", "show", cfg.Certificate); code != 0 || !strings.Contains(out, "parity") || !strings.Contains(out, "error_bound") {
+		t.Errorf("certs show: exit %d\n%s", code, out)
+	}
+
+	// Offline: the exported certificate and the public key verify with no daemon.
+	body, errs, code := d.ctl("certs", "show", cfg.Certificate, "--json")
+	if code != 0 {
+		t.Fatalf("certs show --json: %d %s", code, errs)
+	}
+	pub, _, _ := d.ctl("certs", "pubkey")
+	certFile, keyFile := filepath.Join(dir, "cert.json"), filepath.Join(dir, "key.pub")
+	os.WriteFile(certFile, []byte(body), 0o644)
+	os.WriteFile(keyFile, []byte(pub), 0o644)
+	offline := func() (string, int) {
+		cmd := exec.Command(d.quasimct, "--socket", "/nonexistent/sock", "certs", "verify", "--file", certFile, "--pubkey", keyFile)
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	if out, code := offline(); code != 0 {
+		t.Fatalf("offline verify of the exported certificate: exit %d\n%s", code, out)
+	}
+	flip := func(what string, pos int) {
+		b := []byte(body)
+		if b[pos] == 'a' {
+			b[pos] = 'b'
+		} else if b[pos] >= '0' && b[pos] <= '8' {
+			b[pos]++
+		} else {
+			b[pos] = 'a'
+		}
+		os.WriteFile(certFile, b, 0o644)
+		out, code := offline()
+		if code == 0 || !strings.Contains(out, "verify") {
+			t.Errorf("offline verify with a byte of the %s flipped: exit %d, %q; want a failure saying what failed", what, code, out)
+		}
+	}
+	flip("signature", strings.Index(body, `"signature":"`)+len(`"signature":"`)+3)
+	flip("kernel name", strings.Index(body, `"kernel":"sgemm"`)+len(`"kernel":"`))
+	flip("latency", strings.Index(body, `"median_ms":`)+len(`"median_ms":`)+2)
+
+	// Revocation: the config query no longer returns it.
+	if out, errs, code := d.ctl("certs", "revoke", cfg.Certificate, "--reason", "test revocation"); code != 0 {
+		t.Fatalf("revoke: %d %s %s", code, out, errs)
+	}
+	var after api.Config
+	d.ctlJSON(&after, "config", "sgemm", "--problem", "128,128,128")
+	if after.Certificate == cfg.Certificate || (after.Match == api.MatchExact && after.Key == cfg.Key) {
+		t.Errorf("after revoking %s the config answer is %+v", cfg.Certificate, after)
+	}
+	if _, _, code := d.ctl("certs", "verify", cfg.Certificate); code == 0 {
+		t.Errorf("online verify of a revoked certificate exited 0")
+	}
+	d.stop()
+}

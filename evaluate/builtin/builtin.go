@@ -29,6 +29,11 @@ type Options struct {
 	Device    string           // device class reported; default "cpu/<GOARCH>/<NumCPU>c"
 	Now       func() time.Time // clock for Trial.At; default time.Now
 	Seed      uint64           // seed for the random input data (default 1)
+	// TestWrongVariant adds a deliberately wrong config, for tests of
+	// verification only: sgemm's loop_order gets the extra value ikj_fast,
+	// the ikj kernel minus the last partial block of tile_m rows (left
+	// zero). The other kernels ignore it.
+	TestWrongVariant bool
 }
 
 // withDefaults returns o with its zero fields set to their defaults.
@@ -80,7 +85,10 @@ type Kernel struct {
 	inputs map[string]Inputs        // by problem string, seeded with opt.Seed
 }
 
-var _ evaluate.Evaluator = (*Kernel)(nil)
+var (
+	_ evaluate.Evaluator = (*Kernel)(nil)
+	_ evaluate.Verifier  = (*Kernel)(nil)
+)
 
 // New returns the evaluator of a builtin kernel; an unknown name is an error
 // listing the known ones.
@@ -88,6 +96,9 @@ func New(kernel string, opt Options) (*Kernel, error) {
 	kd, ok := defs()[kernel]
 	if !ok {
 		return nil, fmt.Errorf("new kernel %q: %w (known: %s)", kernel, ErrUnknownKernel, strings.Join(Kernels(), ", "))
+	}
+	if opt.TestWrongVariant && kd.testVariant != nil {
+		kd = kd.testVariant()
 	}
 	return newKernel(kd, opt), nil
 }

@@ -50,6 +50,7 @@ func conv2dDef() def {
 		},
 		prepare: prepareConv2d,
 		ref:     refConv2d,
+		verify:  conv2dVerify(),
 	}
 }
 

@@ -34,6 +34,11 @@ type def struct {
 	prepare func(v map[string]genome.Value, d []int) runner
 	// ref computes the output in float64 with a straightforward loop.
 	ref func(d []int, in Inputs) []float64
+	// verify holds what Verify needs beyond ref; a kernel without it gets no
+	// error bound and no ragged case.
+	verify verifyDef
+	// testVariant, when set, returns the kernel with Options.TestWrongVariant.
+	testVariant func() def
 }
 
 // defs returns the builtin kernels by name.

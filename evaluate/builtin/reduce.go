@@ -39,6 +39,7 @@ func reduceDef() def {
 		},
 		prepare: prepareReduce,
 		ref:     refReduce,
+		verify:  reduceVerify(),
 	}
 }
 

@@ -1,6 +1,8 @@
 package builtin
 
 import (
+	"slices"
+
 	"github.com/quasim/quasim/genome"
 )
 
@@ -47,9 +49,27 @@ func sgemmDef() def {
 			m, n, k := d[0], d[1], d[2]
 			return m * k, k * n, m * n
 		},
-		prepare: prepareSgemm,
-		ref:     refSgemm,
+		prepare:     prepareSgemm,
+		ref:         refSgemm,
+		verify:      sgemmVerify(),
+		testVariant: sgemmWrongDef,
 	}
+}
+
+// sgemmWrongDef is sgemm with the deliberately wrong loop order ikj_fast
+// appended (Options.TestWrongVariant): the ikj kernel without the last
+// partial block of tile_m rows, so fast and wrong unless tile_m divides m.
+func sgemmWrongDef() def {
+	kd := sgemmDef()
+	kd.testVariant = nil
+	kd.params = slices.Clone(kd.params)
+	for i, p := range kd.params {
+		if p.Name == "loop_order" {
+			p.Values = append(slices.Clone(p.Values), genome.Str("ikj_fast"))
+			kd.params[i] = p
+		}
+	}
+	return kd
 }
 
 type sgemmConfig struct {
@@ -79,6 +99,10 @@ func prepareSgemm(v map[string]genome.Value, d []int) runner {
 	dotS := dotStridedByUnroll(cfg.unroll)
 	dotC := dotContigByUnroll(cfg.unroll)
 	nbm := ceilDiv(m, cfg.tm)
+	ikj := cfg.order == "ikj" || cfg.order == "ikj_fast"
+	if cfg.order == "ikj_fast" {
+		nbm = m / cfg.tm // the deliberate bug: the last partial row block is dropped
+	}
 
 	return func(in Inputs, c []float32) {
 		a, b := in.A, in.B
@@ -90,7 +114,7 @@ func prepareSgemm(v map[string]genome.Value, d []int) runner {
 				for k0 := 0; k0 < k; k0 += cfg.tk {
 					k1 := min(k0+cfg.tk, k)
 					t := tile{j0: j0, j1: j1, k0: k0, k1: k1, lda: k, ldc: n, b: b, boff: k0*n + j0, ldb: n}
-					transposed := cfg.order != "ikj"
+					transposed := !ikj
 					if cfg.pack {
 						if transposed {
 							packTransposed(buf, b, n, j0, j1, k0, k1)
@@ -104,7 +128,7 @@ func prepareSgemm(v map[string]genome.Value, d []int) runner {
 						t.i0 = ib * cfg.tm
 						t.i1 = min(t.i0+cfg.tm, m)
 						switch {
-						case cfg.order == "ikj":
+						case ikj:
 							t.ikj(a, c, cfg.unroll, axpy)
 						case cfg.pack && cfg.order == "ijk":
 							t.ijkPacked(a, c, dotC)

@@ -96,21 +96,41 @@ func (s *Store) PutServed(job JobKey, sv Served) error {
 		return fmt.Errorf("put served %q: %w", job.String(), err)
 	}
 	err := s.update(func(tx *bolt.Tx) error {
+		return putServed(tx, job, sv)
+	})
+	if err != nil {
+		return fmt.Errorf("put served %q: %w", job.String(), err)
+	}
+	return nil
+}
+
+// putServed replaces the config job serves in tx.
+func putServed(tx *bolt.Tx, job JobKey, sv Served) error {
+	b, err := top(tx, bucketServed)
+	if err != nil {
+		return err
+	}
+	if err := registerJob(tx, job); err != nil {
+		return err
+	}
+	data, err := encode(&servedRecord{V: recordVersion, Served: sv})
+	if err != nil {
+		return err
+	}
+	return b.Put([]byte(job.String()), data)
+}
+
+// ClearServed removes the served config of a job (it then falls back to its default); no error if none.
+func (s *Store) ClearServed(job JobKey) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b, err := top(tx, bucketServed)
 		if err != nil {
 			return err
 		}
-		if err := registerJob(tx, job); err != nil {
-			return err
-		}
-		data, err := encode(&servedRecord{V: recordVersion, Served: sv})
-		if err != nil {
-			return err
-		}
-		return b.Put([]byte(job.String()), data)
+		return b.Delete([]byte(job.String()))
 	})
 	if err != nil {
-		return fmt.Errorf("put served %q: %w", job.String(), err)
+		return fmt.Errorf("clear served %q: %w", job.String(), err)
 	}
 	return nil
 }

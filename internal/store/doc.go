@@ -1,7 +1,8 @@
 // Package store keeps quasimd's state in one bbolt file: the loaded kernel
 // specs and, for every job (a kernel spec version at one problem size on one
 // device class), its measured trials, its search policy, its served config,
-// the history of its tuning cycles and the latencies runtimes observed.
+// the history of its tuning cycles, the latencies runtimes observed and the
+// signed certificates of the configs it served, with their revocations.
 //
 // Open opens (or creates) the file, takes its lock and brings its schema up
 // to date; all access then goes through typed methods on *Store, each of them
@@ -16,7 +17,7 @@
 // decode is reported as ErrCorrupt naming its bucket and key.
 //
 //	v1/                                  root bucket (its name is fixed; the schema version is the "version" key)
-//	├── version                          decimal schema version, "2"; equals len(migrations) after Open
+//	├── version                          decimal schema version, "3"; equals len(migrations) after Open
 //	├── specs/                           kernel specs, every version ever loaded
 //	│   └── <name>/                      one bucket per spec name
 //	│       └── <hash>                   Spec JSON {"v":1,"name","hash","source","raw","loaded"}
@@ -35,9 +36,16 @@
 //	├── cycles/
 //	│   └── <jobkey>/                    the bucket sequence is the last cycle ID handed out
 //	│       └── <8-byte id>              Cycle JSON {"v":1,"id","trigger","state","started",...}
-//	└── observations/
-//	    └── <jobkey>/                    the bucket sequence numbers observations
-//	        └── <8-byte time><8-byte seq> Observation JSON {"v":1,"at","latency_ms","key","source"}
+//	├── observations/
+//	│   └── <jobkey>/                    the bucket sequence numbers observations
+//	│       └── <8-byte time><8-byte seq> Observation JSON {"v":1,"at","latency_ms","key","source"}
+//	├── certs/                           signed certificates (added in schema 3)
+//	│   └── <cert id>                    {"v":1,"meta":{"id","key","time_ms","issued_at"},"job":<jobkey>,"body":<base64 signed bytes>}
+//	├── revocations/                     revoked certificates (added in schema 3)
+//	│   └── <cert id>                    {"v":1,"reason","revoked_at"}; a certificate without one is live
+//	└── jobcerts/                        index of each job's certificates (added in schema 3)
+//	    └── <jobkey>/
+//	        └── <cert id>                empty value
 //
 // <jobkey> is JobKey.String(): kernel|spec hash|problem|device. <8-byte ...>
 // keys are big-endian unsigned integers, so bbolt's byte order is numeric
@@ -47,8 +55,16 @@
 // same time apart.
 //
 // Trials are append-only: a trial whose config key is already in keys/ is
-// skipped, never overwritten. Cycle IDs start at 1 for each job. A job is
-// registered in jobs/ by the first write of any of its records.
+// skipped, never overwritten; MarkTrial changes only the status and error of
+// a stored one. Cycle IDs start at 1 for each job. A job is registered in
+// jobs/ by the first write of any of its records, a certificate included.
+//
+// A certificate's body is opaque to the store: it comes back byte for byte,
+// and a second put of the same id must bring the same bytes for the same
+// job. Its metadata in certs/ never changes; a revocation is a separate
+// record, written once, and Cert, Certs and JobCerts fill CertMeta's Job
+// and revocation fields from the record and revocations/. Promote writes a
+// certificate and the served record that names it in one transaction.
 //
 // # Schema changes
 //
@@ -61,13 +77,14 @@
 //
 //	version 1  the root bucket with specs, trials, policies, served, cycles and observations
 //	version 2  the jobs bucket, backfilled from the job buckets of schema 1
+//	version 3  the certs, revocations and jobcerts buckets, created empty
 //
 // # Errors
 //
 // Reads of a job that was never written return empty results, not errors;
-// Spec and PutCycle return ErrNotFound for what does not exist. A second
-// process opening the same file waits Options.LockTimeout and then fails with
-// ErrLocked. The sentinels are in errors.go; test them with errors.Is.
+// Spec, PutCycle, Cert, Revoke and MarkTrial return ErrNotFound for what
+// does not exist. A second process opening the same file waits
+// Options.LockTimeout and then fails with ErrLocked. The sentinels are in errors.go; test them with errors.Is.
 //
 // This package has no compatibility promise outside quasim.
 package store

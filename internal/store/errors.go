@@ -3,10 +3,12 @@ package store
 import "errors"
 
 var (
-	// ErrNotFound is returned when a requested spec or cycle does not exist.
+	// ErrNotFound is returned when a requested spec, cycle, certificate or
+	// trial does not exist.
 	ErrNotFound = errors.New("not found")
 	// ErrInvalid is returned when an argument cannot be stored: a malformed
-	// job key, a trial without a config key, a value JSON cannot encode.
+	// job key, a trial without a config key, a value JSON cannot encode, a
+	// certificate id stored before with other bytes.
 	ErrInvalid = errors.New("invalid argument")
 	// ErrReadOnly is returned by writes to a store opened with ReadOnly, and
 	// by a read-only Open of a file whose schema needs a migration.

@@ -15,6 +15,9 @@ func FuzzDecode(f *testing.F) {
 		`{"v":1,"key":"8,8","time_ms":1.5,"cycle":1,"promoted_at":"2025-01-01T00:00:00Z"}`,
 		`{"v":1,"at":"2025-01-01T00:00:00Z","latency_ms":1.5,"key":"8,8"}`,
 		`{"v":1,"kernel":"k","spec_hash":"h","problem":"p","device":"d","created":"2025-01-01T00:00:00Z"}`,
+		`{"v":1,"meta":{"id":"c1","key":"8,8","time_ms":1.5,"issued_at":"2025-01-01T00:00:00Z"},"job":"k|h|p|d","body":"c2lnbmVk"}`,
+		`{"v":1,"reason":"wrong result on driver 551","revoked_at":"2025-01-02T00:00:00Z"}`,
+		`{"v":1,"body":"not base64!"}`,
 		`{"v":2}`, `null`, `[]`, `{"at":"yesterday"}`, "\x00\x00\x00\x00\x00\x00\x00\x01", "",
 	} {
 		f.Add([]byte(seed))
@@ -33,6 +36,12 @@ func FuzzDecode(f *testing.F) {
 		_, err = decodeObservation(data, where)
 		errs = append(errs, err)
 		_, err = decodeJob(data, where)
+		errs = append(errs, err)
+		_, err = decodeCert(data, where)
+		errs = append(errs, err)
+		_, err = decodeRevocation(data, where)
+		errs = append(errs, err)
+		_, _, err = certFromRecord(data, []byte("c1"))
 		errs = append(errs, err)
 		_, err = decodeU64(data, where)
 		errs = append(errs, err)

@@ -22,6 +22,9 @@ var (
 	bucketServed       = []byte("served")
 	bucketCycles       = []byte("cycles")
 	bucketObservations = []byte("observations")
+	bucketCerts        = []byte("certs")
+	bucketRevocations  = []byte("revocations")
+	bucketJobCerts     = []byte("jobcerts")
 )
 
 // jobKeySep separates the fields of JobKey.String.

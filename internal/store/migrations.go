@@ -21,6 +21,7 @@ type migration struct {
 var migrations = []migration{
 	{version: 1, migrate: createTree},
 	{version: 2, migrate: backfillJobs},
+	{version: 3, migrate: createCertBuckets},
 }
 
 // migrate runs, in tx, every migration newer than the file's version.
@@ -170,4 +171,20 @@ func firstRecordTime(r *bolt.Bucket, jobKey []byte, def time.Time) time.Time {
 		return def
 	}
 	return best
+}
+
+// createCertBuckets (version 3) creates the buckets of certificates: certs,
+// revocations and the jobcerts index. A schema-2 file has no certificate,
+// so there is nothing to backfill.
+func createCertBuckets(tx *bolt.Tx) error {
+	r, err := root(tx)
+	if err != nil {
+		return err
+	}
+	for _, name := range [][]byte{bucketCerts, bucketRevocations, bucketJobCerts} {
+		if _, err := r.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("create bucket %s: %w", path(string(bucketRoot), string(name)), err)
+		}
+	}
+	return nil
 }

@@ -82,7 +82,7 @@ func TestOpenFreshRunsAll(t *testing.T) {
 	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
 		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
 	}
-	want := []string{"cycles", "jobs", "observations", "policies", "served", "specs", "trials", "version=" + strconv.Itoa(len(migrations))}
+	want := []string{"certs", "cycles", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "specs", "trials", "version=" + strconv.Itoa(len(migrations))}
 	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("root holds %q, want %q", got, want)
 	}
@@ -208,8 +208,8 @@ func TestMigration2(t *testing.T) {
 
 	before := time.Now()
 	s := openTest(t, path)
-	if v, err := s.SchemaVersion(); err != nil || v != 2 {
-		t.Errorf("SchemaVersion() = %d, %v, want 2", v, err)
+	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
+		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
 	}
 	want := []JobKey{jobPolicy, jobServed, jobTrials, jobObs}
 	got, err := s.Jobs()
@@ -277,4 +277,118 @@ func TestMigration2BadJobKey(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestMigration3 builds a schema-2 file by hand, with a record in every
+// bucket, and checks Open adds the empty certificate buckets and leaves
+// the rest as it was.
+func TestMigration3(t *testing.T) {
+	t.Parallel()
+	job := JobKey{Kernel: "sgemm", SpecHash: "h", Problem: "64", Device: "cpu/x"}
+	jk := job.String()
+	t1 := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	records := []struct {
+		buckets []string // under the root
+		key     []byte
+		value   string
+	}{
+		{[]string{"specs", "sgemm"}, []byte("h"), `{"v":1,"name":"sgemm","hash":"h","source":"builtin","raw":"AAE=","loaded":"2025-03-01T00:00:00Z"}`},
+		{[]string{"jobs"}, []byte(jk), `{"v":1,"kernel":"sgemm","spec_hash":"h","problem":"64","device":"cpu/x","created":"2025-03-01T00:00:00Z"}`},
+		{[]string{"trials", jk, "seq"}, u64(1), `{"v":1,"key":"8,8","status":"ok","time_ms":1.5,"cost_s":0.1,"at":"2025-03-01T00:00:00Z","cycle":1}`},
+		{[]string{"trials", jk, "keys"}, []byte("8,8"), string(u64(1))},
+		{[]string{"policies"}, []byte(jk), "opaque"},
+		{[]string{"served"}, []byte(jk), `{"v":1,"key":"8,8","time_ms":1.5,"cycle":1,"promoted_at":"2025-03-01T00:00:00Z","certificate":"old"}`},
+		{[]string{"cycles", jk}, u64(1), `{"v":1,"id":1,"trigger":"cron","state":"done","started":"2025-03-01T00:00:00Z","budget":4,"evals":1}`},
+		{[]string{"observations", jk}, observationKey(t1, 1), `{"v":1,"at":"2025-03-01T00:00:00Z","latency_ms":1.6,"key":"8,8"}`},
+	}
+	path := rawFile(t, func(tx *bolt.Tx) error {
+		r, err := tx.CreateBucket([]byte("v1"))
+		if err != nil {
+			return err
+		}
+		if err := r.Put([]byte("version"), []byte("2")); err != nil {
+			return err
+		}
+		for _, n := range []string{"specs", "jobs", "trials", "policies", "served", "cycles", "observations"} {
+			if _, err := r.CreateBucket([]byte(n)); err != nil {
+				return err
+			}
+		}
+		for _, rec := range records {
+			b := r
+			for _, n := range rec.buckets {
+				if b, err = b.CreateBucketIfNotExists([]byte(n)); err != nil {
+					return err
+				}
+			}
+			if err := b.Put(rec.key, []byte(rec.value)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+
+	// A read-only open cannot migrate.
+	if s, err := Open(path, Options{ReadOnly: true}); !errors.Is(err, ErrReadOnly) {
+		if err == nil {
+			s.Close()
+		}
+		t.Fatalf("read-only Open of schema 2 = %v, want ErrReadOnly", err)
+	}
+
+	s := openTest(t, path)
+	if v, err := s.SchemaVersion(); err != nil || v != 3 {
+		t.Errorf("SchemaVersion() = %d, %v, want 3", v, err)
+	}
+	want := []string{"certs", "cycles", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "specs", "trials", "version=3"}
+	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
+		t.Errorf("root holds %q, want %q", got, want)
+	}
+	// The new buckets are empty; the old records are byte for byte as built.
+	err := s.view(func(tx *bolt.Tx) error {
+		r := tx.Bucket(bucketRoot)
+		for _, n := range [][]byte{bucketCerts, bucketRevocations, bucketJobCerts} {
+			if k, _ := r.Bucket(n).Cursor().First(); k != nil {
+				t.Errorf("bucket %s not empty after migration: holds %q", n, k)
+			}
+		}
+		for _, rec := range records {
+			b := r
+			for _, n := range rec.buckets {
+				if b = b.Bucket([]byte(n)); b == nil {
+					t.Errorf("bucket %q gone after migration", rec.buckets)
+					return nil
+				}
+			}
+			if got := b.Get(rec.key); string(got) != rec.value {
+				t.Errorf("%q/%q after migration = %q, want %q", rec.buckets, rec.key, got, rec.value)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jobs, err := s.Jobs(); err != nil || !reflect.DeepEqual(jobs, []JobKey{job}) {
+		t.Errorf("Jobs() = %v, %v, want [%v]", jobs, err, job)
+	}
+	if trials, err := s.Trials(job); err != nil || len(trials) != 1 || trials[0].Key != "8,8" || !trials[0].At.Equal(t1) {
+		t.Errorf("Trials() = %+v, %v, want the trial 8,8", trials, err)
+	}
+	if sv, ok, err := s.Served(job); err != nil || !ok || sv.Certificate != "old" {
+		t.Errorf("Served() = %+v, %v, %v, want certificate old", sv, ok, err)
+	}
+	if certs, err := s.Certs(); err != nil || certs == nil || len(certs) != 0 {
+		t.Errorf("Certs() = %v, %v, want empty", certs, err)
+	}
+	if certs, err := s.JobCerts(job); err != nil || certs == nil || len(certs) != 0 {
+		t.Errorf("JobCerts() = %v, %v, want empty", certs, err)
+	}
+	// The migrated file takes certificates.
+	if err := s.PutCert(job, CertMeta{ID: "c1", Key: "8,8", TimeMS: 1.5, IssuedAt: t1}, []byte("signed")); err != nil {
+		t.Fatal(err)
+	}
+	if body, meta, err := s.Cert("c1"); err != nil || string(body) != "signed" || meta.Job != job {
+		t.Errorf("Cert(c1) = %q, %+v, %v", body, meta, err)
+	}
 }

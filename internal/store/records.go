@@ -56,6 +56,18 @@ type Served struct {
 	Certificate string    `json:"certificate,omitempty"`
 }
 
+// CertMeta is what the store knows about a certificate besides its signed bytes.
+type CertMeta struct {
+	ID        string    `json:"id"`
+	Job       JobKey    `json:"-"`       // filled on read from the job index
+	Key       string    `json:"key"`     // config key it certifies
+	TimeMS    float64   `json:"time_ms"` // certified median latency
+	IssuedAt  time.Time `json:"issued_at"`
+	Revoked   bool      `json:"revoked"`
+	RevokedAt time.Time `json:"revoked_at,omitzero"`
+	Reason    string    `json:"reason,omitempty"`
+}
+
 // Observation is a latency a runtime saw for a job's config.
 type Observation struct {
 	At        time.Time `json:"at"`
@@ -86,6 +98,27 @@ type (
 		V int `json:"v"`
 		Observation
 	}
+	// certRecord is a certificate: its metadata without the revocation,
+	// which lives in the revocations bucket, its job and its signed bytes
+	// (base64 in JSON, so they come back byte for byte).
+	certRecord struct {
+		V    int      `json:"v"`
+		Meta certInfo `json:"meta"`
+		Job  string   `json:"job"`
+		Body []byte   `json:"body"`
+	}
+	// certInfo is the part of CertMeta a certRecord holds.
+	certInfo struct {
+		ID       string    `json:"id"`
+		Key      string    `json:"key"`
+		TimeMS   float64   `json:"time_ms"`
+		IssuedAt time.Time `json:"issued_at"`
+	}
+	revocationRecord struct {
+		V         int       `json:"v"`
+		Reason    string    `json:"reason"`
+		RevokedAt time.Time `json:"revoked_at"`
+	}
 	jobRecord struct {
 		V        int       `json:"v"`
 		Kernel   string    `json:"kernel"`
@@ -105,6 +138,8 @@ func (r *cycleRecord) version() int       { return r.V }
 func (r *servedRecord) version() int      { return r.V }
 func (r *observationRecord) version() int { return r.V }
 func (r *jobRecord) version() int         { return r.V }
+func (r *certRecord) version() int        { return r.V }
+func (r *revocationRecord) version() int  { return r.V }
 
 // encode marshals a stored form; a value JSON cannot hold (NaN, say) is
 // ErrInvalid.
@@ -160,6 +195,18 @@ func decodeObservation(data []byte, where string) (Observation, error) {
 
 func decodeJob(data []byte, where string) (jobRecord, error) {
 	var r jobRecord
+	err := decode(data, &r, where)
+	return r, err
+}
+
+func decodeCert(data []byte, where string) (certRecord, error) {
+	var r certRecord
+	err := decode(data, &r, where)
+	return r, err
+}
+
+func decodeRevocation(data []byte, where string) (revocationRecord, error) {
+	var r revocationRecord
 	err := decode(data, &r, where)
 	return r, err
 }

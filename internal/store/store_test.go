@@ -116,6 +116,15 @@ func TestInvalidJobKey(t *testing.T) {
 		if err := s.AddObservation(job, store.Observation{Key: "1"}); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("AddObservation(%q) = %v, want ErrInvalid", job.String(), err)
 		}
+		if err := s.PutCert(job, store.CertMeta{ID: "c", Key: "1"}, []byte("b")); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("PutCert(%q) = %v, want ErrInvalid", job.String(), err)
+		}
+		if err := s.Promote(job, store.Served{Key: "1"}, store.CertMeta{ID: "c", Key: "1"}, []byte("b")); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("Promote(%q) = %v, want ErrInvalid", job.String(), err)
+		}
+		if err := s.MarkTrial(job, "1", "wrong_result", ""); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("MarkTrial(%q) = %v, want ErrInvalid", job.String(), err)
+		}
 	}
 	jobs, err := s.Jobs()
 	if err != nil || len(jobs) != 0 {
@@ -537,7 +546,7 @@ func TestOpenSchemaVersion(t *testing.T) {
 		want    error
 	}{
 		{"too new", "99", store.ErrSchemaTooNew},
-		{"one newer", "3", store.ErrSchemaTooNew},
+		{"one newer", "4", store.ErrSchemaTooNew},
 		{"not a number", "two", store.ErrCorrupt},
 		{"zero", "0", store.ErrCorrupt},
 		{"missing", "", store.ErrCorrupt},
@@ -575,6 +584,7 @@ func TestReadOnly(t *testing.T) {
 	s, err := store.Open(path, store.Options{})
 	must(t, err)
 	must(t, s.Checkpoint(jobA, []store.Trial{trial("a", 1)}, []byte("p"), nil))
+	must(t, s.PutCert(jobA, store.CertMeta{ID: "c1", Key: "a"}, []byte("signed")))
 	must(t, s.Close())
 
 	r1 := openPath(t, path, store.Options{ReadOnly: true})
@@ -588,6 +598,16 @@ func TestReadOnly(t *testing.T) {
 		"Checkpoint":  r1.Checkpoint(jobA, nil, []byte("q"), nil),
 		"ResetPolicy": r1.ResetPolicy(jobA),
 		"PutSpec":     r1.PutSpec(store.Spec{Name: "n", Hash: "h"}),
+		"PutCert":     r1.PutCert(jobA, store.CertMeta{ID: "c2", Key: "a"}, []byte("signed")),
+		"Promote":     r1.Promote(jobA, store.Served{Key: "a"}, store.CertMeta{ID: "c1", Key: "a"}, []byte("signed")),
+		"MarkTrial":   r1.MarkTrial(jobA, "a", "wrong_result", "x"),
+		"ClearServed": r1.ClearServed(jobA),
+	}
+	if _, err := r1.Revoke("c1", "r", at(1)); !errors.Is(err, store.ErrReadOnly) {
+		t.Errorf("read-only Revoke = %v, want ErrReadOnly", err)
+	}
+	if body, meta, err := r2.Cert("c1"); err != nil || string(body) != "signed" || meta.Revoked {
+		t.Errorf("read-only Cert = %q, %+v, %v, want the live certificate", body, meta, err)
 	}
 	for name, err := range writes {
 		if !errors.Is(err, store.ErrReadOnly) {
@@ -700,6 +720,80 @@ func TestCorrupt(t *testing.T) {
 			wantName: `v1/specs/"sgemm"/"bbb"`,
 		},
 		{
+			name:     "cert not json",
+			breakIt:  func(tx *bolt.Tx) error { return bucket(tx, "certs").Put([]byte("c1"), []byte(`{"v":1,"body":`)) },
+			read:     func(s *store.Store) error { _, _, err := s.Cert("c1"); return err },
+			wantName: `v1/certs/"c1"`,
+		},
+		{
+			name: "cert of another id",
+			breakIt: func(tx *bolt.Tx) error {
+				return bucket(tx, "certs").Put([]byte("c1"), []byte(`{"v":1,"meta":{"id":"c2"},"job":"k|||","body":"AA=="}`))
+			},
+			read:     func(s *store.Store) error { _, err := s.Certs(); return err },
+			wantName: `v1/certs/"c1"`,
+		},
+		{
+			name: "cert job",
+			breakIt: func(tx *bolt.Tx) error {
+				return bucket(tx, "certs").Put([]byte("c1"), []byte(`{"v":1,"meta":{"id":"c1"},"job":"k","body":"AA=="}`))
+			},
+			read:     func(s *store.Store) error { _, err := s.JobCerts(jobA); return err },
+			wantName: `v1/certs/"c1"`,
+		},
+		{
+			name: "cert without body",
+			breakIt: func(tx *bolt.Tx) error {
+				return bucket(tx, "certs").Put([]byte("c1"), []byte(`{"v":1,"meta":{"id":"c1"},"job":"k|||"}`))
+			},
+			read:     func(s *store.Store) error { _, _, err := s.Cert("c1"); return err },
+			wantName: `v1/certs/"c1"`,
+		},
+		{
+			name: "cert indexed under another job",
+			breakIt: func(tx *bolt.Tx) error {
+				return bucket(tx, "certs").Put([]byte("c1"), []byte(`{"v":1,"meta":{"id":"c1"},"job":"k|||","body":"AA=="}`))
+			},
+			read:     func(s *store.Store) error { _, err := s.JobCerts(jobA); return err },
+			wantName: `v1/jobcerts/"` + jobA.String() + `"/"c1"`,
+		},
+		{
+			name:     "cert index dangling",
+			breakIt:  func(tx *bolt.Tx) error { return bucket(tx, "jobcerts", jobA.String()).Put([]byte("c9"), nil) },
+			read:     func(s *store.Store) error { _, err := s.JobCerts(jobA); return err },
+			wantName: `v1/jobcerts/"` + jobA.String() + `"/"c9"`,
+		},
+		{
+			name: "revocation",
+			breakIt: func(tx *bolt.Tx) error {
+				return bucket(tx, "revocations").Put([]byte("c1"), []byte(`{"v":1,"revoked_at":0}`))
+			},
+			read:     func(s *store.Store) error { _, err := s.Revoke("c1", "again", at(2)); return err },
+			wantName: `v1/revocations/"c1"`,
+		},
+		{
+			name:     "marked trial missing",
+			breakIt:  func(tx *bolt.Tx) error { return bucket(tx, "trials", jobA.String(), "seq").Delete(seq1) },
+			read:     func(s *store.Store) error { return s.MarkTrial(jobA, "a", "wrong_result", "") },
+			wantName: `v1/trials/"` + jobA.String() + `"/keys/"a"`,
+		},
+		{
+			name: "marked trial index",
+			breakIt: func(tx *bolt.Tx) error {
+				return bucket(tx, "trials", jobA.String(), "keys").Put([]byte("a"), []byte("x"))
+			},
+			read:     func(s *store.Store) error { return s.MarkTrial(jobA, "a", "wrong_result", "") },
+			wantName: `v1/trials/"` + jobA.String() + `"/keys/"a"`,
+		},
+		{
+			name: "marked trial of another key",
+			breakIt: func(tx *bolt.Tx) error {
+				return bucket(tx, "trials", jobA.String(), "seq").Put(seq1, []byte(`{"v":1,"key":"b"}`))
+			},
+			read:     func(s *store.Store) error { return s.MarkTrial(jobA, "a", "wrong_result", "") },
+			wantName: `v1/trials/"` + jobA.String() + `"/keys/"a"`,
+		},
+		{
 			name: "job",
 			breakIt: func(tx *bolt.Tx) error {
 				return bucket(tx, "jobs").Put([]byte(jobA.String()), []byte(`{"v":1,"kernel":"other"}`))
@@ -718,6 +812,10 @@ func TestCorrupt(t *testing.T) {
 			must(t, s.PutSpec(store.Spec{Name: "sgemm", Hash: "aaa", Loaded: at(1)}))
 			must(t, s.PutServed(jobA, store.Served{Key: "a"}))
 			must(t, s.AddObservation(jobA, store.Observation{Key: "a", At: at(1)}))
+			must(t, s.PutCert(jobA, store.CertMeta{ID: "c1", Key: "a", IssuedAt: at(1)}, []byte("signed")))
+			if _, err := s.Revoke("c1", "first", at(1)); err != nil {
+				t.Fatal(err)
+			}
 			if _, err := s.NewCycle(jobA, store.Cycle{Trigger: "api"}); err != nil {
 				t.Fatal(err)
 			}
@@ -755,11 +853,17 @@ func TestReopen(t *testing.T) {
 	must(t, s.PutServed(jobA, sv))
 	ob := store.Observation{At: at(11), LatencyMS: 3.1, Key: "1,1", Source: "runtime"}
 	must(t, s.AddObservation(jobA, ob))
+	cm := store.CertMeta{ID: "c", Job: jobB, Key: "1,1", TimeMS: 2.9, IssuedAt: at(12)}
+	must(t, s.PutCert(jobB, cm, []byte("signed\x00")))
+	cm, err = s.Revoke("c", "superseded", at(13))
+	must(t, err)
+	must(t, s.MarkTrial(jobA, "2,2", "wrong_result", "checksum"))
+	trials[1].Status, trials[1].Error = "wrong_result", "checksum"
 	must(t, s.Close())
 
 	s = openPath(t, path, store.Options{})
-	if v, err := s.SchemaVersion(); err != nil || v != 2 {
-		t.Errorf("SchemaVersion() = %d, %v, want 2", v, err)
+	if v, err := s.SchemaVersion(); err != nil || v != 3 {
+		t.Errorf("SchemaVersion() = %d, %v, want 3", v, err)
 	}
 	if got, err := s.Spec("sgemm", "h1"); err != nil || !reflect.DeepEqual(got, sp) {
 		t.Errorf("Spec = %+v, %v, want %+v", got, err, sp)
@@ -779,8 +883,11 @@ func TestReopen(t *testing.T) {
 	if got, err := s.Observations(jobA, 0); err != nil || !reflect.DeepEqual(got, []store.Observation{ob}) {
 		t.Errorf("Observations = %+v, %v, want [%+v]", got, err, ob)
 	}
-	if got, err := s.Jobs(); err != nil || !reflect.DeepEqual(got, []store.JobKey{jobA}) {
-		t.Errorf("Jobs = %v, %v, want [%v]", got, err, jobA)
+	if got, err := s.Jobs(); err != nil || !reflect.DeepEqual(got, []store.JobKey{jobB, jobA}) {
+		t.Errorf("Jobs = %v, %v, want [%v %v]", got, err, jobB, jobA)
+	}
+	if body, got, err := s.Cert("c"); err != nil || string(body) != "signed\x00" || !reflect.DeepEqual(got, cm) || !got.Revoked {
+		t.Errorf("Cert = %q, %+v, %v, want the revoked %+v", body, got, err, cm)
 	}
 	if _, err := s.NewCycle(jobA, store.Cycle{}); err != nil {
 		t.Error(err)

@@ -128,6 +128,64 @@ func (s *Store) Trials(job JobKey) ([]Trial, error) {
 	return out, nil
 }
 
+// MarkTrial sets the status (and error text) of a stored trial of job; ErrNotFound if the job has no trial with that key.
+//
+// It is the one change a stored trial allows: a config that measured ok
+// and then failed verification becomes wrong_result. An empty status is
+// ErrInvalid; errText replaces the trial's Error, also when empty.
+func (s *Store) MarkTrial(job JobKey, key, status, errText string) error {
+	if err := job.validate(); err != nil {
+		return fmt.Errorf("mark trial %q %q: %w", job.String(), key, err)
+	}
+	if status == "" {
+		return fmt.Errorf("mark trial %q %q: empty status: %w", job.String(), key, ErrInvalid)
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		jb, err := jobBucket(tx, bucketTrials, job)
+		if err != nil {
+			return err
+		}
+		var seqs, keys *bolt.Bucket
+		if jb != nil {
+			seqs, keys = jb.Bucket(bucketTrialSeq), jb.Bucket(bucketTrialKeys)
+		}
+		if seqs == nil || keys == nil || key == "" {
+			return ErrNotFound
+		}
+		sk := keys.Get([]byte(key))
+		if sk == nil {
+			return ErrNotFound
+		}
+		keyWhere := path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialKeys), quoted(key))
+		seq, err := decodeU64(sk, keyWhere)
+		if err != nil {
+			return err
+		}
+		where := path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialSeq), numbered(seq))
+		v := seqs.Get(u64(seq))
+		if v == nil {
+			return fmt.Errorf("decode %s: %w: names trial %s, which is missing", keyWhere, ErrCorrupt, where)
+		}
+		tr, err := decodeTrial(v, where)
+		if err != nil {
+			return err
+		}
+		if tr.Key != key {
+			return fmt.Errorf("decode %s: %w: names trial %s, which is of config %q", keyWhere, ErrCorrupt, where, tr.Key)
+		}
+		tr.Status, tr.Error = status, errText
+		data, err := encode(&trialRecord{V: recordVersion, Trial: tr})
+		if err != nil {
+			return err
+		}
+		return seqs.Put(u64(seq), data)
+	})
+	if err != nil {
+		return fmt.Errorf("mark trial %q %q: %w", job.String(), key, err)
+	}
+	return nil
+}
+
 // HasTrial reports whether job has a trial of config key.
 func (s *Store) HasTrial(job JobKey, key string) (bool, error) {
 	var has bool

@@ -2,6 +2,7 @@ package tuner
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"sync"
@@ -19,6 +20,7 @@ import (
 // one device.
 type Job struct {
 	Key       store.JobKey
+	Verify    evaluate.VerifySettings
 	Problem   evaluate.Problem
 	Evaluator evaluate.Evaluator
 	Space     *genome.Space
@@ -40,6 +42,12 @@ type Config struct {
 	Lock func(ctx context.Context, device string) (func(), error)
 	// Generation is the number of configs measured between checkpoints (default 4).
 	Generation int
+	// Signer signs certificates; nil leaves promotion impossible.
+	Signer ed25519.PrivateKey
+	// Details describe the device behind a device class, for certificates.
+	Details map[string]string
+	// Candidates is how many of the best configs a certification tries (default 16).
+	Candidates int
 	Log        zerolog.Logger
 	Now        func() time.Time
 }
@@ -63,6 +71,9 @@ func New(cfg Config) *Tuner {
 	}
 	if cfg.Generation <= 0 {
 		cfg.Generation = 4
+	}
+	if cfg.Candidates <= 0 {
+		cfg.Candidates = 16
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -184,7 +195,7 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 			return cy, ctx.Err()
 		}
 	}
-	return t.finish(job, cy, log)
+	return t.finish(ctx, job, cy, log)
 }
 
 // resume builds the job's strategy from its stored policy, and tells it
@@ -288,47 +299,25 @@ func (t *Tuner) fail(job Job, cy store.Cycle, err error) (store.Cycle, error) {
 	return cy, err
 }
 
-// finish closes the cycle and promotes the job's best valid trial, from
-// this or any earlier cycle, to served.
-func (t *Tuner) finish(job Job, cy store.Cycle, log zerolog.Logger) (store.Cycle, error) {
-	st := t.cfg.Store
-	trials, err := st.Trials(job.Key)
+// finish closes the cycle and certifies and promotes the job's best
+// valid config (see Certify).
+func (t *Tuner) finish(ctx context.Context, job Job, cy store.Cycle, log zerolog.Logger) (store.Cycle, error) {
+	res, err := t.Certify(ctx, job, cy.ID)
 	if err != nil {
-		return t.fail(job, cy, fmt.Errorf("load trials: %w", err))
-	}
-	var top *store.Trial
-	for i, tr := range trials {
-		if tr.Status != string(evaluate.StatusOK) {
-			continue
-		}
-		// Only a valid config of the current space is served: an imported
-		// trial may name one that violates the constraints.
-		if c, err := job.Space.ParseKey(tr.Key); err != nil || !job.Space.Valid(c) {
-			continue
-		}
-		if top == nil || tr.TimeMS < top.TimeMS {
-			top = &trials[i]
-		}
-	}
-	cy.State, cy.Ended = "done", t.cfg.Now()
-	if top != nil {
-		sv, ok, err := st.Served(job.Key)
-		if err != nil {
-			return t.fail(job, cy, fmt.Errorf("load served: %w", err))
-		}
-		if !ok || sv.Key != top.Key {
-			sv = store.Served{Key: top.Key, TimeMS: top.TimeMS, Cycle: cy.ID, PromotedAt: t.cfg.Now()}
-			if err := st.PutServed(job.Key, sv); err != nil {
-				return t.fail(job, cy, fmt.Errorf("promote: %w", err))
+		if ctx.Err() != nil {
+			cy.State = Unfinished
+			if perr := t.cfg.Store.PutCycle(job.Key, cy); perr != nil {
+				err = errors.Join(err, perr)
 			}
-			log.Info().Str("config", sv.Key).Float64("time_ms", sv.TimeMS).Msg("promoted")
+			return cy, err
 		}
-		cy.Promoted = top.Key
+		return t.fail(job, cy, err)
 	}
-	if err := st.PutCycle(job.Key, cy); err != nil {
+	cy.State, cy.Ended, cy.Promoted = "done", t.cfg.Now(), res.Served
+	if err := t.cfg.Store.PutCycle(job.Key, cy); err != nil {
 		return cy, err
 	}
-	log.Info().Int("evals", cy.Evals).Str("best", cy.BestKey).Float64("best_ms", cy.BestMS).Msg("cycle done")
+	log.Info().Int("evals", cy.Evals).Str("best", cy.BestKey).Float64("best_ms", cy.BestMS).Str("served", res.Served).Str("cert", res.Cert).Int("rejected", len(res.Rejected)).Msg("cycle done")
 	return cy, nil
 }
 

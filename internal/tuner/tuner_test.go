@@ -2,6 +2,7 @@ package tuner
 
 import (
 	"context"
+	"crypto/ed25519"
 	"slices"
 	"testing"
 
@@ -31,7 +32,8 @@ func reduceJob(t *testing.T) Job {
 }
 
 func newTuner(st *store.Store) *Tuner {
-	return New(Config{Store: st, NewStrategy: func(s *genome.Space, seed uint64) evolve.Strategy {
+	_, key, _ := ed25519.GenerateKey(nil)
+	return New(Config{Store: st, Signer: key, NewStrategy: func(s *genome.Space, seed uint64) evolve.Strategy {
 		return evolve.NewES(s, seed, evolve.ESOptions{})
 	}})
 }

@@ -92,6 +92,7 @@ func newRootCommand() *cobra.Command {
 		newImportCommand(g),
 		newExportCommand(g),
 		newReloadCommand(g),
+		newCertsCommand(g),
 	)
 	return root
 }

@@ -1,0 +1,189 @@
+package certs
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"time"
+)
+
+// Version is the certificate format version, the value of Certificate.V.
+const Version = 1
+
+// Job is the unit that was tuned: a kernel spec at one problem on one
+// device class.
+type Job struct {
+	Kernel   string            `json:"kernel"`
+	SpecHash string            `json:"spec_hash"`
+	Problem  string            `json:"problem"`
+	Device   string            `json:"device"`            // device class
+	Details  map[string]string `json:"details,omitempty"` // what is behind the class: cpu model, driver, toolkit, go version...
+}
+
+// Check is one verification with its inputs and results. Results values are
+// JSON numbers, strings, bools or lists of them.
+type Check struct {
+	Name    string         `json:"name"` // parity, determinism, error_bound, constraints, latency
+	Passed  bool           `json:"passed"`
+	Inputs  map[string]any `json:"inputs,omitempty"`
+	Results map[string]any `json:"results,omitempty"`
+	Note    string         `json:"note,omitempty"`
+}
+
+// Latency is the measured latency distribution of the certified config.
+type Latency struct {
+	Samples  int       `json:"samples"`
+	MedianMS float64   `json:"median_ms"`
+	P95MS    float64   `json:"p95_ms"`
+	CILowMS  float64   `json:"ci95_low_ms"` // bootstrap 95% CI of the median
+	CIHighMS float64   `json:"ci95_high_ms"`
+	TimesMS  []float64 `json:"times_ms"`
+}
+
+// Certificate is a signed statement that config Config (canonical key Key)
+// of job Job passed the checks Checks, with its latency distribution.
+type Certificate struct {
+	V        int            `json:"v"` // Version
+	Job      Job            `json:"job"`
+	Key      string         `json:"key"`       // canonical config key
+	Config   map[string]any `json:"config"`    // param -> value
+	Checks   []Check        `json:"checks"`    //
+	Latency  Latency        `json:"latency"`   //
+	IssuedAt time.Time      `json:"issued_at"` // UTC, RFC 3339 with nanoseconds
+	Issuer   string         `json:"issuer"`    // key id of the signing key
+
+	ID        string `json:"id"`        // hex sha256 of Body(); not part of the body
+	Signature string `json:"signature"` // base64 (std) ed25519 signature of Body(); not part of the body
+}
+
+// Passed reports whether the certificate records at least one check and
+// every check passed. A certificate without checks certifies nothing and
+// has not passed.
+func (c *Certificate) Passed() bool {
+	if c == nil || len(c.Checks) == 0 {
+		return false
+	}
+	for _, ch := range c.Checks {
+		if !ch.Passed {
+			return false
+		}
+	}
+	return true
+}
+
+// Sign signs c with key: it sets Issuer to the KeyID of key's public key,
+// then ID and Signature from the body. A zero V is set to Version. On error
+// c is left unchanged.
+func Sign(c *Certificate, key ed25519.PrivateKey) error {
+	if c == nil {
+		return fmt.Errorf("sign certificate: %w: nil certificate", ErrMalformed)
+	}
+	if len(key) != ed25519.PrivateKeySize {
+		return fmt.Errorf("sign certificate: %w: private key is %d bytes, want %d", ErrMalformed, len(key), ed25519.PrivateKeySize)
+	}
+	s := *c
+	if s.V == 0 {
+		s.V = Version
+	}
+	s.Issuer = KeyID(key.Public().(ed25519.PublicKey))
+	body, err := s.Body()
+	if err != nil {
+		return fmt.Errorf("sign certificate: %w", err)
+	}
+	sum := sha256.Sum256(body)
+	c.V, c.Issuer = s.V, s.Issuer
+	c.ID = hex.EncodeToString(sum[:])
+	c.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, body))
+	return nil
+}
+
+// Verify checks c against the issuer's public key pub: it recomputes the
+// body, checks that ID is its hash (ErrBadID), that Issuer is KeyID(pub)
+// (ErrWrongIssuer) and that Signature is pub's signature of the body
+// (ErrBadSignature). A certificate that cannot be encoded, a version other
+// than Version or a malformed key is ErrMalformed.
+func Verify(c *Certificate, pub ed25519.PublicKey) error {
+	if c == nil {
+		return fmt.Errorf("verify certificate: %w: nil certificate", ErrMalformed)
+	}
+	if len(pub) != ed25519.PublicKeySize {
+		return fmt.Errorf("verify certificate: %w: public key is %d bytes, want %d", ErrMalformed, len(pub), ed25519.PublicKeySize)
+	}
+	if c.V != Version {
+		return fmt.Errorf("verify certificate: %w: version %d, want %d", ErrMalformed, c.V, Version)
+	}
+	body, err := c.Body()
+	if err != nil {
+		return fmt.Errorf("verify certificate: %w", err)
+	}
+	sum := sha256.Sum256(body)
+	if id := hex.EncodeToString(sum[:]); c.ID != id {
+		if c.ID == "" {
+			return fmt.Errorf("verify certificate: %w: id is empty (the certificate was never signed)", ErrBadID)
+		}
+		return fmt.Errorf("verify certificate %s: %w: the content hashes to %s", clip(c.ID), ErrBadID, id)
+	}
+	if want := KeyID(pub); c.Issuer != want {
+		return fmt.Errorf("verify certificate %s: %w: issuer is %s, the key is %s", c.ID, ErrWrongIssuer, clip(c.Issuer), want)
+	}
+	sig, err := base64.StdEncoding.Strict().DecodeString(c.Signature)
+	switch {
+	case c.Signature == "":
+		return fmt.Errorf("verify certificate %s: %w: signature is empty", c.ID, ErrBadSignature)
+	case err != nil || len(sig) != ed25519.SignatureSize || base64.StdEncoding.EncodeToString(sig) != c.Signature:
+		return fmt.Errorf("verify certificate %s: %w: signature is not the padded standard base64 of %d bytes", c.ID, ErrBadSignature, ed25519.SignatureSize)
+	case !ed25519.Verify(pub, body, sig):
+		return fmt.Errorf("verify certificate %s: %w: signature does not verify with key %s", c.ID, ErrBadSignature, KeyID(pub))
+	}
+	return nil
+}
+
+// VerifyBytes decodes a certificate from data, verifies it with pub as
+// Verify does, and checks that data is exactly its canonical encoding
+// (ErrNotCanonical), so that a change to any byte is detected, even one
+// that leaves the content equal. A decoding error is ErrMalformed. data
+// must not carry a trailing newline.
+func VerifyBytes(data []byte, pub ed25519.PublicKey) (*Certificate, error) {
+	c, err := Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := Verify(c, pub); err != nil {
+		return nil, err
+	}
+	enc, err := c.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("verify certificate %s: %w", c.ID, err)
+	}
+	if !bytes.Equal(enc, data) {
+		return nil, fmt.Errorf("verify certificate %s: %w: %s", c.ID, ErrNotCanonical, firstDifference(data, enc))
+	}
+	return c, nil
+}
+
+// firstDifference describes where got departs from the canonical want.
+func firstDifference(got, want []byte) string {
+	if len(got) == len(want)+1 && got[len(got)-1] == '\n' && bytes.Equal(got[:len(want)], want) {
+		return "trailing newline (the canonical form ends at the closing brace)"
+	}
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	if i == len(got) || i == len(want) {
+		return fmt.Sprintf("length %d, canonical length %d", len(got), len(want))
+	}
+	return fmt.Sprintf("byte %d is %q, canonical %q", i, got[i], want[i])
+}
+
+// clip shortens s, taken from untrusted input, for an error message.
+func clip(s string) string {
+	const max = 80
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}

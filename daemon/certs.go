@@ -1,0 +1,181 @@
+package daemon
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/certs"
+	"github.com/quasim/quasim/internal/store"
+)
+
+// deviceDetails describes the machine behind the CPU device class, for
+// certificates: a driver or CPU change is visible in them.
+func deviceDetails() map[string]string {
+	d := map[string]string{
+		"goos": runtime.GOOS, "goarch": runtime.GOARCH, "cpus": strconv.Itoa(runtime.NumCPU()),
+		"go": runtime.Version(),
+	}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				d["cpu_model"] = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return d
+}
+
+func (s *server) getCerts(r *http.Request) (any, error) {
+	kernel := r.URL.Query().Get("kernel")
+	metas, err := s.st.Certs()
+	if err != nil {
+		return nil, err
+	}
+	out := api.Certs{Certs: []api.CertSummary{}}
+	served := map[string]string{} // job -> served cert
+	for _, m := range metas {
+		if kernel != "" && m.Job.Kernel != kernel {
+			continue
+		}
+		id := m.Job.String()
+		if _, ok := served[id]; !ok {
+			sv, _, err := s.st.Served(m.Job)
+			if err != nil {
+				return nil, err
+			}
+			served[id] = sv.Certificate
+		}
+		cs := api.CertSummary{
+			ID: m.ID, Kernel: m.Job.Kernel, Problem: m.Job.Problem, Device: m.Job.Device, Key: m.Key,
+			TimeMS: m.TimeMS, IssuedAt: m.IssuedAt, Issuer: s.keyID, Served: served[id] == m.ID,
+			Revoked: m.Revoked, Reason: m.Reason,
+		}
+		if m.Revoked {
+			at := m.RevokedAt
+			cs.RevokedAt = &at
+		}
+		out.Certs = append(out.Certs, cs)
+	}
+	return out, nil
+}
+
+// getCert serves a certificate exactly as signed, so it verifies offline.
+func (s *server) getCert(w http.ResponseWriter, r *http.Request) {
+	body, meta, err := s.st.Cert(r.PathValue("id"))
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			err = notFoundf("certificate %q", r.PathValue("id"))
+		}
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if meta.Revoked {
+		w.Header().Set(api.HeaderRevoked, meta.Reason)
+	}
+	w.Write(body)
+}
+
+func (s *server) getPubkey(*http.Request) (any, error) {
+	return api.Pubkey{KeyID: s.keyID, Pubkey: certs.FormatPublicKey(s.pub)}, nil
+}
+
+// postRevoke revokes a certificate. Its job falls back to the best config
+// that still holds a valid certificate, or to the default, and a
+// re-verification is queued.
+func (s *server) postRevoke(r *http.Request) (any, error) {
+	var req api.RevokeRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	req.Reason = strings.TrimSpace(req.Reason)
+	if req.Reason == "" {
+		return nil, invalidf("reason: required")
+	}
+	id := r.PathValue("id")
+	meta, err := s.st.Revoke(id, req.Reason, time.Now())
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, notFoundf("certificate %q", id)
+		}
+		return nil, err
+	}
+	s.log.Warn().Str("cert", id).Str("job_id", meta.Job.String()).Str("reason", req.Reason).Msg("certificate revoked")
+	resp := api.RevokeResponse{ID: id, Job: meta.Job.String(), Match: api.MatchDefault}
+	sv, ok, err := s.st.Served(meta.Job)
+	if err != nil {
+		return nil, err
+	}
+	if ok && sv.Certificate == id {
+		next, err := s.nextCertified(meta.Job)
+		if err != nil {
+			return nil, err
+		}
+		if next == nil {
+			if err := s.st.ClearServed(meta.Job); err != nil {
+				return nil, err
+			}
+		} else {
+			nsv := store.Served{Key: next.Key, TimeMS: s.trialTime(meta.Job, next.Key, next.TimeMS), PromotedAt: time.Now(), Certificate: next.ID}
+			if err := s.st.PutServed(meta.Job, nsv); err != nil {
+				return nil, err
+			}
+		}
+		s.sched.epoch.Add(1)
+	}
+	if sv, ok, err := s.st.Served(meta.Job); err != nil {
+		return nil, err
+	} else if ok {
+		resp.Served, resp.Cert, resp.Match = sv.Key, sv.Certificate, api.MatchExact
+	}
+	err = s.sched.trigger(meta.Job.String(), runRequest{trigger: "reverify", certify: true})
+	resp.Requeued = err == nil
+	return resp, nil
+}
+
+// nextCertified is the job's best config with a live certificate, or nil.
+func (s *server) nextCertified(job store.JobKey) (*store.CertMeta, error) {
+	metas, err := s.st.JobCerts(job)
+	if err != nil {
+		return nil, err
+	}
+	revokedKey := map[string]bool{}
+	for _, m := range metas {
+		if m.Revoked {
+			revokedKey[m.Key] = true
+		}
+	}
+	for _, m := range metas {
+		if !m.Revoked && !revokedKey[m.Key] {
+			return &m, nil
+		}
+	}
+	return nil, nil
+}
+
+// trialTime is the tuned time of a config, falling back to its certified latency.
+func (s *server) trialTime(job store.JobKey, key string, fallback float64) float64 {
+	trials, err := s.st.Trials(job)
+	if err != nil {
+		return fallback
+	}
+	for _, t := range trials {
+		if t.Key == key && t.Status == "ok" {
+			return t.TimeMS
+		}
+	}
+	return fallback
+}
+
+func (s *server) setKey(key ed25519.PrivateKey) {
+	s.pub = key.Public().(ed25519.PublicKey)
+	s.keyID = certs.KeyID(s.pub)
+}

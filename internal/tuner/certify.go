@@ -1,0 +1,242 @@
+package tuner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/quasim/quasim/certs"
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/internal/store"
+)
+
+// Certification is what Certify decided.
+type Certification struct {
+	Served   string   // key served now; "" = the default
+	Cert     string   // its certificate id
+	Rejected []string // keys that failed verification, now wrong_result
+}
+
+// ErrNoSigner is returned by Certify when the tuner has no signing key.
+var ErrNoSigner = errors.New("no signing key")
+
+// Certify verifies the job's best measured configs, best first, until one
+// passes, signs its certificate and makes it the served config. A config
+// that fails is marked wrong_result and never served; one whose certificate
+// was revoked is not certified again. A config that already holds a valid
+// certificate keeps it. When nothing passes the job serves nothing, so
+// runtimes get the default.
+func (t *Tuner) Certify(ctx context.Context, job Job, cycle int) (Certification, error) {
+	st := t.cfg.Store
+	if t.cfg.Signer == nil {
+		return Certification{}, ErrNoSigner
+	}
+	trials, err := st.Trials(job.Key)
+	if err != nil {
+		return Certification{}, fmt.Errorf("load trials: %w", err)
+	}
+	metas, err := st.JobCerts(job.Key)
+	if err != nil {
+		return Certification{}, fmt.Errorf("load certificates: %w", err)
+	}
+	valid := map[string]store.CertMeta{} // key -> a live certificate
+	revoked := map[string]bool{}
+	for _, m := range metas {
+		if m.Revoked {
+			revoked[m.Key] = true
+		} else if _, ok := valid[m.Key]; !ok {
+			valid[m.Key] = m
+		}
+	}
+	var cands []store.Trial
+	for _, tr := range trials {
+		if tr.Status != string(evaluate.StatusOK) || revoked[tr.Key] {
+			continue
+		}
+		// Only a valid config of the current space is served: an imported
+		// trial may name one that violates the constraints.
+		if c, err := job.Space.ParseKey(tr.Key); err != nil || !job.Space.Valid(c) {
+			continue
+		}
+		cands = append(cands, tr)
+	}
+	slices.SortStableFunc(cands, func(a, b store.Trial) int {
+		switch {
+		case a.TimeMS < b.TimeMS:
+			return -1
+		case a.TimeMS > b.TimeMS:
+			return 1
+		}
+		return 0
+	})
+	var res Certification
+	tried := 0
+	for _, tr := range cands {
+		if m, ok := valid[tr.Key]; ok {
+			return t.serve(job, tr, m, nil, cycle, res)
+		}
+		if tried == t.cfg.Candidates {
+			break
+		}
+		tried++
+		cert, err := t.verify(ctx, job, tr)
+		if err != nil {
+			return res, err
+		}
+		if !cert.Passed() {
+			why := failedChecks(cert)
+			if err := st.MarkTrial(job.Key, tr.Key, string(evaluate.StatusWrongResult), why); err != nil {
+				return res, fmt.Errorf("mark %s wrong_result: %w", tr.Key, err)
+			}
+			t.cfg.Log.Warn().Str("job_id", job.Key.String()).Str("config", tr.Key).Str("failed", why).Msg("verification failed; config marked wrong_result")
+			res.Rejected = append(res.Rejected, tr.Key)
+			continue
+		}
+		if err := certs.Sign(cert, t.cfg.Signer); err != nil {
+			return res, fmt.Errorf("sign: %w", err)
+		}
+		body, err := cert.Encode()
+		if err != nil {
+			return res, fmt.Errorf("encode certificate: %w", err)
+		}
+		meta := store.CertMeta{ID: cert.ID, Key: tr.Key, TimeMS: cert.Latency.MedianMS, IssuedAt: cert.IssuedAt}
+		return t.serve(job, tr, meta, body, cycle, res)
+	}
+	if err := st.ClearServed(job.Key); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// serve makes tr the served config under its certificate; body is nil when
+// the certificate is already stored.
+func (t *Tuner) serve(job Job, tr store.Trial, meta store.CertMeta, body []byte, cycle int, res Certification) (Certification, error) {
+	st := t.cfg.Store
+	res.Served, res.Cert = tr.Key, meta.ID
+	old, ok, err := st.Served(job.Key)
+	if err != nil {
+		return res, err
+	}
+	if ok && old.Key == tr.Key && old.Certificate == meta.ID {
+		return res, nil
+	}
+	sv := store.Served{Key: tr.Key, TimeMS: tr.TimeMS, Cycle: cycle, PromotedAt: t.cfg.Now(), Certificate: meta.ID}
+	if body == nil {
+		err = st.PutServed(job.Key, sv)
+	} else {
+		err = st.Promote(job.Key, sv, meta, body)
+	}
+	if err != nil {
+		return res, fmt.Errorf("promote %s: %w", tr.Key, err)
+	}
+	t.cfg.Log.Info().Str("job_id", job.Key.String()).Str("config", tr.Key).Float64("time_ms", tr.TimeMS).Str("cert", meta.ID).Msg("promoted")
+	return res, nil
+}
+
+// verify runs every check the evaluator supports on one config and returns
+// its unsigned certificate.
+func (t *Tuner) verify(ctx context.Context, job Job, tr store.Trial) (*certs.Certificate, error) {
+	c, err := job.Space.ParseKey(tr.Key)
+	if err != nil {
+		return nil, err
+	}
+	cert := &certs.Certificate{
+		V: 1,
+		Job: certs.Job{
+			Kernel: job.Key.Kernel, SpecHash: job.Key.SpecHash, Problem: job.Key.Problem,
+			Device: job.Key.Device, Details: t.cfg.Details,
+		},
+		Key:      tr.Key,
+		Config:   job.Space.ConfigMap(c),
+		IssuedAt: t.cfg.Now().UTC(),
+	}
+	cons := certs.Check{Name: "constraints", Passed: true, Inputs: map[string]any{"constraints": job.Space.Constraints()}}
+	if err := job.Space.Check(c); err != nil {
+		cons.Passed, cons.Note = false, err.Error()
+	}
+	v, ok := job.Evaluator.(evaluate.Verifier)
+	if !ok {
+		// Recorded measurements have no outputs to check: the certificate
+		// says what was checked, and nothing more.
+		lat := evaluate.LatencyStats(tr.TimesMS, 1)
+		cert.Checks = []certs.Check{cons}
+		cert.Latency = latency(lat)
+		cert.Checks[0].Note = joinNote(cert.Checks[0].Note, "output checks not possible: the evaluator replays recorded measurements")
+		return cert, nil
+	}
+	unlock, err := t.cfg.Lock(ctx, job.Key.Device)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := v.Verify(ctx, c, job.Problem, job.Verify)
+	unlock()
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", tr.Key, err)
+	}
+	p, d, b := rep.Parity, rep.Determinism, rep.ErrorBound
+	cert.Checks = []certs.Check{
+		{
+			Name: "parity", Passed: p.Passed,
+			Inputs: map[string]any{"cases": p.Cases, "tolerance_kind": p.Tolerance, "reference": "float64 reference implementation"},
+			Results: map[string]any{
+				"max_abs_err": p.MaxAbsErr, "max_rel_err": p.MaxRelErr, "max_ulp": p.MaxULP,
+				"tolerance": p.Value, "tolerance_kind": p.Tolerance, "worst": p.Worst,
+			},
+		},
+		{
+			Name: "determinism", Passed: d.Passed,
+			Inputs:  map[string]any{"runs": d.Runs, "policy": d.Policy},
+			Results: map[string]any{"bitwise_identical": d.Identical, "max_spread": d.MaxSpread},
+		},
+		{
+			Name: "error_bound", Passed: b.Passed,
+			Inputs:  map[string]any{"formula": b.Formula},
+			Results: map[string]any{"bound": b.Bound, "measured_err": b.Measured, "max_ratio": b.Ratio},
+		},
+		cons,
+		{
+			Name: "latency", Passed: true,
+			Inputs:  map[string]any{"samples": len(rep.Latency.TimesMS)},
+			Results: map[string]any{"median_ms": rep.Latency.MedianMS, "p95_ms": rep.Latency.P95MS},
+		},
+	}
+	if !d.Identical && d.Passed {
+		cert.Checks[1].Note = "not bitwise deterministic; certified as such by the spec's policy"
+	}
+	cert.Latency = latency(rep.Latency)
+	return cert, nil
+}
+
+func latency(l evaluate.LatencyResult) certs.Latency {
+	return certs.Latency{
+		Samples: len(l.TimesMS), MedianMS: l.MedianMS, P95MS: l.P95MS,
+		CILowMS: l.CILowMS, CIHighMS: l.CIHighMS, TimesMS: l.TimesMS,
+	}
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func failedChecks(c *certs.Certificate) string {
+	var out []string
+	for _, ch := range c.Checks {
+		if !ch.Passed {
+			s := ch.Name
+			if ch.Note != "" {
+				s += ": " + ch.Note
+			} else if w, ok := ch.Results["worst"].(string); ok && w != "" {
+				s += ": worst " + w
+			}
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return "failed"
+	}
+	return fmt.Sprint(out)
+}

@@ -1,0 +1,113 @@
+package tuner
+
+import (
+	"context"
+	"crypto/ed25519"
+	"strings"
+	"testing"
+
+	"github.com/quasim/quasim/certs"
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/evaluate/builtin"
+	"github.com/quasim/quasim/evolve"
+	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/internal/store"
+	"github.com/quasim/quasim/internal/store/storetest"
+)
+
+func signer(t testing.TB) ed25519.PrivateKey {
+	_, key, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// The builtin sgemm's test-only "ikj_fast" loop order drops the last partial
+// row tile: fast, and wrong whenever m is not a multiple of tile_m. Over 200
+// seeded cycles on such a problem it is never served, and every trial of it
+// that was faster than the served config is recorded as wrong_result.
+func TestWrongVariantNeverServed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: 200 cycles")
+	}
+	k, err := builtin.New("sgemm", builtin.Options{TestWrongVariant: true, MaxReps: 3, MinReps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := evaluate.Problem{Dims: []int{100, 72, 64}}
+	sp, err := k.Space(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := signer(t)
+	measuredWrong, rejected := 0, 0
+	cycles := uint64(200)
+	if raceEnabled {
+		cycles = 20
+	}
+	for seed := uint64(1); seed <= cycles; seed++ {
+		st := storetest.New(t)
+		tn := New(Config{Store: st, Signer: key, NewStrategy: func(s *genome.Space, seed uint64) evolve.Strategy {
+			// Random search: it finds the wrong variant as often as any other value.
+			return evolve.NewRandom(s, seed)
+		}})
+		job := Job{Key: store.JobKey{Kernel: "sgemm", SpecHash: "t", Problem: p.String(), Device: k.Device()}, Problem: p, Evaluator: k, Space: sp, Default: sp.Default()}
+		cy, err := tn.Cycle(context.Background(), job, Budget{Evals: 12}, "api", seed, nil)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		sv, ok, _ := st.Served(job.Key)
+		if ok && strings.HasSuffix(sv.Key, ",ikj_fast") {
+			t.Fatalf("seed %d: the wrong variant %s is served", seed, sv.Key)
+		}
+		if !ok || sv.Certificate == "" || cy.Promoted != sv.Key {
+			trials, _ := st.Trials(job.Key)
+			for _, tr := range trials {
+				t.Logf("%s %s %.4f %s", tr.Key, tr.Status, tr.TimeMS, tr.Error)
+			}
+			t.Fatalf("seed %d: served %+v, promoted %q: want a certified config", seed, sv, cy.Promoted)
+		}
+		trials, _ := st.Trials(job.Key)
+		for _, tr := range trials {
+			if !strings.HasSuffix(tr.Key, ",ikj_fast") {
+				continue
+			}
+			measuredWrong++
+			if tr.Status == string(evaluate.StatusWrongResult) {
+				rejected++
+			} else if tr.Status == "ok" && tr.TimeMS < sv.TimeMS {
+				t.Errorf("seed %d: wrong variant %s (%.3f ms) beat the served %s but is %q, not wrong_result", seed, tr.Key, tr.TimeMS, sv.Key, tr.Status)
+			}
+		}
+	}
+	t.Logf("%d cycles: %d trials of the wrong variant measured, %d rejected by verification, none served", cycles, measuredWrong, rejected)
+	if rejected == 0 {
+		t.Errorf("the wrong variant was never a candidate: the test proves nothing")
+	}
+}
+
+func TestCertificateSigned(t *testing.T) {
+	st := storetest.New(t)
+	key := signer(t)
+	tn := New(Config{Store: st, Signer: key, NewStrategy: func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewES(s, seed, evolve.ESOptions{}) }})
+	job := reduceJob(t)
+	if _, err := tn.Cycle(context.Background(), job, Budget{Evals: 6}, "api", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	sv, ok, _ := st.Served(job.Key)
+	if !ok || sv.Certificate == "" {
+		t.Fatalf("served = %+v", sv)
+	}
+	body, meta, err := st.Cert(sv.Certificate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := certs.VerifyBytes(body, key.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatalf("stored certificate does not verify: %v", err)
+	}
+	if c.Key != sv.Key || meta.Key != sv.Key || !c.Passed() || len(c.Checks) != 5 {
+		t.Errorf("certificate %+v for served %s", c, sv.Key)
+	}
+}
