@@ -44,9 +44,6 @@ const (
 	DefaultLatencySamples = 15
 )
 
-// DefaultSeeds are the parity input seeds used when VerifySettings.Seeds is empty.
-var DefaultSeeds = []uint64{1, 2, 3}
-
 // WithDefaults returns s with its zero fields set to their defaults. Seeds is
 // copied, so the result shares no memory with s.
 func (s VerifySettings) WithDefaults() VerifySettings {
@@ -70,9 +67,10 @@ func (s VerifySettings) WithDefaults() VerifySettings {
 		s.Nondeterministic = PolicyReject
 	}
 	if len(s.Seeds) == 0 {
-		s.Seeds = DefaultSeeds
+		s.Seeds = []uint64{1, 2, 3}
+	} else {
+		s.Seeds = slices.Clone(s.Seeds)
 	}
-	s.Seeds = slices.Clone(s.Seeds)
 	if s.LatencySamples == 0 {
 		s.LatencySamples = DefaultLatencySamples
 	}

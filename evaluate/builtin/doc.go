@@ -5,10 +5,10 @@
 // They let quasimd tune something useful on any machine with no
 // configuration at all.
 //
-// New returns a Kernel, which implements evaluate.Evaluator. Besides the
-// interface it offers Run (one execution of a config on given inputs),
-// Reference (the float64 result), NewInputs (seeded random inputs) and
-// DefaultProblems. Every parameter's default value is the naive choice
+// New returns a Kernel, which implements evaluate.Evaluator and
+// evaluate.Verifier (see Verification). Besides the interfaces it offers Run
+// (one execution of a config on given inputs), Reference (the float64
+// result), NewInputs (seeded random inputs) and DefaultProblems. Every parameter's default value is the naive choice
 // (smallest tiles, no unrolling, no packing or local buffer, one worker,
 // float32 accumulation, the ijk loop order), and the constraints always admit
 // the default config, even for problems smaller than every tile.
@@ -38,6 +38,11 @@
 //	tile_m <= m or tile_m == 16      (and likewise tile_n/n, tile_k/k)
 //	workers == 1 or tile_m * workers <= m
 //	tile_m * tile_k + tile_k * tile_n + tile_m * tile_n <= 8192
+//
+// For tests of verification only, Options.TestWrongVariant appends a fourth
+// loop_order, ikj_fast: the ikj kernel minus the last partial block of
+// tile_m rows, which stay zero. It is faster, right when tile_m divides m
+// and wrong otherwise. Without the option the value does not exist.
 //
 // conv2d: "valid" 2D convolution (cross-correlation, the filter is not
 // flipped) of an h×w fp32 image with an f×f filter, giving the (h-f+1)×(w-f+1)
@@ -120,6 +125,107 @@
 // On that VM two busy goroutines ran no faster than one (its two vCPUs
 // shared about one core's time), so workers above 1 bought little there;
 // in busier hours its timings drifted by tens of percent between runs.
+//
+// # Verification
+//
+// Verify checks one config before it may be served. Check failures are in
+// the report; an error means a bad problem, a config outside the space
+// (evaluate.ErrNotInSpace), invalid settings or a cancelled context. A
+// kernel that panics fails parity with the panic in Parity.Worst.
+//
+// Parity runs the config on these cases and compares each output element
+// with the float64 reference (for reduce a compensated float64 sum, far
+// more accurate than Reference's plain loop):
+//
+//	seed=S          NewInputs for each of VerifySettings.Seeds (default 1, 2, 3)
+//	zeros           all inputs zero
+//	large xF        the first seed's inputs times F: 1e18 for reduce, 1e15 for
+//	                sgemm and conv2d (both inputs), lowered so no output's
+//	                terms can sum past 1e36, inside float32's range
+//	ragged DIMS     the first seed's problem with each tiled dim (sgemm m, n, k;
+//	                conv2d's output height and width; reduce n) made a prime,
+//	                a multiple of no tile or unroll: the smallest prime >= d/2,
+//	                else the smallest prime > d, whichever the config is valid
+//	                on; "ragged: skipped, ..." when it is valid on neither
+//
+// and a tolerance: abs |got-want| <= V (on the large case in units of its
+// output scale); rel |got-want| <= V·max(|want|, mean |want| of the case's
+// output), the mean keeping outputs near zero after cancellation from
+// failing; ulp: float32 ULPs between got and float32(want) <= V. ulp is a
+// poor fit for sums with cancellation (an output near zero has tiny ULPs)
+// and fails most sgemm and conv2d configs. Defaults: rel 1e-4, abs 1e-3,
+// ulp 64.
+//
+// Determinism: the first case's run and Repeats-1 more (default 3 in all)
+// must give the same float32 bits, else the config fails unless the policy
+// is certify. Every builtin config is bitwise reproducible.
+//
+// Error bound: every output element of every case is checked against an
+// a-priori forward error bound for the config's precision and summation
+// order, plus the reference's own error (u = 2^-24, γ_k = k·u/(1-k·u);
+// a term that passes through at most d roundings gives γ_d·Σ|terms|; an
+// addition into a zero accumulator is exact and not counted):
+//
+//	sgemm ijk, jik  γ_d·Σ_l|a_il||b_lj|, d = 1 + (floor(L/U)-1) + (U-1) + log2 U + (ceil(k/tile_k)-1),
+//	                L = min(tile_k, k), U = unroll
+//	sgemm ikj       γ_d·Σ_l|a_il||b_lj|, d = 1 + log2 U + (A-1), A = Σ over k-blocks of
+//	                floor(L/U) + L mod U (the additions into each C element)
+//	                (sgemm's d is capped at k, valid for any order; reference γ64_k·Σ)
+//	conv2d          γ_{f·f}·Σ|x||w| (each output one sequential sum; reference γ64_{f·f}·Σ)
+//	reduce float32  γ_d·Σ|a_i|, d = (floor(L/U)-1) + (U-1) + log2 U + (nb-1),
+//	                L = min(block, n), nb = ceil(n/block)
+//	reduce float64  (1+u)·γ64_d·Σ|a_i| + u·|s| (the same tree in float64, one rounding)
+//	reduce kahan    (1+u)·E·Σ|a_i| + u·|s|, E = (1+K1)(1+3u)(1+K2)(1+3u)(1+K3)(1+3u) - 1,
+//	                K(m) = 2u + (4m+4)u² per Kahan level (Knuth, Goldberg), K1 = K(floor(L/U))
+//	                per partial sum, K2 = K(floor(L/U) + 3(U-1)) merging them (K1 and
+//	                its 3u absent for U = 1), K3 = K(2·nb) over the block pairs, 3u for
+//	                each compensation handed on as a value: about 15u·Σ|a_i| + u·|s|
+//	                (reduce's reference adds 2·u64·|s| + 2n²·u64²·Σ|a_i|)
+//
+// The kahan bound is looser than the textbook (2u + O(n·u²))·Σ|a_i| of one
+// flat Kahan sum, which does not cover the kernel's three nested levels.
+// The report gives the element with the largest measured/bound ratio.
+//
+// Latency: for a config that passed the three checks, one warm-up and
+// LatencySamples (default 15) timed runs on the first case's inputs,
+// summarised by evaluate.LatencyStats. A config that failed is not timed.
+//
+// Measured on the 2-core development VM (Intel Xeon, KVM, shared with other
+// work) at n = 2^24, config block 65536, unroll 8, workers 1, tolerance
+// rel 1e-7, seed 1 plus the edge cases:
+//
+//	go test ./evaluate/builtin -run '^$' -bench ReduceErrorBounds -benchtime 1x -v
+//
+//	inputs           acc      bound (seed 1)      measured (seed 1)   worst ratio  max rel err  parity
+//	positive [0,1)   float32  4230 (5.0e-4·|s|)   0.234 (2.8e-8·|s|)  7.2e-4       3.7e-7       FAIL
+//	sum 8.3876e6     float64  0.500 (6.0e-8·|s|)  0.234 (2.8e-8·|s|)  0.47         2.8e-8       pass
+//	                 kahan    8.00 (9.5e-7·|s|)   0.234 (2.8e-8·|s|)  0.029        2.8e-8       pass
+//	signed [-1,1)    float32  4230                1.0e-3 (5.0e-7·|s|) 9.5e-7       1.9e-6       FAIL
+//	sum -2097.8,     float64  1.33e-4             7.2e-5 (3.4e-8·|s|) 0.57         3.5e-8       pass
+//	Σ|a| 8.3876e6    kahan    7.50                1.7e-4 (8.2e-8·|s|) 2.3e-5       8.2e-8       pass
+//
+// Every bound held. float32's bound (γ_8456) is about 1400 times its actual
+// error, the usual gap between worst case and rounding errors that cancel;
+// float64's is tight (its error is the final rounding to float32). With
+// this config float32's error is 0.3e-7 to 4e-7 of the sum on positive
+// inputs, depending on the seed (seed 1 happened to round like float64),
+// so it fails rel 1e-7 on some cases; block 256, unroll 1 gives 1e-6 to
+// 7e-6. TestReduceTightTolerance asserts the verdicts with the default
+// seeds.
+//
+// What verification costs next to measuring, for a good sgemm config
+// (16,128,16,8,1,True,ikj) at 512x512x512 with the default settings:
+//
+//	go test ./evaluate/builtin -run '^$' -bench VerifySgemm512 -benchtime 3x -v
+//
+//	Verify 1.6 to 1.8 s; one Evaluate 0.39 to 0.64 s (a run is 43 ms)
+//	Verify = 3 to 4 Evaluates = 5 to 7% of a 60-evaluation cycle of this config
+//
+// The Verify time is about 1.0 s of kernel runs (6 cases, 2 more for
+// determinism, 1 + 15 for latency) and 0.5 s of float64 references (run
+// on all cores). It is well under a fifth of a cycle's measuring, so the
+// defaults keep three seeds and 15 latency samples; the slower configs a
+// cycle also measures make the share smaller still.
 //
 // This package has no compatibility promise outside quasim.
 package builtin

@@ -113,9 +113,8 @@ type vcase struct {
 
 // prepared is a config's runner for one problem.
 type prepared struct {
-	dims []int
-	run  runner
-	n    int // output length
+	run runner
+	n   int // output length
 }
 
 // errKernel marks a failure of the kernel itself (a panic), as opposed to
@@ -123,9 +122,10 @@ type prepared struct {
 type errKernel struct{ err error }
 
 func (e errKernel) Error() string { return e.err.Error() }
+func (e errKernel) Unwrap() error { return e.err }
 
 func (v *verification) prepare(d []int) (*prepared, error) {
-	pr := &prepared{dims: d}
+	pr := &prepared{}
 	_, _, pr.n = v.k.def.sizes(d)
 	if err := protect(func() { pr.run = v.k.def.prepare(v.vals, d) }); err != nil {
 		return nil, errKernel{err}
@@ -444,30 +444,37 @@ func (a *parityAcc) add(cs vcase, got []float32, want []float64, cols int) {
 		a.maxULP = max(a.maxULP, ulp)
 
 		var ratio float64
-		var allowed string
 		switch a.tol {
 		case evaluate.ToleranceAbs:
 			ratio = over(e/cs.outScale, a.value)
-			allowed = fmt.Sprintf("abs err %.3g, allowed %.3g", e/cs.outScale, a.value)
-			if cs.outScale != 1 {
-				allowed += fmt.Sprintf(", both in units of the x%.3g output scale", cs.outScale)
-			}
 		case evaluate.ToleranceULP:
 			ratio = over(ulp, a.value)
-			allowed = fmt.Sprintf("%.0f ulp, allowed %g", ulp, a.value)
 		default:
-			lim := a.value * max(math.Abs(w), scale)
-			ratio = over(e, lim)
-			allowed = fmt.Sprintf("rel err %.3g, allowed %.3g", rel, a.value)
+			ratio = over(e, a.value*max(math.Abs(w), scale))
 		}
 		if ratio > 1 {
 			a.failed = true
 		}
 		if ratio > a.worstRatio || a.worst == "" {
 			a.worstRatio = ratio
-			a.worst = fmt.Sprintf("%s: got %g, want %g (%s)", where(cs.name, i, cols), g32, w, allowed)
+			a.worst = fmt.Sprintf("%s: got %g, want %g (%s)", where(cs.name, i, cols), g32, w, a.allowed(e, rel, ulp, cs.outScale))
 		}
 	}
+}
+
+// allowed describes an element's error next to what the tolerance allows.
+func (a *parityAcc) allowed(e, rel, ulp, outScale float64) string {
+	switch a.tol {
+	case evaluate.ToleranceAbs:
+		s := fmt.Sprintf("abs err %.3g, allowed %.3g", e/outScale, a.value)
+		if outScale != 1 {
+			s += fmt.Sprintf(", both in units of the x%.3g output scale", outScale)
+		}
+		return s
+	case evaluate.ToleranceULP:
+		return fmt.Sprintf("%.0f ulp, allowed %g", ulp, a.value)
+	}
+	return fmt.Sprintf("rel err %.3g, allowed %.3g", rel, a.value)
 }
 
 func (a *parityAcc) result() evaluate.ParityResult {

@@ -112,6 +112,7 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 	// A resumed cycle keeps its evaluation count, so the evaluation budget
 	// spans the restart; the seconds budget counts from this start.
 	start := t.cfg.Now()
+	measureS := 0.0 // seconds spent measuring in this run of the cycle
 	done := func() bool {
 		if budget.Evals > 0 && cy.Evals >= budget.Evals {
 			return true
@@ -152,6 +153,7 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 				break
 			}
 			trials = append(trials, storeTrial(tr, cy.ID))
+			measureS += tr.Cost
 			results = append(results, evolve.Result{Config: c, OK: tr.OK(), Value: tr.Time})
 			told[tr.Key] = true
 			cy.Evals++
@@ -195,7 +197,7 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 			return cy, ctx.Err()
 		}
 	}
-	return t.finish(ctx, job, cy, log)
+	return t.finish(ctx, job, cy, measureS, log)
 }
 
 // resume builds the job's strategy from its stored policy, and tells it
@@ -301,8 +303,10 @@ func (t *Tuner) fail(job Job, cy store.Cycle, err error) (store.Cycle, error) {
 
 // finish closes the cycle and certifies and promotes the job's best
 // valid config (see Certify).
-func (t *Tuner) finish(ctx context.Context, job Job, cy store.Cycle, log zerolog.Logger) (store.Cycle, error) {
+func (t *Tuner) finish(ctx context.Context, job Job, cy store.Cycle, measureS float64, log zerolog.Logger) (store.Cycle, error) {
+	t0 := t.cfg.Now()
 	res, err := t.Certify(ctx, job, cy.ID)
+	verifyS := t.cfg.Now().Sub(t0).Seconds()
 	if err != nil {
 		if ctx.Err() != nil {
 			cy.State = Unfinished
@@ -317,7 +321,8 @@ func (t *Tuner) finish(ctx context.Context, job Job, cy store.Cycle, log zerolog
 	if err := t.cfg.Store.PutCycle(job.Key, cy); err != nil {
 		return cy, err
 	}
-	log.Info().Int("evals", cy.Evals).Str("best", cy.BestKey).Float64("best_ms", cy.BestMS).Str("served", res.Served).Str("cert", res.Cert).Int("rejected", len(res.Rejected)).Msg("cycle done")
+	log.Info().Int("evals", cy.Evals).Str("best", cy.BestKey).Float64("best_ms", cy.BestMS).Str("served", res.Served).Str("cert", res.Cert).Int("rejected", len(res.Rejected)).
+		Float64("measure_s", measureS).Float64("verify_s", verifyS).Msg("cycle done")
 	return cy, nil
 }
 
