@@ -67,6 +67,12 @@ func synthetic(t testing.TB) BenchSpace {
 var factories = map[string]Factory{
 	"random": func(s *genome.Space, seed uint64) Strategy { return NewRandom(s, seed) },
 	"es":     func(s *genome.Space, seed uint64) Strategy { return NewES(s, seed, ESOptions{}) },
+	"portfolio": func(s *genome.Space, seed uint64) Strategy {
+		return NewPortfolio(s, seed, []Member{
+			{"es", func(s *genome.Space, seed uint64) Strategy { return NewES(s, seed, ESOptions{}) }},
+			{"random", func(s *genome.Space, seed uint64) Strategy { return NewRandom(s, seed) }},
+		}, PortfolioOptions{})
+	},
 }
 
 func TestNoRepeatsAndValid(t *testing.T) {

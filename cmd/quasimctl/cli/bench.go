@@ -29,6 +29,17 @@ import (
 var strategies = map[string]evolve.Factory{
 	"random": func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewRandom(s, seed) },
 	"es":     func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewES(s, seed, evolve.ESOptions{}) },
+	"portfolio": func(s *genome.Space, seed uint64) evolve.Strategy {
+		return evolve.NewPortfolio(s, seed, portfolioMembers(), evolve.PortfolioOptions{})
+	},
+}
+
+// portfolioMembers are the strategies the portfolio chooses among.
+func portfolioMembers() []evolve.Member {
+	return []evolve.Member{
+		{Name: "es", New: func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewES(s, seed, evolve.ESOptions{}) }},
+		{Name: "random", New: func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewRandom(s, seed) }},
+	}
 }
 
 func strategyNames() []string {

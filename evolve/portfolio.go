@@ -1,0 +1,274 @@
+package evolve
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/quasim/quasim/genome"
+)
+
+// Member is one strategy of a portfolio, made by its factory.
+type Member struct {
+	Name string
+	New  Factory
+}
+
+// PortfolioOptions tunes the portfolio. Zero values take the defaults.
+type PortfolioOptions struct {
+	Init     int     // configs of the initial space-filling design (default 10)
+	Discount float64 // discount of old rewards in the bandit (default 0.95)
+	Explore  float64 // UCB exploration weight (default 0.4)
+}
+
+func (o *PortfolioOptions) defaults() {
+	if o.Init <= 0 {
+		o.Init = 10
+	}
+	if o.Discount <= 0 || o.Discount > 1 {
+		o.Discount = 0.95
+	}
+	if o.Explore <= 0 {
+		o.Explore = 0.4
+	}
+}
+
+// Portfolio gives each next evaluation to the member strategy that is
+// paying off, by a discounted UCB bandit whose reward is 1 when the config
+// a member proposed became the best so far. All members share one history:
+// every member is told every result, whoever proposed it. The first Init
+// configs are a space-filling design (greedy maximin over random
+// candidates), told to every member.
+type Portfolio struct {
+	space   *genome.Space
+	opt     PortfolioOptions
+	members []Member
+	strats  []Strategy
+	pcg     *rand.PCG
+	rng     *rand.Rand
+	st      portfolioState
+}
+
+type portfolioState struct {
+	stateHeader
+	Plays   []float64         `json:"plays"`   // discounted play counts per member
+	Rewards []float64         `json:"rewards"` // discounted rewards per member
+	Alloc   []int             `json:"alloc"`   // evaluations given to each member, undiscounted
+	Owner   map[string]int    `json:"owner"`   // pending config key -> member index, -1 for the design
+	Best    *float64          `json:"best,omitempty"`
+	Members map[string][]byte `json:"members"` // each member's own state, when marshalled
+}
+
+// NewPortfolio returns a portfolio over members, seeded by seed.
+func NewPortfolio(space *genome.Space, seed uint64, members []Member, opt PortfolioOptions) *Portfolio {
+	if space == nil {
+		panic("evolve: nil space")
+	}
+	if len(members) == 0 {
+		panic("evolve: portfolio without members")
+	}
+	opt.defaults()
+	pcg := rand.NewPCG(seed, seed^0x7f4a7c159e3779b9)
+	p := &Portfolio{space: space, opt: opt, members: members, pcg: pcg, rng: rand.New(pcg)}
+	for i, m := range members {
+		p.strats = append(p.strats, m.New(space, seed*1000003+uint64(i)+1))
+	}
+	n := len(members)
+	p.st.Plays, p.st.Rewards, p.st.Alloc = make([]float64, n), make([]float64, n), make([]int, n)
+	p.st.Owner = map[string]int{}
+	p.st.H.init()
+	return p
+}
+
+// Name implements Strategy.
+func (p *Portfolio) Name() string { return "portfolio" }
+
+// Allocation returns how many evaluations each member was given.
+func (p *Portfolio) Allocation() map[string]int {
+	out := make(map[string]int, len(p.members))
+	for i, m := range p.members {
+		out[m.Name] = p.st.Alloc[i]
+	}
+	return out
+}
+
+// Ask implements Strategy.
+func (p *Portfolio) Ask(n int) ([]genome.Config, error) {
+	var out []genome.Config
+	for range n {
+		c, owner, err := p.next()
+		if err != nil {
+			return out, err
+		}
+		if c == nil {
+			break
+		}
+		p.st.H.ask(c)
+		p.st.Owner[p.space.Key(c)] = owner
+		if owner >= 0 {
+			p.st.Alloc[owner]++
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func (p *Portfolio) next() (genome.Config, int, error) {
+	if len(p.st.H.Told)+len(p.st.H.Pending) < p.opt.Init {
+		return p.design(), -1, nil
+	}
+	arm := p.pick()
+	for range 8 {
+		cs, err := p.strats[arm].Ask(1)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s ask: %w", p.members[arm].Name, err)
+		}
+		if len(cs) == 0 {
+			break
+		}
+		// Another member may have proposed it in this batch; its result
+		// reaches this member with everyone's, so nothing is lost.
+		if !p.st.H.known(cs[0]) {
+			return cs[0], arm, nil
+		}
+	}
+	return sampleUnknown(p.rng, p.space, &p.st.H), arm, nil
+}
+
+// pick is discounted UCB1: unplayed members first, then mean reward plus
+// an exploration bonus.
+func (p *Portfolio) pick() int {
+	total := 0.0
+	for i, n := range p.st.Plays {
+		if n == 0 && p.st.Alloc[i] == 0 {
+			return i
+		}
+		total += n
+	}
+	best, bestScore := 0, math.Inf(-1)
+	for i, n := range p.st.Plays {
+		n = math.Max(n, 1e-9)
+		score := p.st.Rewards[i]/n + p.opt.Explore*math.Sqrt(2*math.Log(math.Max(total, 1))/n)
+		if score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	return best
+}
+
+// design picks the unseen config farthest from everything asked so far,
+// among a few random candidates: a cheap space-filling design.
+func (p *Portfolio) design() genome.Config {
+	var best genome.Config
+	bestD := -1.0
+	for range 16 {
+		c := sampleUnknown(p.rng, p.space, &p.st.H)
+		if c == nil {
+			break
+		}
+		d := math.Inf(1)
+		for _, r := range p.st.H.Told {
+			d = math.Min(d, p.space.Distance(c, r.Config))
+		}
+		for _, q := range p.st.H.Pending {
+			d = math.Min(d, p.space.Distance(c, q))
+		}
+		if d > bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// Tell implements Strategy: every member learns every result; the member
+// that proposed a config is rewarded when it became the best so far.
+func (p *Portfolio) Tell(results []Result) error {
+	for _, r := range results {
+		if err := checkResult(p.space, r); err != nil {
+			return err
+		}
+	}
+	for _, r := range results {
+		key := p.space.Key(r.Config)
+		owner, mine := p.st.Owner[key]
+		delete(p.st.Owner, key)
+		if !p.st.H.tell(r) {
+			continue
+		}
+		improved := r.OK && (p.st.Best == nil || r.Value < *p.st.Best)
+		if improved {
+			v := r.Value
+			p.st.Best = &v
+		}
+		if mine && owner >= 0 {
+			for i := range p.st.Plays {
+				p.st.Plays[i] *= p.opt.Discount
+				p.st.Rewards[i] *= p.opt.Discount
+			}
+			p.st.Plays[owner]++
+			if improved {
+				p.st.Rewards[owner]++
+			}
+		}
+	}
+	for i, s := range p.strats {
+		if err := s.Tell(results); err != nil {
+			return fmt.Errorf("%s tell: %w", p.members[i].Name, err)
+		}
+	}
+	return nil
+}
+
+// MarshalBinary implements Strategy.
+func (p *Portfolio) MarshalBinary() ([]byte, error) {
+	rng, err := p.pcg.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	st := p.st
+	st.V, st.Kind, st.RNG = 1, p.Name(), rng
+	st.Members = map[string][]byte{}
+	for i, s := range p.strats {
+		b, err := s.MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.members[i].Name, err)
+		}
+		st.Members[p.members[i].Name] = b
+	}
+	return json.Marshal(st)
+}
+
+// UnmarshalBinary implements Strategy. On error the portfolio is unchanged.
+func (p *Portfolio) UnmarshalBinary(data []byte) error {
+	var st portfolioState
+	if err := json.Unmarshal(data, &st); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadState, err)
+	}
+	n := len(p.members)
+	if len(st.Plays) != n || len(st.Rewards) != n || len(st.Alloc) != n {
+		return fmt.Errorf("%w: state of %d members, portfolio has %d", ErrBadState, len(st.Plays), n)
+	}
+	strats := make([]Strategy, n)
+	for i, m := range p.members {
+		b, ok := st.Members[m.Name]
+		if !ok {
+			return fmt.Errorf("%w: no state for member %q", ErrBadState, m.Name)
+		}
+		strats[i] = m.New(p.space, 0)
+		if err := strats[i].UnmarshalBinary(b); err != nil {
+			return fmt.Errorf("member %s: %w", m.Name, err)
+		}
+	}
+	pcg := *p.pcg
+	if err := st.restore(p.Name(), p.space, &pcg); err != nil {
+		return err
+	}
+	*p.pcg = pcg
+	if st.Owner == nil {
+		st.Owner = map[string]int{}
+	}
+	st.Members = nil
+	p.st, p.strats = st, strats
+	return nil
+}
