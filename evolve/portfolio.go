@@ -207,9 +207,7 @@ func (p *Portfolio) Tell(results []Result) error {
 				p.st.Rewards[i] *= p.opt.Discount
 			}
 			p.st.Plays[owner]++
-			if improved {
-				p.st.Rewards[owner]++
-			}
+			p.st.Rewards[owner] += p.reward(r)
 		}
 	}
 	for i, s := range p.strats {
@@ -218,6 +216,29 @@ func (p *Portfolio) Tell(results []Result) error {
 		}
 	}
 	return nil
+}
+
+// reward is the share of earlier valid results that r beats, squared so
+// that only results near the top pay much: 1 for a new best, 0 for a
+// failure or the worst.
+func (p *Portfolio) reward(r Result) float64 {
+	if !r.OK {
+		return 0
+	}
+	beaten, n := 0, 0
+	for _, t := range p.st.H.Told[:len(p.st.H.Told)-1] {
+		if t.OK {
+			n++
+			if r.Value < t.Value {
+				beaten++
+			}
+		}
+	}
+	if n == 0 {
+		return 1
+	}
+	q := float64(beaten) / float64(n)
+	return q * q
 }
 
 // MarshalBinary implements Strategy.
