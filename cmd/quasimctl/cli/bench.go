@@ -23,12 +23,14 @@ import (
 	"github.com/quasim/quasim/evaluate/replay"
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/schedules"
 )
 
 // strategies are the search strategies quasimctl bench can run.
 var strategies = map[string]evolve.Factory{
-	"random": func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewRandom(s, seed) },
-	"es":     func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewES(s, seed, evolve.ESOptions{}) },
+	"random":    func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewRandom(s, seed) },
+	"es":        func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewES(s, seed, evolve.ESOptions{}) },
+	"schedules": func(s *genome.Space, seed uint64) evolve.Strategy { return schedules.New(s, seed, schedules.Options{}) },
 	"portfolio": func(s *genome.Space, seed uint64) evolve.Strategy {
 		return evolve.NewPortfolio(s, seed, portfolioMembers(), evolve.PortfolioOptions{})
 	},
