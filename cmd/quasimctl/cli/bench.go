@@ -23,13 +23,17 @@ import (
 	"github.com/quasim/quasim/evaluate/replay"
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
+	quantumsearch "github.com/quasim/quasim/quantum_search"
 	"github.com/quasim/quasim/schedules"
 )
 
 // strategies are the search strategies quasimctl bench can run.
 var strategies = map[string]evolve.Factory{
-	"random":    func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewRandom(s, seed) },
-	"es":        func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewES(s, seed, evolve.ESOptions{}) },
+	"random": func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewRandom(s, seed) },
+	"es":     func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewES(s, seed, evolve.ESOptions{}) },
+	"quantumsearch": func(s *genome.Space, seed uint64) evolve.Strategy {
+		return quantumsearch.New(s, seed, quantumsearch.Options{})
+	},
 	"schedules": func(s *genome.Space, seed uint64) evolve.Strategy { return schedules.New(s, seed, schedules.Options{}) },
 	"portfolio": func(s *genome.Space, seed uint64) evolve.Strategy {
 		return evolve.NewPortfolio(s, seed, portfolioMembers(), evolve.PortfolioOptions{})
@@ -40,7 +44,9 @@ var strategies = map[string]evolve.Factory{
 func portfolioMembers() []evolve.Member {
 	return []evolve.Member{
 		{Name: "es", New: func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewES(s, seed, evolve.ESOptions{}) }},
-		{Name: "random", New: func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewRandom(s, seed) }},
+		{Name: "quantumsearch", New: func(s *genome.Space, seed uint64) evolve.Strategy {
+			return quantumsearch.New(s, seed, quantumsearch.Options{})
+		}},
 	}
 }
 

@@ -1,0 +1,319 @@
+package quantumsearch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/evaluate/replay"
+	"github.com/quasim/quasim/evolve"
+	"github.com/quasim/quasim/genome"
+)
+
+var _ evolve.Strategy = (*Annealer)(nil)
+
+func intValues(n int) []genome.Value {
+	out := make([]genome.Value, n)
+	for i := range out {
+		out[i] = genome.Int(int64(1 << i))
+	}
+	return out
+}
+
+// synthetic is evolve_test.go's constrained, multi-modal space with a ridge
+// of failing configs.
+func synthetic(t testing.TB) evolve.BenchSpace {
+	t.Helper()
+	s, err := genome.NewSpace([]genome.Param{
+		{Name: "a", Values: intValues(8)},
+		{Name: "b", Values: intValues(8)},
+		{Name: "c", Values: intValues(6)},
+		{Name: "d", Values: intValues(4)},
+		{Name: "e", Kind: genome.KindString, Values: []genome.Value{genome.Str("x"), genome.Str("y")}},
+	}, genome.SpaceOptions{Constraints: []string{"a * b <= 4096", "c <= a * 4"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(c genome.Config) (float64, bool) {
+		if c[0]+c[2] == 11 {
+			return 0, false
+		}
+		x := float64(c[0]-5)*float64(c[0]-5) + 0.5*float64(c[1]-3)*float64(c[1]-3) +
+			float64(c[2]-2)*float64(c[2]-2) + 0.3*float64(c[3]) + float64(c[4])*1.5 +
+			2*math.Sin(float64(c[0]*c[1]))
+		return 10 + x, true
+	}
+	bs := evolve.BenchSpace{Name: "synthetic", Space: s, Optimum: math.Inf(1), Size: len(s.All())}
+	for _, c := range s.All() {
+		if v, ok := f(c); ok {
+			bs.Optimum = min(bs.Optimum, v)
+			bs.Valid = append(bs.Valid, v)
+		}
+	}
+	bs.Measure = func(c genome.Config) (evolve.Measurement, error) {
+		if !s.Valid(c) {
+			return evolve.Measurement{}, fmt.Errorf("invalid config %v", c)
+		}
+		v, ok := f(c)
+		m := evolve.Measurement{Key: s.Key(c), OK: ok, Time: v, Cost: 1, Status: "ok"}
+		if !ok {
+			m.Status, m.Time = "compile", 0
+		}
+		return m, nil
+	}
+	return bs
+}
+
+func qs(s *genome.Space, seed uint64) evolve.Strategy { return New(s, seed, Options{}) }
+
+func rnd(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewRandom(s, seed) }
+
+func keys(tr []evolve.Measurement) []string {
+	out := make([]string, len(tr))
+	for i, m := range tr {
+		out[i] = m.Key
+	}
+	return out
+}
+
+func TestNewNilSpacePanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("New(nil) did not panic")
+		}
+	}()
+	New(nil, 1, Options{})
+}
+
+func TestExhaustsExactly(t *testing.T) {
+	t.Parallel()
+	bs := synthetic(t)
+	// A cheap model: this test is about bookkeeping, not quality.
+	cheap := func(s *genome.Space, seed uint64) evolve.Strategy {
+		return New(s, seed, Options{Epochs: 5, Refit: 1, Sweeps: 2, Batch: 2})
+	}
+	run, err := evolve.Run(context.Background(), bs, cheap, 7, evolve.RunOptions{Budget: bs.Size + 10, Batch: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Trace) != bs.Size {
+		t.Fatalf("measured %d configs, want all %d", len(run.Trace), bs.Size)
+	}
+	seen := map[string]bool{}
+	for _, m := range run.Trace {
+		if seen[m.Key] {
+			t.Fatalf("measured %q twice", m.Key)
+		}
+		seen[m.Key] = true
+	}
+}
+
+func TestDeterministicAndResume(t *testing.T) {
+	t.Parallel()
+	bs := synthetic(t)
+	for _, batch := range []int{1, 4} {
+		t.Run(fmt.Sprintf("batch%d", batch), func(t *testing.T) {
+			opt := evolve.RunOptions{Budget: 120, Batch: batch}
+			a, err := evolve.Run(context.Background(), bs, qs, 3, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := evolve.Run(context.Background(), bs, qs, 3, opt)
+			if !slices.Equal(keys(a.Trace), keys(b.Trace)) {
+				t.Fatal("same seed gave different traces")
+			}
+			for _, at := range []int{5, 50} { // inside the initial design and after it
+				opt.RoundTripAt = at
+				c, err := evolve.Run(context.Background(), bs, qs, 3, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(keys(a.Trace), keys(c.Trace)) {
+					t.Fatalf("run resumed at %d differs from the uninterrupted one", at)
+				}
+			}
+			d, _ := evolve.Run(context.Background(), bs, qs, 4, evolve.RunOptions{Budget: 120, Batch: batch})
+			if slices.Equal(keys(a.Trace), keys(d.Trace)) {
+				t.Fatal("seeds 3 and 4 gave the same trace")
+			}
+		})
+	}
+}
+
+// The same trials told in the same order give the same proposals, none of
+// them told or invalid.
+func TestSameTrialsSameProposals(t *testing.T) {
+	t.Parallel()
+	bs := synthetic(t)
+	rng := rand.New(rand.NewPCG(9, 9))
+	var told []evolve.Result
+	for range 40 {
+		c, _ := bs.Space.Sample(rng)
+		m, _ := bs.Measure(c)
+		told = append(told, evolve.Result{Config: c, OK: m.OK, Value: m.Time})
+	}
+	a, b := New(bs.Space, 11, Options{}), New(bs.Space, 11, Options{})
+	for _, s := range []*Annealer{a, b} {
+		if err := s.Tell(told); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pa, _ := a.Ask(10)
+	pb, _ := b.Ask(10)
+	if len(pa) != 10 || !slices.EqualFunc(pa, pb, genome.Config.Equal) {
+		t.Fatalf("proposals differ after the same trials: %v vs %v", pa, pb)
+	}
+	seen := map[string]bool{}
+	for _, c := range pa {
+		if !bs.Space.Valid(c) {
+			t.Errorf("proposed invalid %v", c)
+		}
+		if seen[bs.Space.Key(c)] {
+			t.Errorf("proposed %v twice", c)
+		}
+		seen[bs.Space.Key(c)] = true
+		for _, r := range told {
+			if r.Config.Equal(c) {
+				t.Errorf("proposed told config %v", c)
+			}
+		}
+	}
+	h := a.History()
+	if len(h) != 1 || h[0].Told != 40 || h[0].Candidates < 10 || !(h[0].RMSE > 0) {
+		t.Errorf("History = %+v", h)
+	}
+	t.Logf("history: %+v", h)
+}
+
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	bs := synthetic(t)
+	s := New(bs.Space, 1, Options{})
+	if err := s.Tell([]evolve.Result{{Config: genome.Config{99, 0, 0, 0, 0}}}); !errors.Is(err, evolve.ErrBadResult) {
+		t.Errorf("Tell(out of range) = %v, want ErrBadResult", err)
+	}
+	bad := [][]byte{nil, []byte("{}"), []byte(`{"v":1,"kind":"other"}`), []byte("garbage"),
+		[]byte(`{"v":1,"kind":"quantumsearch","rng":"","told":[]}`),
+		[]byte(`{"v":1,"kind":"quantumsearch","told":[{"c":[99,0,0,0,0]}]}`),
+		[]byte(`{"v":1,"kind":"quantumsearch","model":{"w":[1],"v":[1],"std":1}}`),
+	}
+	for _, b := range bad {
+		if err := s.UnmarshalBinary(b); !errors.Is(err, evolve.ErrBadState) {
+			t.Errorf("UnmarshalBinary(%q) = %v, want ErrBadState", b, err)
+		}
+	}
+	if cs, err := s.Ask(2); err != nil || len(cs) != 2 {
+		t.Errorf("Ask after bad state = %v, %v", cs, err)
+	}
+	// A state from another space's shape is refused too.
+	other, _ := genome.NewSpace([]genome.Param{{Name: "a", Values: intValues(3)}}, genome.SpaceOptions{})
+	o := New(other, 1, Options{Init: 1})
+	cs, _ := o.Ask(1)
+	_ = o.Tell([]evolve.Result{{Config: cs[0], OK: true, Value: 1}})
+	_, _ = o.Ask(1)
+	data, err := o.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UnmarshalBinary(data); !errors.Is(err, evolve.ErrBadState) {
+		t.Errorf("UnmarshalBinary(other space) = %v, want ErrBadState", err)
+	}
+}
+
+func score(t *testing.T, bs evolve.BenchSpace, f evolve.Factory, seeds uint64, budget int, ks []int) evolve.Score {
+	t.Helper()
+	var runs []evolve.BenchRun
+	for seed := range seeds {
+		r, err := evolve.Run(context.Background(), bs, f, seed, evolve.RunOptions{Budget: budget, Clock: time.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	return evolve.ScoreRuns(bs.Name, "", runs, bs.Optimum, ks)
+}
+
+func TestBeatsRandom(t *testing.T) {
+	t.Parallel()
+	bs := synthetic(t)
+	ks := []int{25, 50, 100}
+	q, r := score(t, bs, qs, 20, 100, ks), score(t, bs, rnd, 20, 100, ks)
+	for _, k := range ks {
+		t.Logf("synthetic k=%d: quantumsearch %.3f, random %.3f", k, q.At[k], r.At[k])
+	}
+	t.Logf("overhead %.0f µs/eval", q.OverheadUS)
+	if q.At[50] <= r.At[50] {
+		t.Errorf("k=50: quantumsearch %.3f <= random %.3f", q.At[50], r.At[50])
+	}
+}
+
+func sharedSpaces(t testing.TB) string {
+	dir := filepath.Join("..", "..", "shared", "spaces")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("skipping: %s not found", dir)
+	}
+	return dir
+}
+
+func loadBench(t testing.TB, path string) evolve.BenchSpace {
+	t.Helper()
+	rec, err := replay.Load(path)
+	if err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	sp, err := rec.Space(evaluate.Problem{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt, _ := rec.Optimum()
+	bs := evolve.BenchSpace{Name: rec.Name, Space: sp, Optimum: opt, Size: rec.Len()}
+	bs.Measure = func(c genome.Config) (evolve.Measurement, error) {
+		tr, err := rec.Evaluate(context.Background(), c, evaluate.Problem{})
+		if err != nil {
+			return evolve.Measurement{}, err
+		}
+		return evolve.Measurement{Key: tr.Key, Status: string(tr.Status), Time: tr.Time, OK: tr.OK(), Cost: tr.Cost}, nil
+	}
+	return bs
+}
+
+// TestSharedSpaces logs the metric on real recorded spaces; it checks only
+// that runs complete.
+func TestSharedSpaces(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("slow: run without -short and -race for the figures")
+	}
+	dir := sharedSpaces(t)
+	ks := []int{25, 50, 100}
+	for _, name := range []string{"gemm_clblast_RTX_3090", "convolution_RTX_3090", "dedispersion_milo_A100"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			bs := loadBench(t, filepath.Join(dir, name+".json.gz"))
+			q, r := score(t, bs, qs, 5, 100, ks), score(t, bs, rnd, 5, 100, ks)
+			for _, k := range ks {
+				t.Logf("%s (%d configs) k=%d: quantumsearch %.3f, random %.3f", name, len(bs.Space.All()), k, q.At[k], r.At[k])
+			}
+			t.Logf("%s overhead %.0f µs/eval", name, q.OverheadUS)
+		})
+	}
+}
+
+// BenchmarkAskTell measures the overhead per evaluation on the 17,956-config
+// GEMM space, 100 evaluations a run.
+func BenchmarkAskTell(b *testing.B) {
+	bs := loadBench(b, filepath.Join(sharedSpaces(b), "gemm_clblast_RTX_3090.json.gz"))
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := evolve.Run(context.Background(), bs, qs, uint64(i), evolve.RunOptions{Budget: 100}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

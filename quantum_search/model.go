@@ -1,0 +1,342 @@
+package quantumsearch
+
+import (
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/quasim/quasim/genome"
+)
+
+// features lists the bits a config sets.
+func (a *Annealer) features(c genome.Config, dst []int) []int {
+	dst = dst[:0]
+	for p, j := range c {
+		dst = append(dst, a.bits[p][j]...)
+	}
+	return dst
+}
+
+// targets returns the log times of the told results, failed ones at the
+// penalty max observed log time + 1.
+func (a *Annealer) targets() []float64 {
+	y := make([]float64, len(a.st.Told))
+	worst := math.Inf(-1)
+	for i, r := range a.st.Told {
+		if r.OK {
+			y[i] = math.Log(r.Value)
+			worst = max(worst, y[i])
+		}
+	}
+	if math.IsInf(worst, -1) {
+		worst = 0
+	}
+	for i, r := range a.st.Told {
+		if !r.OK {
+			y[i] = worst + 1
+		}
+	}
+	return y
+}
+
+// maxUpdates bounds the SGD sample updates of one fit.
+const maxUpdates = 24000
+
+// fit trains the factorization machine on every told result, warm-started
+// from the previous weights when there are any. It returns the training
+// RMSE in log time.
+func (a *Annealer) fit() float64 {
+	k := a.opt.Factors
+	y := a.targets()
+	n := len(y)
+	mean, sd := 0.0, 0.0
+	for _, v := range y {
+		mean += v
+	}
+	mean /= float64(n)
+	for _, v := range y {
+		sd += (v - mean) * (v - mean)
+	}
+	sd = math.Sqrt(sd / float64(n))
+	if !(sd > 1e-12) {
+		sd = 1
+	}
+	epochs := a.opt.Refit
+	m := a.st.Model
+	if m == nil {
+		m = &model{W: make([]float64, a.nbits), V: make([]float64, a.nbits*k)}
+		for i := range m.V {
+			m.V[i] = 0.05 * a.rng.NormFloat64()
+		}
+		epochs = a.opt.Epochs
+	} else {
+		m = &model{W0: m.W0, W: slices.Clone(m.W), V: slices.Clone(m.V)}
+	}
+	m.Mean, m.Std = mean, sd
+	// Bound the work of one fit so long runs keep a flat overhead.
+	epochs = max(2, min(epochs, maxUpdates/n))
+	feats := make([][]int, n)
+	for i, r := range a.st.Told {
+		feats[i] = a.features(r.Config, nil)
+		y[i] = (y[i] - mean) / sd
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	s := make([]float64, k)
+	lr, l2 := a.opt.Rate, a.opt.L2
+	for e := range epochs {
+		// Decay the rate over the fit for a settled end point.
+		eta := lr / (1 + 4*float64(e)/float64(epochs))
+		a.rng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, i := range order {
+			f := feats[i]
+			pred := m.predict(f, s, k)
+			g := max(min(pred-y[i], 3), -3)
+			m.W0 -= eta * g
+			for _, b := range f {
+				m.W[b] -= eta * (g + l2*m.W[b])
+				v := m.V[b*k : b*k+k]
+				for q := range v {
+					v[q] -= eta * (g*(s[q]-v[q]) + l2*v[q])
+				}
+			}
+		}
+	}
+	se := 0.0
+	for i, f := range feats {
+		d := (m.predict(f, s, k) - y[i]) * sd
+		se += d * d
+	}
+	a.st.Model = m
+	a.st.Fitted = n
+	return math.Sqrt(se / float64(n))
+}
+
+// predict returns the standardised prediction for the bits f, leaving the
+// factor sums in s.
+func (m *model) predict(f []int, s []float64, k int) float64 {
+	clear(s)
+	out := m.W0
+	sq := 0.0
+	for _, b := range f {
+		out += m.W[b]
+		v := m.V[b*k : b*k+k]
+		for q, x := range v {
+			s[q] += x
+			sq += x * x
+		}
+	}
+	inter := 0.0
+	for _, x := range s {
+		inter += x * x
+	}
+	return out + 0.5*(inter-sq)
+}
+
+// qubo is the fitted machine folded per parameter value: the energy of a
+// config is W0 + Σ_p Lin[p][j] + ½(|Σ_p S[p][j]|² − Σ_p Q[p][j]), so
+// changing one parameter costs O(factors).
+type qubo struct {
+	w0  float64
+	lin [][]float64
+	s   [][][]float64
+	q   [][]float64
+	k   int
+}
+
+func (a *Annealer) qubo() *qubo {
+	m, k := a.st.Model, a.opt.Factors
+	qb := &qubo{w0: m.W0, k: k, lin: make([][]float64, len(a.bits)), s: make([][][]float64, len(a.bits)), q: make([][]float64, len(a.bits))}
+	for p, vals := range a.bits {
+		qb.lin[p] = make([]float64, len(vals))
+		qb.s[p] = make([][]float64, len(vals))
+		qb.q[p] = make([]float64, len(vals))
+		for j, f := range vals {
+			sv := make([]float64, k)
+			for _, b := range f {
+				qb.lin[p][j] += m.W[b]
+				for q, x := range m.V[b*k : b*k+k] {
+					sv[q] += x
+					qb.q[p][j] += x * x
+				}
+			}
+			qb.s[p][j] = sv
+		}
+	}
+	return qb
+}
+
+// chain is the running state of one annealing chain.
+type chain struct {
+	c        genome.Config
+	lin, sqn float64
+	s        []float64
+}
+
+func (qb *qubo) start(c genome.Config) *chain {
+	ch := &chain{c: c.Clone(), s: make([]float64, qb.k)}
+	for p, j := range c {
+		ch.lin += qb.lin[p][j]
+		ch.sqn += qb.q[p][j]
+		for q, x := range qb.s[p][j] {
+			ch.s[q] += x
+		}
+	}
+	return ch
+}
+
+func (qb *qubo) energy(ch *chain) float64 {
+	inter := 0.0
+	for _, x := range ch.s {
+		inter += x * x
+	}
+	return qb.w0 + ch.lin + 0.5*(inter-ch.sqn)
+}
+
+// delta is the energy change of setting parameter p to value j.
+func (qb *qubo) delta(ch *chain, p, j int) float64 {
+	i := ch.c[p]
+	d := qb.lin[p][j] - qb.lin[p][i] - 0.5*(qb.q[p][j]-qb.q[p][i])
+	so, sn := qb.s[p][i], qb.s[p][j]
+	for q, x := range ch.s {
+		y := x - so[q] + sn[q]
+		d += 0.5 * (y*y - x*x)
+	}
+	return d
+}
+
+func (qb *qubo) move(ch *chain, p, j int) {
+	i := ch.c[p]
+	ch.lin += qb.lin[p][j] - qb.lin[p][i]
+	ch.sqn += qb.q[p][j] - qb.q[p][i]
+	for q := range ch.s {
+		ch.s[q] += qb.s[p][j][q] - qb.s[p][i][q]
+	}
+	ch.c[p] = j
+}
+
+type candidate struct {
+	c      genome.Config
+	key    string
+	energy float64
+}
+
+// anneal fits the model if new results came in and returns up to n
+// distinct, valid, unseen configs of lowest energy found by annealing.
+func (a *Annealer) anneal(n int) []genome.Config {
+	step := Step{Told: len(a.st.Told)}
+	if a.st.Model == nil || a.st.Fitted != len(a.st.Told) {
+		step.RMSE = a.fit()
+	} else if len(a.st.Steps) > 0 {
+		step.RMSE = a.st.Steps[len(a.st.Steps)-1].RMSE
+	}
+	qb := a.qubo()
+	params := a.space.Params()
+	all := a.space.All()
+	if len(a.mutable) == 0 || len(all) == 0 {
+		return nil
+	}
+	// Starting points: the best measured valid configs, then random ones.
+	var best []int
+	for i, r := range a.st.Told {
+		if r.OK && a.isValid(r.Config) {
+			best = append(best, i)
+		}
+	}
+	slices.SortStableFunc(best, func(x, y int) int { return cmpFloat(a.st.Told[x].Value, a.st.Told[y].Value) })
+	cands := map[string]candidate{}
+	bestE := math.Inf(1)
+	moves := a.opt.Sweeps * len(a.mutable)
+	cool := math.Pow(t1/t0, 1/float64(max(moves-1, 1)))
+	for ch := range a.opt.Batch {
+		var c genome.Config
+		if ch%2 == 0 && ch/2 < len(best) {
+			c = a.st.Told[best[ch/2]].Config
+		} else {
+			c = all[a.rng.IntN(len(all))]
+		}
+		st := qb.start(c)
+		e := qb.energy(st)
+		bestE = min(bestE, e)
+		if !a.known(st.c) {
+			key := string(a.buf)
+			if old, ok := cands[key]; !ok || e < old.energy {
+				cands[key] = candidate{c: st.c.Clone(), key: key, energy: e}
+			}
+		}
+		temp := t0
+		for range moves {
+			p := a.mutable[a.rng.IntN(len(a.mutable))]
+			nv := len(params[p].Values)
+			var j int
+			if a.rng.IntN(2) == 0 {
+				j = st.c[p] + 1 - 2*a.rng.IntN(2)
+				if j < 0 || j >= nv {
+					j = st.c[p] - (j - st.c[p])
+				}
+			} else {
+				j = a.rng.IntN(nv - 1)
+				if j >= st.c[p] {
+					j++
+				}
+			}
+			temp *= cool
+			old := st.c[p]
+			st.c[p] = j
+			ok := a.isValid(st.c)
+			st.c[p] = old
+			if !ok {
+				continue
+			}
+			d := qb.delta(st, p, j)
+			if d > 0 && a.rng.Float64() >= math.Exp(-d/temp) {
+				continue
+			}
+			qb.move(st, p, j)
+			e += d
+			bestE = min(bestE, e)
+			if a.known(st.c) {
+				continue
+			}
+			key := string(a.buf)
+			if old, ok := cands[key]; !ok || e < old.energy {
+				cands[key] = candidate{c: st.c.Clone(), key: key, energy: e}
+			}
+		}
+	}
+	list := make([]candidate, 0, len(cands))
+	for _, c := range cands {
+		list = append(list, c)
+	}
+	slices.SortFunc(list, func(x, y candidate) int {
+		if c := cmpFloat(x.energy, y.energy); c != 0 {
+			return c
+		}
+		return strings.Compare(x.key, y.key)
+	})
+	m := a.st.Model
+	step.BestEnergy = m.Mean + m.Std*bestE
+	if math.IsInf(bestE, 1) {
+		step.BestEnergy = 0 // JSON has no infinity; Candidates is 0 then
+	}
+	step.Sweeps = a.opt.Sweeps * a.opt.Batch
+	step.Candidates = len(list)
+	a.st.Steps = append(a.st.Steps, step)
+	var out []genome.Config
+	for _, c := range list[:min(n, len(list))] {
+		out = append(out, c.c)
+	}
+	return out
+}
+
+func cmpFloat(x, y float64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}

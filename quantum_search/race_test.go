@@ -1,0 +1,5 @@
+//go:build race
+
+package quantumsearch
+
+const raceEnabled = true
