@@ -22,6 +22,7 @@ import (
 	"github.com/quasim/quasim/genome"
 	"github.com/quasim/quasim/internal/sdnotify"
 	"github.com/quasim/quasim/internal/store"
+	"github.com/quasim/quasim/internal/strategies"
 	"github.com/quasim/quasim/internal/tuner"
 )
 
@@ -63,7 +64,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		clock: cfg.Now,
 		tn: tuner.New(tuner.Config{
 			Store:       st,
-			NewStrategy: esStrategy,
+			NewStrategy: defaultStrategy,
 			Lock:        devs.lock,
 			Signer:      key,
 			Details:     deviceDetails(),
@@ -164,8 +165,10 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	return nil
 }
 
-func esStrategy(s *genome.Space, seed uint64) evolve.Strategy {
-	return evolve.NewES(s, seed, evolve.ESOptions{})
+// defaultStrategy is the portfolio quasimd tunes with.
+func defaultStrategy(s *genome.Space, seed uint64) evolve.Strategy {
+	f, _ := strategies.Get(strategies.Default)
+	return f(s, seed)
 }
 
 // newCron parses 5-field schedules and descriptors such as @every 6h.

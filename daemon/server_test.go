@@ -38,7 +38,7 @@ func newTestServer(t testing.TB, dir string) *testServer {
 	st := storetest.New(t)
 	sched := &scheduler{
 		dir: dir, st: st, cron: newCron(), log: zerolog.Nop(), clock: time.Now,
-		tn: tuner.New(tuner.Config{Store: st, NewStrategy: esStrategy}),
+		tn: tuner.New(tuner.Config{Store: st, NewStrategy: defaultStrategy}),
 	}
 	sched.apply(sched.load())
 	srv := &server{sched: sched, st: st, writers: newWriters(nil, ""), log: zerolog.Nop(), version: "test", started: time.Now()}

@@ -23,41 +23,8 @@ import (
 	"github.com/quasim/quasim/evaluate/replay"
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
-	quantumsearch "github.com/quasim/quasim/quantum_search"
-	"github.com/quasim/quasim/schedules"
+	"github.com/quasim/quasim/internal/strategies"
 )
-
-// strategies are the search strategies quasimctl bench can run.
-var strategies = map[string]evolve.Factory{
-	"random": func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewRandom(s, seed) },
-	"es":     func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewES(s, seed, evolve.ESOptions{}) },
-	"quantumsearch": func(s *genome.Space, seed uint64) evolve.Strategy {
-		return quantumsearch.New(s, seed, quantumsearch.Options{})
-	},
-	"schedules": func(s *genome.Space, seed uint64) evolve.Strategy { return schedules.New(s, seed, schedules.Options{}) },
-	"portfolio": func(s *genome.Space, seed uint64) evolve.Strategy {
-		return evolve.NewPortfolio(s, seed, portfolioMembers(), evolve.PortfolioOptions{})
-	},
-}
-
-// portfolioMembers are the strategies the portfolio chooses among.
-func portfolioMembers() []evolve.Member {
-	return []evolve.Member{
-		{Name: "es", New: func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewES(s, seed, evolve.ESOptions{}) }},
-		{Name: "quantumsearch", New: func(s *genome.Space, seed uint64) evolve.Strategy {
-			return quantumsearch.New(s, seed, quantumsearch.Options{})
-		}},
-	}
-}
-
-func strategyNames() []string {
-	names := make([]string, 0, len(strategies))
-	for n := range strategies {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
 
 type benchOptions struct {
 	spaces      []string
@@ -101,7 +68,7 @@ printed beside it: the two must agree, which checks the harness.`,
 	}
 	fs := cmd.Flags()
 	fs.StringArrayVar(&o.spaces, "space", nil, "recorded space file or directory (repeatable)")
-	fs.StringSliceVar(&o.strategies, "strategy", []string{"random", "es"}, "strategies to run, comma separated ("+strings.Join(strategyNames(), ", ")+")")
+	fs.StringSliceVar(&o.strategies, "strategy", []string{"random", "es"}, "strategies to run, comma separated ("+strings.Join(strategies.Names(), ", ")+")")
 	fs.IntVar(&o.budget, "budget", 400, "unique evaluations per run")
 	fs.IntVar(&o.seeds, "seeds", 20, "runs per space and strategy, seeded 1..N")
 	fs.IntVar(&o.batch, "batch", 1, "configs per Ask")
@@ -234,8 +201,8 @@ func runBench(ctx context.Context, cmd *cobra.Command, o benchOptions) error {
 		return usagef("--budget, --seeds, --batch and --jobs must be positive")
 	}
 	for _, s := range o.strategies {
-		if _, ok := strategies[s]; !ok {
-			return usagef("unknown strategy %q (have %s)", s, strings.Join(strategyNames(), ", "))
+		if _, ok := strategies.Get(s); !ok {
+			return usagef("unknown strategy %q (have %s)", s, strings.Join(strategies.Names(), ", "))
 		}
 	}
 	var peers *peerFile
@@ -280,7 +247,8 @@ func runBench(ctx context.Context, cmd *cobra.Command, o benchOptions) error {
 			for i := range next {
 				j := jobs[i]
 				bs := spaces[j.space].BenchSpace
-				runs[i], errs[i] = evolve.Run(ctx, bs, strategies[j.strategy], j.seed, evolve.RunOptions{
+				f, _ := strategies.Get(j.strategy)
+				runs[i], errs[i] = evolve.Run(ctx, bs, f, j.seed, evolve.RunOptions{
 					Budget: o.budget, Batch: o.batch, RoundTripAt: o.roundTripAt, Clock: time.Now,
 				})
 				mu.Lock()
