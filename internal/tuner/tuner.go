@@ -46,7 +46,8 @@ type Config struct {
 	Signer ed25519.PrivateKey
 	// Details describe the device behind a device class, for certificates.
 	Details map[string]string
-	// Candidates is how many of the best configs a certification tries (default 16).
+	// Candidates is how many of the best configs a certification verifies
+	// before it gives up and serves the default (default 64).
 	Candidates int
 	Log        zerolog.Logger
 	Now        func() time.Time
@@ -73,7 +74,7 @@ func New(cfg Config) *Tuner {
 		cfg.Generation = 4
 	}
 	if cfg.Candidates <= 0 {
-		cfg.Candidates = 16
+		cfg.Candidates = 64
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
