@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -15,74 +14,15 @@ import (
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evaluate/replay"
 	"github.com/quasim/quasim/evolve"
+	"github.com/quasim/quasim/evolve/evolvetest"
 	"github.com/quasim/quasim/genome"
 )
 
 var _ evolve.Strategy = (*Annealer)(nil)
 
-func intValues(n int) []genome.Value {
-	out := make([]genome.Value, n)
-	for i := range out {
-		out[i] = genome.Int(int64(1 << i))
-	}
-	return out
-}
-
-// synthetic is evolve_test.go's constrained, multi-modal space with a ridge
-// of failing configs.
-func synthetic(t testing.TB) evolve.BenchSpace {
-	t.Helper()
-	s, err := genome.NewSpace([]genome.Param{
-		{Name: "a", Values: intValues(8)},
-		{Name: "b", Values: intValues(8)},
-		{Name: "c", Values: intValues(6)},
-		{Name: "d", Values: intValues(4)},
-		{Name: "e", Kind: genome.KindString, Values: []genome.Value{genome.Str("x"), genome.Str("y")}},
-	}, genome.SpaceOptions{Constraints: []string{"a * b <= 4096", "c <= a * 4"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := func(c genome.Config) (float64, bool) {
-		if c[0]+c[2] == 11 {
-			return 0, false
-		}
-		x := float64(c[0]-5)*float64(c[0]-5) + 0.5*float64(c[1]-3)*float64(c[1]-3) +
-			float64(c[2]-2)*float64(c[2]-2) + 0.3*float64(c[3]) + float64(c[4])*1.5 +
-			2*math.Sin(float64(c[0]*c[1]))
-		return 10 + x, true
-	}
-	bs := evolve.BenchSpace{Name: "synthetic", Space: s, Optimum: math.Inf(1), Size: len(s.All())}
-	for _, c := range s.All() {
-		if v, ok := f(c); ok {
-			bs.Optimum = min(bs.Optimum, v)
-			bs.Valid = append(bs.Valid, v)
-		}
-	}
-	bs.Measure = func(c genome.Config) (evolve.Measurement, error) {
-		if !s.Valid(c) {
-			return evolve.Measurement{}, fmt.Errorf("invalid config %v", c)
-		}
-		v, ok := f(c)
-		m := evolve.Measurement{Key: s.Key(c), OK: ok, Time: v, Cost: 1, Status: "ok"}
-		if !ok {
-			m.Status, m.Time = "compile", 0
-		}
-		return m, nil
-	}
-	return bs
-}
-
 func qs(s *genome.Space, seed uint64) evolve.Strategy { return New(s, seed, Options{}) }
 
 func rnd(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewRandom(s, seed) }
-
-func keys(tr []evolve.Measurement) []string {
-	out := make([]string, len(tr))
-	for i, m := range tr {
-		out[i] = m.Key
-	}
-	return out
-}
 
 func TestNewNilSpacePanics(t *testing.T) {
 	defer func() {
@@ -95,7 +35,7 @@ func TestNewNilSpacePanics(t *testing.T) {
 
 func TestExhaustsExactly(t *testing.T) {
 	t.Parallel()
-	bs := synthetic(t)
+	bs := evolvetest.Synthetic(t)
 	// A cheap model: this test is about bookkeeping, not quality.
 	cheap := func(s *genome.Space, seed uint64) evolve.Strategy {
 		return New(s, seed, Options{Epochs: 5, Refit: 1, Sweeps: 2, Batch: 2})
@@ -118,7 +58,7 @@ func TestExhaustsExactly(t *testing.T) {
 
 func TestDeterministicAndResume(t *testing.T) {
 	t.Parallel()
-	bs := synthetic(t)
+	bs := evolvetest.Synthetic(t)
 	for _, batch := range []int{1, 4} {
 		t.Run(fmt.Sprintf("batch%d", batch), func(t *testing.T) {
 			opt := evolve.RunOptions{Budget: 120, Batch: batch}
@@ -127,7 +67,7 @@ func TestDeterministicAndResume(t *testing.T) {
 				t.Fatal(err)
 			}
 			b, _ := evolve.Run(context.Background(), bs, qs, 3, opt)
-			if !slices.Equal(keys(a.Trace), keys(b.Trace)) {
+			if !slices.Equal(evolvetest.Keys(a.Trace), evolvetest.Keys(b.Trace)) {
 				t.Fatal("same seed gave different traces")
 			}
 			for _, at := range []int{5, 50} { // inside the initial design and after it
@@ -136,12 +76,12 @@ func TestDeterministicAndResume(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !slices.Equal(keys(a.Trace), keys(c.Trace)) {
+				if !slices.Equal(evolvetest.Keys(a.Trace), evolvetest.Keys(c.Trace)) {
 					t.Fatalf("run resumed at %d differs from the uninterrupted one", at)
 				}
 			}
 			d, _ := evolve.Run(context.Background(), bs, qs, 4, evolve.RunOptions{Budget: 120, Batch: batch})
-			if slices.Equal(keys(a.Trace), keys(d.Trace)) {
+			if slices.Equal(evolvetest.Keys(a.Trace), evolvetest.Keys(d.Trace)) {
 				t.Fatal("seeds 3 and 4 gave the same trace")
 			}
 		})
@@ -152,7 +92,7 @@ func TestDeterministicAndResume(t *testing.T) {
 // them told or invalid.
 func TestSameTrialsSameProposals(t *testing.T) {
 	t.Parallel()
-	bs := synthetic(t)
+	bs := evolvetest.Synthetic(t)
 	rng := rand.New(rand.NewPCG(9, 9))
 	var told []evolve.Result
 	for range 40 {
@@ -195,7 +135,7 @@ func TestSameTrialsSameProposals(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	t.Parallel()
-	bs := synthetic(t)
+	bs := evolvetest.Synthetic(t)
 	s := New(bs.Space, 1, Options{})
 	if err := s.Tell([]evolve.Result{{Config: genome.Config{99, 0, 0, 0, 0}}}); !errors.Is(err, evolve.ErrBadResult) {
 		t.Errorf("Tell(out of range) = %v, want ErrBadResult", err)
@@ -214,7 +154,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("Ask after bad state = %v, %v", cs, err)
 	}
 	// A state from another space's shape is refused too.
-	other, _ := genome.NewSpace([]genome.Param{{Name: "a", Values: intValues(3)}}, genome.SpaceOptions{})
+	other, _ := genome.NewSpace([]genome.Param{{Name: "a", Values: evolvetest.IntValues(3)}}, genome.SpaceOptions{})
 	o := New(other, 1, Options{Init: 1})
 	cs, _ := o.Ask(1)
 	_ = o.Tell([]evolve.Result{{Config: cs[0], OK: true, Value: 1}})
@@ -243,7 +183,7 @@ func score(t *testing.T, bs evolve.BenchSpace, f evolve.Factory, seeds uint64, b
 
 func TestBeatsRandom(t *testing.T) {
 	t.Parallel()
-	bs := synthetic(t)
+	bs := evolvetest.Synthetic(t)
 	ks := []int{25, 50, 100}
 	q, r := score(t, bs, qs, 20, 100, ks), score(t, bs, rnd, 20, 100, ks)
 	for _, k := range ks {

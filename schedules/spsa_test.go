@@ -15,72 +15,13 @@ import (
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evaluate/replay"
 	"github.com/quasim/quasim/evolve"
+	"github.com/quasim/quasim/evolve/evolvetest"
 	"github.com/quasim/quasim/genome"
 )
-
-func intValues(n int) []genome.Value {
-	out := make([]genome.Value, n)
-	for i := range out {
-		out[i] = genome.Int(int64(1 << i))
-	}
-	return out
-}
-
-// synthetic mirrors evolve's test space: constrained, smooth, multi-modal,
-// with a ridge of failing configs.
-func synthetic(t testing.TB) evolve.BenchSpace {
-	t.Helper()
-	s, err := genome.NewSpace([]genome.Param{
-		{Name: "a", Values: intValues(8)},
-		{Name: "b", Values: intValues(8)},
-		{Name: "c", Values: intValues(6)},
-		{Name: "d", Values: intValues(4)},
-		{Name: "e", Kind: genome.KindString, Values: []genome.Value{genome.Str("x"), genome.Str("y")}},
-	}, genome.SpaceOptions{Constraints: []string{"a * b <= 4096", "c <= a * 4"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := func(c genome.Config) (float64, bool) {
-		if c[0]+c[2] == 11 {
-			return 0, false
-		}
-		x := float64(c[0]-5)*float64(c[0]-5) + 0.5*float64(c[1]-3)*float64(c[1]-3) +
-			float64(c[2]-2)*float64(c[2]-2) + 0.3*float64(c[3]) + float64(c[4])*1.5 +
-			2*math.Sin(float64(c[0]*c[1]))
-		return 10 + x, true
-	}
-	bs := evolve.BenchSpace{Name: "synthetic", Space: s, Optimum: math.Inf(1), Size: len(s.All())}
-	for _, c := range s.All() {
-		if v, ok := f(c); ok {
-			bs.Optimum = min(bs.Optimum, v)
-			bs.Valid = append(bs.Valid, v)
-		}
-	}
-	bs.Measure = func(c genome.Config) (evolve.Measurement, error) {
-		if !s.Valid(c) {
-			return evolve.Measurement{}, fmt.Errorf("invalid config %v", c)
-		}
-		v, ok := f(c)
-		m := evolve.Measurement{Key: s.Key(c), OK: ok, Time: v, Cost: 1, Status: "ok"}
-		if !ok {
-			m.Status, m.Time = "compile", 0
-		}
-		return m, nil
-	}
-	return bs
-}
 
 func factory(s *genome.Space, seed uint64) evolve.Strategy { return New(s, seed, Options{}) }
 
 func randomFactory(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewRandom(s, seed) }
-
-func keys(tr []evolve.Measurement) []string {
-	out := make([]string, len(tr))
-	for i, m := range tr {
-		out[i] = m.Key
-	}
-	return out
-}
 
 func firstDiff(a, b []string) int {
 	for i := range min(len(a), len(b)) {
@@ -102,7 +43,7 @@ func TestNewNilSpacePanics(t *testing.T) {
 
 func TestExhaustsNoRepeats(t *testing.T) {
 	t.Parallel()
-	bs := synthetic(t)
+	bs := evolvetest.Synthetic(t)
 	for _, batch := range []int{1, 3, 4} {
 		t.Run(fmt.Sprint("batch", batch), func(t *testing.T) {
 			run, err := evolve.Run(context.Background(), bs, factory, 7, evolve.RunOptions{Budget: bs.Size + 10, Batch: batch})
@@ -125,7 +66,7 @@ func TestExhaustsNoRepeats(t *testing.T) {
 
 func TestDeterministicAndResume(t *testing.T) {
 	t.Parallel()
-	bs := synthetic(t)
+	bs := evolvetest.Synthetic(t)
 	for _, batch := range []int{1, 2, 3, 4} {
 		for _, at := range []int{9, 50, 101} {
 			t.Run(fmt.Sprintf("batch%d/at%d", batch, at), func(t *testing.T) {
@@ -135,7 +76,7 @@ func TestDeterministicAndResume(t *testing.T) {
 					t.Fatal(err)
 				}
 				b, _ := evolve.Run(context.Background(), bs, factory, 3, opt)
-				if !slices.Equal(keys(a.Trace), keys(b.Trace)) {
+				if !slices.Equal(evolvetest.Keys(a.Trace), evolvetest.Keys(b.Trace)) {
 					t.Fatal("same seed gave different traces")
 				}
 				opt.RoundTripAt = at
@@ -143,11 +84,11 @@ func TestDeterministicAndResume(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !slices.Equal(keys(a.Trace), keys(c.Trace)) {
-					t.Fatalf("resumed run differs at evaluation %d", firstDiff(keys(a.Trace), keys(c.Trace)))
+				if !slices.Equal(evolvetest.Keys(a.Trace), evolvetest.Keys(c.Trace)) {
+					t.Fatalf("resumed run differs at evaluation %d", firstDiff(evolvetest.Keys(a.Trace), evolvetest.Keys(c.Trace)))
 				}
 				d, _ := evolve.Run(context.Background(), bs, factory, 4, evolve.RunOptions{Budget: 200, Batch: batch})
-				if slices.Equal(keys(a.Trace), keys(d.Trace)) {
+				if slices.Equal(evolvetest.Keys(a.Trace), evolvetest.Keys(d.Trace)) {
 					t.Fatal("seeds 3 and 4 gave the same trace")
 				}
 			})
@@ -159,7 +100,7 @@ func TestDeterministicAndResume(t *testing.T) {
 // configs came from elsewhere.
 func TestNeverProposesMeasured(t *testing.T) {
 	t.Parallel()
-	bs := synthetic(t)
+	bs := evolvetest.Synthetic(t)
 	rng := rand.New(rand.NewPCG(9, 9))
 	var told []evolve.Result
 	for range 40 {
@@ -203,7 +144,7 @@ func TestNeverProposesMeasured(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	t.Parallel()
-	bs := synthetic(t)
+	bs := evolvetest.Synthetic(t)
 	s := New(bs.Space, 1, Options{})
 	if err := s.Tell([]evolve.Result{{Config: genome.Config{99, 0, 0, 0, 0}}}); !errors.Is(err, evolve.ErrBadResult) {
 		t.Errorf("Tell(out of range) = %v, want ErrBadResult", err)
@@ -231,7 +172,7 @@ func TestBadInput(t *testing.T) {
 
 func TestRecords(t *testing.T) {
 	t.Parallel()
-	bs := synthetic(t)
+	bs := evolvetest.Synthetic(t)
 	s := New(bs.Space, 5, Options{})
 	for range 60 {
 		cs, _ := s.Ask(1)
@@ -280,7 +221,7 @@ func score(t *testing.T, bs evolve.BenchSpace, f evolve.Factory, name string, se
 
 func TestBeatsRandom(t *testing.T) {
 	t.Parallel()
-	bs := synthetic(t)
+	bs := evolvetest.Synthetic(t)
 	ks := []int{25, 50, 100}
 	sp, rnd := score(t, bs, factory, "schedules", 20, ks), score(t, bs, randomFactory, "random", 20, ks)
 	for _, k := range ks {
