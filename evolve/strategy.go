@@ -122,31 +122,27 @@ func fitness(r Result) float64 {
 // sampleUnknown draws a valid config uniformly from those not yet asked or
 // told; nil when none is left.
 func sampleUnknown(rng *rand.Rand, s *genome.Space, h *history) genome.Config {
+	return SampleUnseen(rng, s, len(h.seen), h.known)
+}
+
+// SampleUnseen draws a valid config of s uniformly from those for which
+// known is false; nil when none is left. seen is how many configs are known,
+// which picks the method: rejection while most configs are unseen, else a
+// draw from the list of the rest. Strategies share it so that they draw the
+// same way from the same random stream.
+func SampleUnseen(rng *rand.Rand, s *genome.Space, seen int, known func(genome.Config) bool) genome.Config {
 	all := s.All()
-	if len(h.seen) >= len(all) {
-		// Count precisely: seen may hold configs outside all (told from elsewhere).
-		left := 0
-		for _, c := range all {
-			if !h.known(c) {
-				left++
-			}
-		}
-		if left == 0 {
-			return nil
-		}
-	}
-	// Rejection is uniform and cheap while most configs are unseen.
-	if len(h.seen) < len(all)/2 {
+	if seen < len(all)/2 {
 		for {
 			c := all[rng.IntN(len(all))]
-			if !h.known(c) {
+			if !known(c) {
 				return c.Clone()
 			}
 		}
 	}
 	var left []genome.Config
 	for _, c := range all {
-		if !h.known(c) {
+		if !known(c) {
 			left = append(left, c)
 		}
 	}

@@ -261,25 +261,7 @@ func (a *Annealer) okCount() int {
 // sampleUnknown draws a valid config uniformly from those not yet asked or
 // told; nil when none is left.
 func (a *Annealer) sampleUnknown() genome.Config {
-	all := a.space.All()
-	if len(a.seen) < len(all)/2 {
-		for {
-			c := all[a.rng.IntN(len(all))]
-			if !a.known(c) {
-				return c.Clone()
-			}
-		}
-	}
-	var left []genome.Config
-	for _, c := range all {
-		if !a.known(c) {
-			left = append(left, c)
-		}
-	}
-	if len(left) == 0 {
-		return nil
-	}
-	return left[a.rng.IntN(len(left))].Clone()
+	return evolve.SampleUnseen(a.rng, a.space, len(a.seen), a.known)
 }
 
 // Tell implements evolve.Strategy.

@@ -443,25 +443,8 @@ func logTime(v float64) float64 { return math.Log(max(v, 1e-300)) }
 // sampleUnknown draws a valid config uniformly from those neither asked nor
 // told nor queued; nil when none is left.
 func (s *SPSA) sampleUnknown() genome.Config {
-	all := s.space.All()
 	free := func(c genome.Config) bool { return !s.known(c) && !s.inQueue(c) }
-	if len(s.seen)+len(s.st.Queue) < len(all)/2 {
-		for {
-			if c := all[s.rng.IntN(len(all))]; free(c) {
-				return c.Clone()
-			}
-		}
-	}
-	var left []genome.Config
-	for _, c := range all {
-		if free(c) {
-			left = append(left, c)
-		}
-	}
-	if len(left) == 0 {
-		return nil
-	}
-	return left[s.rng.IntN(len(left))].Clone()
+	return evolve.SampleUnseen(s.rng, s.space, len(s.seen)+len(s.st.Queue), func(c genome.Config) bool { return !free(c) })
 }
 
 // Tell implements evolve.Strategy.
