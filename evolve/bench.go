@@ -16,7 +16,8 @@ type Measurement struct {
 	Status string  `json:"status"`
 	Time   float64 `json:"time_ms"` // valid time in ms; 0 when not OK
 	OK     bool    `json:"-"`
-	Cost   float64 `json:"-"` // simulated seconds it took to measure
+	Cost   float64 `json:"-"`            // simulated seconds it took to measure
+	By     string  `json:"by,omitempty"` // the portfolio member that proposed it
 }
 
 // BenchSpace is a recorded space a strategy can be replayed on.
@@ -51,6 +52,15 @@ type BenchRun struct {
 	Seed     uint64        `json:"seed"`
 	Trace    []Measurement `json:"-"`
 	Overhead time.Duration `json:"-"` // total time spent in Ask and Tell
+}
+
+// Allocator is a strategy that hands evaluations to other strategies, such
+// as Portfolio.
+type Allocator interface {
+	// Allocation is how many evaluations each member was given so far.
+	Allocation() map[string]int
+	// ProposedBy names the member that proposed c, asked and not yet told.
+	ProposedBy(c genome.Config) string
 }
 
 // Run replays strategy f on bs for opt.Budget unique evaluations.
@@ -98,6 +108,9 @@ func Run(ctx context.Context, bs BenchSpace, f Factory, seed uint64, opt RunOpti
 			if err != nil {
 				return run, fmt.Errorf("%s proposed %v: %w", s.Name(), []int(c), err)
 			}
+			if a, ok := s.(Allocator); ok {
+				m.By = a.ProposedBy(c)
+			}
 			run.Trace = append(run.Trace, m)
 			results[i] = Result{Config: c, OK: m.OK, Value: m.Time}
 		}
@@ -123,6 +136,10 @@ type Score struct {
 	// SimSecondsTo95 is the median simulated tuning time to reach 0.95.
 	SimSecondsTo95 *float64 `json:"sim_seconds_to_95"`
 	OverheadUS     float64  `json:"overhead_us_per_eval"`
+	// Allocation is, for an Allocator, the mean share of the evaluations
+	// after k' and up to k that each member was given, where k' is the
+	// previous of ks (0 for the first): how the split moved over the runs.
+	Allocation map[int]map[string]float64 `json:"allocation,omitempty"`
 }
 
 // Ks are the evaluation counts the metric reports.
@@ -183,6 +200,7 @@ func ScoreRuns(space, strategy string, runs []BenchRun, optimum float64, ks []in
 		over += r.Overhead
 		evals += len(r.Trace)
 	}
+	sc.Allocation = allocationShares(runs, ks)
 	sc.EvalsTo95 = median(to95)
 	sc.SimSecondsTo95 = median(sim95)
 	if evals > 0 {
@@ -275,4 +293,40 @@ func Mean(strategy string, scores []Score, ks []int) Score {
 	}
 	m.OverheadUS = over / n
 	return m
+}
+
+// allocationShares is the mean share of each proposer among the
+// evaluations in each window of ks; nil when no run names proposers.
+func allocationShares(runs []BenchRun, ks []int) map[int]map[string]float64 {
+	out := map[int]map[string]float64{}
+	for _, r := range runs {
+		lo := 0
+		for _, k := range ks {
+			hi := min(k, len(r.Trace))
+			if hi <= lo {
+				break
+			}
+			n := 0
+			counts := map[string]int{}
+			for _, m := range r.Trace[lo:hi] {
+				if m.By != "" {
+					counts[m.By]++
+					n++
+				}
+			}
+			if n > 0 {
+				if out[k] == nil {
+					out[k] = map[string]float64{}
+				}
+				for name, c := range counts {
+					out[k][name] += float64(c) / float64(hi-lo) / float64(len(runs))
+				}
+			}
+			lo = hi
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

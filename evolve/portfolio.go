@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/quasim/quasim/genome"
 )
@@ -55,9 +56,12 @@ type portfolioState struct {
 	Plays   []float64         `json:"plays"`   // discounted play counts per member
 	Rewards []float64         `json:"rewards"` // discounted rewards per member
 	Alloc   []int             `json:"alloc"`   // evaluations given to each member, undiscounted
-	Owner   map[string]int    `json:"owner"`   // pending config key -> member index, -1 for the design
+	Owner   map[string]int    `json:"owner"`   // pending config key -> member index, or ownerDesign, ownerWarm
 	Best    *float64          `json:"best,omitempty"`
-	Members map[string][]byte `json:"members"` // each member's own state, when marshalled
+	Prior   []genome.Config   `json:"prior,omitempty"` // warm-start configs not yet asked
+	Design  int               `json:"design"`          // evaluations of the design and the prior
+	Spent   map[string]bool   `json:"spent,omitempty"` // members that proposed nothing when asked
+	Members map[string][]byte `json:"members"`         // each member's own state, when marshalled
 }
 
 // NewPortfolio returns a portfolio over members, seeded by seed.
@@ -84,13 +88,79 @@ func NewPortfolio(space *genome.Space, seed uint64, members []Member, opt Portfo
 // Name implements Strategy.
 func (p *Portfolio) Name() string { return "portfolio" }
 
-// Allocation returns how many evaluations each member was given.
+// Names of the portfolio's own proposals in Allocation and ProposedBy.
+const (
+	DesignName = "design" // the initial space-filling design
+	WarmName   = "warm"   // the warm-start prior
+)
+
+// Allocation returns how many evaluations each member was given, and under
+// DesignName the initial design and prior together.
 func (p *Portfolio) Allocation() map[string]int {
-	out := make(map[string]int, len(p.members))
+	out := make(map[string]int, len(p.members)+1)
 	for i, m := range p.members {
 		out[m.Name] = p.st.Alloc[i]
 	}
+	out[DesignName] = p.st.Design
 	return out
+}
+
+// ProposedBy names the member that proposed c, DesignName or WarmName for
+// the portfolio's own, and "" for a config that is not pending.
+func (p *Portfolio) ProposedBy(c genome.Config) string {
+	o, ok := p.st.Owner[p.space.Key(c)]
+	switch {
+	case !ok:
+		return ""
+	case o == ownerWarm:
+		return WarmName
+	case o < 0:
+		return DesignName
+	}
+	return p.members[o].Name
+}
+
+// Owners of configs the portfolio proposed itself.
+const (
+	ownerDesign = -1
+	ownerWarm   = -2
+)
+
+// WarmStart implements WarmStarter. The first configs of prior, half as
+// many as the initial design holds, are measured before the design, and
+// the head of the ranking (the best 2% of the valid configs, at least twice
+// the design) joins the members as a Ranked strategy named TransferName, so the bandit keeps following it only while it pays off:
+// a related device can rank this one's configs well or badly. Call it
+// before the first Ask, at most once.
+func (p *Portfolio) WarmStart(prior []genome.Config) {
+	if len(prior) == 0 || slices.ContainsFunc(p.members, func(m Member) bool { return m.Name == TransferName }) {
+		return
+	}
+	p.st.Prior = nil
+	for _, c := range prior {
+		if len(p.st.Prior) == max(1, p.opt.Init/2) {
+			break
+		}
+		if p.space.InRange(c) && !p.st.H.known(c) {
+			p.st.Prior = append(p.st.Prior, c.Clone())
+		}
+	}
+	// Only the head of a ranking carries much: past it the member would
+	// cost evaluations where the devices disagree.
+	head := max(2*p.opt.Init, p.space.Size()/50)
+	t := NewRanked(p.space, prior[:min(len(prior), head)])
+	for _, r := range p.st.H.Told {
+		t.st.H.tell(r)
+	}
+	p.addMember(Member{Name: TransferName, New: func(s *genome.Space, _ uint64) Strategy { return NewRanked(s, nil) }}, t)
+}
+
+func (p *Portfolio) addMember(m Member, s Strategy) {
+	p.members = append(slices.Clone(p.members), m)
+	p.strats = append(p.strats, s)
+	p.st.Plays = append(p.st.Plays, 0)
+	p.st.Rewards = append(p.st.Rewards, 0)
+	p.st.Alloc = append(p.st.Alloc, 0)
 }
 
 // Ask implements Strategy.
@@ -108,6 +178,8 @@ func (p *Portfolio) Ask(n int) ([]genome.Config, error) {
 		p.st.Owner[p.space.Key(c)] = owner
 		if owner >= 0 {
 			p.st.Alloc[owner]++
+		} else {
+			p.st.Design++
 		}
 		out = append(out, c)
 	}
@@ -115,39 +187,61 @@ func (p *Portfolio) Ask(n int) ([]genome.Config, error) {
 }
 
 func (p *Portfolio) next() (genome.Config, int, error) {
+	for len(p.st.Prior) > 0 {
+		c := p.st.Prior[0]
+		p.st.Prior = p.st.Prior[1:]
+		if !p.st.H.known(c) {
+			return c, ownerWarm, nil
+		}
+	}
 	if len(p.st.H.Told)+len(p.st.H.Pending) < p.opt.Init {
-		return p.design(), -1, nil
+		return p.design(), ownerDesign, nil
 	}
 	arm := p.pick()
-	for range 8 {
-		cs, err := p.strats[arm].Ask(1)
-		if err != nil {
-			return nil, 0, fmt.Errorf("%s ask: %w", p.members[arm].Name, err)
+	for arm >= 0 {
+		for range 8 {
+			cs, err := p.strats[arm].Ask(1)
+			if err != nil {
+				return nil, 0, fmt.Errorf("%s ask: %w", p.members[arm].Name, err)
+			}
+			if len(cs) == 0 {
+				break
+			}
+			// Another member may have proposed it in this batch; its result
+			// reaches this member with everyone's, so nothing is lost.
+			if !p.st.H.known(cs[0]) {
+				return cs[0], arm, nil
+			}
 		}
-		if len(cs) == 0 {
-			break
+		// A member with nothing left (a ranking run to its end, or a
+		// space it has exhausted) is not picked again.
+		if p.st.Spent == nil {
+			p.st.Spent = map[string]bool{}
 		}
-		// Another member may have proposed it in this batch; its result
-		// reaches this member with everyone's, so nothing is lost.
-		if !p.st.H.known(cs[0]) {
-			return cs[0], arm, nil
-		}
+		p.st.Spent[p.members[arm].Name] = true
+		arm = p.pick()
 	}
-	return sampleUnknown(p.rng, p.space, &p.st.H), arm, nil
+	return sampleUnknown(p.rng, p.space, &p.st.H), ownerDesign, nil
 }
 
-// pick is discounted UCB1: unplayed members first, then mean reward plus
-// an exploration bonus.
+// pick is discounted UCB1 over the members not spent: unplayed ones
+// first, then mean reward plus an exploration bonus; -1 when all are spent.
 func (p *Portfolio) pick() int {
 	total := 0.0
 	for i, n := range p.st.Plays {
+		if p.st.Spent[p.members[i].Name] {
+			continue
+		}
 		if n == 0 && p.st.Alloc[i] == 0 {
 			return i
 		}
 		total += n
 	}
-	best, bestScore := 0, math.Inf(-1)
+	best, bestScore := -1, math.Inf(-1)
 	for i, n := range p.st.Plays {
+		if p.st.Spent[p.members[i].Name] {
+			continue
+		}
 		n = math.Max(n, 1e-9)
 		score := p.st.Rewards[i]/n + p.opt.Explore*math.Sqrt(2*math.Log(math.Max(total, 1))/n)
 		if score > bestScore {
@@ -266,12 +360,16 @@ func (p *Portfolio) UnmarshalBinary(data []byte) error {
 	if err := json.Unmarshal(data, &st); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadState, err)
 	}
-	n := len(p.members)
+	members := p.members
+	if _, ok := st.Members[TransferName]; ok && !slices.ContainsFunc(members, func(m Member) bool { return m.Name == TransferName }) {
+		members = append(slices.Clone(members), Member{Name: TransferName, New: func(s *genome.Space, _ uint64) Strategy { return NewRanked(s, nil) }})
+	}
+	n := len(members)
 	if len(st.Plays) != n || len(st.Rewards) != n || len(st.Alloc) != n {
 		return fmt.Errorf("%w: state of %d members, portfolio has %d", ErrBadState, len(st.Plays), n)
 	}
 	strats := make([]Strategy, n)
-	for i, m := range p.members {
+	for i, m := range members {
 		b, ok := st.Members[m.Name]
 		if !ok {
 			return fmt.Errorf("%w: no state for member %q", ErrBadState, m.Name)
@@ -279,6 +377,16 @@ func (p *Portfolio) UnmarshalBinary(data []byte) error {
 		strats[i] = m.New(p.space, 0)
 		if err := strats[i].UnmarshalBinary(b); err != nil {
 			return fmt.Errorf("member %s: %w", m.Name, err)
+		}
+	}
+	for k, o := range st.Owner {
+		if o < ownerWarm || o >= n {
+			return fmt.Errorf("%w: owner %d of %q", ErrBadState, o, k)
+		}
+	}
+	for i, c := range st.Prior {
+		if !p.space.InRange(c) {
+			return fmt.Errorf("%w: prior[%d] not in space", ErrBadState, i)
 		}
 	}
 	pcg := *p.pcg
@@ -290,6 +398,6 @@ func (p *Portfolio) UnmarshalBinary(data []byte) error {
 		st.Owner = map[string]int{}
 	}
 	st.Members = nil
-	p.st, p.strats = st, strats
+	p.st, p.strats, p.members = st, strats, members
 	return nil
 }

@@ -600,3 +600,25 @@ func (s *Space) ConfigMap(c Config) map[string]any {
 	}
 	return m
 }
+
+// Translate maps c, a config of from, to the config of s with the same
+// value (by its Python str form) for each of s's parameters, found by name.
+// It reports false when from lacks one of s's parameters or a value is not
+// among s's values. Parameters only from has are dropped, so several
+// configs of from may map to one of s. The result may violate s's
+// constraints; check it with Valid.
+func (s *Space) Translate(from *Space, c Config) (Config, bool) {
+	out := make(Config, len(s.params))
+	for i, p := range s.params {
+		j, ok := from.byName[p.Name]
+		if !ok || j >= len(c) || c[j] < 0 || c[j] >= len(from.params[j].Values) {
+			return nil, false
+		}
+		k, ok := s.byStr[i][from.params[j].Values[c[j]].String()]
+		if !ok {
+			return nil, false
+		}
+		out[i] = k
+	}
+	return out, true
+}

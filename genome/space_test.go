@@ -432,3 +432,31 @@ func TestRestrict(t *testing.T) {
 		t.Errorf("Restrict on a domain space = %v, %v", rd.All(), err)
 	}
 }
+
+func TestTranslate(t *testing.T) {
+	from, err := NewSpace([]Param{
+		{Name: "x", Kind: KindInt, Values: []Value{Int(1), Int(2), Int(4)}},
+		{Name: "extra", Kind: KindInt, Values: []Value{Int(0), Int(1)}},
+		{Name: "y", Kind: KindString, Values: []Value{Str("a"), Str("b")}},
+	}, SpaceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, err := NewSpace([]Param{
+		{Name: "y", Kind: KindString, Values: []Value{Str("b"), Str("a")}},
+		{Name: "x", Kind: KindInt, Values: []Value{Int(2), Int(4), Int(8)}},
+	}, SpaceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := to.Translate(from, Config{2, 1, 0})
+	if !ok || to.Key(c) != "a,4" {
+		t.Errorf("Translate(4,1,a) = %v %v, want a,4", c, ok)
+	}
+	if _, ok := to.Translate(from, Config{0, 0, 0}); ok {
+		t.Error("x=1 is not a value of the target, yet it translated")
+	}
+	if _, ok := from.Translate(to, Config{0, 0}); ok {
+		t.Error("the target lacks extra, yet it translated back")
+	}
+}

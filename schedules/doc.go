@@ -1,16 +1,49 @@
-// Package schedules is quasim's differentiable scheduling strategy: it
-// searches a kernel's launch schedule (tile sizes, block shapes, unroll
-// factors …) by simultaneous perturbation stochastic approximation (SPSA)
-// on a continuous relaxation of the discrete space. It has nothing to do
-// with cron or with when tuning runs; the daemon owns that.
+// Package schedules is quasim's differentiable scheduling: it searches a
+// kernel's launch schedule (tile sizes, block shapes, unroll factors …) by
+// gradient steps on a continuous relaxation of the discrete space. It has
+// nothing to do with cron or with when tuning runs; the daemon owns that.
+//
+// Two strategies take their gradients from different places. Descent (the
+// registered "schedules") differentiates a smooth surrogate of the loss;
+// SPSA ("schedules-spsa") estimates the gradient from pairs of
+// measurements. On the recorded GPU spaces SPSA does no better than random
+// search, since rounding two perturbed points to a discrete grid makes its
+// estimate mostly noise; Descent does clearly better and is the one the
+// portfolio uses.
+//
+// # Descent
+//
+// The loss is log(time), a failure costing the largest log time seen plus
+// one (time + λ·energy once energy is measured). After Init random configs,
+// each proposal:
+//
+//   - anchors at the best valid config of the current descent;
+//   - fits Gaussian-kernel ridge regression to the Neighbours measured
+//     configs nearest the anchor in relaxed coordinates (targets
+//     standardised, ridge 0.01, length scale the median distance from the
+//     anchor to them), and records its leave-one-out error;
+//   - follows the surrogate's normalised negative gradient for Steps steps
+//     from the anchor and from Starts−1 random points of the trust region
+//     (a box of half-width r around the anchor), with steps
+//     a_j = A·r·((S+1)/(S+j+1))^α, Spall's decay, clipped to the box, and
+//     keeps the lowest point passed;
+//   - rounds that point to the nearest valid config not yet measured
+//     (Euclidean in relaxed coordinates, ties to the first in All order).
+//
+// The trust region widens by half when a proposal improves on the
+// descent's best, halves after Patience proposals that do not, and below
+// MinRadius the descent restarts from the next random config. Every
+// proposal is kept as a Step (anchor, radius, θ, predicted and measured
+// loss, fit error) for inspection.
 //
 // # Relaxation
 //
-// Each parameter becomes θ_i in [0,1] over its value list, and a point θ
+// In both, each parameter becomes θ_i in [0,1] over its value list, and a point θ
 // rounds to the config with index round(θ_i·(len_i−1)). Categorical
 // parameters are treated the same way, as ordinals over their listed order.
-// A rounded point that violates the constraints is projected to the nearest
-// valid config by genome.Space.Distance (ties to the first in All order).
+// In SPSA a rounded point that violates the constraints is projected to the
+// nearest valid config by genome.Space.Distance (ties to the first in All
+// order).
 //
 // # SPSA
 //
@@ -31,7 +64,7 @@
 // proposed again; a run of such free iterations is bounded, after which
 // perturbed points go to the nearest valid config not yet measured.
 //
-// # Start and restarts
+// # SPSA start and restarts
 //
 // Options.Init uniform random configs come first (default 8); θ0 is the best
 // of them. When the rounded θ has not moved for Options.Patience iterations

@@ -119,7 +119,7 @@ func New(space *genome.Space, seed uint64, opt Options) *SPSA {
 }
 
 // Name implements evolve.Strategy.
-func (s *SPSA) Name() string { return "schedules" }
+func (s *SPSA) Name() string { return "schedules-spsa" }
 
 // Records returns the updates made so far, oldest first. The caller must not
 // modify them.

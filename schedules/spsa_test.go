@@ -153,10 +153,10 @@ func TestBadInput(t *testing.T) {
 	for _, bad := range [][]byte{
 		nil, []byte("{}"), []byte("garbage"),
 		[]byte(`{"v":1,"kind":"es"}`),
-		[]byte(`{"v":1,"kind":"schedules","rng":"x"}`),
-		[]byte(`{"v":1,"kind":"schedules","theta":[0.5]}`),
-		[]byte(`{"v":1,"kind":"schedules","theta":[2,0,0,0,0]}`),
-		[]byte(`{"v":1,"kind":"schedules","told":[{"c":[99,0,0,0,0]}]}`),
+		[]byte(`{"v":1,"kind":"schedules-spsa","rng":"x"}`),
+		[]byte(`{"v":1,"kind":"schedules-spsa","theta":[0.5]}`),
+		[]byte(`{"v":1,"kind":"schedules-spsa","theta":[2,0,0,0,0]}`),
+		[]byte(`{"v":1,"kind":"schedules-spsa","told":[{"c":[99,0,0,0,0]}]}`),
 	} {
 		if err := s.UnmarshalBinary(bad); !errors.Is(err, evolve.ErrBadState) {
 			t.Errorf("UnmarshalBinary(%q) = %v, want ErrBadState", bad, err)
@@ -187,7 +187,7 @@ func TestRecords(t *testing.T) {
 	if len(recs) < 5 {
 		t.Fatalf("%d records after 60 evaluations", len(recs))
 	}
-	if s.Name() != "schedules" {
+	if s.Name() != "schedules-spsa" {
 		t.Errorf("Name = %q", s.Name())
 	}
 	// Gains decrease from one update to the next until a restart resets them.

@@ -16,7 +16,10 @@ var registry = map[string]evolve.Factory{
 	"random":        func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewRandom(s, seed) },
 	"es":            es,
 	"quantumsearch": qs,
-	"schedules":     func(s *genome.Space, seed uint64) evolve.Strategy { return schedules.New(s, seed, schedules.Options{}) },
+	"schedules": func(s *genome.Space, seed uint64) evolve.Strategy {
+		return schedules.NewDescent(s, seed, schedules.DescentOptions{})
+	},
+	"schedules-spsa": func(s *genome.Space, seed uint64) evolve.Strategy { return schedules.New(s, seed, schedules.Options{}) },
 	"portfolio": func(s *genome.Space, seed uint64) evolve.Strategy {
 		return evolve.NewPortfolio(s, seed, PortfolioMembers(), evolve.PortfolioOptions{})
 	},
@@ -26,13 +29,17 @@ func es(s *genome.Space, seed uint64) evolve.Strategy {
 	return evolve.NewES(s, seed, evolve.ESOptions{})
 }
 
-// PortfolioMembers are the strategies the portfolio chooses among. schedules
-// is left out while it does no better than random on the recorded spaces.
+// PortfolioMembers are the strategies the portfolio chooses among.
 func PortfolioMembers() []evolve.Member {
 	return []evolve.Member{
 		{Name: "es", New: es},
 		{Name: "quantumsearch", New: qs},
+		{Name: "schedules", New: sched},
 	}
+}
+
+func sched(s *genome.Space, seed uint64) evolve.Strategy {
+	return schedules.NewDescent(s, seed, schedules.DescentOptions{})
 }
 
 // Get returns the factory of a strategy.

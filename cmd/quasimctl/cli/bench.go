@@ -38,6 +38,7 @@ type benchOptions struct {
 	peers       string
 	roundTripAt int
 	quiet       bool
+	warmFrom    []string
 }
 
 func newBenchCommand() *cobra.Command {
@@ -58,10 +59,17 @@ and as the mean over spaces:
           benchmark + framework time recorded for each config)
   us/eval the strategy's own time in Ask and Tell per evaluation
 
+With --warm-from, each strategy also runs as "<name>+warm": before its first
+measurement it ranks the space's configs by the recordings of the same kernel
+on other devices (leave one GPU out; rank transfer, never raw times) and
+measures the best-ranked first. Only strategies that take a warm start
+(portfolio) can.
+
 For random, the exact expectation of random sampling without replacement is
 printed beside it: the two must agree, which checks the harness.`,
 		Example: `  quasimctl bench --space ../shared/spaces --strategy random,es --budget 400 --seeds 20
   quasimctl bench --space ../shared/spaces --trace /tmp/traces --json > scores.json
+  quasimctl bench --space ../shared/spaces --warm-from ../shared/spaces --strategy portfolio
   quasimctl bench score --space ../shared/spaces --trace /tmp/traces`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd.Context(), cmd, o) },
@@ -78,6 +86,7 @@ printed beside it: the two must agree, which checks the harness.`,
 	fs.StringVar(&o.peers, "peers", "", "peer scores to compare with (the kernel_tuner.json format)")
 	fs.IntVar(&o.roundTripAt, "roundtrip-at", 0, "marshal each strategy after N evaluations and resume from the bytes")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	fs.StringArrayVar(&o.warmFrom, "warm-from", nil, "also run each strategy warm-started by rank transfer from these recorded spaces, file or directory (repeatable): per space, those of the same kernel on other devices")
 	cmd.AddCommand(newBenchScoreCommand())
 	return cmd
 }
@@ -201,8 +210,12 @@ func runBench(ctx context.Context, cmd *cobra.Command, o benchOptions) error {
 		return usagef("--budget, --seeds, --batch and --jobs must be positive")
 	}
 	for _, s := range o.strategies {
-		if _, ok := strategies.Get(s); !ok {
+		f, ok := strategies.Get(s)
+		if !ok {
 			return usagef("unknown strategy %q (have %s)", s, strings.Join(strategies.Names(), ", "))
+		}
+		if _, warm := f(oneParamSpace, 1).(evolve.WarmStarter); len(o.warmFrom) > 0 && !warm {
+			return usagef("--warm-from: strategy %q takes no warm start (portfolio does)", s)
 		}
 	}
 	var peers *peerFile
@@ -222,6 +235,17 @@ func runBench(ctx context.Context, cmd *cobra.Command, o benchOptions) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "bench: loaded %d spaces in %s\n", len(spaces), time.Since(start).Round(time.Millisecond))
+	var priors [][]genome.Config
+	names := o.strategies
+	if len(o.warmFrom) > 0 {
+		if priors, err = warmPriors(o.warmFrom, spaces, stderr); err != nil {
+			return err
+		}
+		for _, st := range o.strategies {
+			names = append(names, st+warmSuffix)
+		}
+		o.strategies = names
+	}
 
 	type job struct {
 		space    int
@@ -230,7 +254,7 @@ func runBench(ctx context.Context, cmd *cobra.Command, o benchOptions) error {
 	}
 	var jobs []job
 	for i := range spaces {
-		for _, st := range o.strategies {
+		for _, st := range names {
 			for seed := 1; seed <= o.seeds; seed++ {
 				jobs = append(jobs, job{i, st, uint64(seed)})
 			}
@@ -247,10 +271,15 @@ func runBench(ctx context.Context, cmd *cobra.Command, o benchOptions) error {
 			for i := range next {
 				j := jobs[i]
 				bs := spaces[j.space].BenchSpace
-				f, _ := strategies.Get(j.strategy)
+				base, warm := strings.CutSuffix(j.strategy, warmSuffix)
+				f, _ := strategies.Get(base)
+				if warm {
+					f = warmFactory(f, priors[j.space])
+				}
 				runs[i], errs[i] = evolve.Run(ctx, bs, f, j.seed, evolve.RunOptions{
 					Budget: o.budget, Batch: o.batch, RoundTripAt: o.roundTripAt, Clock: time.Now,
 				})
+				runs[i].Strategy = j.strategy
 				mu.Lock()
 				done++
 				if time.Since(lastReport) > 2*time.Second || done == len(jobs) {
@@ -410,6 +439,7 @@ type traceLine struct {
 	Key    string   `json:"key"`
 	Status string   `json:"status"`
 	TimeMS *float64 `json:"time_ms"`
+	By     string   `json:"by,omitempty"` // portfolio member that proposed it
 }
 
 func tracePath(dir, space, strategy string, seed uint64) string {
@@ -429,7 +459,7 @@ func writeTraces(dir string, runs []evolve.BenchRun) error {
 		w := bufio.NewWriter(f)
 		enc := json.NewEncoder(w)
 		for _, m := range r.Trace {
-			l := traceLine{Key: m.Key, Status: m.Status}
+			l := traceLine{Key: m.Key, Status: m.Status, By: m.By}
 			if m.OK {
 				t := m.Time
 				l.TimeMS = &t

@@ -151,5 +151,5 @@ func parseTraceLine(b []byte, s benchSpace) (evolve.Measurement, error) {
 	if string(t.Status) != l.Status || (t.OK() && (l.TimeMS == nil || *l.TimeMS != t.Time)) {
 		return evolve.Measurement{}, fmt.Errorf("key %q recorded as %s %v, trace says %s", l.Key, t.Status, t.Time, l.Status)
 	}
-	return evolve.Measurement{Key: l.Key, Status: string(t.Status), Time: t.Time, OK: t.OK(), Cost: t.Cost}, nil
+	return evolve.Measurement{Key: l.Key, Status: string(t.Status), Time: t.Time, OK: t.OK(), Cost: t.Cost, By: l.By}, nil
 }
