@@ -209,6 +209,10 @@ type Cycle struct {
 	BestMS   float64    `json:"best_ms,omitempty"`
 	Promoted string     `json:"promoted,omitempty"` // key promoted to served
 	Error    string     `json:"error,omitempty"`
+	Strategy string     `json:"strategy,omitempty"`
+	// Allocation is how many of the cycle's evaluations each portfolio
+	// member proposed.
+	Allocation map[string]int `json:"allocation,omitempty"`
 }
 
 // Cycles is GET /v1/kernels/{kernel}/cycles.

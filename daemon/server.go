@@ -431,6 +431,7 @@ func (s *server) getCycles(r *http.Request) (any, error) {
 				ID: c.ID, Job: j.key.String(), Kernel: name, Problem: j.key.Problem, Device: j.key.Device,
 				Trigger: c.Trigger, State: c.State, Started: c.Started, Budget: c.Budget, BudgetS: c.BudgetS,
 				Evals: c.Evals, BestKey: c.BestKey, BestMS: c.BestMS, Promoted: c.Promoted, Error: c.Error,
+				Strategy: c.Strategy, Allocation: c.Allocation,
 			}
 			if !c.Ended.IsZero() {
 				e := c.Ended

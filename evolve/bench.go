@@ -281,6 +281,17 @@ func Mean(strategy string, scores []Score, ks []int) Score {
 		}
 		over += s.OverheadUS
 		m.Runs += s.Runs
+		for k, shares := range s.Allocation {
+			if m.Allocation == nil {
+				m.Allocation = map[int]map[string]float64{}
+			}
+			if m.Allocation[k] == nil {
+				m.Allocation[k] = map[string]float64{}
+			}
+			for name, v := range shares {
+				m.Allocation[k][name] += v / float64(len(scores))
+			}
+		}
 	}
 	n := float64(len(scores))
 	if toOK {

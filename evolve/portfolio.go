@@ -226,9 +226,17 @@ func (p *Portfolio) next() (genome.Config, int, error) {
 
 // pick is discounted UCB1 over the members not spent: unplayed ones
 // first, then mean reward plus an exploration bonus; -1 when all are spent.
+// Evaluations asked and not yet told count as plays without reward, so a
+// batch is spread over the members that look alike instead of going to one.
 func (p *Portfolio) pick() int {
+	plays := slices.Clone(p.st.Plays)
+	for _, o := range p.st.Owner {
+		if o >= 0 {
+			plays[o]++
+		}
+	}
 	total := 0.0
-	for i, n := range p.st.Plays {
+	for i, n := range plays {
 		if p.st.Spent[p.members[i].Name] {
 			continue
 		}
@@ -238,7 +246,7 @@ func (p *Portfolio) pick() int {
 		total += n
 	}
 	best, bestScore := -1, math.Inf(-1)
-	for i, n := range p.st.Plays {
+	for i, n := range plays {
 		if p.st.Spent[p.members[i].Name] {
 			continue
 		}

@@ -45,6 +45,9 @@ type Cycle struct {
 	Promoted string    `json:"promoted,omitempty"`
 	Strategy string    `json:"strategy,omitempty"`
 	Error    string    `json:"error,omitempty"`
+	// Allocation is how many of this cycle's evaluations each member of a
+	// portfolio proposed ("design" for its own design and warm start).
+	Allocation map[string]int `json:"allocation,omitempty"`
 }
 
 // Served is the config a job serves: its best certified one.

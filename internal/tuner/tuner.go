@@ -109,6 +109,13 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 		budget = Budget{Evals: cy.Budget, Seconds: cy.BudgetS}
 	}
 	log = log.With().Int("cycle", cy.ID).Logger()
+	// The cycle's allocation counts from here; a resumed cycle keeps what
+	// it had.
+	alloc, _ := strat.(evolve.Allocator)
+	var base map[string]int
+	if alloc != nil {
+		base = subtract(alloc.Allocation(), cy.Allocation)
+	}
 	log.Info().Str("trigger", cy.Trigger).Int("budget", cy.Budget).Int("evals", cy.Evals).Msg("cycle started")
 	// A resumed cycle keeps its evaluation count, so the evaluation budget
 	// spans the restart; the seconds budget counts from this start.
@@ -184,6 +191,9 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 		if err := strat.Tell(results); err != nil {
 			return t.fail(job, cy, fmt.Errorf("%s tell: %w", strat.Name(), err))
 		}
+		if alloc != nil {
+			cy.Allocation = subtract(alloc.Allocation(), base)
+		}
 		if err := t.checkpoint(job, trials, strat, &cy); err != nil {
 			return cy, err
 		}
@@ -221,6 +231,11 @@ func (t *Tuner) resume(job Job, seed uint64, log zerolog.Logger) (evolve.Strateg
 	if err != nil {
 		return nil, nil, fmt.Errorf("load trials: %w", err)
 	}
+	if !ok && len(trials) == 0 {
+		if err := t.warmStart(job, strat, log); err != nil {
+			return nil, nil, err
+		}
+	}
 	told := make(map[string]bool, len(trials))
 	var results []evolve.Result
 	for _, tr := range trials {
@@ -237,6 +252,68 @@ func (t *Tuner) resume(job Job, seed uint64, log zerolog.Logger) (evolve.Strateg
 		return nil, nil, fmt.Errorf("replay trials: %w", err)
 	}
 	return strat, told, nil
+}
+
+// warmStart gives a new job's strategy, when it takes one, the ranking of
+// its configs by the trials of related jobs in the store: the same kernel
+// on other devices, at other problem sizes or of other spec versions,
+// imports included. Trials whose keys are not valid configs of this job's
+// space are skipped.
+func (t *Tuner) warmStart(job Job, strat evolve.Strategy, log zerolog.Logger) error {
+	ws, ok := strat.(evolve.WarmStarter)
+	if !ok {
+		return nil
+	}
+	st := t.cfg.Store
+	keys, err := st.Jobs()
+	if err != nil {
+		return fmt.Errorf("warm start: %w", err)
+	}
+	var srcs []evolve.Source
+	n := 0
+	for _, k := range keys {
+		if k == job.Key || k.Kernel != job.Key.Kernel {
+			continue
+		}
+		trials, err := st.Trials(k)
+		if err != nil {
+			return fmt.Errorf("warm start from %s: %w", k, err)
+		}
+		src := evolve.Source{Name: k.String()}
+		for _, tr := range trials {
+			c, err := job.Space.ParseKey(tr.Key)
+			if err != nil || !job.Space.Valid(c) {
+				continue
+			}
+			src.Results = append(src.Results, evolve.Result{Config: c, OK: tr.Status == string(evaluate.StatusOK), Value: tr.TimeMS})
+		}
+		if len(src.Results) > 0 {
+			srcs = append(srcs, src)
+			n += len(src.Results)
+		}
+	}
+	if len(srcs) == 0 {
+		return nil
+	}
+	prior := evolve.RankTransfer(job.Space, srcs)
+	ws.WarmStart(prior)
+	names := make([]string, len(srcs))
+	for i, s := range srcs {
+		names[i] = s.Name
+	}
+	log.Info().Strs("from", names).Int("trials", n).Int("ranked", len(prior)).Msg("warm start")
+	return nil
+}
+
+// subtract returns a − b per name, without the names left at zero.
+func subtract(a, b map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, v := range a {
+		if d := v - b[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
 }
 
 // openCycle resumes the job's interrupted cycle or starts a new one.
@@ -323,7 +400,7 @@ func (t *Tuner) finish(ctx context.Context, job Job, cy store.Cycle, measureS fl
 		return cy, err
 	}
 	log.Info().Int("evals", cy.Evals).Str("best", cy.BestKey).Float64("best_ms", cy.BestMS).Str("served", res.Served).Str("cert", res.Cert).Int("rejected", len(res.Rejected)).
-		Float64("measure_s", measureS).Float64("verify_s", verifyS).Msg("cycle done")
+		Float64("measure_s", measureS).Float64("verify_s", verifyS).Interface("allocation", cy.Allocation).Msg("cycle done")
 	return cy, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -415,6 +416,7 @@ func printReport(w io.Writer, rep benchReport, order []string) {
 		fmt.Fprintln(tw, line+"\t\t\t")
 	}
 	tw.Flush()
+	printAllocation(w, rep)
 	if p := rep.Peers; p != nil && len(p.Best) > 0 {
 		var parts []string
 		for _, k := range rep.Ks {
@@ -573,4 +575,42 @@ func comparePeers(p *peerFile, rep benchReport) *peerComparison {
 		pc.Best[k] = b
 	}
 	return pc
+}
+
+// printAllocation shows, for strategies that hand evaluations to members,
+// each member's share of the evaluations in each window of k, averaged
+// over the spaces.
+func printAllocation(w io.Writer, rep benchReport) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	printed := false
+	for _, sc := range rep.Mean {
+		if sc.Allocation == nil {
+			continue
+		}
+		if !printed {
+			fmt.Fprintf(tw, "\nallocation: share of each window's evaluations, mean over %d spaces\n", len(rep.Spaces))
+			head := "strategy\tmember\t"
+			lo := 0
+			for _, k := range rep.Ks {
+				head += fmt.Sprintf("%d-%d\t", lo+1, k)
+				lo = k
+			}
+			fmt.Fprintln(tw, head)
+			printed = true
+		}
+		names := map[string]bool{}
+		for _, sh := range sc.Allocation {
+			for n := range sh {
+				names[n] = true
+			}
+		}
+		for _, n := range slices.Sorted(maps.Keys(names)) {
+			line := sc.Strategy + "\t" + n + "\t"
+			for _, k := range rep.Ks {
+				line += fmt.Sprintf("%.2f\t", sc.Allocation[k][n])
+			}
+			fmt.Fprintln(tw, line)
+		}
+	}
+	tw.Flush()
 }

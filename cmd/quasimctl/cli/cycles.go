@@ -2,7 +2,9 @@ package cli
 
 import (
 	"io"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,9 +30,28 @@ func newCyclesCommand(g *globalOptions) *cobra.Command {
 	}
 }
 
+// fmtAllocation writes an allocation as name=n pairs, largest first.
+func fmtAllocation(a map[string]int) string {
+	names := make([]string, 0, len(a))
+	for n := range a {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if a[names[i]] != a[names[j]] {
+			return a[names[i]] > a[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + "=" + strconv.Itoa(a[n])
+	}
+	return strings.Join(parts, ",")
+}
+
 // printCycles writes cycles as a table; now dates the running ones.
 func printCycles(w io.Writer, cycles []api.Cycle, now time.Time) error {
-	t := newTable(w, "ID", "PROBLEM", "DEVICE", "TRIGGER", "STATE", "STARTED", "DURATION", "EVALS", "BEST_MS", "BEST_KEY", "PROMOTED", "ERROR")
+	t := newTable(w, "ID", "PROBLEM", "DEVICE", "TRIGGER", "STATE", "STARTED", "DURATION", "EVALS", "BEST_MS", "BEST_KEY", "PROMOTED", "ALLOCATION", "ERROR")
 	for _, c := range cycles {
 		end := now
 		if c.Ended != nil {
@@ -41,7 +62,7 @@ func printCycles(w io.Writer, cycles []api.Cycle, now time.Time) error {
 			evals += "/" + strconv.Itoa(c.Budget)
 		}
 		t.row(strconv.Itoa(c.ID), dash(c.Problem), dash(c.Device), dash(c.Trigger), dash(c.State), fmtTime(c.Started),
-			fmtDuration(end.Sub(c.Started)), evals, fmtMS(c.BestMS, 4), dash(c.BestKey), dash(c.Promoted), dash(c.Error))
+			fmtDuration(end.Sub(c.Started)), evals, fmtMS(c.BestMS, 4), dash(c.BestKey), dash(c.Promoted), dash(fmtAllocation(c.Allocation)), dash(c.Error))
 	}
 	return t.flush()
 }

@@ -75,7 +75,8 @@ func newFakeDaemon(t *testing.T, setup ...func(*fakeDaemon)) *fakeDaemon {
 		},
 		cycles: map[string][]api.Cycle{
 			"sgemm": {{ID: 3, Job: "sgemm/256,256,256/cpu", Kernel: "sgemm", Problem: "256,256,256", Device: "cpu/test", Trigger: "cron",
-				State: "done", Started: fakeT0, Ended: ptr(fakeT0.Add(90 * time.Second)), Budget: 20, Evals: 20, BestKey: "16,True,tiled", BestMS: 4.2134, Promoted: "16,True,tiled"}},
+				State: "done", Started: fakeT0, Ended: ptr(fakeT0.Add(90 * time.Second)), Budget: 20, Evals: 20, BestKey: "16,True,tiled", BestMS: 4.2134, Promoted: "16,True,tiled",
+				Strategy: "portfolio", Allocation: map[string]int{"es": 8, "quantumsearch": 12}}},
 		},
 	}
 	for _, fn := range setup {

@@ -1,0 +1,94 @@
+package tuner
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"testing"
+
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/evolve"
+	"github.com/quasim/quasim/internal/store"
+	"github.com/quasim/quasim/internal/store/storetest"
+	"github.com/quasim/quasim/internal/strategies"
+)
+
+func portfolioTuner(st *store.Store) *Tuner {
+	f, _ := strategies.Get(strategies.Default)
+	tu := newTuner(st)
+	tu.cfg.NewStrategy = f
+	return tu
+}
+
+// Ten consecutive cycles of a builtin kernel with the daemon's default
+// strategy record, each, how many of its evaluations each portfolio member
+// proposed, and the split moves from cycle to cycle.
+func TestCyclesRecordAllocation(t *testing.T) {
+	st := storetest.New(t)
+	job := reduceJob(t)
+	const evals = 12
+	distinct := map[string]bool{}
+	for i := range 10 {
+		cy, err := portfolioTuner(st).Cycle(context.Background(), job, Budget{Evals: evals}, "cron", uint64(i+1), nil)
+		if err != nil {
+			t.Fatalf("cycle %d: %v", i+1, err)
+		}
+		want := evals
+		if i == 0 {
+			want-- // the default is measured first, by no member
+		}
+		sum := 0
+		for _, n := range cy.Allocation {
+			sum += n
+		}
+		if sum != want {
+			t.Errorf("cycle %d allocation %v sums to %d, want %d", cy.ID, cy.Allocation, sum, want)
+		}
+		stored, _ := st.Cycles(job.Key)
+		if got := stored[len(stored)-1].Allocation; !maps.Equal(got, cy.Allocation) {
+			t.Errorf("cycle %d stored allocation %v, returned %v", cy.ID, got, cy.Allocation)
+		}
+		t.Logf("cycle %d: %v", cy.ID, cy.Allocation)
+		distinct[fmt.Sprint(cy.Allocation)] = true
+	}
+	if len(distinct) < 3 {
+		t.Errorf("only %d different allocations over 10 cycles: the bandit does not adapt", len(distinct))
+	}
+}
+
+// A new job warm-starts from the same kernel's trials on another device:
+// its first proposal after the default is the config ranked best there.
+func TestNewJobWarmStarts(t *testing.T) {
+	st := storetest.New(t)
+	job := reduceJob(t)
+	other := job
+	other.Key.Device = "other-gpu"
+	if _, err := portfolioTuner(st).Cycle(context.Background(), other, Budget{Evals: 30}, "cron", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	trials, _ := st.Trials(other.Key)
+	var src evolve.Source
+	for _, tr := range trials {
+		c, err := job.Space.ParseKey(tr.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Results = append(src.Results, evolve.Result{Config: c, OK: tr.Status == string(evaluate.StatusOK), Value: tr.TimeMS})
+	}
+	best := evolve.RankTransfer(job.Space, []evolve.Source{src})[0]
+	cy, err := portfolioTuner(st).Cycle(context.Background(), job, Budget{Evals: 2}, "start", 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := st.Trials(job.Key)
+	want := job.Space.Key(best)
+	if want == job.Space.Key(job.Default) {
+		t.Skip("the other device's best is the default, measured first anyway")
+	}
+	if len(got) != 2 || got[1].Key != want {
+		t.Fatalf("trials %v, want the default then %s", got, want)
+	}
+	if cy.Allocation[evolve.DesignName] != 1 {
+		t.Errorf("allocation %v, want the warm config under %q", cy.Allocation, evolve.DesignName)
+	}
+}
