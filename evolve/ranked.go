@@ -12,14 +12,18 @@ import (
 // adds to its members.
 const TransferName = "transfer"
 
-// Ranked proposes the configs of a prior ranking in order, skipping those
-// already known: rank transfer as a strategy, so a portfolio's bandit can
-// keep or drop it as it pays off. Past the end of the ranking it proposes
-// nothing.
+// Ranked is rank transfer as a strategy, so a portfolio's bandit can keep
+// or drop it as it pays off. Devices that disagree on which configs are
+// fastest often still agree on what one parameter change does, so it
+// proposes, among the unknown configs that differ from the best one
+// measured here in one parameter, the one the ranking puts first; when no
+// such config is ranked, the next config of the ranking itself. Once both
+// run out it proposes nothing.
 type Ranked struct {
 	space *genome.Space
 	pcg   *rand.PCG
 	st    rankedState
+	rank  map[string]int // packed config -> position in Prior
 }
 
 type rankedState struct {
@@ -40,7 +44,17 @@ func NewRanked(space *genome.Space, prior []genome.Config) *Ranked {
 		}
 	}
 	r.st.H.init()
+	r.index()
 	return r
+}
+
+func (r *Ranked) index() {
+	r.rank = make(map[string]int, len(r.st.Prior))
+	for i, c := range r.st.Prior {
+		if _, dup := r.rank[pack(c)]; !dup {
+			r.rank[pack(c)] = i
+		}
+	}
 }
 
 // Name implements Strategy.
@@ -49,15 +63,52 @@ func (r *Ranked) Name() string { return TransferName }
 // Ask implements Strategy.
 func (r *Ranked) Ask(n int) ([]genome.Config, error) {
 	var out []genome.Config
-	for len(out) < n && r.st.Next < len(r.st.Prior) {
-		c := r.st.Prior[r.st.Next]
-		r.st.Next++
-		if !r.st.H.known(c) {
-			r.st.H.ask(c)
-			out = append(out, c.Clone())
+	for len(out) < n {
+		c := r.local()
+		for c == nil && r.st.Next < len(r.st.Prior) {
+			if p := r.st.Prior[r.st.Next]; !r.st.H.known(p) {
+				c = p
+			}
+			r.st.Next++
 		}
+		if c == nil {
+			break
+		}
+		r.st.H.ask(c)
+		out = append(out, c.Clone())
 	}
 	return out, nil
+}
+
+// local is the best-ranked unknown valid config one parameter away from
+// the best valid config told, or nil.
+func (r *Ranked) local() genome.Config {
+	bi := -1
+	for i, t := range r.st.H.Told {
+		if t.OK && (bi < 0 || t.Value < r.st.H.Told[bi].Value) {
+			bi = i
+		}
+	}
+	if bi < 0 {
+		return nil
+	}
+	var pick genome.Config
+	pickRank := len(r.st.Prior)
+	c := r.st.H.Told[bi].Config.Clone()
+	for i, p := range r.space.Params() {
+		orig := c[i]
+		for v := range p.Values {
+			if v == orig {
+				continue
+			}
+			c[i] = v
+			if k, ok := r.rank[pack(c)]; ok && k < pickRank && !r.st.H.known(c) && r.space.Valid(c) {
+				pick, pickRank = c.Clone(), k
+			}
+		}
+		c[i] = orig
+	}
+	return pick
 }
 
 // Tell implements Strategy.
@@ -105,5 +156,6 @@ func (r *Ranked) UnmarshalBinary(data []byte) error {
 	}
 	*r.pcg = pcg
 	r.st = st
+	r.index()
 	return nil
 }

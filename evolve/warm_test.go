@@ -104,3 +104,35 @@ func TestWarmPortfolioResumesCold(t *testing.T) {
 		t.Errorf("allocation %v has no transfer", p.Allocation())
 	}
 }
+
+// Once a valid config is known, Ranked proposes the best-ranked config one
+// parameter away from the best one, before the ranking's own order.
+func TestRankedLocalStep(t *testing.T) {
+	t.Parallel()
+	bs := synthetic(t)
+	all := bs.Space.All()
+	best := all[len(all)/2]
+	var near, far genome.Config
+	for _, c := range all {
+		d := 0
+		for i := range c {
+			if c[i] != best[i] {
+				d++
+			}
+		}
+		if d == 1 && near == nil {
+			near = c
+		}
+		if d > 2 && far == nil {
+			far = c
+		}
+	}
+	r := NewRanked(bs.Space, []genome.Config{far, near})
+	if err := r.Tell([]Result{{Config: best, OK: true, Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := r.Ask(2)
+	if len(cs) != 2 || !cs[0].Equal(near) || !cs[1].Equal(far) {
+		t.Fatalf("Ask = %v, want the neighbour %v then %v", cs, near, far)
+	}
+}

@@ -31,6 +31,9 @@ type Recording struct {
 	trials  map[string]evaluate.Trial // by config key
 	optimum float64
 	best    string
+
+	frameworkMS float64 // sum of the framework time recorded per config
+	framework   int     // configs that recorded one
 }
 
 // maxFileSize bounds what Load reads, compressed or not, so a bad file
@@ -170,6 +173,10 @@ func parseCache(path string, data []byte) (*Recording, error) {
 			Cost:   (e.CompileTime + e.BenchmarkTime + e.FrameworkTime) / 1000,
 			Device: rec.device,
 		})
+		if e.FrameworkTime > 0 {
+			rec.frameworkMS += e.FrameworkTime
+			rec.framework++
+		}
 	}
 	return rec, nil
 }
@@ -248,6 +255,7 @@ func parseT4(path string, data []byte) (*Recording, error) {
 		trial evaluate.Trial
 	}
 	rows := make([]row, 0, len(f.Results))
+	frameworkMS, framework := 0.0, 0
 	seen := make([][]any, len(names))
 	for i, r := range f.Results {
 		var cfg map[string]any
@@ -282,6 +290,10 @@ func parseT4(path string, data []byte) (*Recording, error) {
 			}
 		}
 		t.Cost = (r.Times.Compilation + r.Times.Framework + bench) / 1000
+		if r.Times.Framework > 0 {
+			frameworkMS += r.Times.Framework
+			framework++
+		}
 		if st == evaluate.StatusOK {
 			obj := "time"
 			if len(r.Objectives) > 0 {
@@ -329,7 +341,7 @@ func parseT4(path string, data []byte) (*Recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &Recording{space: space, trials: make(map[string]evaluate.Trial, len(rows)), device: "unknown"}
+	rec := &Recording{space: space, trials: make(map[string]evaluate.Trial, len(rows)), device: "unknown", frameworkMS: frameworkMS, framework: framework}
 	for i, r := range rows {
 		r.trial.Key = keys[i]
 		r.trial.Device = rec.device
@@ -455,6 +467,16 @@ func (r *Recording) add(t evaluate.Trial) {
 	if t.OK() && (r.best == "" || t.Time < r.optimum || (t.Time == r.optimum && t.Key < r.best)) {
 		r.optimum, r.best = t.Time, t.Key
 	}
+}
+
+// FrameworkMS is the mean time the recording tuner spent on itself per
+// config (Kernel Tuner's framework_time, T4's framework time), in ms; zero
+// when none was recorded.
+func (r *Recording) FrameworkMS() float64 {
+	if r.framework == 0 {
+		return 0
+	}
+	return r.frameworkMS / float64(r.framework)
 }
 
 // Optimum is the smallest valid time in the recording and its config key.

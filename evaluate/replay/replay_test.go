@@ -58,6 +58,10 @@ func TestCache(t *testing.T) {
 	if opt, key := rec.Optimum(); opt != 1.5 || key != "32,0.5,a" {
 		t.Errorf("Optimum() = %v %q", opt, key)
 	}
+	// framework_time 10, 20, 5 and 5 ms; the fifth config has none.
+	if got := rec.FrameworkMS(); got != 10 {
+		t.Errorf("FrameworkMS() = %v, want 10", got)
+	}
 	// Outside the domain, and the wrong problem.
 	c, _ := sp.ParseKey("32,1.0,b")
 	if _, err := rec.Evaluate(context.Background(), c, evaluate.Problem{}); !errors.Is(err, evaluate.ErrNotInSpace) {

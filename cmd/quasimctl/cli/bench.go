@@ -204,6 +204,9 @@ type spaceInfo struct {
 	Valid   int     `json:"valid"`
 	Optimum float64 `json:"optimum_ms"`
 	Device  string  `json:"device"`
+	// FrameworkMS is the recording tuner's own time per config (Kernel
+	// Tuner's framework_time), to set beside a strategy's overhead.
+	FrameworkMS float64 `json:"framework_ms_per_config,omitempty"`
 }
 
 func runBench(ctx context.Context, cmd *cobra.Command, o benchOptions) error {
@@ -340,7 +343,7 @@ func report(o benchOptions, spaces []benchSpace, runsOf func(space, strategy str
 		RandomExp: map[string]map[int]float64{}, RandomMean: map[int]float64{},
 	}
 	for _, s := range spaces {
-		rep.Spaces = append(rep.Spaces, spaceInfo{Name: s.Name, Configs: s.Size, Valid: len(s.Valid), Optimum: s.Optimum, Device: s.rec.Device()})
+		rep.Spaces = append(rep.Spaces, spaceInfo{Name: s.Name, Configs: s.Size, Valid: len(s.Valid), Optimum: s.Optimum, Device: s.rec.Device(), FrameworkMS: s.rec.FrameworkMS()})
 		exp := map[int]float64{}
 		for _, k := range evolve.Ks {
 			exp[k] = evolve.RandomExpectation(s.Valid, s.Size, k)
@@ -417,6 +420,7 @@ func printReport(w io.Writer, rep benchReport, order []string) {
 	}
 	tw.Flush()
 	printAllocation(w, rep)
+	printOverhead(w, rep)
 	if p := rep.Peers; p != nil && len(p.Best) > 0 {
 		var parts []string
 		for _, k := range rep.Ks {
@@ -426,6 +430,7 @@ func printReport(w io.Writer, rep benchReport, order []string) {
 		if p.Source != "" {
 			fmt.Fprintf(w, "peer source: %s\n", p.Source)
 		}
+		printPeerSpaces(w, rep, order)
 	}
 }
 
@@ -520,6 +525,17 @@ type peerComparison struct {
 	Mean   []evolve.Score             `json:"mean"`      // ours, over the common spaces
 	Peer   map[string]map[int]float64 `json:"peer_mean"` // theirs, over the common spaces
 	Best   map[int]peerBest           `json:"peer_best"`
+	// Wins counts, per strategy of ours and k, the common spaces on which
+	// it beats, on that space, the peer strategy best on the mean at k.
+	Wins map[string]map[int]int `json:"wins"`
+	// To95 is, per common space, the peers' lowest median evaluations to
+	// 95% and whose it is; nil Value when none of them got there.
+	To95 map[string]peerTo95 `json:"peer_best_to95"`
+}
+
+type peerTo95 struct {
+	Strategy string   `json:"strategy,omitempty"`
+	Value    *float64 `json:"value"`
 }
 
 func comparePeers(p *peerFile, rep benchReport) *peerComparison {
@@ -574,6 +590,32 @@ func comparePeers(p *peerFile, rep benchReport) *peerComparison {
 		b.Value = math.Round(b.Value*1e4) / 1e4
 		pc.Best[k] = b
 	}
+	pc.Wins = map[string]map[int]int{}
+	for _, st := range rep.Mean {
+		pc.Wins[st.Strategy] = map[int]int{}
+		for _, sc := range rep.Scores {
+			if sc.Strategy != st.Strategy || !slices.Contains(pc.Spaces, sc.Space) {
+				continue
+			}
+			for _, k := range rep.Ks {
+				theirs, _ := p.raw[sc.Space][pc.Best[k].Strategy][strconv.Itoa(k)].(float64)
+				if sc.At[k] > theirs {
+					pc.Wins[st.Strategy][k]++
+				}
+			}
+		}
+	}
+	pc.To95 = map[string]peerTo95{}
+	for _, sp := range pc.Spaces {
+		var b peerTo95
+		for _, n := range names {
+			v, ok := p.raw[sp][n]["evals_to_95"].(float64)
+			if ok && (b.Value == nil || v < *b.Value) {
+				b = peerTo95{Strategy: n, Value: &v}
+			}
+		}
+		pc.To95[sp] = b
+	}
 	return pc
 }
 
@@ -611,6 +653,89 @@ func printAllocation(w io.Writer, rep benchReport) {
 			}
 			fmt.Fprintln(tw, line)
 		}
+	}
+	tw.Flush()
+}
+
+// printOverhead sets each strategy's own time per evaluation beside the
+// time the recording tuner spent on itself per config, per space.
+func printOverhead(w io.Writer, rep benchReport) {
+	measured := false
+	for _, sc := range rep.Scores {
+		measured = measured || sc.OverheadUS > 0
+	}
+	if !measured {
+		return // rescored from traces: no timings
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\noverhead per evaluation, ms: each strategy's Ask+Tell beside the recording tuner's framework time per config")
+	head := "space\tconfigs\trecorded framework\t"
+	var names []string
+	for _, sc := range rep.Mean {
+		names = append(names, sc.Strategy)
+		head += sc.Strategy + "\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, s := range rep.Spaces {
+		line := fmt.Sprintf("%s\t%d\t%s\t", s.Name, s.Configs, fmtOpt(nonZero(s.FrameworkMS), "%.2f"))
+		for _, n := range names {
+			for _, sc := range rep.Scores {
+				if sc.Space == s.Name && sc.Strategy == n {
+					line += fmt.Sprintf("%.3f\t", sc.OverheadUS/1000)
+				}
+			}
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+}
+
+func nonZero(v float64) *float64 {
+	if v == 0 {
+		return nil
+	}
+	return &v
+}
+
+// printPeerSpaces compares with the peers space by space: on how many
+// spaces each strategy beats the peer strategy best on the mean, and the
+// median evaluations to 95% beside the peers' best.
+func printPeerSpaces(w io.Writer, rep benchReport, order []string) {
+	p := rep.Peers
+	fmt.Fprintf(w, "\nspaces (of %d) on which each strategy beats the peer best at k on that space:\n", len(p.Spaces))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "strategy\t"
+	for _, k := range rep.Ks {
+		head += "k=" + strconv.Itoa(k) + "\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, st := range order {
+		line := st + "\t"
+		for _, k := range rep.Ks {
+			line += strconv.Itoa(p.Wins[st][k]) + "\t"
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nmedian evaluations to 95% of the optimum:")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "space\t"+strings.Join(order, "\t")+"\tpeer best\t")
+	for _, sp := range p.Spaces {
+		line := sp + "\t"
+		for _, st := range order {
+			for _, sc := range rep.Scores {
+				if sc.Space == sp && sc.Strategy == st {
+					line += fmtOpt(sc.EvalsTo95, "%.1f") + "\t"
+				}
+			}
+		}
+		b := p.To95[sp]
+		if b.Value != nil {
+			line += fmt.Sprintf("%.1f (%s)\t", *b.Value, b.Strategy)
+		} else {
+			line += "-\t"
+		}
+		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
 }

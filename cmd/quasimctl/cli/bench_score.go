@@ -23,6 +23,7 @@ type benchScoreOptions struct {
 	spaces []string
 	trace  string
 	json   bool
+	peers  string
 }
 
 func newBenchScoreCommand() *cobra.Command {
@@ -39,6 +40,13 @@ trusted.`,
 			if o.trace == "" {
 				return usagef("--trace DIR is required")
 			}
+			var peers *peerFile
+			if o.peers != "" {
+				var err error
+				if peers, err = loadPeers(o.peers); err != nil {
+					return err
+				}
+			}
 			spaces, err := loadSpaces(o.spaces)
 			if err != nil {
 				return err
@@ -46,6 +54,9 @@ trusted.`,
 			rep, order, err := rescore(spaces, o.trace)
 			if err != nil {
 				return err
+			}
+			if peers != nil {
+				rep.Peers = comparePeers(peers, rep)
 			}
 			if o.json {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -58,6 +69,7 @@ trusted.`,
 	}
 	fs := cmd.Flags()
 	fs.StringArrayVar(&o.spaces, "space", nil, "recorded space file or directory (repeatable)")
+	fs.StringVar(&o.peers, "peers", "", "peer scores to compare with (the kernel_tuner.json format)")
 	fs.StringVar(&o.trace, "trace", "", "directory bench --trace wrote")
 	fs.BoolVar(&o.json, "json", false, "print JSON instead of a table")
 	return cmd
