@@ -40,13 +40,15 @@ fuzz-smoke:
 	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/store -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./cmd/quasimctl/cli -run '^$$' -fuzz '^FuzzParseTraceLine$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/strategies -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime 20000x
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzVerifyBytes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 
 # The search-quality benchmark of the README, on the shared real-GPU spaces.
 bench-search: build
-	./bin/quasimctl bench --space ../shared/spaces --strategy random,es --budget 400 --seeds 20 --peers ../shared/peers/kernel_tuner.json
+	./bin/quasimctl bench --space ../shared/spaces --strategy random,es,quantumsearch,schedules,portfolio --budget 400 --seeds 20 --peers ../shared/peers/kernel_tuner.json
+	./bin/quasimctl bench --space ../shared/spaces --strategy portfolio --warm-from ../shared/spaces --budget 400 --seeds 20 --peers ../shared/peers/kernel_tuner.json
 
 # Lookup latency of the socket API against a raw socket echo (README).
 bench-lookup:

@@ -100,7 +100,7 @@ func NewES(space *genome.Space, seed uint64, opt ESOptions) *ES {
 	e := &ES{space: space, opt: opt, pcg: pcg, rng: rand.New(pcg)}
 	e.st.Best = math.Inf(1)
 	e.st.Sigmas = map[string]float64{}
-	e.st.H.init()
+	e.st.H.Init()
 	return e
 }
 
@@ -122,7 +122,7 @@ func (e *ES) Ask(n int) ([]genome.Config, error) {
 		if c == nil {
 			break
 		}
-		e.st.H.ask(c)
+		e.st.H.Ask(c)
 		e.st.Sigmas[e.space.Key(c)] = sigma
 		out = append(out, c)
 	}
@@ -150,7 +150,7 @@ func (e *ES) child() (genome.Config, float64) {
 			}
 		}
 		e.mutate(c, sigma)
-		if e.space.Valid(c) && !e.st.H.known(c) {
+		if e.space.Valid(c) && !e.st.H.Known(c) {
 			return c, sigma
 		}
 	}
@@ -196,7 +196,7 @@ func (e *ES) Tell(results []Result) error {
 		}
 	}
 	for _, r := range results {
-		if !e.st.H.tell(r) {
+		if !e.st.H.Tell(r) {
 			continue
 		}
 		key := e.space.Key(r.Config)

@@ -81,7 +81,7 @@ func NewPortfolio(space *genome.Space, seed uint64, members []Member, opt Portfo
 	n := len(members)
 	p.st.Plays, p.st.Rewards, p.st.Alloc = make([]float64, n), make([]float64, n), make([]int, n)
 	p.st.Owner = map[string]int{}
-	p.st.H.init()
+	p.st.H.Init()
 	return p
 }
 
@@ -141,7 +141,7 @@ func (p *Portfolio) WarmStart(prior []genome.Config) {
 		if len(p.st.Prior) == max(1, p.opt.Init/2) {
 			break
 		}
-		if p.space.InRange(c) && !p.st.H.known(c) {
+		if p.space.InRange(c) && !p.st.H.Known(c) {
 			p.st.Prior = append(p.st.Prior, c.Clone())
 		}
 	}
@@ -150,7 +150,7 @@ func (p *Portfolio) WarmStart(prior []genome.Config) {
 	head := max(2*p.opt.Init, p.space.Size()/10)
 	t := NewRanked(p.space, prior[:min(len(prior), head)])
 	for _, r := range p.st.H.Told {
-		t.st.H.tell(r)
+		t.st.H.Tell(r)
 	}
 	p.addMember(Member{Name: TransferName, New: func(s *genome.Space, _ uint64) Strategy { return NewRanked(s, nil) }}, t)
 }
@@ -174,7 +174,7 @@ func (p *Portfolio) Ask(n int) ([]genome.Config, error) {
 		if c == nil {
 			break
 		}
-		p.st.H.ask(c)
+		p.st.H.Ask(c)
 		p.st.Owner[p.space.Key(c)] = owner
 		if owner >= 0 {
 			p.st.Alloc[owner]++
@@ -190,7 +190,7 @@ func (p *Portfolio) next() (genome.Config, int, error) {
 	for len(p.st.Prior) > 0 {
 		c := p.st.Prior[0]
 		p.st.Prior = p.st.Prior[1:]
-		if !p.st.H.known(c) {
+		if !p.st.H.Known(c) {
 			return c, ownerWarm, nil
 		}
 	}
@@ -209,7 +209,7 @@ func (p *Portfolio) next() (genome.Config, int, error) {
 			}
 			// Another member may have proposed it in this batch; its result
 			// reaches this member with everyone's, so nothing is lost.
-			if !p.st.H.known(cs[0]) {
+			if !p.st.H.Known(cs[0]) {
 				return cs[0], arm, nil
 			}
 		}
@@ -295,7 +295,7 @@ func (p *Portfolio) Tell(results []Result) error {
 		key := p.space.Key(r.Config)
 		owner, mine := p.st.Owner[key]
 		delete(p.st.Owner, key)
-		if !p.st.H.tell(r) {
+		if !p.st.H.Tell(r) {
 			continue
 		}
 		improved := r.OK && (p.st.Best == nil || r.Value < *p.st.Best)

@@ -14,7 +14,7 @@ type Random struct {
 	space *genome.Space
 	pcg   *rand.PCG
 	rng   *rand.Rand
-	h     history
+	h     History
 }
 
 // NewRandom returns random search over space, seeded by seed.
@@ -24,7 +24,7 @@ func NewRandom(space *genome.Space, seed uint64) *Random {
 	}
 	pcg := rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
 	r := &Random{space: space, pcg: pcg, rng: rand.New(pcg)}
-	r.h.init()
+	r.h.Init()
 	return r
 }
 
@@ -39,7 +39,7 @@ func (r *Random) Ask(n int) ([]genome.Config, error) {
 		if c == nil {
 			break
 		}
-		r.h.ask(c)
+		r.h.Ask(c)
 		out = append(out, c)
 	}
 	return out, nil
@@ -51,7 +51,7 @@ func (r *Random) Tell(results []Result) error {
 		if err := checkResult(r.space, res); err != nil {
 			return err
 		}
-		r.h.tell(res)
+		r.h.Tell(res)
 	}
 	return nil
 }

@@ -43,7 +43,7 @@ func NewRanked(space *genome.Space, prior []genome.Config) *Ranked {
 			r.st.Prior = append(r.st.Prior, c.Clone())
 		}
 	}
-	r.st.H.init()
+	r.st.H.Init()
 	r.index()
 	return r
 }
@@ -66,7 +66,7 @@ func (r *Ranked) Ask(n int) ([]genome.Config, error) {
 	for len(out) < n {
 		c := r.local()
 		for c == nil && r.st.Next < len(r.st.Prior) {
-			if p := r.st.Prior[r.st.Next]; !r.st.H.known(p) {
+			if p := r.st.Prior[r.st.Next]; !r.st.H.Known(p) {
 				c = p
 			}
 			r.st.Next++
@@ -74,7 +74,7 @@ func (r *Ranked) Ask(n int) ([]genome.Config, error) {
 		if c == nil {
 			break
 		}
-		r.st.H.ask(c)
+		r.st.H.Ask(c)
 		out = append(out, c.Clone())
 	}
 	return out, nil
@@ -102,7 +102,7 @@ func (r *Ranked) local() genome.Config {
 				continue
 			}
 			c[i] = v
-			if k, ok := r.rank[pack(c)]; ok && k < pickRank && !r.st.H.known(c) && r.space.Valid(c) {
+			if k, ok := r.rank[pack(c)]; ok && k < pickRank && !r.st.H.Known(c) && r.space.Valid(c) {
 				pick, pickRank = c.Clone(), k
 			}
 		}
@@ -119,7 +119,7 @@ func (r *Ranked) Tell(results []Result) error {
 		}
 	}
 	for _, res := range results {
-		r.st.H.tell(res)
+		r.st.H.Tell(res)
 	}
 	return nil
 }

@@ -42,68 +42,6 @@ var (
 	ErrBadResult = errors.New("result config not in space")
 )
 
-// history is the ordered record of what a strategy has asked and been told.
-type history struct {
-	Told    []Result        `json:"told"`
-	Pending []genome.Config `json:"pending,omitempty"` // asked, not yet told
-
-	seen map[string]int // packed config -> index into Told, or -1 while pending
-}
-
-func pack(c genome.Config) string {
-	b := make([]byte, 0, 2*len(c))
-	for _, v := range c {
-		b = append(b, byte(v), byte(v>>8))
-	}
-	return string(b)
-}
-
-func (h *history) init() {
-	h.seen = make(map[string]int, len(h.Told)+len(h.Pending))
-	for i, r := range h.Told {
-		h.seen[pack(r.Config)] = i
-	}
-	for _, c := range h.Pending {
-		if _, ok := h.seen[pack(c)]; !ok {
-			h.seen[pack(c)] = -1
-		}
-	}
-}
-
-// known reports whether c was asked or told.
-func (h *history) known(c genome.Config) bool {
-	_, ok := h.seen[pack(c)]
-	return ok
-}
-
-func (h *history) ask(c genome.Config) {
-	h.seen[pack(c)] = -1
-	h.Pending = append(h.Pending, c.Clone())
-}
-
-// tell records r; it reports false for a config already told.
-func (h *history) tell(r Result) bool {
-	k := pack(r.Config)
-	if i, ok := h.seen[k]; ok && i >= 0 {
-		return false
-	}
-	if i, ok := h.seen[k]; ok && i < 0 {
-		for j, c := range h.Pending {
-			if c.Equal(r.Config) {
-				h.Pending = append(h.Pending[:j], h.Pending[j+1:]...)
-				break
-			}
-		}
-	}
-	r.Config = r.Config.Clone()
-	if !r.OK || math.IsNaN(r.Value) || math.IsInf(r.Value, 0) {
-		r.OK, r.Value = false, 0
-	}
-	h.seen[k] = len(h.Told)
-	h.Told = append(h.Told, r)
-	return true
-}
-
 func checkResult(s *genome.Space, r Result) error {
 	if !s.InRange(r.Config) {
 		return fmt.Errorf("%w: %v", ErrBadResult, []int(r.Config))
@@ -121,8 +59,8 @@ func fitness(r Result) float64 {
 
 // sampleUnknown draws a valid config uniformly from those not yet asked or
 // told; nil when none is left.
-func sampleUnknown(rng *rand.Rand, s *genome.Space, h *history) genome.Config {
-	return SampleUnseen(rng, s, len(h.seen), h.known)
+func sampleUnknown(rng *rand.Rand, s *genome.Space, h *History) genome.Config {
+	return SampleUnseen(rng, s, h.Seen(), h.Known)
 }
 
 // SampleUnseen draws a valid config of s uniformly from those for which
@@ -157,7 +95,7 @@ type stateHeader struct {
 	V    int     `json:"v"`
 	Kind string  `json:"kind"`
 	RNG  []byte  `json:"rng"`
-	H    history `json:"history"`
+	H    History `json:"history"`
 }
 
 // restore checks a decoded header against the strategy and space, and
@@ -166,20 +104,13 @@ func (h *stateHeader) restore(kind string, s *genome.Space, pcg *rand.PCG) error
 	if h.V != 1 || h.Kind != kind {
 		return fmt.Errorf("%w: kind %q version %d, want %q version 1", ErrBadState, h.Kind, h.V, kind)
 	}
-	for i, t := range h.H.Told {
-		if !s.InRange(t.Config) {
-			return fmt.Errorf("%w: told[%d] not in space", ErrBadState, i)
-		}
-	}
-	for i, c := range h.H.Pending {
-		if !s.InRange(c) {
-			return fmt.Errorf("%w: pending[%d] not in space", ErrBadState, i)
-		}
+	if err := h.H.Check(s); err != nil {
+		return err
 	}
 	if err := pcg.UnmarshalBinary(h.RNG); err != nil {
 		return fmt.Errorf("%w: rng: %w", ErrBadState, err)
 	}
 	h.RNG = nil
-	h.H.init()
+	h.H.Init()
 	return nil
 }

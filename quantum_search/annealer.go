@@ -3,7 +3,6 @@ package quantumsearch
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -82,14 +81,13 @@ type model struct {
 }
 
 type state struct {
-	V       int             `json:"v"`
-	Kind    string          `json:"kind"`
-	RNG     []byte          `json:"rng"`
-	Told    []evolve.Result `json:"told"`
-	Pending []genome.Config `json:"pending,omitempty"`
-	Model   *model          `json:"model,omitempty"`
-	Fitted  int             `json:"fitted"` // len(Told) at the last fit
-	Steps   []Step          `json:"steps,omitempty"`
+	V    int    `json:"v"`
+	Kind string `json:"kind"`
+	RNG  []byte `json:"rng"`
+	evolve.History
+	Model  *model `json:"model,omitempty"`
+	Fitted int    `json:"fitted"` // len(Told) at the last fit
+	Steps  []Step `json:"steps,omitempty"`
 }
 
 // Annealer is the FMQA strategy: factorization machine surrogate, QUBO,
@@ -101,7 +99,6 @@ type Annealer struct {
 	rng   *rand.Rand
 	st    state
 
-	seen  map[string]int // packed config -> index in Told, -1 while pending
 	valid map[string]struct{}
 	buf   []byte
 
@@ -161,18 +158,7 @@ func (a *Annealer) encode() {
 }
 
 // index rebuilds the seen set from the history.
-func (a *Annealer) index() {
-	a.seen = make(map[string]int, len(a.st.Told)+len(a.st.Pending))
-	for i, r := range a.st.Told {
-		a.seen[a.pack(r.Config)] = i
-	}
-	for _, c := range a.st.Pending {
-		k := a.pack(c)
-		if _, ok := a.seen[k]; !ok {
-			a.seen[k] = -1
-		}
-	}
-}
+func (a *Annealer) index() { a.st.Init() }
 
 func (a *Annealer) pack(c genome.Config) string {
 	a.buf = a.buf[:0]
@@ -182,14 +168,14 @@ func (a *Annealer) pack(c genome.Config) string {
 	return string(a.buf)
 }
 
-// known reports whether c was asked or told, without allocating.
+// known reports whether c was asked or told, without allocating. It leaves
+// c packed in a.buf, which anneal uses as the candidate's key.
 func (a *Annealer) known(c genome.Config) bool {
 	a.buf = a.buf[:0]
 	for _, v := range c {
 		a.buf = append(a.buf, byte(v), byte(v>>8))
 	}
-	_, ok := a.seen[string(a.buf)]
-	return ok
+	return a.st.Known(c)
 }
 
 // isValid is Space.Valid through a set of All, without allocating.
@@ -215,10 +201,7 @@ func (a *Annealer) Name() string { return "quantumsearch" }
 // History returns one Step per annealing Ask, oldest first.
 func (a *Annealer) History() []Step { return slices.Clone(a.st.Steps) }
 
-func (a *Annealer) ask(c genome.Config) {
-	a.seen[a.pack(c)] = -1
-	a.st.Pending = append(a.st.Pending, c.Clone())
-}
+func (a *Annealer) ask(c genome.Config) { a.st.Ask(c) }
 
 // Ask implements evolve.Strategy.
 func (a *Annealer) Ask(n int) ([]genome.Config, error) {
@@ -261,7 +244,7 @@ func (a *Annealer) okCount() int {
 // sampleUnknown draws a valid config uniformly from those not yet asked or
 // told; nil when none is left.
 func (a *Annealer) sampleUnknown() genome.Config {
-	return evolve.SampleUnseen(a.rng, a.space, len(a.seen), a.known)
+	return evolve.SampleUnseen(a.rng, a.space, a.st.Seen(), a.known)
 }
 
 // Tell implements evolve.Strategy.
@@ -272,25 +255,10 @@ func (a *Annealer) Tell(results []evolve.Result) error {
 		}
 	}
 	for _, r := range results {
-		k := a.pack(r.Config)
-		i, ok := a.seen[k]
-		if ok && i >= 0 {
-			continue
+		if r.Value <= 0 {
+			r.OK = false // the model fits log time
 		}
-		if ok {
-			for j, c := range a.st.Pending {
-				if c.Equal(r.Config) {
-					a.st.Pending = slices.Delete(a.st.Pending, j, j+1)
-					break
-				}
-			}
-		}
-		r.Config = r.Config.Clone()
-		if !r.OK || math.IsNaN(r.Value) || math.IsInf(r.Value, 0) || r.Value <= 0 {
-			r.OK, r.Value = false, 0
-		}
-		a.seen[k] = len(a.st.Told)
-		a.st.Told = append(a.st.Told, r)
+		a.st.Tell(r)
 	}
 	return nil
 }
@@ -316,15 +284,8 @@ func (a *Annealer) UnmarshalBinary(data []byte) error {
 	if st.V != 1 || st.Kind != a.Name() {
 		return fmt.Errorf("%w: kind %q version %d, want %q version 1", evolve.ErrBadState, st.Kind, st.V, a.Name())
 	}
-	for i, r := range st.Told {
-		if !a.space.InRange(r.Config) {
-			return fmt.Errorf("%w: told[%d] not in space", evolve.ErrBadState, i)
-		}
-	}
-	for i, c := range st.Pending {
-		if !a.space.InRange(c) {
-			return fmt.Errorf("%w: pending[%d] not in space", evolve.ErrBadState, i)
-		}
+	if err := st.History.Check(a.space); err != nil {
+		return err
 	}
 	if m := st.Model; m != nil {
 		if len(m.W) != a.nbits || len(m.V) != a.nbits*a.opt.Factors || !(m.Std > 0) {

@@ -84,25 +84,22 @@ type Descent struct {
 	rng   *rand.Rand
 	st    descentState
 
-	seen   map[string]int // packed config -> index into Told, -1 while pending
 	mine   map[string]int // packed config of an untold own proposal -> index into Steps
 	coords []float64      // relaxed coordinates of space.All(), row-major, built lazily
-	packed []string       // packed keys of space.All()
 }
 
 var _ evolve.Strategy = (*Descent)(nil)
 
 type descentState struct {
-	V        int             `json:"v"`
-	Kind     string          `json:"kind"`
-	RNG      []byte          `json:"rng"`
-	Told     []evolve.Result `json:"told"`
-	Pending  []genome.Config `json:"pending,omitempty"`
-	Epoch    int             `json:"epoch"`  // index into Told where the current descent began
-	Radius   float64         `json:"radius"` // current trust radius
-	Misses   int             `json:"misses"` // own proposals since the descent last improved
-	Restarts int             `json:"restarts"`
-	Steps    []Step          `json:"steps,omitempty"`
+	V    int    `json:"v"`
+	Kind string `json:"kind"`
+	RNG  []byte `json:"rng"`
+	evolve.History
+	Epoch    int     `json:"epoch"`  // index into Told where the current descent began
+	Radius   float64 `json:"radius"` // current trust radius
+	Misses   int     `json:"misses"` // own proposals since the descent last improved
+	Restarts int     `json:"restarts"`
+	Steps    []Step  `json:"steps,omitempty"`
 }
 
 // NewDescent returns surrogate-gradient descent over space, seeded by seed.
@@ -127,30 +124,17 @@ func (d *Descent) Name() string { return "schedules" }
 func (d *Descent) Steps() []Step { return d.st.Steps }
 
 func (d *Descent) index() {
-	d.seen = make(map[string]int, len(d.st.Told)+len(d.st.Pending))
-	for i, r := range d.st.Told {
-		d.seen[pack(r.Config)] = i
-	}
-	for _, c := range d.st.Pending {
-		if _, ok := d.seen[pack(c)]; !ok {
-			d.seen[pack(c)] = -1
-		}
-	}
+	d.st.Init()
 	d.mine = map[string]int{}
 	for i, s := range d.st.Steps {
 		if s.Loss == nil && !s.Failed {
 			if c, err := d.space.ParseKey(s.Config); err == nil {
-				if j, ok := d.seen[pack(c)]; !ok || j < 0 {
+				if d.st.Index(c) < 0 {
 					d.mine[pack(c)] = i
 				}
 			}
 		}
 	}
-}
-
-func (d *Descent) known(c genome.Config) bool {
-	_, ok := d.seen[pack(c)]
-	return ok
 }
 
 // Ask implements evolve.Strategy.
@@ -161,15 +145,14 @@ func (d *Descent) Ask(n int) ([]genome.Config, error) {
 		if c == nil {
 			break
 		}
-		d.seen[pack(c)] = -1
-		d.st.Pending = append(d.st.Pending, c.Clone())
+		d.st.Ask(c)
 		out = append(out, c)
 	}
 	return out, nil
 }
 
 func (d *Descent) sampleUnknown() genome.Config {
-	return evolve.SampleUnseen(d.rng, d.space, len(d.seen), d.known)
+	return evolve.SampleUnseen(d.rng, d.space, d.st.Seen(), d.st.Known)
 }
 
 // next proposes one config: random ones until Init are known or while the
@@ -335,10 +318,8 @@ func (d *Descent) ensureCoords() {
 	all := d.space.All()
 	n := d.space.Len()
 	d.coords = make([]float64, 0, len(all)*n)
-	d.packed = make([]string, len(all))
-	for i, c := range all {
+	for _, c := range all {
 		d.coords = append(d.coords, d.relax(c)...)
-		d.packed[i] = pack(c)
 	}
 }
 
@@ -361,7 +342,7 @@ func (d *Descent) nearestUnknown(th []float64) genome.Config {
 		if s >= bestD {
 			continue
 		}
-		if _, ok := d.seen[d.packed[i]]; ok {
+		if d.st.Known(all[i]) {
 			continue
 		}
 		best, bestD = i, s
@@ -383,23 +364,12 @@ func (d *Descent) Tell(results []evolve.Result) error {
 		}
 	}
 	for _, r := range results {
-		k := pack(r.Config)
-		i, ok := d.seen[k]
-		if ok && i >= 0 {
+		prev := d.anchor()
+		if !d.st.Tell(r) {
 			continue
 		}
-		if ok {
-			if j := slices.IndexFunc(d.st.Pending, r.Config.Equal); j >= 0 {
-				d.st.Pending = slices.Delete(d.st.Pending, j, j+1)
-			}
-		}
-		r.Config = r.Config.Clone()
-		if !r.OK || math.IsNaN(r.Value) || math.IsInf(r.Value, 0) {
-			r.OK, r.Value = false, 0
-		}
-		prev := d.anchor()
-		d.seen[k] = len(d.st.Told)
-		d.st.Told = append(d.st.Told, r)
+		r = d.st.Told[len(d.st.Told)-1]
+		k := pack(r.Config)
 		si, own := d.mine[k]
 		if !own {
 			continue
@@ -451,15 +421,8 @@ func (d *Descent) UnmarshalBinary(data []byte) error {
 	if st.V != version || st.Kind != "schedules-descent" {
 		return fmt.Errorf("%w: kind %q version %d, want %q version %d", evolve.ErrBadState, st.Kind, st.V, "schedules-descent", version)
 	}
-	for i, r := range st.Told {
-		if !d.space.InRange(r.Config) {
-			return fmt.Errorf("%w: told[%d] not in space", evolve.ErrBadState, i)
-		}
-	}
-	for i, c := range st.Pending {
-		if !d.space.InRange(c) {
-			return fmt.Errorf("%w: pending[%d] not in space", evolve.ErrBadState, i)
-		}
+	if err := st.History.Check(d.space); err != nil {
+		return err
 	}
 	if st.Epoch < 0 || st.Epoch > len(st.Told) || !(st.Radius > 0 && st.Radius <= 1) || st.Misses < 0 || st.Restarts < 0 {
 		return fmt.Errorf("%w: epoch %d, radius %v, misses %d, restarts %d out of range", evolve.ErrBadState, st.Epoch, st.Radius, st.Misses, st.Restarts)

@@ -75,9 +75,6 @@ type SPSA struct {
 	pcg   *rand.PCG
 	rng   *rand.Rand
 	st    state
-
-	seen   map[string]int // packed config -> index into Told, -1 while pending
-	packed []string       // packed keys of space.All(), built lazily
 }
 
 var _ evolve.Strategy = (*SPSA)(nil)
@@ -90,11 +87,10 @@ type pair struct {
 }
 
 type state struct {
-	V        int             `json:"v"`
-	Kind     string          `json:"kind"`
-	RNG      []byte          `json:"rng"`
-	Told     []evolve.Result `json:"told"`
-	Pending  []genome.Config `json:"pending,omitempty"`
+	V    int    `json:"v"`
+	Kind string `json:"kind"`
+	RNG  []byte `json:"rng"`
+	evolve.History
 	Theta    []float64       `json:"theta,omitempty"`
 	K        int             `json:"k"`     // iteration since the last restart
 	Iter     int             `json:"iter"`  // updates over the run
@@ -133,35 +129,14 @@ func pack(c genome.Config) string {
 	return string(b)
 }
 
-func (s *SPSA) index() {
-	s.seen = make(map[string]int, len(s.st.Told)+len(s.st.Pending))
-	for i, r := range s.st.Told {
-		s.seen[pack(r.Config)] = i
-	}
-	for _, c := range s.st.Pending {
-		if _, ok := s.seen[pack(c)]; !ok {
-			s.seen[pack(c)] = -1
-		}
-	}
-}
+func (s *SPSA) index() { s.st.Init() }
 
-func (s *SPSA) known(c genome.Config) bool {
-	_, ok := s.seen[pack(c)]
-	return ok
-}
+func (s *SPSA) known(c genome.Config) bool { return s.st.Known(c) }
 
 // told returns the index of c's result, or -1.
-func (s *SPSA) told(c genome.Config) int {
-	if i, ok := s.seen[pack(c)]; ok {
-		return i
-	}
-	return -1
-}
+func (s *SPSA) told(c genome.Config) int { return s.st.Index(c) }
 
-func (s *SPSA) markAsked(c genome.Config) {
-	s.seen[pack(c)] = -1
-	s.st.Pending = append(s.st.Pending, c.Clone())
-}
+func (s *SPSA) markAsked(c genome.Config) { s.st.Ask(c) }
 
 // Ask implements evolve.Strategy.
 func (s *SPSA) Ask(n int) ([]genome.Config, error) {
@@ -343,19 +318,13 @@ func (s *SPSA) enqueue(c genome.Config) {
 // neither asked nor told nor queued; ties go to the first in All order.
 func (s *SPSA) nearestUnknown(c genome.Config) genome.Config {
 	all := s.space.All()
-	if s.packed == nil {
-		s.packed = make([]string, len(all))
-		for i, a := range all {
-			s.packed[i] = pack(a)
-		}
-	}
 	best, bestD := -1, math.Inf(1)
 	for i, a := range all {
 		d := s.space.Distance(c, a)
 		if d >= bestD {
 			continue
 		}
-		if _, ok := s.seen[s.packed[i]]; ok || s.inQueue(a) {
+		if s.st.Known(a) || s.inQueue(a) {
 			continue
 		}
 		best, bestD = i, d
@@ -444,7 +413,7 @@ func logTime(v float64) float64 { return math.Log(max(v, 1e-300)) }
 // told nor queued; nil when none is left.
 func (s *SPSA) sampleUnknown() genome.Config {
 	free := func(c genome.Config) bool { return !s.known(c) && !s.inQueue(c) }
-	return evolve.SampleUnseen(s.rng, s.space, len(s.seen)+len(s.st.Queue), func(c genome.Config) bool { return !free(c) })
+	return evolve.SampleUnseen(s.rng, s.space, s.st.Seen()+len(s.st.Queue), func(c genome.Config) bool { return !free(c) })
 }
 
 // Tell implements evolve.Strategy.
@@ -455,22 +424,7 @@ func (s *SPSA) Tell(results []evolve.Result) error {
 		}
 	}
 	for _, r := range results {
-		k := pack(r.Config)
-		i, ok := s.seen[k]
-		if ok && i >= 0 {
-			continue
-		}
-		if ok {
-			if j := slices.IndexFunc(s.st.Pending, r.Config.Equal); j >= 0 {
-				s.st.Pending = slices.Delete(s.st.Pending, j, j+1)
-			}
-		}
-		r.Config = r.Config.Clone()
-		if !r.OK || math.IsNaN(r.Value) || math.IsInf(r.Value, 0) {
-			r.OK, r.Value = false, 0
-		}
-		s.seen[k] = len(s.st.Told)
-		s.st.Told = append(s.st.Told, r)
+		s.st.Tell(r)
 	}
 	if len(s.st.Pairs) > 0 && s.ready() {
 		s.resolve(false)
@@ -525,16 +479,12 @@ func (s *SPSA) check(st *state) error {
 		return fmt.Errorf("kind %q version %d, want %q version %d", st.Kind, st.V, s.Name(), version)
 	}
 	n := s.space.Len()
-	for i, r := range st.Told {
-		if !s.space.InRange(r.Config) {
-			return fmt.Errorf("told[%d] not in space", i)
-		}
+	if err := st.History.Check(s.space); err != nil {
+		return err
 	}
-	for _, cs := range [][]genome.Config{st.Pending, st.Queue} {
-		for _, c := range cs {
-			if !s.space.InRange(c) {
-				return fmt.Errorf("config %v not in space", []int(c))
-			}
+	for _, c := range st.Queue {
+		if !s.space.InRange(c) {
+			return fmt.Errorf("config %v not in space", []int(c))
 		}
 	}
 	if st.Theta != nil && len(st.Theta) != n {
