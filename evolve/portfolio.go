@@ -127,13 +127,14 @@ const (
 )
 
 // WarmStart implements WarmStarter. The first configs of prior, half as
-// many as the initial design holds, are measured before the design, and
-// the head of the ranking (the best 10% of the valid configs, at least
-// twice the design) joins the members as a Ranked strategy named TransferName, so the bandit keeps following it only while it pays off:
-// a related device can rank this one's configs well or badly. Call it
-// before the first Ask, at most once.
+// many as the initial design holds, are measured instead of the design,
+// and the head of the ranking (the best 10% of the valid configs, at least
+// twice the design) joins the members as a Ranked strategy named
+// TransferName, so the bandit follows it only while it pays off: a related
+// device can rank this one's configs well or badly. Call it before the
+// first Ask, at most once.
 func (p *Portfolio) WarmStart(prior []genome.Config) {
-	if len(prior) == 0 || slices.ContainsFunc(p.members, func(m Member) bool { return m.Name == TransferName }) {
+	if len(prior) == 0 || p.warm() {
 		return
 	}
 	p.st.Prior = nil
@@ -153,6 +154,11 @@ func (p *Portfolio) WarmStart(prior []genome.Config) {
 		t.st.H.Tell(r)
 	}
 	p.addMember(Member{Name: TransferName, New: func(s *genome.Space, _ uint64) Strategy { return NewRanked(s, nil) }}, t)
+}
+
+// warm reports whether the portfolio was warm-started.
+func (p *Portfolio) warm() bool {
+	return slices.ContainsFunc(p.members, func(m Member) bool { return m.Name == TransferName })
 }
 
 func (p *Portfolio) addMember(m Member, s Strategy) {
@@ -194,7 +200,8 @@ func (p *Portfolio) next() (genome.Config, int, error) {
 			return c, ownerWarm, nil
 		}
 	}
-	if len(p.st.H.Told)+len(p.st.H.Pending) < p.opt.Init {
+	// A warm start's prior stands in for the design.
+	if len(p.st.H.Told)+len(p.st.H.Pending) < p.opt.Init && !p.warm() {
 		return p.design(), ownerDesign, nil
 	}
 	arm := p.pick()
