@@ -195,7 +195,7 @@ func (d *Descent) next() genome.Config {
 	}
 	step := Step{
 		Iter: len(d.st.Steps) + 1, Anchor: d.space.Key(d.st.Told[anchor].Config), Radius: r,
-		Theta: best, Predicted: bestF, FitRMSE: m.looRMSE(), Config: d.space.Key(c),
+		Theta: best, Predicted: finite(bestF), FitRMSE: finite(m.looRMSE()), Config: d.space.Key(c),
 	}
 	d.mine[pack(c)] = len(d.st.Steps)
 	d.st.Steps = append(d.st.Steps, step)
@@ -290,6 +290,14 @@ func (d *Descent) neighbours(anchor int) []int {
 		out = append(out, c.i)
 	}
 	return out
+}
+
+// finite keeps a record JSON-encodable: a non-finite figure becomes 0.
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
 }
 
 func sqDist(a, b []float64) float64 {

@@ -99,15 +99,18 @@ type benchSpace struct {
 }
 
 // loadSpaces reads every recording named by paths, files or directories.
-func loadSpaces(paths []string) ([]benchSpace, error) {
+func loadSpaces(paths []string) ([]benchSpace, error) { return loadSpacesFlag("--space", paths) }
+
+// loadSpacesFlag is loadSpaces naming flag in its errors.
+func loadSpacesFlag(flag string, paths []string) ([]benchSpace, error) {
 	if len(paths) == 0 {
-		return nil, usagef("no --space given")
+		return nil, usagef("no %s given", flag)
 	}
 	var files []string
 	for _, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil {
-			return nil, usagef("--space %s: %w", p, err)
+			return nil, usagef("%s %s: %w", flag, p, err)
 		}
 		if !fi.IsDir() {
 			files = append(files, p)
@@ -115,7 +118,7 @@ func loadSpaces(paths []string) ([]benchSpace, error) {
 		}
 		ents, err := os.ReadDir(p)
 		if err != nil {
-			return nil, fmt.Errorf("--space %s: %w", p, err)
+			return nil, fmt.Errorf("%s %s: %w", flag, p, err)
 		}
 		n := 0
 		for _, e := range ents {
@@ -125,7 +128,7 @@ func loadSpaces(paths []string) ([]benchSpace, error) {
 			}
 		}
 		if n == 0 {
-			return nil, usagef("--space %s: no .json or .json.gz files in it", p)
+			return nil, usagef("%s %s: no .json or .json.gz files in it", flag, p)
 		}
 	}
 	out := make([]benchSpace, len(files))

@@ -24,9 +24,9 @@ var oneParamSpace = func() *genome.Space {
 // recordings in paths of the same kernel on other devices: leave one GPU
 // out. A space with no such recording gets an empty prior (a cold start).
 func warmPriors(paths []string, spaces []benchSpace, stderr io.Writer) ([][]genome.Config, error) {
-	from, err := loadSpaces(paths)
+	from, err := loadSpacesFlag("--warm-from", paths)
 	if err != nil {
-		return nil, fmt.Errorf("--warm-from: %w", err)
+		return nil, err
 	}
 	out := make([][]genome.Config, len(spaces))
 	for i, t := range spaces {
