@@ -116,6 +116,45 @@ func (c *Client) Config(ctx context.Context, kernel, problem, device string) (ap
 	return call[api.Config](ctx, c, http.MethodGet, p, q, nil)
 }
 
+// WatchConfig is Config for a caller that holds an answer: etag is the
+// ETag that answer came with. It returns at once when the daemon's answer
+// is another one, else when it changes within wait; changed is false, and
+// cfg zero, when it did not. An empty etag fetches the answer at once. The
+// returned tag goes with the answer the caller then holds.
+func (c *Client) WatchConfig(ctx context.Context, kernel, problem, device, etag string, wait time.Duration) (cfg api.Config, tag string, changed bool, err error) {
+	p, err := kernelPath("/v1/configs/", kernel, "")
+	if err != nil {
+		return cfg, etag, false, err
+	}
+	q := url.Values{}
+	if problem != "" {
+		q.Set("problem", problem)
+	}
+	if device != "" {
+		q.Set("device", device)
+	}
+	var hdr http.Header
+	if etag != "" {
+		hdr = http.Header{"If-None-Match": {etag}}
+		if wait > 0 {
+			q.Set("wait", wait.String())
+		}
+	}
+	resp, err := c.doHeader(ctx, http.MethodGet, p, q, nil, hdr)
+	if err != nil {
+		return cfg, etag, false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified {
+		return cfg, etag, false, nil
+	}
+	cfg, err = decodeJSON[api.Config](resp)
+	if err != nil {
+		return cfg, etag, false, err
+	}
+	return cfg, resp.Header.Get("ETag"), true, nil
+}
+
 // Tune asks quasimd to start tuning kernel now and names the jobs it queued.
 func (c *Client) Tune(ctx context.Context, kernel string, req api.TuneRequest) (api.TuneResponse, error) {
 	p, err := kernelPath("/v1/kernels/", kernel, "/tune")
@@ -182,6 +221,11 @@ func call[T any](ctx context.Context, c *Client, method, path string, q url.Valu
 }
 
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, body any) (*http.Response, error) {
+	return c.doHeader(ctx, method, path, q, body, nil)
+}
+
+// doHeader is do with extra request headers.
+func (c *Client) doHeader(ctx context.Context, method, path string, q url.Values, body any, hdr http.Header) (*http.Response, error) {
 	c.lazyInit()
 	u := "http://" + api.Host + path
 	if len(q) > 0 {
@@ -198,6 +242,9 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
 	}
 	req.Header.Set("Accept", "application/json")
 	if body != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -54,8 +53,9 @@ type scheduler struct {
 	clock func() time.Time
 
 	// epoch is bumped whenever served configs or the kernels may have
-	// changed, which invalidates cached config answers.
-	epoch atomic.Uint64
+	// changed, which invalidates cached config answers and wakes the
+	// runtimes waiting for a change.
+	epoch epoch
 
 	mu       sync.Mutex
 	ctx      context.Context // cycles run under it; set by start

@@ -2,12 +2,15 @@ package daemon
 
 import (
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,37 +48,91 @@ type server struct {
 type cachedAnswer struct {
 	epoch uint64
 	body  []byte
+	etag  []string // the ETag header: a hash of body
 }
 
-// cachedConfig serves GET /v1/configs from the cache, the runtimes' hot path.
+// maxWait bounds a long poll on GET /v1/configs.
+const maxWait = 5 * time.Minute
+
+// cachedConfig serves GET /v1/configs from the cache, the runtimes' hot
+// path. The answer carries an ETag; a request whose If-None-Match equals
+// it gets 304, at once or, with wait=DURATION, when nothing changed within
+// that time: a runtime long-polls this way to hot-swap promoted configs.
 func (s *server) cachedConfig(w http.ResponseWriter, r *http.Request) {
-	q := r.PathValue("kernel") + "?" + r.URL.RawQuery
+	q := r.URL.Query()
+	var wait time.Duration
+	if v := q.Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			writeError(w, invalidf("wait %q: want a duration such as 30s", v))
+			return
+		}
+		wait = min(d, maxWait)
+	}
+	inm := r.Header.Get("If-None-Match")
+	var timer <-chan time.Time
+	for {
+		changed := s.sched.epoch.Changed()
+		a, err := s.cachedAnswer(r, q)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		h := w.Header()
+		h["Etag"] = a.etag
+		if inm == "" || inm != a.etag[0] {
+			h["Content-Type"] = jsonType
+			w.Write(a.body)
+			return
+		}
+		if wait == 0 {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		if timer == nil {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			timer = t.C
+		}
+		select {
+		case <-changed:
+		case <-timer:
+			w.WriteHeader(http.StatusNotModified)
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// cachedAnswer is the encoded config answer for r, from the cache while the
+// epoch it was made in lasts.
+func (s *server) cachedAnswer(r *http.Request, q url.Values) (cachedAnswer, error) {
+	key := r.PathValue("kernel") + "?problem=" + q.Get("problem") + "&device=" + q.Get("device")
 	epoch := s.sched.epoch.Load()
 	s.mu.Lock()
-	a, ok := s.answers[q]
+	a, ok := s.answers[key]
 	s.mu.Unlock()
-	if !ok || a.epoch != epoch {
-		v, err := s.getConfig(r)
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		body, err := json.Marshal(v)
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		a = cachedAnswer{epoch: epoch, body: append(body, '\n')}
-		s.mu.Lock()
-		if s.answers == nil || len(s.answers) > 4096 {
-			s.answers = map[string]cachedAnswer{}
-		}
-		s.answers[q] = a
-		s.mu.Unlock()
+	if ok && a.epoch == epoch {
+		return a, nil
 	}
-	h := w.Header()
-	h["Content-Type"] = jsonType
-	w.Write(a.body)
+	v, err := s.getConfig(r)
+	if err != nil {
+		return a, err
+	}
+	body, err := json.Marshal(v)
+	if err != nil {
+		return a, err
+	}
+	sum := sha256.Sum256(body)
+	a = cachedAnswer{epoch: epoch, body: append(body, '\n'), etag: []string{`"` + hex.EncodeToString(sum[:8]) + `"`}}
+	s.mu.Lock()
+	if s.answers == nil || len(s.answers) > 4096 {
+		s.answers = map[string]cachedAnswer{}
+	}
+	s.answers[key] = a
+	s.mu.Unlock()
+	return a, nil
 }
 
 var jsonType = []string{"application/json"}
