@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/runtime"
+)
+
+const reduceSpec = `name: reduce
+evaluator: builtin:reduce
+problems: ["65536"]
+schedule: "@every 1h"
+budget: {evals: 6}
+`
+
+// startServed runs quasimd with the small reduce spec and waits until its
+// first cycle serves a certified config.
+func startServed(t *testing.T) *proc {
+	t.Helper()
+	d := start(t, newDir(t, map[string]string{"reduce.yaml": reduceSpec}))
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var cfg api.Config
+		out, _, code := d.ctl("config", "reduce", "--problem", "65536", "--json")
+		if code == 0 && strings.Contains(out, `"match": "exact"`) {
+			d.ctlJSON(&cfg, "config", "reduce", "--problem", "65536")
+			if cfg.Certificate != "" {
+				return d
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no certified config of reduce within 60s:\n%s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The Python client, run by python3 against the real daemon.
+func TestPythonClient(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found: the Python client is not tested here")
+	}
+	d := startServed(t)
+	cmd := exec.Command(py, "-m", "unittest", "-v", "test_quasim_client")
+	cmd.Dir = filepath.Join("..", "..", "runtime", "python")
+	cmd.Env = append(cmd.Environ(), "QUASIM_TEST_SOCKET="+d.socket, "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("python3 -m unittest: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "skipped") {
+		t.Fatalf("Python tests were skipped with a daemon running:\n%s", out)
+	}
+	t.Logf("%s", out)
+}
+
+// The Go runtime, against the real binary: served config while it runs,
+// the caller's defaults within the deadline once it is stopped.
+func TestGoRuntime(t *testing.T) {
+	d := startServed(t)
+	rt := runtime.New(runtime.Options{Socket: d.socket, Timeout: 20 * time.Millisecond})
+	ctx := context.Background()
+	if res := rt.Lookup(ctx, "reduce", []int{65536}, map[string]any{"block": 1}); res.Match != api.MatchExact || res.Certificate == "" {
+		t.Fatalf("Lookup with the daemon up = %+v", res)
+	}
+	d.stop()
+	cold := runtime.New(runtime.Options{Socket: d.socket, Timeout: 20 * time.Millisecond})
+	defaults := map[string]any{"block": 1}
+	start := time.Now()
+	res := cold.Lookup(ctx, "reduce", []int{65536}, defaults)
+	took := time.Since(start)
+	if res.Match != "" || res.Config["block"] != 1 || res.Reason == "" {
+		t.Fatalf("Lookup with the daemon stopped = %+v, want the defaults and why", res)
+	}
+	if took > 20*time.Millisecond+30*time.Millisecond {
+		t.Errorf("Lookup with the daemon stopped took %s, deadline 20ms", took)
+	}
+	t.Logf("daemon stopped: defaults in %s (%s)", took, res.Reason)
+}
