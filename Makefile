@@ -8,7 +8,11 @@ FUZZTIME ?= 100000x
 PREFIX ?= /usr
 DESTDIR ?=
 
-.PHONY: all build test test-race vet fmt fmt-check fuzz-smoke bench-search bench-lookup install uninstall
+CC ?= cc
+CFLAGS ?= -O2
+QUASIM_CFLAGS := -std=c99 -Wall -Wextra -pedantic
+
+.PHONY: all build test test-race vet fmt fmt-check fuzz-smoke bench-search bench-lookup install uninstall libquasim install-c
 
 all: fmt-check vet test
 
@@ -65,5 +69,18 @@ install: build
 		useradd --system --user-group --home-dir /var/lib/quasim --shell /usr/sbin/nologin quasim; fi
 	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null; then systemctl daemon-reload || true; fi
 
+# The C client: a static library and its header.
+libquasim: bin/libquasim.a
+
+bin/libquasim.a: runtime/c/quasim.c runtime/c/quasim.h
+	@mkdir -p bin
+	$(CC) $(QUASIM_CFLAGS) $(CFLAGS) -c runtime/c/quasim.c -o bin/quasim.o
+	ar rcs $@ bin/quasim.o
+
+install-c: bin/libquasim.a
+	install -D -m 0644 runtime/c/quasim.h $(DESTDIR)$(PREFIX)/include/quasim.h
+	install -D -m 0644 bin/libquasim.a $(DESTDIR)$(PREFIX)/lib/libquasim.a
+
 uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/include/quasim.h $(DESTDIR)$(PREFIX)/lib/libquasim.a
 	rm -f $(DESTDIR)$(PREFIX)/bin/quasimd $(DESTDIR)$(PREFIX)/bin/quasimctl $(DESTDIR)/etc/systemd/system/quasimd.service

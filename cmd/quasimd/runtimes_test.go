@@ -84,3 +84,45 @@ func TestGoRuntime(t *testing.T) {
 	}
 	t.Logf("daemon stopped: defaults in %s (%s)", took, res.Reason)
 }
+
+// cc compiles the C client with one of its programs, strictly, into dir.
+func cc(t *testing.T, dir, prog string, extra ...string) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not found: the C client is not tested here")
+	}
+	src := filepath.Join("..", "..", "runtime", "c")
+	bin := filepath.Join(dir, strings.TrimSuffix(prog, ".c"))
+	args := append([]string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-o", bin,
+		filepath.Join(src, prog), filepath.Join(src, "quasim.c")}, extra...)
+	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return bin
+}
+
+// The C client, built with gcc, against the real daemon.
+func TestCClient(t *testing.T) {
+	bin := cc(t, t.TempDir(), "test_quasim.c")
+	d := startServed(t)
+	out, err := exec.Command(bin, d.socket).CombinedOutput()
+	if err != nil {
+		t.Fatalf("test_quasim: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
+
+// The C client's JSON parser on fixed cases and 100,000 mutated answers,
+// under the address and undefined-behaviour sanitizers.
+func TestCParserFuzz(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	bin := cc(t, t.TempDir(), "fuzz_json.c", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all")
+	out, err := exec.Command(bin, "100000").CombinedOutput()
+	if err != nil {
+		t.Fatalf("fuzz_json: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}

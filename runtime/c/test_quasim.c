@@ -1,0 +1,103 @@
+/* test_quasim: the C client against a running quasimd that serves a
+ * certified config of kernel "reduce" at problem 65536.
+ * usage: test_quasim SOCKET */
+#define _POSIX_C_SOURCE 200809L
+#include "quasim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int failed;
+
+#define CHECK(cond, ...)                                                     \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                        \
+			fprintf(stderr, "\n");                               \
+			failed = 1;                                          \
+		}                                                            \
+	} while (0)
+
+static double ms_since(struct timespec t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0.tv_sec) * 1e3 + (t.tv_nsec - t0.tv_nsec) / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s SOCKET\n", argv[0]);
+		return 2;
+	}
+	quasim_param defaults[] = {{"block", "1024"}};
+	quasim_result r;
+	quasim_client *q = quasim_open(argv[1], 2000, 60000);
+	CHECK(q != NULL, "quasim_open");
+
+	int rc = quasim_lookup(q, "reduce", "65536", defaults, 1, &r);
+	CHECK(rc == 0, "lookup rc %d: %s", rc, r.reason);
+	CHECK(!strcmp(r.match, "exact"), "match %s", r.match);
+	CHECK(r.certificate[0], "no certificate");
+	CHECK(r.key[0] && r.etag[0], "key %s etag %s", r.key, r.etag);
+	CHECK(r.n == 4, "%d params", r.n);
+	printf("served %s (certificate %s):", r.key, r.certificate);
+	for (int i = 0; i < r.n; i++)
+		printf(" %s=%s", r.params[i].name, r.params[i].value);
+	printf("\n");
+
+	/* The key is the values joined by commas, in the spec's parameter
+	 * order; the config object's names come sorted. */
+	for (int i = 0; i < r.n; i++) {
+		char key[512], *tok, *save = NULL;
+		int found = 0;
+		strcpy(key, r.key);
+		for (tok = strtok_r(key, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			found |= !strcmp(tok, r.params[i].value);
+		CHECK(found, "value %s=%s not in key %s", r.params[i].name, r.params[i].value, r.key);
+	}
+
+	/* Cached: no round trip. */
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	quasim_result c;
+	rc = quasim_lookup(q, "reduce", "65536", defaults, 1, &c);
+	CHECK(rc == 0 && !strcmp(c.key, r.key), "cached lookup rc %d key %s", rc, c.key);
+	CHECK(ms_since(t0) < 1.0, "cached lookup took %.3f ms", ms_since(t0));
+
+	/* Unchanged since: 304. */
+	quasim_result nm;
+	rc = quasim_fetch(q, "reduce", "65536", r.etag, 0, &nm);
+	CHECK(rc == 1, "fetch with the ETag: rc %d (%s)", rc, nm.reason);
+
+	/* Nearest tuned problem. */
+	rc = quasim_lookup(q, "reduce", "70000", defaults, 1, &r);
+	CHECK(rc == 0 && !strcmp(r.match, "nearest") && !strcmp(r.from_problem, "65536"),
+	      "nearest: rc %d match %s from %s", rc, r.match, r.from_problem);
+
+	/* Unknown kernel: the defaults and why. */
+	rc = quasim_lookup(q, "no-such-kernel", "1", defaults, 1, &r);
+	CHECK(rc == -1 && r.n == 1 && !strcmp(quasim_get(&r, "block"), "1024") && strstr(r.reason, "no-such-kernel"),
+	      "unknown kernel: rc %d n %d reason %s", rc, r.n, r.reason);
+	quasim_close(q);
+
+	/* No daemon: the defaults within the timeout. */
+	q = quasim_open("/nonexistent/quasimd.sock", 20, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = quasim_lookup(q, "reduce", "65536", defaults, 1, &r);
+	double took = ms_since(t0);
+	CHECK(rc == -1 && !strcmp(quasim_get(&r, "block"), "1024") && strstr(r.reason, "unavailable"),
+	      "no daemon: rc %d reason %s", rc, r.reason);
+	CHECK(took < 50, "no daemon: took %.3f ms", took);
+	printf("no daemon: defaults in %.3f ms (%s)\n", took, r.reason);
+	quasim_close(q);
+
+	if (failed)
+		return 1;
+	printf("ok\n");
+	return 0;
+}
