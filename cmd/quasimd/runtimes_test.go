@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -125,4 +126,49 @@ func TestCParserFuzz(t *testing.T) {
 		t.Fatalf("fuzz_json: %v\n%s", err, out)
 	}
 	t.Logf("%s", out)
+}
+
+// BenchmarkCClient runs bench_quasim against the real daemon: the C
+// client's round trip and cached lookup beside the floor of the same
+// exchange with a bare Unix-socket echo server, measured in the same run.
+// Run it with -benchtime 1x; it reports p50 in microseconds.
+//
+//	go test ./cmd/quasimd -run '^$' -bench CClient -benchtime 1x
+func BenchmarkCClient(b *testing.B) {
+	dir := b.TempDir()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		b.Skip("gcc not found")
+	}
+	src := filepath.Join("..", "..", "runtime", "c")
+	bin := filepath.Join(dir, "bench_quasim")
+	if out, err := exec.Command(gcc, "-std=c99", "-O2", "-o", bin, filepath.Join(src, "bench_quasim.c"), filepath.Join(src, "quasim.c")).CombinedOutput(); err != nil {
+		b.Fatalf("gcc: %v\n%s", err, out)
+	}
+	d := start(b, newDir(b, map[string]string{"reduce.yaml": reduceSpec}))
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		out, _, code := d.ctl("config", "reduce", "--problem", "65536", "--json")
+		if code == 0 && strings.Contains(out, `"match": "exact"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("no served config within 60s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for b.Loop() {
+		out, err := exec.Command(bin, d.socket, "reduce", "65536", "2000").CombinedOutput()
+		if err != nil {
+			b.Fatalf("bench_quasim: %v\n%s", err, out)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			var what string
+			var p50, p99 float64
+			if n, _ := fmt.Sscanf(line, "%s p50 %f us p99 %f us", &what, &p50, &p99); n == 3 {
+				b.ReportMetric(p50, what+"_p50_us")
+				b.ReportMetric(p99, what+"_p99_us")
+			}
+		}
+		b.Logf("%s", out)
+	}
 }
