@@ -30,11 +30,22 @@ type job struct {
 	live    store.Cycle // the running cycle as of its last generation
 }
 
-// kernel is a loaded spec and its jobs.
+// kernel is a loaded spec and its jobs. A kernel is not changed once
+// published in scheduler.kernels: a job added by a miss publishes a copy.
 type kernel struct {
 	spec *spec.Spec
 	jobs []*job
+
+	lastMiss time.Time // when a miss last added a job
+	missJobs int       // jobs added by misses
 }
+
+// tune_on_miss limits: a kernel gains at most one job per missInterval and
+// maxMissJobs in all, whatever runtimes ask for.
+const (
+	missInterval = 10 * time.Second
+	maxMissJobs  = 32
+)
 
 type runRequest struct {
 	trigger string
@@ -97,12 +108,86 @@ func (s *scheduler) load() (map[string]*kernel, []string) {
 			key := store.JobKey{Kernel: sp.Name, SpecHash: sp.Hash, Problem: j.Problem.String(), Device: device}
 			k.jobs = append(k.jobs, &job{key: key, kern: k, spec: j})
 		}
+		if sp.TuneOnMiss {
+			s.loadMissJobs(k)
+		}
 		if err := s.st.PutSpec(store.Spec{Name: sp.Name, Hash: sp.Hash, Source: sp.Source, Raw: sp.Raw, Loaded: s.clock()}); err != nil {
 			s.log.Error().Err(err).Str("kernel", sp.Name).Msg("store spec")
 		}
 		kernels[sp.Name] = k
 	}
 	return kernels, msgs
+}
+
+// loadMissJobs brings back the jobs earlier misses added to k: the stored
+// jobs of the same spec version and device at problems the spec does not
+// list.
+func (s *scheduler) loadMissJobs(k *kernel) {
+	keys, err := s.st.Jobs()
+	if err != nil {
+		s.log.Error().Err(err).Str("kernel", k.spec.Name).Msg("list jobs for tune_on_miss")
+		return
+	}
+	for _, key := range keys {
+		if key.Kernel != k.spec.Name || key.SpecHash != k.spec.Hash || len(k.jobs) == 0 || key.Device != k.jobs[0].key.Device ||
+			slices.ContainsFunc(k.jobs, func(j *job) bool { return j.key == key }) || k.missJobs >= maxMissJobs {
+			continue
+		}
+		dims, err := parseProblem(key.Problem)
+		if err != nil {
+			continue
+		}
+		sj, err := k.spec.JobFor(dims)
+		if err != nil || sj.Evaluator == nil || sj.Evaluator.Device() != key.Device {
+			continue
+		}
+		k.jobs = append(k.jobs, &job{key: key, kern: k, spec: sj})
+		k.missJobs++
+	}
+}
+
+// miss adds a job for a problem a runtime asked for and no job tunes, on
+// the kernel's device class, and starts its first cycle, when the kernel's
+// spec says tune_on_miss. Misses of one problem make one job; new jobs are
+// rate-limited per kernel. It reports whether it added one.
+func (s *scheduler) miss(name string, dims []int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := s.kernels[name]
+	if k == nil || !k.spec.TuneOnMiss || len(k.jobs) == 0 || s.ctx == nil || s.ctx.Err() != nil {
+		return false
+	}
+	problem := evaluate.Problem{Dims: dims}.String()
+	device := k.jobs[0].key.Device
+	key := store.JobKey{Kernel: name, SpecHash: k.spec.Hash, Problem: problem, Device: device}
+	if _, ok := s.jobs[key.String()]; ok {
+		return false
+	}
+	now := s.clock()
+	if k.missJobs >= maxMissJobs || now.Sub(k.lastMiss) < missInterval {
+		return false
+	}
+	sj, err := k.spec.JobFor(dims)
+	if err == nil && (sj.Evaluator == nil || sj.Evaluator.Device() != device) {
+		err = errors.New("not on the kernel's device class")
+	}
+	nk := &kernel{spec: k.spec, jobs: slices.Clone(k.jobs), lastMiss: now, missJobs: k.missJobs}
+	s.kernels[name] = nk
+	if err != nil {
+		s.log.Warn().Err(err).Str("kernel", name).Str("problem", problem).Msg("tune_on_miss: cannot tune this problem")
+		return false
+	}
+	j := &job{key: key, kern: nk, spec: sj}
+	nk.jobs = append(nk.jobs, j)
+	nk.missJobs++
+	s.jobs[key.String()] = j
+	if entry, err := s.cron.AddFunc(k.spec.Schedule, func() { s.trigger(key.String(), runRequest{trigger: "cron"}) }); err == nil {
+		j.entry = entry
+	}
+	s.log.Info().Str("job_id", key.String()).Msg("tune_on_miss: new job for a problem a runtime asked for")
+	s.startLocked(j, runRequest{trigger: "miss"})
+	s.epoch.Add(1)
+	return true
 }
 
 // apply replaces the loaded kernels: jobs that disappeared (or whose spec

@@ -348,6 +348,11 @@ func (s *server) getConfig(r *http.Request) (any, error) {
 			nearest, nearSv, nearD = j, sv, d
 		}
 	}
+	// No exact answer: a spec with tune_on_miss gets a job for this
+	// problem (once, rate-limited), so a later lookup is exact.
+	if k.spec.TuneOnMiss && device == k.jobs[0].key.Device {
+		s.sched.miss(name, dims)
+	}
 	if nearest != nil {
 		c, err := s.answer(nearest, nearSv, api.MatchNearest, problem)
 		if err != nil {

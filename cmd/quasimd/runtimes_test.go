@@ -172,3 +172,77 @@ func BenchmarkCClient(b *testing.B) {
 		b.Logf("%s", out)
 	}
 }
+
+// A lookup for an untuned problem is answered from the nearest tuned one;
+// with tune_on_miss it also queues a job for that problem, so a later
+// lookup is exact, and the job survives a restart.
+func TestTuneOnMiss(t *testing.T) {
+	dir := newDir(t, map[string]string{"reduce.yaml": reduceSpec + "tune_on_miss: true\n"})
+	d := start(t, dir)
+	waitServed(t, d, "65536")
+	var near api.Config
+	d.ctlJSON(&near, "config", "reduce", "--problem", "100000")
+	if near.Match != api.MatchNearest || near.From != "65536" {
+		t.Fatalf("untuned problem: %+v, want nearest from 65536", near)
+	}
+	cfg := waitServed(t, d, "100000")
+	if cfg.Match != api.MatchExact || cfg.Certificate == "" {
+		t.Fatalf("after the miss: %+v, want an exact, certified answer", cfg)
+	}
+	var cycles api.Cycles
+	d.ctlJSON(&cycles, "cycles", "reduce")
+	found := false
+	for _, c := range cycles.Cycles {
+		found = found || (c.Problem == "100000" && c.Trigger == "miss")
+	}
+	if !found {
+		t.Errorf("no cycle triggered by the miss: %+v", cycles.Cycles)
+	}
+	// A second miss within the rate limit adds nothing.
+	d.ctlJSON(&near, "config", "reduce", "--problem", "300000")
+	var ks []api.Kernel
+	d.ctlJSON(&ks, "kernels")
+	if n := countProblems(ks, "reduce"); n != 2 {
+		t.Errorf("reduce has %d problems after a rate-limited second miss, want 2", n)
+	}
+	// Restart: the missed problem is still tuned and served.
+	d.stop()
+	d = start(t, dir)
+	d.ctlJSON(&ks, "kernels")
+	if n := countProblems(ks, "reduce"); n != 2 {
+		t.Errorf("reduce has %d problems after a restart, want 2", n)
+	}
+	d.ctlJSON(&cfg, "config", "reduce", "--problem", "100000")
+	if cfg.Match != api.MatchExact {
+		t.Errorf("after a restart: %+v, want exact", cfg)
+	}
+}
+
+func countProblems(ks []api.Kernel, name string) int {
+	for _, k := range ks {
+		if k.Name == name {
+			return len(k.Jobs)
+		}
+	}
+	return 0
+}
+
+// waitServed waits until reduce at problem has an exact, certified answer.
+func waitServed(t *testing.T, d *proc, problem string) api.Config {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var cfg api.Config
+		out, _, code := d.ctl("config", "reduce", "--problem", problem, "--json")
+		if code == 0 && strings.Contains(out, `"match": "exact"`) {
+			d.ctlJSON(&cfg, "config", "reduce", "--problem", problem)
+			if cfg.Certificate != "" {
+				return cfg
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no certified config of reduce at %s within 60s:\n%s", problem, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -28,7 +28,7 @@
 //	verify: {tolerance: rel, value: 1e-5, repeats: 3, nondeterministic: reject}
 //	                             # tolerance abs|rel|ulp, value >= 0, repeats >= 0,
 //	                             # nondeterministic reject|certify; used by certification
-//	tune_on_miss: false          # stored for runtimes' misses; default false
+//	tune_on_miss: false          # a lookup of an untuned problem adds a job for it (default false)
 //
 // An unknown key at the top level or inside budget or verify is an error, as
 // is a key given twice; null is the same as leaving a key out. A FAIR T1 file

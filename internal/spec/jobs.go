@@ -51,11 +51,33 @@ func (s *Spec) Jobs() ([]Job, error) {
 	if s.T1 != nil {
 		return s.t1Jobs()
 	}
+	return s.jobsFor(s.Problems)
+}
+
+// JobFor builds the job of a problem the spec does not list, such as one a
+// runtime asked for (tune_on_miss), with the spec's problem_dims names.
+func (s *Spec) JobFor(dims []int) (Job, error) {
+	if s.T1 != nil {
+		return Job{}, s.errf("problems", "a FAIR T1 spec tunes only its own problem")
+	}
+	if len(dims) == 0 {
+		return Job{}, s.errf("problems", "empty problem")
+	}
+	if s.ProblemDims != nil && len(s.ProblemDims) != len(dims) {
+		return Job{}, s.errf("problem_dims", "%d names for problem %s", len(s.ProblemDims), dimsString(dims))
+	}
+	jobs, err := s.jobsFor([]evaluate.Problem{newProblem(dims, s.ProblemDims)})
+	if err != nil {
+		return Job{}, err
+	}
+	return jobs[0], nil
+}
+
+// jobsFor builds the evaluator and one job per problem; no problems means
+// the evaluator's own.
+func (s *Spec) jobsFor(problems []evaluate.Problem) ([]Job, error) {
 	kind, arg := splitEvaluator(s.Evaluator)
-	var (
-		ev       evaluate.Evaluator
-		problems = s.Problems
-	)
+	var ev evaluate.Evaluator
 	switch kind {
 	case "builtin":
 		k, err := builtin.New(arg, builtin.Options{})
