@@ -17,6 +17,7 @@ const (
 	RouteImport       = "POST /v1/kernels/{kernel}/import"
 	RouteKernelTrials = "GET /v1/kernels/{kernel}/trials"
 	RouteKernelTune   = "POST /v1/kernels/{kernel}/tune"
+	RouteObservations = "POST /v1/observations"
 	RouteReload       = "POST /v1/reload"
 	RouteStatus       = "GET /v1/status"
 )
@@ -115,6 +116,38 @@ type Status struct {
 	Running   []string  `json:"running"`     // jobs with a cycle in flight
 	Trials    int       `json:"trials"`      // stored trials, all jobs
 	SpecError []string  `json:"spec_errors"` // spec files that failed to load, with why
+	Stale     []Stale   `json:"stale"`       // jobs whose served config runtimes found drifting
+}
+
+// Stale is a job whose served config is suspect, and why; a re-tune is
+// queued.
+type Stale struct {
+	Job    string    `json:"job"`
+	Reason string    `json:"reason"`
+	Since  time.Time `json:"since"`
+}
+
+// Observation is what a runtime measured of a served config: POST
+// /v1/observations takes a batch of them.
+type Observation struct {
+	Kernel      string    `json:"kernel"`
+	Problem     string    `json:"problem"`
+	Device      string    `json:"device,omitempty"` // empty: the kernel's device class
+	Key         string    `json:"key"`              // the config that ran
+	LatenciesMS []float64 `json:"latencies_ms"`
+	Source      string    `json:"source,omitempty"` // who measured, for the record
+}
+
+// ObservationsRequest is the body of POST /v1/observations.
+type ObservationsRequest struct {
+	Observations []Observation `json:"observations"`
+}
+
+// ObservationsResponse says what was stored and which jobs were found
+// drifting (their served config is marked stale and a re-tune queued).
+type ObservationsResponse struct {
+	Stored int      `json:"stored"`
+	Drift  []string `json:"drift"`
 }
 
 // Kernel is one entry of GET /v1/kernels.
@@ -169,6 +202,7 @@ type Config struct {
 	Confidence  float64        `json:"confidence,omitempty"`
 	Trial       *Trial         `json:"trial,omitempty"` // the trial that backs it
 	PromotedAt  *time.Time     `json:"promoted_at,omitempty"`
+	Stale       string         `json:"stale,omitempty"` // why it is suspect, while a re-tune is queued
 }
 
 // Trial is one measured config.

@@ -196,6 +196,12 @@ func (c *Client) Import(ctx context.Context, kernel string, req api.ImportReques
 	return call[api.ImportResponse](ctx, c, http.MethodPost, p, nil, req)
 }
 
+// Observe reports what runtimes measured of served configs; quasimd marks
+// drifting ones stale and re-tunes them.
+func (c *Client) Observe(ctx context.Context, req api.ObservationsRequest) (api.ObservationsResponse, error) {
+	return call[api.ObservationsResponse](ctx, c, http.MethodPost, "/v1/observations", nil, req)
+}
+
 // Reload makes quasimd re-read its kernel specs and schedules.
 func (c *Client) Reload(ctx context.Context) (api.ReloadResponse, error) {
 	return call[api.ReloadResponse](ctx, c, http.MethodPost, "/v1/reload", nil, nil)

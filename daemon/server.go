@@ -149,6 +149,7 @@ func (s *server) routes() []route {
 		{api.RouteImport, true, s.postImport},
 		{api.RouteKernelTrials, false, s.getTrials},
 		{api.RouteKernelTune, true, s.postTune},
+		{api.RouteObservations, true, s.postObservations},
 		{api.RouteReload, true, s.postReload},
 		{api.RouteStatus, false, s.getStatus},
 	}
@@ -211,6 +212,7 @@ func (s *server) getStatus(*http.Request) (any, error) {
 		StateDir: s.stateDir, SpecDir: s.specDir, Kernels: len(ks),
 		Running: s.sched.runningJobs(), SpecError: errs,
 	}
+	st.Stale = []api.Stale{}
 	for _, k := range ks {
 		for _, j := range k.jobs {
 			st.Jobs++
@@ -219,6 +221,11 @@ func (s *server) getStatus(*http.Request) (any, error) {
 				return nil, err
 			}
 			st.Trials += n
+			if sv, ok, err := s.st.Served(j.key); err != nil {
+				return nil, err
+			} else if ok && sv.Stale != "" {
+				st.Stale = append(st.Stale, api.Stale{Job: j.key.String(), Reason: sv.Stale, Since: sv.StaleAt})
+			}
 		}
 	}
 	if st.Running == nil {
@@ -402,7 +409,7 @@ func (s *server) answer(j *job, sv store.Served, match api.Match, problem string
 	out := api.Config{
 		Kernel: j.key.Kernel, Problem: problem, Device: j.key.Device, Config: j.spec.Space.ConfigMap(c),
 		Key: sv.Key, Match: match, TimeMS: sv.TimeMS, Certificate: sv.Certificate, SpecHash: j.key.SpecHash,
-		PromotedAt: &at,
+		PromotedAt: &at, Stale: sv.Stale,
 	}
 	trials, err := s.st.Trials(j.key)
 	if err != nil {

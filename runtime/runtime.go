@@ -241,3 +241,19 @@ func (c *Client) touch(key string) {
 		c.store(key, &entry{res: e.res, etag: e.etag}, c.opt.TTL)
 	}
 }
+
+// Report sends latencies a launch of kernel at problem with config key
+// measured, in ms, so that quasimd can see drift from the certified
+// latency. It is a write: quasimd accepts it from root, its own user,
+// group quasim and its operators.
+func (c *Client) Report(ctx context.Context, kernel string, problem []int, key string, latenciesMS []float64) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*c.opt.Timeout)
+		defer cancel()
+	}
+	_, err := c.c.Observe(ctx, api.ObservationsRequest{Observations: []api.Observation{{
+		Kernel: kernel, Problem: problemString(problem), Device: c.opt.Device, Key: key, LatenciesMS: latenciesMS, Source: "runtime",
+	}}})
+	return err
+}

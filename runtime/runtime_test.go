@@ -95,6 +95,12 @@ func TestLookup(t *testing.T) {
 	if unknown.Match != "" || unknown.Config["block"] != 1024 || !strings.Contains(unknown.Reason, "nope") {
 		t.Errorf("Lookup(unknown kernel) = %+v, want the defaults and why", unknown)
 	}
+	if err := rt.Report(ctx, "reduce", []int{65536}, res.Key, []float64{0.01, 0.02}); err != nil {
+		t.Errorf("Report: %v", err)
+	}
+	if err := rt.Report(ctx, "reduce", []int{65536}, "not,a,key", []float64{1}); err == nil {
+		t.Error("Report of a key outside the space succeeded")
+	}
 	// Cached: the answer survives the daemon.
 	stop()
 	again := rt.Lookup(ctx, "reduce", []int{65536}, defaults)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/certs"
+	"github.com/quasim/quasim/client"
 	"github.com/quasim/quasim/runtime"
 )
 
@@ -230,19 +232,107 @@ func countProblems(ks []api.Kernel, name string) int {
 // waitServed waits until reduce at problem has an exact, certified answer.
 func waitServed(t *testing.T, d *proc, problem string) api.Config {
 	t.Helper()
+	return waitServedKernel(t, d, "reduce", problem)
+}
+
+// waitServedKernel waits until kernel at problem has an exact, certified
+// answer.
+func waitServedKernel(t *testing.T, d *proc, kernel, problem string) api.Config {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var cfg api.Config
-		out, _, code := d.ctl("config", "reduce", "--problem", problem, "--json")
+		out, _, code := d.ctl("config", kernel, "--problem", problem, "--json")
 		if code == 0 && strings.Contains(out, `"match": "exact"`) {
-			d.ctlJSON(&cfg, "config", "reduce", "--problem", problem)
+			d.ctlJSON(&cfg, "config", kernel, "--problem", problem)
 			if cfg.Certificate != "" {
 				return cfg
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no certified config of reduce at %s within 60s:\n%s", problem, out)
+			t.Fatalf("no certified config of %s at %s within 60s:\n%s", kernel, problem, out)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Runtimes report latencies twice the certified median: the served config
+// is marked stale (quasimctl status says why), a re-tune runs, and a newly
+// certified config is served afterwards.
+func TestDrift(t *testing.T) {
+	spec := strings.Replace(sgemmSpec, `["256,256,256", "128,128,128"]`, `["256,256,256"]`, 1)
+	d := start(t, newDir(t, map[string]string{"sgemm.yaml": spec}))
+	cfg := waitServedKernel(t, d, "sgemm", "256,256,256")
+	c := &client.Client{Socket: d.socket}
+	ctx := context.Background()
+	body, _, err := c.Cert(ctx, cfg.Certificate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := certs.Decode(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := 2 * cert.Latency.MedianMS
+	t.Logf("certified median %.4g ms, p95 %.4g ms; runtimes report %.4g ms", cert.Latency.MedianMS, cert.Latency.P95MS, slow)
+	if slow <= cert.Latency.P95MS {
+		t.Fatalf("the certified p95 %.4g ms is over twice the median %.4g ms: too noisy a measurement to test drift with", cert.Latency.P95MS, cert.Latency.MedianMS)
+	}
+	// A long cycle in flight, so the drift re-tune queues behind it and the
+	// stale mark can be seen.
+	if out, errs, code := d.ctl("tune", "sgemm", "--problem", "256,256,256", "--budget", "150"); code != 0 {
+		t.Fatalf("tune: %d %s %s", code, out, errs)
+	}
+	lat := make([]float64, 20)
+	for i := range lat {
+		lat[i] = slow
+	}
+	// Too few runs say nothing yet.
+	resp, err := c.Observe(ctx, api.ObservationsRequest{Observations: []api.Observation{{Kernel: "sgemm", Problem: "256,256,256", Key: cfg.Key, LatenciesMS: lat[:5], Source: "test"}}})
+	if err != nil || resp.Stored != 5 || len(resp.Drift) != 0 {
+		t.Fatalf("5 slow runs: %+v, %v; want stored, no drift", resp, err)
+	}
+	resp, err = c.Observe(ctx, api.ObservationsRequest{Observations: []api.Observation{{Kernel: "sgemm", Problem: "256,256,256", Key: cfg.Key, LatenciesMS: lat[5:], Source: "test"}}})
+	if err != nil || resp.Stored != 15 || len(resp.Drift) != 1 {
+		t.Fatalf("20 slow runs: %+v, %v; want drift", resp, err)
+	}
+	var st api.Status
+	d.ctlJSON(&st, "status")
+	if len(st.Stale) != 1 || !strings.Contains(st.Stale[0].Reason, "drift") {
+		t.Fatalf("status stale = %+v, want the drifting job", st.Stale)
+	}
+	out, _, _ := d.ctl("status")
+	if !strings.Contains(out, "drift: runtimes saw a median") {
+		t.Errorf("quasimctl status does not say why:\n%s", out)
+	}
+	// Bad input names the field and stores nothing.
+	if _, err := c.Observe(ctx, api.ObservationsRequest{Observations: []api.Observation{
+		{Kernel: "sgemm", Problem: "256,256,256", Key: cfg.Key, LatenciesMS: []float64{1}},
+		{Kernel: "sgemm", Problem: "256,256,256", Key: cfg.Key, LatenciesMS: []float64{-1}},
+	}}); err == nil || !strings.Contains(err.Error(), "observations[1].latencies_ms[0]") {
+		t.Errorf("negative latency: %v, want an error naming observations[1].latencies_ms[0]", err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var now api.Config
+		d.ctlJSON(&now, "config", "sgemm", "--problem", "256,256,256")
+		var cycles api.Cycles
+		d.ctlJSON(&cycles, "cycles", "sgemm")
+		retuned := false
+		for _, cy := range cycles.Cycles {
+			retuned = retuned || (cy.Trigger == "drift" && cy.State == "done")
+		}
+		if retuned && now.Stale == "" && now.Certificate != "" && now.Certificate != cfg.Certificate {
+			t.Logf("after the re-tune: %s (certificate %s), was %s", now.Key, now.Certificate, cfg.Key)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no re-tuned, re-certified config within 90s: %+v", now)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	d.ctlJSON(&st, "status")
+	if len(st.Stale) != 0 {
+		t.Errorf("still stale after the re-tune: %+v", st.Stale)
 	}
 }

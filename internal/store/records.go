@@ -57,6 +57,10 @@ type Served struct {
 	Cycle       int       `json:"cycle"`
 	PromotedAt  time.Time `json:"promoted_at"`
 	Certificate string    `json:"certificate,omitempty"`
+	// Stale says why the served config is suspect (drift seen by runtimes)
+	// and a re-tune is queued; empty when it is not. A promotion clears it.
+	Stale   string    `json:"stale,omitempty"`
+	StaleAt time.Time `json:"stale_at,omitzero"`
 }
 
 // CertMeta is what the store knows about a certificate besides its signed bytes.

@@ -928,3 +928,26 @@ func TestConcurrentWriters(t *testing.T) {
 		}
 	}
 }
+
+func TestAddObservationsKeepsNewest(t *testing.T) {
+	st := storetest.New(t)
+	job := store.JobKey{Kernel: "k", SpecHash: "h", Problem: "1", Device: "d"}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var obs []store.Observation
+	for i := range 30 {
+		obs = append(obs, store.Observation{At: t0.Add(time.Duration(i) * time.Second), LatencyMS: float64(i), Key: "a"})
+	}
+	if err := st.AddObservations(job, obs[:20], 25); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AddObservations(job, obs[20:], 25); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Observations(job, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 25 || got[0].LatencyMS != 5 || got[24].LatencyMS != 29 {
+		t.Fatalf("kept %d observations, %v .. %v; want the newest 25 (5..29)", len(got), got[0].LatencyMS, got[len(got)-1].LatencyMS)
+	}
+}

@@ -225,6 +225,28 @@ class Client:
             if callback is not None:
                 callback(res)
 
+    def observe(self, kernel, problem, key, latencies_ms, source="python"):
+        """Report latencies (ms) a launch with config key measured, so that
+        quasimd can see drift. Returns the daemon's answer: {"stored": n,
+        "drift": [jobs]}. Raises DaemonError or OSError."""
+        body = json.dumps({"observations": [{
+            "kernel": kernel, "problem": _problem(problem), "device": self.device or "",
+            "key": key, "latencies_ms": list(latencies_ms), "source": source}]})
+        conn = _UnixConnection(self.socket_path, max(self.timeout, 1.0))
+        try:
+            conn.request("POST", "/v1/observations", body=body, headers={"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            data = resp.read()
+        finally:
+            conn.close()
+        if resp.status != 200:
+            try:
+                e = json.loads(data)
+                raise DaemonError(resp.status, e.get("code", ""), e.get("error", ""))
+            except ValueError:
+                raise DaemonError(resp.status, "", data.decode("utf-8", "replace"))
+        return json.loads(data)
+
     def _store(self, key, entry):
         with self._lock:
             self._cache[key] = entry

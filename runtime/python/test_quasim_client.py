@@ -44,6 +44,15 @@ class AgainstDaemon(unittest.TestCase):
         self.assertEqual(res.match, "")
         self.assertIn("no-such-kernel", res.reason)
 
+    def test_observe(self):
+        rt = Client(SOCKET, timeout=2.0)
+        res = rt.lookup("reduce", [65536], DEFAULTS)
+        got = rt.observe("reduce", [65536], res.key, [0.001, 0.002])
+        self.assertEqual(got["stored"], 2)
+        with self.assertRaises(quasim_client.DaemonError) as cm:
+            rt.observe("reduce", [65536], res.key, [-1])
+        self.assertIn("latencies_ms[0]", str(cm.exception))
+
     def test_etag_not_modified(self):
         rt = Client(SOCKET, timeout=2.0)
         answer, tag = rt.config("reduce", [65536])

@@ -11,7 +11,7 @@ import (
 func newStatusCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
-		Short: "Show the daemon's version, uptime, directories and counts",
+		Short: "Show the daemon's version, uptime, directories, counts and stale jobs",
 		Args:  exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := g.client(cmd).Status(cmd.Context())
@@ -37,6 +37,10 @@ func newStatusCommand(g *globalOptions) *cobra.Command {
 			kv("running", strconv.Itoa(len(st.Running)))
 			for _, j := range st.Running {
 				fmt.Fprintf(w, "  %s\n", j)
+			}
+			kv("stale", strconv.Itoa(len(st.Stale)))
+			for _, sj := range st.Stale {
+				fmt.Fprintf(w, "  %s since %s: %s\n", sj.Job, fmtTime(sj.Since), sj.Reason)
 			}
 			kv("spec errors", strconv.Itoa(len(st.SpecError)))
 			for _, e := range st.SpecError {
