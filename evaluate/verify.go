@@ -122,6 +122,9 @@ type ParityResult struct {
 	Value     float64
 	Worst     string // case and element index of the worst error (relative to what the tolerance allows), or what failed
 	Passed    bool
+	// Reference says what the output was compared with; empty means a
+	// float64 reference implementation.
+	Reference string
 }
 
 // DeterminismResult says whether repeated runs on the same input gave

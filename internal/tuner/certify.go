@@ -1,6 +1,7 @@
 package tuner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -178,7 +179,7 @@ func (t *Tuner) verify(ctx context.Context, job Job, tr store.Trial) (*certs.Cer
 	cert.Checks = []certs.Check{
 		{
 			Name: "parity", Passed: p.Passed,
-			Inputs: map[string]any{"cases": p.Cases, "tolerance_kind": p.Tolerance, "reference": "float64 reference implementation"},
+			Inputs: map[string]any{"cases": p.Cases, "tolerance_kind": p.Tolerance, "reference": cmp.Or(p.Reference, "float64 reference implementation")},
 			Results: map[string]any{
 				"max_abs_err": p.MaxAbsErr, "max_rel_err": p.MaxRelErr, "max_ulp": p.MaxULP,
 				"tolerance": p.Value, "tolerance_kind": p.Tolerance, "worst": p.Worst,

@@ -1,0 +1,507 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/genome"
+)
+
+// Options configures a Harness. Zero values take the defaults.
+type Options struct {
+	// Command is the harness and its arguments; no shell is involved.
+	Command []string
+	// Dir is the harness's working directory (default: quasimd's).
+	Dir string
+	// Env is added to quasimd's environment for the harness.
+	Env []string
+	// Timeout bounds each run request (default 60s).
+	Timeout time.Duration
+	// HelloTimeout bounds the wait for the hello line (default 10s).
+	HelloTimeout time.Duration
+	// Repetitions asked per measurement (default 7).
+	Repetitions int
+	// Stderr receives the harness's stderr (default: discarded).
+	Stderr io.Writer
+}
+
+// Protocol is the version of docs/harness-protocol.md this package speaks.
+const Protocol = 1
+
+// maxLine bounds one line from the harness.
+const maxLine = 1 << 20
+
+// Param is a parameter as a harness declares it.
+type Param struct {
+	Name    string `json:"name"`
+	Values  []any  `json:"values"`
+	Default any    `json:"default,omitempty"`
+}
+
+// Hello is the harness's first line.
+type Hello struct {
+	Type        string   `json:"type"`
+	Protocol    int      `json:"protocol"`
+	Name        string   `json:"name"`
+	Version     string   `json:"version"`
+	Device      string   `json:"device,omitempty"`
+	Params      []Param  `json:"params"`
+	Constraints []string `json:"constraints,omitempty"`
+}
+
+type runRequest struct {
+	Type        string         `json:"type"`
+	ID          int            `json:"id"`
+	Config      map[string]any `json:"config"`
+	Problem     []int          `json:"problem"`
+	Repetitions int            `json:"repetitions"`
+	Verify      bool           `json:"verify"`
+}
+
+// Result is the harness's answer to a run.
+type Result struct {
+	Type       string    `json:"type"`
+	ID         int       `json:"id"`
+	TimesMS    []float64 `json:"times_ms,omitempty"`
+	EnergyJ    float64   `json:"energy_j,omitempty"`
+	Checksum   *float64  `json:"checksum,omitempty"`
+	Output     string    `json:"output,omitempty"`
+	ErrorClass string    `json:"error_class,omitempty"`
+	Error      string    `json:"error,omitempty"`
+}
+
+// Harness is an evaluate.Evaluator and evaluate.Verifier backed by a child
+// process. It is safe for concurrent use; runs are sequential.
+type Harness struct {
+	opt   Options
+	hello Hello
+	base  []genome.Param
+
+	mu     sync.Mutex
+	p      *proc
+	nextID int
+	refs   map[string]float64 // problem -> checksum of the default config
+	closed bool
+}
+
+// proc is one running harness process.
+type proc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan line
+	stderr *tail
+	done   chan struct{} // closed when the process has been waited for
+	err    error         // its exit, once done
+}
+
+type line struct {
+	b   []byte
+	err error
+}
+
+// tail keeps the last bytes written to it, and copies them on.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+	to  io.Writer
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2048 {
+		t.buf = t.buf[len(t.buf)-2048:]
+	}
+	t.mu.Unlock()
+	if t.to != nil {
+		t.to.Write(p)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}
+
+// Start runs the harness and reads its hello line.
+func Start(opt Options) (*Harness, error) {
+	if len(opt.Command) == 0 || opt.Command[0] == "" {
+		return nil, errors.New("exec harness: no command")
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = 60 * time.Second
+	}
+	if opt.HelloTimeout <= 0 {
+		opt.HelloTimeout = 10 * time.Second
+	}
+	if opt.Repetitions <= 0 {
+		opt.Repetitions = 7
+	}
+	h := &Harness{opt: opt, refs: map[string]float64{}}
+	p, hello, err := h.spawn()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkHello(hello); err != nil {
+		p.kill()
+		return nil, fmt.Errorf("exec harness %s: hello: %w", opt.Command[0], err)
+	}
+	base, err := params(hello)
+	if err != nil {
+		p.kill()
+		return nil, fmt.Errorf("exec harness %s: hello: %w", opt.Command[0], err)
+	}
+	h.p, h.hello, h.base = p, hello, base
+	return h, nil
+}
+
+// Hello returns what the harness said of itself.
+func (h *Harness) Hello() Hello { return h.hello }
+
+func checkHello(m Hello) error {
+	switch {
+	case m.Type != "hello":
+		return fmt.Errorf("type %q, want hello", m.Type)
+	case m.Protocol != Protocol:
+		return fmt.Errorf("protocol %d, this quasimd speaks %d", m.Protocol, Protocol)
+	case m.Name == "":
+		return errors.New("no name")
+	case len(m.Params) == 0:
+		return errors.New("no params")
+	}
+	return nil
+}
+
+// params turns the declared parameters into genome parameters.
+func params(m Hello) ([]genome.Param, error) {
+	out := make([]genome.Param, len(m.Params))
+	for i, p := range m.Params {
+		if !genome.IsName(p.Name) {
+			return nil, fmt.Errorf("params[%d].name %q is not a name", i, p.Name)
+		}
+		if len(p.Values) == 0 {
+			return nil, fmt.Errorf("params[%d] (%s): no values", i, p.Name)
+		}
+		gp := genome.Param{Name: p.Name}
+		for j, v := range p.Values {
+			gv, err := genome.ValueOf(v)
+			if err != nil {
+				return nil, fmt.Errorf("params[%d].values[%d]: %w", i, j, err)
+			}
+			if j == 0 {
+				gp.Kind = gv.Kind
+			}
+			gp.Values = append(gp.Values, gv)
+		}
+		if p.Default != nil {
+			dv, err := genome.ValueOf(p.Default)
+			if err != nil {
+				return nil, fmt.Errorf("params[%d].default: %w", i, err)
+			}
+			k := slices.IndexFunc(gp.Values, func(v genome.Value) bool { return v.String() == dv.String() })
+			if k < 0 {
+				return nil, fmt.Errorf("params[%d].default %v is not among its values", i, p.Default)
+			}
+			gp.Default = k
+		}
+		out[i] = gp
+	}
+	return out, nil
+}
+
+// spawn starts a harness process and reads its hello.
+func (h *Harness) spawn() (*proc, Hello, error) {
+	name := h.opt.Command[0]
+	cmd := exec.Command(name, h.opt.Command[1:]...)
+	cmd.Dir = h.opt.Dir
+	if len(h.opt.Env) > 0 {
+		cmd.Env = append(cmd.Environ(), h.opt.Env...)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := &proc{cmd: cmd, lines: make(chan line, 1), stderr: &tail{to: h.opt.Stderr}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, Hello{}, fmt.Errorf("exec harness %s: %w", name, err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, Hello{}, fmt.Errorf("exec harness %s: %w", name, err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, Hello{}, fmt.Errorf("exec harness %s: %w", name, err)
+	}
+	go func() {
+		r := bufio.NewReaderSize(stdout, 64<<10)
+		for {
+			b, err := readLine(r)
+			p.lines <- line{b, err}
+			if err != nil {
+				close(p.lines)
+				return
+			}
+		}
+	}()
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	select {
+	case l, ok := <-p.lines:
+		if !ok || l.err != nil {
+			p.kill()
+			return nil, Hello{}, fmt.Errorf("exec harness %s: exited before its hello: %s", name, p.exitNote())
+		}
+		var m Hello
+		if err := json.Unmarshal(l.b, &m); err != nil {
+			p.kill()
+			return nil, Hello{}, fmt.Errorf("exec harness %s: hello %q: %w", name, clip(l.b), err)
+		}
+		return p, m, nil
+	case <-time.After(h.opt.HelloTimeout):
+		p.kill()
+		return nil, Hello{}, fmt.Errorf("exec harness %s: no hello within %s", name, h.opt.HelloTimeout)
+	}
+}
+
+// readLine reads one line, without its newline, of at most maxLine bytes.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var b []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		b = append(b, chunk...)
+		if len(b) > maxLine {
+			return nil, fmt.Errorf("line over %d bytes", maxLine)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			if len(b) > 0 && err == io.EOF {
+				return bytes.TrimRight(b, "\r\n"), nil
+			}
+			return nil, err
+		}
+		return bytes.TrimRight(b, "\r\n"), nil
+	}
+}
+
+func clip(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "..."
+	}
+	return string(b)
+}
+
+// kill ends the process group and waits for the process.
+func (p *proc) kill() {
+	if p.cmd.Process != nil {
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	p.stdin.Close()
+	<-p.done
+}
+
+// exitNote describes how the process ended, with its stderr's tail.
+func (p *proc) exitNote() string {
+	select {
+	case <-p.done:
+	case <-time.After(2 * time.Second):
+	}
+	note := "still running"
+	select {
+	case <-p.done:
+		note = "exited"
+		if p.err != nil {
+			note = p.err.Error()
+		}
+	default:
+	}
+	if s := p.stderr.String(); s != "" {
+		note += "; stderr: " + s
+	}
+	return note
+}
+
+// Device implements evaluate.Evaluator.
+func (h *Harness) Device() string {
+	if h.hello.Device != "" {
+		return h.hello.Device
+	}
+	return "exec/" + h.hello.Name
+}
+
+// Space implements evaluate.Evaluator: the declared parameters and
+// constraints, with the problem's named dims as variables.
+func (h *Harness) Space(p evaluate.Problem) (*genome.Space, error) {
+	vars := map[string]genome.Value{}
+	if len(p.Names) == len(p.Dims) {
+		for i, n := range p.Names {
+			vars[n] = genome.Int(int64(p.Dims[i]))
+		}
+	}
+	sp, err := genome.NewSpace(slices.Clone(h.base), genome.SpaceOptions{Constraints: h.hello.Constraints, Vars: vars})
+	if err != nil {
+		return nil, fmt.Errorf("exec harness %s: %w", h.hello.Name, err)
+	}
+	return sp, nil
+}
+
+// Evaluate implements evaluate.Evaluator.
+func (h *Harness) Evaluate(ctx context.Context, c genome.Config, p evaluate.Problem) (evaluate.Trial, error) {
+	sp, err := h.Space(p)
+	if err != nil {
+		return evaluate.Trial{}, err
+	}
+	if !sp.InRange(c) {
+		return evaluate.Trial{}, fmt.Errorf("exec harness %s: %w: %v", h.hello.Name, evaluate.ErrNotInSpace, []int(c))
+	}
+	start := time.Now()
+	tr := evaluate.Trial{Key: sp.Key(c), Device: h.Device(), At: start}
+	if err := sp.Check(c); err != nil {
+		tr.Status, tr.Error = evaluate.StatusConstraints, err.Error()
+		return tr, nil
+	}
+	res, status, note, err := h.run(ctx, sp.ConfigMap(c), p, h.opt.Repetitions, false)
+	tr.Cost = time.Since(start).Seconds()
+	if err != nil {
+		return tr, err
+	}
+	if status != evaluate.StatusOK {
+		tr.Status, tr.Error = status, note
+		return tr, nil
+	}
+	tr.Status, tr.Times = evaluate.StatusOK, res.TimesMS
+	tr.Time = median(res.TimesMS)
+	return tr, nil
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// run sends one request and classifies what came back. A fault of the
+// harness is a status and a note; the error is for a cancelled ctx or a
+// harness that cannot be started.
+func (h *Harness) run(ctx context.Context, cfg map[string]any, pr evaluate.Problem, reps int, verify bool) (Result, evaluate.Status, string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return Result{}, "", "", errors.New("exec harness: closed")
+	}
+	if h.p == nil {
+		p, hello, err := h.spawn()
+		if err != nil {
+			return Result{}, evaluate.StatusRuntime, "restart failed: " + err.Error(), nil
+		}
+		if err := checkHello(hello); err != nil || !sameParams(hello, h.hello) {
+			p.kill()
+			return Result{}, evaluate.StatusRuntime, "the restarted harness declared other parameters", nil
+		}
+		h.p = p
+	}
+	h.nextID++
+	id := h.nextID
+	req, err := json.Marshal(runRequest{Type: "run", ID: id, Config: cfg, Problem: pr.Dims, Repetitions: reps, Verify: verify})
+	if err != nil {
+		return Result{}, "", "", err
+	}
+	p := h.p
+	if _, err := p.stdin.Write(append(req, '\n')); err != nil {
+		h.p = nil
+		note := "harness gone before the request: " + p.exitNote()
+		p.kill()
+		return Result{}, evaluate.StatusRuntime, note, nil
+	}
+	timer := time.NewTimer(h.opt.Timeout)
+	defer timer.Stop()
+	select {
+	case l, ok := <-p.lines:
+		if !ok || l.err != nil {
+			h.p = nil
+			note := "harness exited during the run: " + p.exitNote()
+			p.kill()
+			return Result{}, evaluate.StatusRuntime, note, nil
+		}
+		var res Result
+		if err := json.Unmarshal(l.b, &res); err != nil || res.Type != "result" || res.ID != id {
+			h.p = nil
+			p.kill()
+			return Result{}, evaluate.StatusRuntime, fmt.Sprintf("harness printed %q, not the result of run %d; restarted", clip(l.b), id), nil
+		}
+		if res.ErrorClass != "" {
+			st, err := evaluate.ParseStatus(res.ErrorClass)
+			if err != nil || st == evaluate.StatusOK {
+				st = evaluate.StatusRuntime
+			}
+			return res, st, res.Error, nil
+		}
+		if len(res.TimesMS) == 0 {
+			return res, evaluate.StatusRuntime, "harness answered without times", nil
+		}
+		for _, t := range res.TimesMS {
+			if !(t > 0) || math.IsInf(t, 0) {
+				return res, evaluate.StatusRuntime, fmt.Sprintf("harness answered a time of %v ms", t), nil
+			}
+		}
+		if verify && (res.Checksum == nil || math.IsNaN(*res.Checksum) || math.IsInf(*res.Checksum, 0)) {
+			return res, evaluate.StatusRuntime, "harness answered a verify run without a finite checksum", nil
+		}
+		return res, evaluate.StatusOK, "", nil
+	case <-timer.C:
+		h.p = nil
+		p.kill()
+		return Result{}, evaluate.StatusTimeout, fmt.Sprintf("no answer within %s; harness restarted", h.opt.Timeout), nil
+	case <-ctx.Done():
+		h.p = nil
+		p.kill()
+		return Result{}, "", "", ctx.Err()
+	}
+}
+
+func sameParams(a, b Hello) bool {
+	x, _ := json.Marshal(a.Params)
+	y, _ := json.Marshal(b.Params)
+	return bytes.Equal(x, y) && slices.Equal(a.Constraints, b.Constraints)
+}
+
+// Close asks the harness to shut down and kills it after 2 s.
+func (h *Harness) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	p := h.p
+	h.p = nil
+	if p == nil {
+		return nil
+	}
+	p.stdin.Write([]byte(`{"type":"shutdown"}` + "\n"))
+	p.stdin.Close()
+	select {
+	case <-p.done:
+	case <-time.After(2 * time.Second):
+		p.kill()
+	}
+	return nil
+}

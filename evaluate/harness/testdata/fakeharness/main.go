@@ -1,0 +1,65 @@
+// fakeharness is an exec harness for tests: config mode picks how it
+// behaves (ok, crash, hang, garbage, fail, wrongsum), n the time it reports.
+// FAKE_HELLO=bad makes it say a bad hello, FAKE_HELLO=none say nothing.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+)
+
+func main() {
+	switch os.Getenv("FAKE_HELLO") {
+	case "bad":
+		fmt.Println(`{"type":"hello","protocol":99,"name":"fake","params":[]}`)
+		return
+	case "none":
+		time.Sleep(time.Hour)
+	}
+	fmt.Println(`{"type":"hello","protocol":1,"name":"fake","version":"1","params":[` +
+		`{"name":"mode","values":["ok","crash","hang","garbage","fail","wrongsum"],"default":"ok"},` +
+		`{"name":"n","values":[1,2,3,4],"default":2}],"constraints":["n <= 4"]}`)
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var req struct {
+			Type        string         `json:"type"`
+			ID          int            `json:"id"`
+			Config      map[string]any `json:"config"`
+			Repetitions int            `json:"repetitions"`
+			Verify      bool           `json:"verify"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			fmt.Fprintln(os.Stderr, "bad request:", err)
+			os.Exit(3)
+		}
+		if req.Type == "shutdown" {
+			return
+		}
+		n, _ := req.Config["n"].(float64)
+		sum := 42.0
+		switch req.Config["mode"] {
+		case "crash":
+			fmt.Fprintln(os.Stderr, "fake: crashing as asked")
+			os.Exit(7)
+		case "hang":
+			time.Sleep(time.Hour)
+		case "garbage":
+			fmt.Println("this is not JSON")
+			continue
+		case "fail":
+			fmt.Printf(`{"type":"result","id":%d,"error_class":"compile","error":"fake: does not compile"}`+"\n", req.ID)
+			continue
+		case "wrongsum":
+			sum = 43
+		}
+		times := make([]float64, max(1, req.Repetitions))
+		for i := range times {
+			times[i] = 1 + n/2 + float64(i%3)*0.01
+		}
+		b, _ := json.Marshal(map[string]any{"type": "result", "id": req.ID, "times_ms": times, "checksum": sum})
+		fmt.Println(string(b))
+	}
+}
