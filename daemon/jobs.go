@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"io"
 	"slices"
 	"sync"
 	"time"
@@ -93,6 +94,7 @@ func (s *scheduler) load() (map[string]*kernel, []string) {
 	}
 	kernels := map[string]*kernel{}
 	for _, sp := range specs {
+		sp.HarnessLog = s.log.With().Str("kernel", sp.Name).Str("from", "harness stderr").Logger()
 		jobs, err := sp.Jobs()
 		if err != nil {
 			s.log.Error().Err(err).Str("kernel", sp.Name).Msg("spec not loaded")
@@ -200,6 +202,13 @@ func (s *scheduler) apply(kernels map[string]*kernel, errs []string) {
 	if s.draining == nil {
 		s.draining = map[string]*job{}
 	}
+	// The evaluators just made, before kept jobs replace theirs.
+	var fresh []evaluate.Evaluator
+	for _, k := range kernels {
+		for _, j := range k.jobs {
+			fresh = append(fresh, j.spec.Evaluator)
+		}
+	}
 	next := map[string]*job{}
 	for _, k := range kernels {
 		for i, j := range k.jobs {
@@ -234,6 +243,7 @@ func (s *scheduler) apply(kernels map[string]*kernel, errs []string) {
 		}
 		s.log.Info().Str("job_id", id).Msg("job removed")
 	}
+	s.closeUnused(fresh, s.jobs, next)
 	s.kernels, s.jobs, s.specErrs = kernels, next, errs
 	s.epoch.Add(1)
 	for id, j := range next {
@@ -250,6 +260,32 @@ func (s *scheduler) apply(kernels map[string]*kernel, errs []string) {
 		if s.needsStart(j) {
 			s.startLocked(j, runRequest{trigger: "start"})
 		}
+	}
+}
+
+// closeUnused closes the evaluators (exec harnesses are processes) of the
+// freshly loaded kernels and of the old jobs that no job in next or
+// draining uses any more. Called with s.mu held.
+func (s *scheduler) closeUnused(fresh []evaluate.Evaluator, old, next map[string]*job) {
+	inUse := map[evaluate.Evaluator]bool{}
+	for _, j := range next {
+		inUse[j.spec.Evaluator] = true
+	}
+	for _, j := range s.draining {
+		inUse[j.spec.Evaluator] = true
+	}
+	closed := map[evaluate.Evaluator]bool{}
+	closeEv := func(ev evaluate.Evaluator) {
+		if c, ok := ev.(io.Closer); ok && ev != nil && !inUse[ev] && !closed[ev] {
+			closed[ev] = true
+			c.Close()
+		}
+	}
+	for _, ev := range fresh {
+		closeEv(ev)
+	}
+	for _, j := range old {
+		closeEv(j.spec.Evaluator)
 	}
 }
 
@@ -435,12 +471,24 @@ func (s *scheduler) stop(deadline time.Time) error {
 	s.mu.Unlock()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
+	var err error
 	select {
 	case <-done:
-		return nil
 	case <-time.After(time.Until(deadline)):
-		return errors.New("cycles still running at the shutdown deadline")
+		err = errors.New("cycles still running at the shutdown deadline")
 	}
+	s.mu.Lock()
+	all := map[string]*job{}
+	for id, j := range s.jobs {
+		all[id] = j
+	}
+	for id, j := range s.draining {
+		all[id] = j
+	}
+	s.jobs, s.draining = nil, nil
+	s.closeUnused(nil, all, nil)
+	s.mu.Unlock()
+	return err
 }
 
 // devices hands out one exclusive lock per device.

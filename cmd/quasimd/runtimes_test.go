@@ -336,3 +336,63 @@ func TestDrift(t *testing.T) {
 		t.Errorf("still stale after the re-tune: %+v", st.Stale)
 	}
 }
+
+// The example C harness, built with gcc, tuned through the exec protocol
+// by the real daemon: a certified config is served.
+func TestExecHarness(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not found: the C harness is not tested here")
+	}
+	bin := filepath.Join(t.TempDir(), "matmul_harness")
+	if out, err := exec.Command(gcc, "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-o", bin,
+		filepath.Join("..", "..", "examples", "harness-c", "matmul_harness.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	spec := "name: matmul\nevaluator: exec:" + bin + "\nproblems: [\"96\"]\nschedule: \"@every 1h\"\nbudget: {evals: 10}\ntimeout: 20s\n"
+	d := start(t, newDir(t, map[string]string{"matmul.yaml": spec}))
+	cfg := waitServedKernel(t, d, "matmul", "96")
+	if len(cfg.Config) != 4 || cfg.Certificate == "" {
+		t.Fatalf("served %+v", cfg)
+	}
+	out, _, code := d.ctl("certs", "show", cfg.Certificate)
+	if code != 0 || !strings.Contains(out, "checksum") {
+		t.Errorf("certs show: exit %d\n%s", code, out)
+	}
+	t.Logf("served %s (%.3f ms, certificate %s)", cfg.Key, cfg.TimeMS, cfg.Certificate)
+}
+
+// A harness that crashes on some configs, hangs on others and prints
+// garbage on others: the daemon runs on, those trials carry the right
+// statuses, and a config that works is served with a certificate.
+func TestExecHarnessFaults(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "fakeharness")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../evaluate/harness/testdata/fakeharness").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	spec := "name: fake\nevaluator: exec:" + bin + "\nproblems: [\"64\"]\nschedule: \"@every 1h\"\nbudget: {evals: 24}\ntimeout: 300ms\n"
+	d := start(t, newDir(t, map[string]string{"fake.yaml": spec}))
+	cfg := waitServedKernel(t, d, "fake", "64")
+	if !strings.HasPrefix(cfg.Key, "ok,") || cfg.Certificate == "" {
+		t.Errorf("served %+v, want an ok config, certified", cfg)
+	}
+	var trials api.Trials
+	d.ctlJSON(&trials, "trials", "fake")
+	want := map[string]string{"ok": "ok", "crash": "runtime", "hang": "timeout", "garbage": "runtime", "fail": "compile", "wrongsum": "ok"}
+	seen := map[string]bool{}
+	for _, tr := range trials.Trials {
+		mode, _, _ := strings.Cut(tr.Key, ",")
+		seen[mode] = true
+		if tr.Status != want[mode] {
+			t.Errorf("trial %s: status %s (%s), want %s", tr.Key, tr.Status, tr.Error, want[mode])
+		}
+	}
+	if len(seen) != len(want) || len(trials.Trials) != 24 {
+		t.Errorf("%d trials over modes %v, want all 24", len(trials.Trials), seen)
+	}
+	var st api.Status
+	d.ctlJSON(&st, "status")
+	if st.Kernels != 1 {
+		t.Errorf("status after the faults: %+v", st)
+	}
+}

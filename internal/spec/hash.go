@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/quasim/quasim/genome"
 )
@@ -28,6 +29,7 @@ type canonicalSpec struct {
 	Default     map[string]any   `json:"default,omitempty"`
 	Verify      *Verify          `json:"verify,omitempty"`
 	TuneOnMiss  bool             `json:"tune_on_miss,omitempty"`
+	Timeout     string           `json:"timeout,omitempty"`
 	T1          *canonicalT1     `json:"t1,omitempty"`
 }
 
@@ -92,6 +94,7 @@ func (s *Spec) canonical() []byte {
 		Schedule:    s.Schedule,
 		Budget:      s.Budget,
 		TuneOnMiss:  s.TuneOnMiss,
+		Timeout:     durationString(s.Timeout),
 	}
 	for _, p := range s.Problems {
 		c.Problems = append(c.Problems, p.Dims)
@@ -166,3 +169,10 @@ func hashBytes(b []byte) string {
 
 // Canonical returns the canonical JSON that Hash is computed over.
 func (s *Spec) Canonical() []byte { return s.canonical() }
+
+func durationString(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}

@@ -3,12 +3,14 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evaluate/builtin"
+	"github.com/quasim/quasim/evaluate/harness"
 	"github.com/quasim/quasim/evaluate/replay"
 	"github.com/quasim/quasim/genome"
 )
@@ -108,6 +110,19 @@ func (s *Spec) jobsFor(problems []evaluate.Problem) ([]Job, error) {
 					p.Name, rec.Name, dimsString(rec.Problem), evaluate.ErrUnknownProblem)
 			}
 		}
+	case "exec":
+		args := strings.Fields(arg)
+		if len(args) == 0 {
+			return nil, s.errf("evaluator", "%q: no command after exec:", s.Evaluator)
+		}
+		if len(problems) == 0 {
+			return nil, s.errf("problems", "an exec harness measures the problems the spec lists: none given")
+		}
+		h, err := harness.Start(harness.Options{Command: args, Timeout: s.Timeout, Stderr: s.HarnessLog})
+		if err != nil {
+			return nil, s.errf("evaluator", "%w", err)
+		}
+		ev = h
 	case "":
 		return nil, s.errf("evaluator", "none: the spec cannot be tuned")
 	default:
@@ -117,6 +132,9 @@ func (s *Spec) jobsFor(problems []evaluate.Problem) ([]Job, error) {
 	for i, p := range problems {
 		j, err := s.job(ev, p, fmt.Sprintf("problems[%d]", i))
 		if err != nil {
+			if c, ok := ev.(io.Closer); ok {
+				c.Close()
+			}
 			return nil, err
 		}
 		jobs = append(jobs, j)

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/robfig/cron/v3"
 
@@ -67,14 +69,19 @@ type Spec struct {
 	Default     map[string]genome.Value // partial default config (nil if none)
 	Verify      Verify
 	TuneOnMiss  bool
-	T1          *genome.T1 // set for FAIR T1 files
-	Raw         []byte     // the file's bytes (for a builtin: its canonical JSON)
+	// Timeout bounds one measurement by an exec harness (0: its default).
+	Timeout time.Duration
+	// HarnessLog receives an exec harness's stderr (nil discards it); set
+	// by the caller, not read from the file.
+	HarnessLog io.Writer
+	T1         *genome.T1 // set for FAIR T1 files
+	Raw        []byte     // the file's bytes (for a builtin: its canonical JSON)
 }
 
 // topKeys are the keys a spec file may hold, in the order they are checked.
 var topKeys = []string{
 	"name", "evaluator", "objective", "problems", "problem_dims", "parameters",
-	"constraints", "schedule", "budget", "default", "verify", "tune_on_miss",
+	"constraints", "schedule", "budget", "default", "verify", "tune_on_miss", "timeout",
 }
 
 // Parse reads one spec file; path names it in errors and resolves a
@@ -241,7 +248,7 @@ func (s *Spec) decode(d decoder, root *node) error {
 	var info *kernelInfo
 	n = field("evaluator")
 	if n == nil {
-		return d.errf("evaluator", nil, "missing (want builtin:<kernel> or replay:<file>)")
+		return d.errf("evaluator", nil, "missing (want builtin:<kernel>, replay:<file> or exec:<command>)")
 	}
 	ev, err := d.str("evaluator", n)
 	if err != nil {
@@ -264,8 +271,19 @@ func (s *Spec) decode(d decoder, root *node) error {
 			arg = filepath.Join(filepath.Dir(s.Source), arg)
 		}
 		s.Evaluator = "replay:" + filepath.Clean(arg)
+	case "exec":
+		// The command comes from this file only, never from the API: see
+		// docs/harness-protocol.md.
+		args := strings.Fields(arg)
+		if len(args) == 0 {
+			return d.errf("evaluator", n, "%q: no command after exec:", ev)
+		}
+		if !filepath.IsAbs(args[0]) && strings.Contains(args[0], "/") {
+			args[0] = filepath.Clean(filepath.Join(filepath.Dir(s.Source), args[0]))
+		}
+		s.Evaluator = "exec:" + strings.Join(args, " ")
 	default:
-		return d.errf("evaluator", n, "%q: unknown kind %q (want builtin:<kernel> or replay:<file>)", ev, kind)
+		return d.errf("evaluator", n, "%q: unknown kind %q (want builtin:<kernel>, replay:<file> or exec:<command>)", ev, kind)
 	}
 
 	// objective
@@ -452,6 +470,19 @@ func (s *Spec) decode(d decoder, root *node) error {
 		if s.TuneOnMiss, err = d.boolean("tune_on_miss", n); err != nil {
 			return err
 		}
+	}
+
+	// timeout
+	if n = field("timeout"); n != nil {
+		v, err := d.str("timeout", n)
+		if err != nil {
+			return err
+		}
+		t, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || t <= 0 {
+			return d.errf("timeout", n, "%q: want a positive duration such as 30s", v)
+		}
+		s.Timeout = t
 	}
 	return nil
 }
