@@ -9,8 +9,9 @@
 // same keys and values:
 //
 //	name: sgemm                  # required; [A-Za-z0-9_.-]+
-//	evaluator: builtin:sgemm     # required: builtin:<kernel> | replay:<Kernel Tuner cache or T4 file>,
-//	                             # a relative replay path being relative to the spec file's directory
+//	evaluator: builtin:sgemm     # required: builtin:<kernel> | replay:<Kernel Tuner cache or T4 file> |
+//	                             # exec:<command and arguments> (docs/harness-protocol.md); a relative
+//	                             # replay path, or exec command with a slash, is relative to the spec's folder
 //	objective: time              # only "time" for now (the default)
 //	problems:                    # optional problem sizes: a list of "1024,1024,1024" strings or
 //	  - 256,256,256              # [1024, 1024, 1024] lists, or a map name -> vector (the names
@@ -29,6 +30,7 @@
 //	                             # tolerance abs|rel|ulp, value >= 0, repeats >= 0,
 //	                             # nondeterministic reject|certify; used by certification
 //	tune_on_miss: false          # a lookup of an untuned problem adds a job for it (default false)
+//	timeout: 60s                 # longest one exec harness run may take (default 60s)
 //
 // An unknown key at the top level or inside budget or verify is an error, as
 // is a key given twice; null is the same as leaving a key out. A FAIR T1 file
