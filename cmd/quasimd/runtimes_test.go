@@ -396,3 +396,21 @@ func TestExecHarnessFaults(t *testing.T) {
 		t.Errorf("status after the faults: %+v", st)
 	}
 }
+
+// The example Go kernel compiled to WebAssembly, tuned by the real daemon
+// under wazero: a certified config is served.
+func TestWasmKernel(t *testing.T) {
+	mod := filepath.Join(t.TempDir(), "matmul.wasm")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", mod, "../../examples/wasm-kernel")
+	cmd.Env = append(cmd.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build wasm: %v\n%s", err, out)
+	}
+	spec := "name: matmulwasm\nevaluator: wasm:" + mod + "\nproblems: [\"64\"]\nschedule: \"@every 1h\"\nbudget: {evals: 8}\n"
+	d := start(t, newDir(t, map[string]string{"matmulwasm.yaml": spec}))
+	cfg := waitServedKernel(t, d, "matmulwasm", "64")
+	if len(cfg.Config) != 4 || cfg.Certificate == "" || cfg.Device != "wasm/wazero" {
+		t.Fatalf("served %+v", cfg)
+	}
+	t.Logf("served %s (%.3f ms, certificate %s)", cfg.Key, cfg.TimeMS, cfg.Certificate)
+}

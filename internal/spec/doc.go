@@ -10,8 +10,9 @@
 //
 //	name: sgemm                  # required; [A-Za-z0-9_.-]+
 //	evaluator: builtin:sgemm     # required: builtin:<kernel> | replay:<Kernel Tuner cache or T4 file> |
-//	                             # exec:<command and arguments> (docs/harness-protocol.md); a relative
-//	                             # replay path, or exec command with a slash, is relative to the spec's folder
+//	                             # exec:<command and arguments> (docs/harness-protocol.md) |
+//	                             # wasm:<module.wasm> (docs/wasm-abi.md); a relative replay or wasm path,
+//	                             # or exec command with a slash, is relative to the spec's folder
 //	objective: time              # only "time" for now (the default)
 //	problems:                    # optional problem sizes: a list of "1024,1024,1024" strings or
 //	  - 256,256,256              # [1024, 1024, 1024] lists, or a map name -> vector (the names

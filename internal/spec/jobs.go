@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/quasim/quasim/evaluate/builtin"
 	"github.com/quasim/quasim/evaluate/harness"
 	"github.com/quasim/quasim/evaluate/replay"
+	"github.com/quasim/quasim/evaluate/wasm"
 	"github.com/quasim/quasim/genome"
 )
 
@@ -123,6 +125,15 @@ func (s *Spec) jobsFor(problems []evaluate.Problem) ([]Job, error) {
 			return nil, s.errf("evaluator", "%w", err)
 		}
 		ev = h
+	case "wasm":
+		if len(problems) == 0 {
+			return nil, s.errf("problems", "a wasm kernel measures the problems the spec lists: none given")
+		}
+		m, err := wasm.Load(context.Background(), arg, wasm.Options{Timeout: s.Timeout})
+		if err != nil {
+			return nil, s.errf("evaluator", "%w", err)
+		}
+		ev = m
 	case "":
 		return nil, s.errf("evaluator", "none: the spec cannot be tuned")
 	default:

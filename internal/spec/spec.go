@@ -248,7 +248,7 @@ func (s *Spec) decode(d decoder, root *node) error {
 	var info *kernelInfo
 	n = field("evaluator")
 	if n == nil {
-		return d.errf("evaluator", nil, "missing (want builtin:<kernel>, replay:<file> or exec:<command>)")
+		return d.errf("evaluator", nil, "missing (want builtin:<kernel>, replay:<file>, exec:<command> or wasm:<module>)")
 	}
 	ev, err := d.str("evaluator", n)
 	if err != nil {
@@ -282,8 +282,16 @@ func (s *Spec) decode(d decoder, root *node) error {
 			args[0] = filepath.Clean(filepath.Join(filepath.Dir(s.Source), args[0]))
 		}
 		s.Evaluator = "exec:" + strings.Join(args, " ")
+	case "wasm":
+		if strings.TrimSpace(arg) == "" {
+			return d.errf("evaluator", n, "%q: no module after wasm:", ev)
+		}
+		if !filepath.IsAbs(arg) {
+			arg = filepath.Join(filepath.Dir(s.Source), arg)
+		}
+		s.Evaluator = "wasm:" + filepath.Clean(arg)
 	default:
-		return d.errf("evaluator", n, "%q: unknown kind %q (want builtin:<kernel>, replay:<file> or exec:<command>)", ev, kind)
+		return d.errf("evaluator", n, "%q: unknown kind %q (want builtin:<kernel>, replay:<file>, exec:<command> or wasm:<module>)", ev, kind)
 	}
 
 	// objective
