@@ -414,3 +414,25 @@ func TestWasmKernel(t *testing.T) {
 	}
 	t.Logf("served %s (%.3f ms, certificate %s)", cfg.Key, cfg.TimeMS, cfg.Certificate)
 }
+
+// The CUDA example harness, where nvcc and a GPU exist.
+func TestCUDAHarness(t *testing.T) {
+	nvcc, err := exec.LookPath("nvcc")
+	if err != nil {
+		t.Skip("nvcc not found: the CUDA harness is built and tested only where the CUDA toolkit is installed")
+	}
+	bin := filepath.Join(t.TempDir(), "matmul_harness")
+	if out, err := exec.Command(nvcc, "-O3", "-o", bin, filepath.Join("..", "..", "examples", "harness-cuda", "matmul_harness.cu")).CombinedOutput(); err != nil {
+		t.Fatalf("nvcc: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin).CombinedOutput(); err != nil && strings.Contains(string(out), "no CUDA device") {
+		t.Skip("no CUDA device: the CUDA harness is not run here")
+	}
+	spec := "name: matmulcuda\nevaluator: exec:" + bin + "\nproblems: [\"1024\"]\nschedule: \"@every 1h\"\nbudget: {evals: 12}\ntimeout: 30s\n"
+	d := start(t, newDir(t, map[string]string{"matmulcuda.yaml": spec}))
+	cfg := waitServedKernel(t, d, "matmulcuda", "1024")
+	if len(cfg.Config) != 3 || cfg.Certificate == "" || !strings.HasPrefix(cfg.Device, "nvidia/") {
+		t.Fatalf("served %+v", cfg)
+	}
+	t.Logf("served %s (%.3f ms on %s, certificate %s)", cfg.Key, cfg.TimeMS, cfg.Device, cfg.Certificate)
+}
