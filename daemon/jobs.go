@@ -258,9 +258,37 @@ func (s *scheduler) apply(kernels map[string]*kernel, errs []string) {
 		}
 		j.entry = entry
 		if s.needsStart(j) {
-			s.startLocked(j, runRequest{trigger: "start"})
+			trigger := "start"
+			if from := s.deviceChanged(j); from != "" {
+				// A new driver or device: the job is new, its first cycle
+				// warm-starts from what the old device class measured.
+				trigger = "device-change"
+				s.log.Info().Str("job_id", id).Str("from_device", from).Msg("device class changed; re-tuning")
+			}
+			s.startLocked(j, runRequest{trigger: trigger})
 		}
 	}
+}
+
+// deviceChanged names another device class that serves the same kernel
+// spec at the same problem when j has nothing served yet: the device or
+// its driver changed. Empty when there is none.
+func (s *scheduler) deviceChanged(j *job) string {
+	if _, served, err := s.st.Served(j.key); err != nil || served {
+		return ""
+	}
+	keys, err := s.st.Jobs()
+	if err != nil {
+		return ""
+	}
+	for _, k := range keys {
+		if k.Kernel == j.key.Kernel && k.SpecHash == j.key.SpecHash && k.Problem == j.key.Problem && k.Device != j.key.Device {
+			if _, served, err := s.st.Served(k); err == nil && served {
+				return k.Device
+			}
+		}
+	}
+	return ""
 }
 
 // closeUnused closes the evaluators (exec harnesses are processes) of the

@@ -436,3 +436,37 @@ func TestCUDAHarness(t *testing.T) {
 	}
 	t.Logf("served %s (%.3f ms on %s, certificate %s)", cfg.Key, cfg.TimeMS, cfg.Device, cfg.Certificate)
 }
+
+// A device class change (a new driver, say) makes new jobs: their first
+// cycle is a "device-change" re-tune, warm-started from the old device's
+// trials, and the new device gets its own certified config.
+func TestDeviceChange(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "fakeharness")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../evaluate/harness/testdata/fakeharness").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	spec := "name: fake\nevaluator: exec:" + bin + "\nproblems: [\"64\"]\nschedule: \"@every 1h\"\nbudget: {evals: 8}\ntimeout: 300ms\n"
+	dir := newDir(t, map[string]string{"fake.yaml": spec})
+	t.Setenv("FAKE_DEVICE", "gpu/driver-1")
+	d := start(t, dir)
+	old := waitServedKernel(t, d, "fake", "64")
+	d.stop()
+	t.Setenv("FAKE_DEVICE", "gpu/driver-2")
+	d = start(t, dir)
+	cfg := waitServedKernel(t, d, "fake", "64")
+	if cfg.Device != "gpu/driver-2" || old.Device != "gpu/driver-1" || cfg.Certificate == old.Certificate {
+		t.Fatalf("before %+v, after %+v", old, cfg)
+	}
+	var cycles api.Cycles
+	d.ctlJSON(&cycles, "cycles", "fake")
+	found := false
+	for _, c := range cycles.Cycles {
+		found = found || (c.Device == "gpu/driver-2" && c.Trigger == "device-change")
+	}
+	if !found {
+		t.Errorf("no device-change cycle: %+v", cycles.Cycles)
+	}
+	if !strings.Contains(d.stderr.String(), `"message":"warm start"`) {
+		t.Errorf("the new device's job was not warm-started from the old one's trials")
+	}
+}

@@ -1,6 +1,7 @@
 // fakeharness is an exec harness for tests: config mode picks how it
 // behaves (ok, crash, hang, garbage, fail, wrongsum), n the time it reports.
-// FAKE_HELLO=bad makes it say a bad hello, FAKE_HELLO=none say nothing.
+// FAKE_HELLO=bad makes it say a bad hello, FAKE_HELLO=none say nothing;
+// FAKE_DEVICE sets the device class it declares.
 package main
 
 import (
@@ -19,7 +20,11 @@ func main() {
 	case "none":
 		time.Sleep(time.Hour)
 	}
-	fmt.Println(`{"type":"hello","protocol":1,"name":"fake","version":"1","params":[` +
+	device := ""
+	if d := os.Getenv("FAKE_DEVICE"); d != "" {
+		device = `"device":"` + d + `",`
+	}
+	fmt.Println(`{"type":"hello","protocol":1,"name":"fake","version":"1",` + device + `"params":[` +
 		`{"name":"mode","values":["ok","crash","hang","garbage","fail","wrongsum"],"default":"ok"},` +
 		`{"name":"n","values":[1,2,3,4],"default":2}],"constraints":["n <= 4"]}`)
 	in := bufio.NewScanner(os.Stdin)
