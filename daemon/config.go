@@ -20,6 +20,7 @@ type Config struct {
 	NotifySocket    string        // $NOTIFY_SOCKET
 	Watchdog        time.Duration // interval for WATCHDOG=1; zero disables
 	Seed            uint64        // search seed
+	MetricsListen   string        // optional TCP address serving GET /metrics too
 	Version         string
 	Now             func() time.Time
 }

@@ -55,7 +55,10 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		log.Info().Str("key_id", certs.KeyID(key.Public().(ed25519.PublicKey))).Msg("issuer key created")
 	}
 	var devs devices
-	sched := &scheduler{
+	sched := &scheduler{}
+	m := newMetrics(sched)
+	*sched = scheduler{
+		metrics: m,
 		dir:   cfg.KernelsDir,
 		st:    st,
 		cron:  newCron(),
@@ -68,6 +71,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			Lock:        devs.lock,
 			Signer:      key,
 			Details:     deviceDetails(),
+			Measured:    m.measured,
 			Log:         log.With().Str("component", "tuner").Logger(),
 			Now:         cfg.Now,
 		}),
@@ -75,7 +79,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	srv := &server{
 		sched: sched, st: st, writers: newWriters(cfg.Operators, cfg.OperatorGroup),
 		log: log.With().Str("component", "api").Logger(), version: cfg.Version, started: cfg.Now(),
-		stateDir: cfg.StateDir, specDir: cfg.KernelsDir,
+		stateDir: cfg.StateDir, specDir: cfg.KernelsDir, metrics: m,
 	}
 	var reloadMu sync.Mutex // load and apply as one step, or an older load could win
 	doReload := func() api.ReloadResponse {
@@ -107,6 +111,21 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	sched.start(ctx)
 	doReload()
 
+	// Metrics may also be served on TCP, for a Prometheus server to scrape:
+	// that listener serves GET /metrics and nothing else.
+	var ms *http.Server
+	var mln net.Listener
+	if cfg.MetricsListen != "" {
+		if mln, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
+			ln.Close()
+			return fmt.Errorf("--metrics-listen %s: %w", cfg.MetricsListen, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.handler())
+		ms = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+		log.Info().Str("addr", mln.Addr().String()).Msg("metrics listening")
+	}
+
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -114,6 +133,14 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		}
 		return nil
 	})
+	if ms != nil {
+		g.Go(func() error {
+			if err := ms.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("serve metrics %s: %w", cfg.MetricsListen, err)
+			}
+			return nil
+		})
+	}
 	g.Go(func() error {
 		for {
 			select {
@@ -151,6 +178,9 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		sctx, cancel := context.WithDeadline(context.WithoutCancel(gctx), deadline)
 		defer cancel()
 		herr := hs.Shutdown(sctx)
+		if ms != nil {
+			herr = errors.Join(herr, ms.Shutdown(sctx))
+		}
 		serr := sched.stop(deadline)
 		os.Remove(cfg.Socket)
 		return errors.Join(herr, serr)

@@ -56,7 +56,8 @@ type runRequest struct {
 
 // scheduler owns the kernels, their cron entries and the running cycles.
 type scheduler struct {
-	dir   string
+	metrics *metrics // nil in tests that need none
+	dir     string
 	st    *store.Store
 	tn    *tuner.Tuner
 	cron  *cron.Cron
@@ -395,6 +396,9 @@ func (s *scheduler) run(ctx context.Context, j *job, req runRequest) {
 		j.live = c
 		s.mu.Unlock()
 	})
+	if s.metrics != nil && cy.ID > 0 {
+		s.metrics.cycleEnded(j.key.Kernel, cy.State)
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, context.Canceled):

@@ -43,12 +43,15 @@ type server struct {
 	// kernels may change) is the one it was made in.
 	mu      sync.Mutex
 	answers map[string]cachedAnswer
+
+	metrics *metrics // nil in tests that need none
 }
 
 type cachedAnswer struct {
 	epoch uint64
 	body  []byte
 	etag  []string // the ETag header: a hash of body
+	match api.Match
 }
 
 // maxWait bounds a long poll on GET /v1/configs.
@@ -80,6 +83,9 @@ func (s *server) cachedConfig(w http.ResponseWriter, r *http.Request) {
 		}
 		h := w.Header()
 		h["Etag"] = a.etag
+		if s.metrics != nil && timer == nil {
+			s.metrics.lookup(r.PathValue("kernel"), a.match)
+		}
 		if inm == "" || inm != a.etag[0] {
 			h["Content-Type"] = jsonType
 			w.Write(a.body)
@@ -126,6 +132,9 @@ func (s *server) cachedAnswer(r *http.Request, q url.Values) (cachedAnswer, erro
 	}
 	sum := sha256.Sum256(body)
 	a = cachedAnswer{epoch: epoch, body: append(body, '\n'), etag: []string{`"` + hex.EncodeToString(sum[:8]) + `"`}}
+	if c, ok := v.(api.Config); ok {
+		a.match = c.Match
+	}
 	s.mu.Lock()
 	if s.answers == nil || len(s.answers) > 4096 {
 		s.answers = map[string]cachedAnswer{}
@@ -164,6 +173,9 @@ type route struct {
 func (s *server) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(api.RouteConfig, s.cachedConfig)
+	if s.metrics != nil {
+		mux.Handle("GET /metrics", s.metrics.handler())
+	}
 	mux.HandleFunc(api.RouteCert, s.getCert)
 	for _, rt := range s.routes() {
 		if rt.pattern == api.RouteConfig {

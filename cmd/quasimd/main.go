@@ -35,6 +35,7 @@ func run() int {
 	fs.StringVar(&cfg.OperatorGroup, "operator-group", "quasim", "group whose members may write")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "time given to requests and cycles on shutdown")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "search seed")
+	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "also serve GET /metrics (Prometheus) on this TCP address, e.g. 127.0.0.1:9464 ($QUASIMD_METRICS_LISTEN)")
 	level := fs.String("log-level", "info", "debug, info, warn or error ($QUASIMD_LOG_LEVEL)")
 	format := fs.String("log-format", "json", "json (for journald) or console ($QUASIMD_LOG_FORMAT)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
@@ -58,6 +59,7 @@ func run() int {
 	for flagName, env := range map[string]string{
 		"socket": "QUASIMD_SOCKET", "state-dir": "QUASIMD_STATE_DIR", "kernels": "QUASIMD_KERNELS",
 		"operator": "QUASIMD_OPERATORS", "log-level": "QUASIMD_LOG_LEVEL", "log-format": "QUASIMD_LOG_FORMAT",
+		"metrics-listen": "QUASIMD_METRICS_LISTEN",
 	} {
 		if v, ok := os.LookupEnv(env); ok && !set[flagName] {
 			fs.Set(flagName, v)

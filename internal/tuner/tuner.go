@@ -49,8 +49,11 @@ type Config struct {
 	// Candidates is how many of the best configs a certification verifies
 	// before it gives up and serves the default (default 64).
 	Candidates int
-	Log        zerolog.Logger
-	Now        func() time.Time
+	// Measured, when set, is told of every trial a cycle measures and the
+	// wall time the measurement took (for metrics).
+	Measured func(job Job, tr evaluate.Trial, took time.Duration)
+	Log      zerolog.Logger
+	Now      func() time.Time
 }
 
 // Tuner runs cycles. It is safe for concurrent use on different jobs.
@@ -350,12 +353,16 @@ func (t *Tuner) measure(ctx context.Context, job Job, c genome.Config) (evaluate
 		return evaluate.Trial{}, err
 	}
 	defer unlock()
+	start := time.Now()
 	tr, err := job.Evaluator.Evaluate(ctx, c, job.Problem)
 	if err != nil {
 		return tr, fmt.Errorf("evaluate %s: %w", job.Space.Key(c), err)
 	}
 	if tr.At.IsZero() {
 		tr.At = t.cfg.Now()
+	}
+	if t.cfg.Measured != nil {
+		t.cfg.Measured(job, tr, time.Since(start))
 	}
 	return tr, nil
 }

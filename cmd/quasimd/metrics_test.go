@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+// /metrics on the socket parses with the Prometheus text parser and has
+// quasimd's metrics; the hit rate counts lookups by match; --metrics-listen
+// serves the same on TCP.
+func TestMetrics(t *testing.T) {
+	d := start(t, newDir(t, map[string]string{"reduce.yaml": reduceSpec}), "--metrics-listen", "127.0.0.1:0")
+	waitServed(t, d, "65536")
+	for range 3 {
+		d.ctl("config", "reduce", "--problem", "65536")
+	}
+	d.ctl("config", "reduce", "--problem", "70000")
+	code, body := d.rawGet("/metrics")
+	if code != 200 {
+		t.Fatalf("GET /metrics: %d %s", code, body)
+	}
+	var p expfmt.TextParser
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v\n%s", err, body)
+	}
+	for _, name := range []string{
+		"quasim_config_lookups_total", "quasim_cycles_total", "quasim_trials_total",
+		"quasim_evaluation_duration_seconds", "quasim_job_seconds_since_tuned", "quasim_job_stale",
+		"go_goroutines", "process_resident_memory_bytes",
+	} {
+		if fams[name] == nil {
+			t.Errorf("no %s in /metrics", name)
+		}
+	}
+	counts := map[string]float64{}
+	for _, m := range fams["quasim_config_lookups_total"].GetMetric() {
+		counts[label(m, "match")] += m.GetCounter().GetValue()
+	}
+	if counts["exact"] < 3 || counts["nearest"] < 1 {
+		t.Errorf("lookups by match %v, want at least 3 exact and 1 nearest", counts)
+	}
+	var ok float64
+	for _, m := range fams["quasim_trials_total"].GetMetric() {
+		if label(m, "status") == "ok" {
+			ok += m.GetCounter().GetValue()
+		}
+	}
+	if ok < 1 {
+		t.Errorf("no ok trials counted")
+	}
+	// The same on TCP.
+	addr := regexp.MustCompile(`"addr":"([0-9.:]+)"[^\n]*"message":"metrics listening"`).FindStringSubmatch(d.stderr.String())
+	if addr == nil {
+		t.Fatal("no metrics listening line in the log")
+	}
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + addr[1] + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	tcp, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(tcp), "quasim_config_lookups_total") {
+		t.Errorf("GET /metrics on %s: %d", addr[1], resp.StatusCode)
+	}
+	if resp, err := c.Get("http://" + addr[1] + "/v1/status"); err == nil {
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("the metrics listener serves /v1/status: %d", resp.StatusCode)
+		}
+		resp.Body.Close()
+	}
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
