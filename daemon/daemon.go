@@ -59,12 +59,12 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	m := newMetrics(sched)
 	*sched = scheduler{
 		metrics: m,
-		dir:   cfg.KernelsDir,
-		st:    st,
-		cron:  newCron(),
-		log:   log.With().Str("component", "scheduler").Logger(),
-		seed:  cfg.Seed,
-		clock: cfg.Now,
+		dir:     cfg.KernelsDir,
+		st:      st,
+		cron:    newCron(),
+		log:     log.With().Str("component", "scheduler").Logger(),
+		seed:    cfg.Seed,
+		clock:   cfg.Now,
 		tn: tuner.New(tuner.Config{
 			Store:       st,
 			NewStrategy: defaultStrategy,

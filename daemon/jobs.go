@@ -58,12 +58,12 @@ type runRequest struct {
 type scheduler struct {
 	metrics *metrics // nil in tests that need none
 	dir     string
-	st    *store.Store
-	tn    *tuner.Tuner
-	cron  *cron.Cron
-	log   zerolog.Logger
-	seed  uint64
-	clock func() time.Time
+	st      *store.Store
+	tn      *tuner.Tuner
+	cron    *cron.Cron
+	log     zerolog.Logger
+	seed    uint64
+	clock   func() time.Time
 
 	// epoch is bumped whenever served configs or the kernels may have
 	// changed, which invalidates cached config answers and wakes the
