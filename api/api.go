@@ -12,6 +12,7 @@ const (
 	RouteCert         = "GET /v1/certs/{id}"
 	RouteCertRevoke   = "POST /v1/certs/{id}/revoke"
 	RouteConfig       = "GET /v1/configs/{kernel}"
+	RouteDevices      = "GET /v1/devices"
 	RouteKernels      = "GET /v1/kernels"
 	RouteKernelCycles = "GET /v1/kernels/{kernel}/cycles"
 	RouteImport       = "POST /v1/kernels/{kernel}/import"
@@ -117,6 +118,47 @@ type Status struct {
 	Trials    int       `json:"trials"`      // stored trials, all jobs
 	SpecError []string  `json:"spec_errors"` // spec files that failed to load, with why
 	Stale     []Stale   `json:"stale"`       // jobs whose served config runtimes found drifting
+}
+
+// Devices is GET /v1/devices: what quasimd found it can measure on.
+type Devices struct {
+	CPU    CPU    `json:"cpu"`
+	NVIDIA NVIDIA `json:"nvidia"`
+}
+
+// CPU is the machine's processor and its device class.
+type CPU struct {
+	Class    string   `json:"class"`
+	Model    string   `json:"model"`
+	Vendor   string   `json:"vendor"`
+	Arch     string   `json:"arch"`
+	Threads  int      `json:"threads"`
+	Cores    int      `json:"cores,omitempty"`
+	Sockets  int      `json:"sockets,omitempty"`
+	Features []string `json:"features"`
+	MHz      float64  `json:"mhz,omitempty"`
+	MaxMHz   float64  `json:"max_mhz,omitempty"`
+	Energy   string   `json:"energy"` // the energy counter, or "unavailable: why"
+	Error    string   `json:"error,omitempty"`
+}
+
+// NVIDIA is the GPUs NVML reports, or why there are none.
+type NVIDIA struct {
+	Driver      string `json:"driver,omitempty"`
+	CUDA        string `json:"cuda,omitempty"`
+	GPUs        []GPU  `json:"gpus"`
+	Unavailable string `json:"unavailable,omitempty"`
+}
+
+// GPU is one NVIDIA GPU and its device class.
+type GPU struct {
+	Index             int     `json:"index"`
+	Class             string  `json:"class"`
+	Name              string  `json:"name"`
+	UUID              string  `json:"uuid"`
+	ComputeCapability string  `json:"compute_capability"`
+	MemoryMiB         uint64  `json:"memory_mib"`
+	PowerLimitW       float64 `json:"power_limit_w,omitempty"`
 }
 
 // Stale is a job whose served config is suspect, and why; a re-tune is

@@ -196,6 +196,11 @@ func (c *Client) Import(ctx context.Context, kernel string, req api.ImportReques
 	return call[api.ImportResponse](ctx, c, http.MethodPost, p, nil, req)
 }
 
+// Devices reports what the daemon can measure on.
+func (c *Client) Devices(ctx context.Context) (api.Devices, error) {
+	return call[api.Devices](ctx, c, http.MethodGet, "/v1/devices", nil, nil)
+}
+
 // Observe reports what runtimes measured of served configs; quasimd marks
 // drifting ones stale and re-tunes them.
 func (c *Client) Observe(ctx context.Context, req api.ObservationsRequest) (api.ObservationsResponse, error) {

@@ -153,6 +153,7 @@ func (s *server) routes() []route {
 		{api.RouteCertPubkey, false, s.getPubkey},
 		{api.RouteCertRevoke, true, s.postRevoke},
 		{api.RouteConfig, false, s.getConfig},
+		{api.RouteDevices, false, s.getDevices},
 		{api.RouteKernels, false, s.getKernels},
 		{api.RouteKernelCycles, false, s.getCycles},
 		{api.RouteImport, true, s.postImport},

@@ -11,6 +11,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/quasim/quasim/api"
 )
 
 // /metrics on the socket parses with the Prometheus text parser and has
@@ -87,4 +89,27 @@ func label(m *dto.Metric, name string) string {
 		}
 	}
 	return ""
+}
+
+// quasimctl devices on this machine: the CPU with a device class and its
+// features, energy said to be unavailable when no counter is readable, and
+// plainly no NVIDIA driver where there is none.
+func TestDevices(t *testing.T) {
+	d := start(t, newDir(t, map[string]string{"reduce.yaml": reduceSpec}))
+	var devs api.Devices
+	d.ctlJSON(&devs, "devices")
+	if !strings.HasPrefix(devs.CPU.Class, "cpu/") || devs.CPU.Threads == 0 || devs.CPU.Features == nil {
+		t.Errorf("cpu %+v", devs.CPU)
+	}
+	if !strings.HasPrefix(devs.CPU.Energy, "rapl: ") && !strings.HasPrefix(devs.CPU.Energy, "unavailable: ") {
+		t.Errorf("energy %q", devs.CPU.Energy)
+	}
+	out, _, code := d.ctl("devices")
+	if code != 0 || !strings.Contains(out, devs.CPU.Class) {
+		t.Errorf("devices: exit %d\n%s", code, out)
+	}
+	if devs.NVIDIA.Unavailable != "" && !strings.Contains(out, devs.NVIDIA.Unavailable) {
+		t.Errorf("devices does not say why there are no GPUs:\n%s", out)
+	}
+	t.Logf("\n%s", out)
 }

@@ -93,6 +93,7 @@ func newRootCommand() *cobra.Command {
 		newExportCommand(g),
 		newReloadCommand(g),
 		newCertsCommand(g),
+		newDevicesCommand(g),
 	)
 	return root
 }

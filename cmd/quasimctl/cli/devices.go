@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func newDevicesCommand(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "devices",
+		Short: "Show the CPU and NVIDIA GPUs quasimd can measure on, with their device classes",
+		Args:  exactArgs(0, ""),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := g.client(cmd).Devices(cmd.Context())
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if g.json {
+				return printJSON(w, d)
+			}
+			c := d.CPU
+			kv := func(k, v string) { fmt.Fprintf(w, "%-14s%s\n", k+":", v) }
+			kv("cpu", dash(c.Model))
+			kv("class", dash(c.Class))
+			threads := strconv.Itoa(c.Threads) + " threads"
+			if c.Cores > 0 {
+				threads += ", " + strconv.Itoa(c.Cores) + " cores"
+			}
+			kv("threads", threads)
+			kv("features", dash(strings.Join(c.Features, " ")))
+			if c.MHz > 0 {
+				kv("frequency", fmt.Sprintf("%.0f MHz", c.MHz))
+			}
+			kv("energy", dash(c.Energy))
+			if c.Error != "" {
+				kv("error", c.Error)
+			}
+			fmt.Fprintln(w)
+			if d.NVIDIA.Unavailable != "" {
+				kv("nvidia", d.NVIDIA.Unavailable)
+				return nil
+			}
+			kv("nvidia driver", dash(d.NVIDIA.Driver)+" (CUDA "+dash(d.NVIDIA.CUDA)+")")
+			t := newTable(w, "GPU", "NAME", "CC", "MEMORY_MIB", "POWER_LIMIT_W", "CLASS")
+			for _, gpu := range d.NVIDIA.GPUs {
+				t.row(strconv.Itoa(gpu.Index), gpu.Name, gpu.ComputeCapability, strconv.FormatUint(gpu.MemoryMiB, 10),
+					fmt.Sprintf("%.0f", gpu.PowerLimitW), gpu.Class)
+			}
+			return t.flush()
+		},
+	}
+}

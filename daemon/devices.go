@@ -1,0 +1,31 @@
+package daemon
+
+import (
+	"net/http"
+	"os"
+
+	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/introspect"
+)
+
+// getDevices reports the CPU and NVIDIA GPUs as introspect finds them now.
+func (s *server) getDevices(*http.Request) (any, error) {
+	var out api.Devices
+	c, err := introspect.ReadCPU(os.DirFS("/"))
+	out.CPU = api.CPU{
+		Class: c.Class(), Model: c.Model, Vendor: c.Vendor, Arch: c.Arch, Threads: c.Threads, Cores: c.Cores,
+		Sockets: c.Sockets, Features: c.Features, MHz: c.MHz, MaxMHz: c.MaxMHz, Energy: c.Energy,
+	}
+	if err != nil {
+		out.CPU.Error = err.Error()
+	}
+	n := introspect.DiscoverNVIDIA()
+	out.NVIDIA = api.NVIDIA{Driver: n.Driver, CUDA: n.CUDA, GPUs: []api.GPU{}, Unavailable: n.Unavailable}
+	for _, g := range n.GPUs {
+		out.NVIDIA.GPUs = append(out.NVIDIA.GPUs, api.GPU{
+			Index: g.Index, Class: n.Class(g), Name: g.Name, UUID: g.UUID,
+			ComputeCapability: g.ComputeCapability, MemoryMiB: g.MemoryMiB, PowerLimitW: g.PowerLimitW,
+		})
+	}
+	return out, nil
+}

@@ -1,0 +1,103 @@
+//go:build cgo
+
+package introspect
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+)
+
+// A failed Init is reported, and nothing else is called: the mock panics
+// on any function that is not set.
+func TestDiscoverInitFails(t *testing.T) {
+	lib := &mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }}
+	got := discover(lib)
+	if got.Unavailable != "no NVIDIA driver found (libnvidia-ml.so could not be loaded)" || len(got.GPUs) != 0 {
+		t.Errorf("discover = %+v", got)
+	}
+	if n := len(lib.InitCalls()); n != 1 {
+		t.Errorf("Init called %d times", n)
+	}
+}
+
+func fakeGPU() *mock.Device {
+	return &mock.Device{
+		GetNameFunc:                  func() (string, nvml.Return) { return "NVIDIA A100-PCIE-40GB", nvml.SUCCESS },
+		GetUUIDFunc:                  func() (string, nvml.Return) { return "GPU-1234", nvml.SUCCESS },
+		GetCudaComputeCapabilityFunc: func() (int, int, nvml.Return) { return 8, 0, nvml.SUCCESS },
+		GetMemoryInfoFunc:            func() (nvml.Memory, nvml.Return) { return nvml.Memory{Total: 40 << 30}, nvml.SUCCESS },
+		GetPowerManagementLimitFunc:  func() (uint32, nvml.Return) { return 250000, nvml.SUCCESS },
+		GetPowerManagementLimitConstraintsFunc: func() (uint32, uint32, nvml.Return) {
+			return 150000, 250000, nvml.SUCCESS
+		},
+		GetPowerUsageFunc:             func() (uint32, nvml.Return) { return 187500, nvml.SUCCESS },
+		GetTotalEnergyConsumptionFunc: func() (uint64, nvml.Return) { return 123456789, nvml.SUCCESS },
+		GetTemperatureFunc:            func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 71, nvml.SUCCESS },
+		GetClockInfoFunc: func(c nvml.ClockType) (uint32, nvml.Return) {
+			if c == nvml.CLOCK_SM {
+				return 1410, nvml.SUCCESS
+			}
+			return 1215, nvml.SUCCESS
+		},
+		GetUtilizationRatesFunc: func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{Gpu: 97, Memory: 40}, nvml.SUCCESS },
+		GetCurrentClocksEventReasonsFunc: func() (uint64, nvml.Return) {
+			return nvml.ClocksEventReasonSwPowerCap | nvml.ClocksThrottleReasonHwThermalSlowdown, nvml.SUCCESS
+		},
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	dev := fakeGPU()
+	lib := &mock.Interface{
+		InitFunc:                       func() nvml.Return { return nvml.SUCCESS },
+		ShutdownFunc:                   func() nvml.Return { return nvml.SUCCESS },
+		SystemGetDriverVersionFunc:     func() (string, nvml.Return) { return "550.54.15", nvml.SUCCESS },
+		SystemGetCudaDriverVersionFunc: func() (int, nvml.Return) { return 12040, nvml.SUCCESS },
+		DeviceGetCountFunc:             func() (int, nvml.Return) { return 1, nvml.SUCCESS },
+		DeviceGetHandleByIndexFunc:     func(int) (nvml.Device, nvml.Return) { return dev, nvml.SUCCESS },
+	}
+	got := discover(lib)
+	if got.Unavailable != "" || got.Driver != "550.54.15" || got.CUDA != "12.4" || len(got.GPUs) != 1 {
+		t.Fatalf("discover = %+v", got)
+	}
+	g := got.GPUs[0]
+	if g.Name != "NVIDIA A100-PCIE-40GB" || g.ComputeCapability != "8.0" || g.MemoryMiB != 40<<10 || g.PowerLimitW != 250 || g.MinPowerLimitW != 150 {
+		t.Errorf("gpu = %+v", g)
+	}
+	if c := got.Class(g); c != "nvidia/NVIDIA A100-PCIE-40GB/sm80/driver-550" {
+		t.Errorf("class %q", c)
+	}
+	if len(lib.ShutdownCalls()) != 1 {
+		t.Error("Shutdown not called after a successful Init")
+	}
+}
+
+func TestSample(t *testing.T) {
+	s := Sample(fakeGPU())
+	if s.PowerMW != 187500 || s.EnergyMJ != 123456789 || s.TemperatureC != 71 || s.SMClockMHz != 1410 || s.MemClockMHz != 1215 || s.UtilGPU != 97 {
+		t.Errorf("sample = %+v", s)
+	}
+	if !slices.Equal(s.Throttle, []string{"sw_power_cap", "hw_thermal_slowdown"}) || !s.Throttled() || len(s.Missing) != 0 {
+		t.Errorf("throttle %v missing %v", s.Throttle, s.Missing)
+	}
+	// Unsupported readings are listed, not invented.
+	dev := fakeGPU()
+	dev.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
+	dev.GetCurrentClocksEventReasonsFunc = func() (uint64, nvml.Return) { return 0, nvml.SUCCESS }
+	s = Sample(dev)
+	if !slices.Equal(s.Missing, []string{"energy"}) || s.EnergyMJ != 0 || s.Throttled() {
+		t.Errorf("sample without energy = %+v", s)
+	}
+}
+
+// On this machine: whatever NVML says, discovery returns, never panics.
+func TestDiscoverHere(t *testing.T) {
+	got := DiscoverNVIDIA()
+	t.Logf("%+v", got)
+	if got.Unavailable == "" && len(got.GPUs) == 0 {
+		t.Log("NVML answered with no GPUs")
+	}
+}
