@@ -28,8 +28,8 @@ func TestReadCPU(t *testing.T) {
 	fsys := fstest.MapFS{
 		"proc/cpuinfo": {Data: []byte(cpuinfo)},
 		"sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq": {Data: []byte("3500000\n")},
-		"sys/class/powercap/intel-rapl:0/energy_uj":             {Data: []byte("123456\n")},
-		"sys/class/powercap/intel-rapl:0:0/energy_uj":           {Data: []byte("1\n")},
+		"sys/class/powercap/intel-rapl:0/energy_uj":            {Data: []byte("123456\n")},
+		"sys/class/powercap/intel-rapl:0:0/energy_uj":          {Data: []byte("1\n")},
 	}
 	c, err := ReadCPU(fsys)
 	if err != nil {
