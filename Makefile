@@ -48,6 +48,8 @@ fuzz-smoke:
 	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzHello$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzObservations$$' -fuzztime 20000x
 	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzReadCPU$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzParseStat$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./evaluate -run '^$$' -fuzz '^FuzzParseObjective$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzVerifyBytes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s

@@ -275,7 +275,7 @@ type Cycle struct {
 	Problem  string     `json:"problem"`
 	Device   string     `json:"device"`
 	Trigger  string     `json:"trigger"` // cron, start, api
-	State    string     `json:"state"`   // running, done, cancelled, failed
+	State    string     `json:"state"`   // running, waiting, interrupted, done, skipped, failed
 	Started  time.Time  `json:"started"`
 	Ended    *time.Time `json:"ended,omitempty"`
 	Budget   int        `json:"budget"`
@@ -289,6 +289,10 @@ type Cycle struct {
 	// Allocation is how many of the cycle's evaluations each portfolio
 	// member proposed.
 	Allocation map[string]int `json:"allocation,omitempty"`
+	// WaitedS is how long the cycle waited for its device to be idle of
+	// other work, and Busy what it last found using the device.
+	WaitedS float64 `json:"waited_s,omitempty"`
+	Busy    string  `json:"busy,omitempty"`
 }
 
 // Cycles is GET /v1/kernels/{kernel}/cycles.

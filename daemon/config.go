@@ -21,8 +21,16 @@ type Config struct {
 	Watchdog        time.Duration // interval for WATCHDOG=1; zero disables
 	Seed            uint64        // search seed
 	MetricsListen   string        // optional TCP address serving GET /metrics too
-	Version         string
-	Now             func() time.Time
+	// IdleCPU is the share of all CPUs (0..1) other processes may use
+	// before cycles wait for them; 0 turns the gate off. IdleGPU is the
+	// same for a GPU's utilisation, in percent. IdleWait is how long a
+	// cycle waits in all before it is skipped (or, part done, interrupted).
+	IdleCPU  float64
+	IdleGPU  float64
+	IdleWait time.Duration
+	IdlePoll time.Duration // how often a waiting cycle looks again (default 5s)
+	Version  string
+	Now      func() time.Time
 }
 
 // DefaultSocket is /run/quasim/quasimd.sock for root, else under
@@ -65,6 +73,15 @@ func (c *Config) Validate() error {
 	}
 	if c.StateDir == "" {
 		errs = append(errs, errors.New("state-dir: empty path"))
+	}
+	if c.IdleCPU < 0 || c.IdleCPU > 1 {
+		errs = append(errs, fmt.Errorf("idle-cpu %v: want a share of all CPUs from 0 (off) to 1", c.IdleCPU))
+	}
+	if c.IdleGPU < 0 || c.IdleGPU > 100 {
+		errs = append(errs, fmt.Errorf("idle-gpu %v: want a utilisation percent from 0 (off) to 100", c.IdleGPU))
+	}
+	if c.IdleWait < 0 {
+		errs = append(errs, fmt.Errorf("idle-wait %s: must not be negative", c.IdleWait))
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("shutdown-timeout %s: must be positive", c.ShutdownTimeout))

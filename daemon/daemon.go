@@ -55,6 +55,8 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		log.Info().Str("key_id", certs.KeyID(key.Public().(ed25519.PublicKey))).Msg("issuer key created")
 	}
 	var devs devices
+	gate := &idleGate{cpuMax: cfg.IdleCPU, gpuMax: cfg.IdleGPU, log: log.With().Str("component", "idle").Logger()}
+	go gate.run(ctx, os.DirFS("/"), time.Second)
 	sched := &scheduler{}
 	m := newMetrics(sched)
 	*sched = scheduler{
@@ -72,6 +74,9 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			Signer:      key,
 			Details:     deviceDetails(),
 			Measured:    m.measured,
+			Busy:        gate.busy,
+			IdleWait:    cfg.IdleWait,
+			IdlePoll:    cfg.IdlePoll,
 			Log:         log.With().Str("component", "tuner").Logger(),
 			Now:         cfg.Now,
 		}),

@@ -403,6 +403,8 @@ func (s *scheduler) run(ctx context.Context, j *job, req runRequest) {
 	case err == nil:
 	case errors.Is(err, context.Canceled):
 		s.log.Info().Str("job_id", j.key.String()).Int("cycle", cy.ID).Msg("cycle cancelled; the next start resumes it")
+	case errors.Is(err, tuner.ErrBusy):
+		s.log.Warn().Str("job_id", j.key.String()).Int("cycle", cy.ID).Str("state", cy.State).Str("busy", cy.Busy).Msg("device busy with other work; cycle given up")
 	default:
 		s.log.Error().Err(err).Str("job_id", j.key.String()).Int("cycle", cy.ID).Msg("cycle failed")
 	}

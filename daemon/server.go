@@ -513,7 +513,7 @@ func (s *server) getCycles(r *http.Request) (any, error) {
 				ID: c.ID, Job: j.key.String(), Kernel: name, Problem: j.key.Problem, Device: j.key.Device,
 				Trigger: c.Trigger, State: c.State, Started: c.Started, Budget: c.Budget, BudgetS: c.BudgetS,
 				Evals: c.Evals, BestKey: c.BestKey, BestMS: c.BestMS, Promoted: c.Promoted, Error: c.Error,
-				Strategy: c.Strategy, Allocation: c.Allocation,
+				Strategy: c.Strategy, Allocation: c.Allocation, WaitedS: c.WaitedS, Busy: c.Busy,
 			}
 			if !c.Ended.IsZero() {
 				e := c.Ended

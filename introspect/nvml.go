@@ -4,6 +4,8 @@ package introspect
 
 import (
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
@@ -27,12 +29,19 @@ func initFailure(ret nvml.Return) string {
 }
 
 func discover(lib nvml.Interface) NVIDIA {
-	out := NVIDIA{GPUs: []GPU{}}
 	if ret := lib.Init(); ret != nvml.SUCCESS {
-		out.Unavailable = initFailure(ret)
-		return out
+		return NVIDIA{GPUs: []GPU{}, Unavailable: initFailure(ret)}
 	}
 	defer lib.Shutdown()
+	out, _ := describe(lib)
+	return out
+}
+
+// describe reads the driver and GPUs of an initialised NVML, and the
+// handles of the GPUs it lists.
+func describe(lib nvml.Interface) (NVIDIA, []nvml.Device) {
+	out := NVIDIA{GPUs: []GPU{}}
+	var devs []nvml.Device
 	if v, ret := lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
 		out.Driver = v
 	}
@@ -42,7 +51,7 @@ func discover(lib nvml.Interface) NVIDIA {
 	n, ret := lib.DeviceGetCount()
 	if ret != nvml.SUCCESS {
 		out.Unavailable = "NVML could not count the GPUs: " + ret.Error()
-		return out
+		return out, nil
 	}
 	for i := range n {
 		dev, ret := lib.DeviceGetHandleByIndex(i)
@@ -65,8 +74,153 @@ func discover(lib nvml.Interface) NVIDIA {
 			g.MinPowerLimitW, g.MaxPowerLimitW = float64(lo)/1000, float64(hi)/1000
 		}
 		out.GPUs = append(out.GPUs, g)
+		devs = append(devs, dev)
 	}
-	return out
+	return out, devs
+}
+
+// GPUs is an open NVML session over the machine's GPUs, for telemetry,
+// meters and idle checks; Close ends it.
+type GPUs struct {
+	lib  nvml.Interface
+	info NVIDIA
+	devs []nvml.Device
+}
+
+// OpenGPUs initialises NVML. Without a driver it fails with the reason
+// and calls nothing more.
+func OpenGPUs() (*GPUs, error) { return openGPUs(nvml.New()) }
+
+func openGPUs(lib nvml.Interface) (*GPUs, error) {
+	if ret := lib.Init(); ret != nvml.SUCCESS {
+		return nil, fmt.Errorf("%s", initFailure(ret))
+	}
+	info, devs := describe(lib)
+	return &GPUs{lib: lib, info: info, devs: devs}, nil
+}
+
+// Info is what NVML said of the machine when the session opened.
+func (g *GPUs) Info() NVIDIA { return g.info }
+
+// Close shuts NVML down.
+func (g *GPUs) Close() { g.lib.Shutdown() }
+
+// Sample reads the telemetry of GPU i (an index into Info().GPUs).
+func (g *GPUs) Sample(i int) Telemetry { return Sample(g.devs[i]) }
+
+// index is the first GPU of device class class, or -1.
+func (g *GPUs) index(class string) int {
+	for i, gpu := range g.info.GPUs {
+		if g.info.Class(gpu) == class {
+			return i
+		}
+	}
+	return -1
+}
+
+// Meter meters the first GPU of device class class; nil when there is none.
+func (g *GPUs) Meter(class string) Meter {
+	i := g.index(class)
+	if i < 0 {
+		return nil
+	}
+	return &gpuMeter{dev: g.devs[i], every: 20 * time.Millisecond}
+}
+
+// Use reports the utilisation of the first GPU of class and the pids of
+// the processes on it that ours does not claim; false when there is no
+// such GPU or NVML does not say.
+func (g *GPUs) Use(class string, ours func(pid uint32) bool) (pct float64, others []uint32, ok bool) {
+	i := g.index(class)
+	if i < 0 {
+		return 0, nil, false
+	}
+	dev := g.devs[i]
+	u, ret := dev.GetUtilizationRates()
+	if ret != nvml.SUCCESS {
+		return 0, nil, false
+	}
+	seen := map[uint32]bool{}
+	for _, list := range []func() ([]nvml.ProcessInfo, nvml.Return){dev.GetComputeRunningProcesses, dev.GetGraphicsRunningProcesses} {
+		ps, ret := list()
+		if ret != nvml.SUCCESS {
+			continue
+		}
+		for _, p := range ps {
+			if !seen[p.Pid] && !ours(p.Pid) {
+				seen[p.Pid] = true
+				others = append(others, p.Pid)
+			}
+		}
+	}
+	return float64(u.Gpu), others, true
+}
+
+// gpuMeter reads the total-energy counter around a window and polls the
+// throttle reasons and power during it; without the counter, energy is
+// the polled power integrated over the window.
+type gpuMeter struct {
+	dev   nvml.Device
+	every time.Duration
+}
+
+func (m *gpuMeter) Begin() func() Window {
+	t0 := time.Now()
+	e0, eret := m.dev.GetTotalEnergyConsumption()
+	var mu sync.Mutex
+	reasons := map[string]bool{}
+	var powerSum float64 // mW × s
+	last := t0
+	poll := func() {
+		r, ret := m.dev.GetCurrentClocksEventReasons()
+		p, pret := m.dev.GetPowerUsage()
+		now := time.Now()
+		mu.Lock()
+		defer mu.Unlock()
+		if ret == nvml.SUCCESS {
+			for _, tr := range throttleReasons {
+				if r&tr.bit != 0 {
+					reasons[tr.name] = true
+				}
+			}
+		}
+		if pret == nvml.SUCCESS {
+			powerSum += float64(p) * now.Sub(last).Seconds()
+		}
+		last = now
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(m.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				poll()
+			}
+		}
+	}()
+	return func() Window {
+		close(stop)
+		<-done
+		poll() // at least one look inside the window
+		w := Window{Seconds: time.Since(t0).Seconds()}
+		for _, tr := range throttleReasons {
+			if reasons[tr.name] {
+				w.Throttle = append(w.Throttle, tr.name)
+			}
+		}
+		if e1, ret := m.dev.GetTotalEnergyConsumption(); eret == nvml.SUCCESS && ret == nvml.SUCCESS && e1 >= e0 {
+			w.EnergyMJ = float64(e1 - e0)
+		} else {
+			w.EnergyMJ = powerSum // mW·s = mJ
+		}
+		return w
+	}
 }
 
 // throttleReasons names the clock-event reason bits.

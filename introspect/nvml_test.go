@@ -4,7 +4,9 @@ package introspect
 
 import (
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
@@ -99,5 +101,90 @@ func TestDiscoverHere(t *testing.T) {
 	t.Logf("%+v", got)
 	if got.Unavailable == "" && len(got.GPUs) == 0 {
 		t.Log("NVML answered with no GPUs")
+	}
+}
+
+func mockLib(dev *mock.Device) *mock.Interface {
+	return &mock.Interface{
+		InitFunc:                       func() nvml.Return { return nvml.SUCCESS },
+		ShutdownFunc:                   func() nvml.Return { return nvml.SUCCESS },
+		SystemGetDriverVersionFunc:     func() (string, nvml.Return) { return "550.54.15", nvml.SUCCESS },
+		SystemGetCudaDriverVersionFunc: func() (int, nvml.Return) { return 12040, nvml.SUCCESS },
+		DeviceGetCountFunc:             func() (int, nvml.Return) { return 1, nvml.SUCCESS },
+		DeviceGetHandleByIndexFunc:     func(int) (nvml.Device, nvml.Return) { return dev, nvml.SUCCESS },
+	}
+}
+
+const a100 = "nvidia/NVIDIA A100-PCIE-40GB/sm80/driver-550"
+
+func TestOpenGPUsInitFails(t *testing.T) {
+	lib := &mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_DRIVER_NOT_LOADED }}
+	g, err := openGPUs(lib)
+	if g != nil || err == nil || err.Error() != "no NVIDIA driver found (the kernel driver is not loaded)" {
+		t.Fatalf("openGPUs = %v, %v", g, err)
+	}
+}
+
+func TestGPUMeter(t *testing.T) {
+	dev := fakeGPU()
+	var energy atomic.Uint64
+	energy.Store(1_000_000)
+	dev.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) { return energy.Load(), nvml.SUCCESS }
+	var hot atomic.Bool
+	dev.GetCurrentClocksEventReasonsFunc = func() (uint64, nvml.Return) {
+		if hot.Load() {
+			return nvml.ClocksThrottleReasonHwThermalSlowdown, nvml.SUCCESS
+		}
+		return nvml.ClocksEventReasonGpuIdle, nvml.SUCCESS
+	}
+	g, err := openGPUs(mockLib(dev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	m := g.Meter(a100)
+	if m == nil || g.Meter("nvidia/other") != nil {
+		t.Fatal("meter by class")
+	}
+	end := m.Begin()
+	energy.Add(4200)
+	w := end()
+	if w.EnergyMJ != 4200 || w.Throttled() || w.Seconds <= 0 {
+		t.Errorf("cool window %+v", w)
+	}
+	end = m.Begin()
+	hot.Store(true)
+	w = end()
+	if !w.Throttled() || !slices.Contains(w.Throttle, "hw_thermal_slowdown") {
+		t.Errorf("hot window %+v", w)
+	}
+	// Without the energy counter, energy is power integrated over time.
+	dev.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
+	end = m.Begin()
+	time.Sleep(50 * time.Millisecond)
+	w = end()
+	if want := 187.5 * w.Seconds * 1000; w.EnergyMJ < 0.5*want || w.EnergyMJ > 1.01*want {
+		t.Errorf("integrated energy %v mJ over %v s at 187.5 W", w.EnergyMJ, w.Seconds)
+	}
+}
+
+func TestGPUUse(t *testing.T) {
+	dev := fakeGPU()
+	dev.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+		return []nvml.ProcessInfo{{Pid: 100}, {Pid: 4242}}, nvml.SUCCESS
+	}
+	dev.GetGraphicsRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+		return nil, nvml.ERROR_NOT_SUPPORTED
+	}
+	g, err := openGPUs(mockLib(dev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pct, others, ok := g.Use(a100, func(pid uint32) bool { return pid == 100 })
+	if !ok || pct != 97 || !slices.Equal(others, []uint32{4242}) {
+		t.Errorf("Use = %v, %v, %v", pct, others, ok)
+	}
+	if _, _, ok := g.Use("nvidia/none", nil); ok {
+		t.Error("Use of an unknown class is ok")
 	}
 }

@@ -36,6 +36,10 @@ func run() int {
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "time given to requests and cycles on shutdown")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "search seed")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "also serve GET /metrics (Prometheus) on this TCP address, e.g. 127.0.0.1:9464 ($QUASIMD_METRICS_LISTEN)")
+	fs.Float64Var(&cfg.IdleCPU, "idle-cpu", 0.5, "cycles wait while other processes use more than this share of all CPUs; 0 turns it off ($QUASIMD_IDLE_CPU)")
+	fs.Float64Var(&cfg.IdleGPU, "idle-gpu", 10, "cycles on a GPU wait while other processes on it push its utilisation above this percent; 0 turns it off ($QUASIMD_IDLE_GPU)")
+	fs.DurationVar(&cfg.IdleWait, "idle-wait", 10*time.Minute, "how long a cycle waits for an idle device before it is skipped ($QUASIMD_IDLE_WAIT)")
+	fs.DurationVar(&cfg.IdlePoll, "idle-poll", 5*time.Second, "how often a waiting cycle looks again")
 	level := fs.String("log-level", "info", "debug, info, warn or error ($QUASIMD_LOG_LEVEL)")
 	format := fs.String("log-format", "json", "json (for journald) or console ($QUASIMD_LOG_FORMAT)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
@@ -59,10 +63,14 @@ func run() int {
 	for flagName, env := range map[string]string{
 		"socket": "QUASIMD_SOCKET", "state-dir": "QUASIMD_STATE_DIR", "kernels": "QUASIMD_KERNELS",
 		"operator": "QUASIMD_OPERATORS", "log-level": "QUASIMD_LOG_LEVEL", "log-format": "QUASIMD_LOG_FORMAT",
-		"metrics-listen": "QUASIMD_METRICS_LISTEN",
+		"metrics-listen": "QUASIMD_METRICS_LISTEN", "idle-cpu": "QUASIMD_IDLE_CPU", "idle-gpu": "QUASIMD_IDLE_GPU",
+		"idle-wait": "QUASIMD_IDLE_WAIT",
 	} {
 		if v, ok := os.LookupEnv(env); ok && !set[flagName] {
-			fs.Set(flagName, v)
+			if err := fs.Set(flagName, v); err != nil {
+				fmt.Fprintf(os.Stderr, "quasimd: $%s %q: %v\n", env, v, err)
+				return 2
+			}
 		}
 	}
 	lvl, err := zerolog.ParseLevel(*level)

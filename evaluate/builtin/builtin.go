@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	goruntime "runtime"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/introspect"
 )
 
 // Kernels lists the builtin kernel names, sorted.
@@ -26,7 +28,7 @@ type Options struct {
 	MaxReps   int              // at most (default 50; raised to MinReps if below it)
 	MaxTime   time.Duration    // stop repeating after this much measuring time per config (default 2s)
 	RelStable float64          // stop once the median moved less than this fraction over the last few reps (default 0.01)
-	Device    string           // device class reported; default "cpu/<GOARCH>/<NumCPU>c"
+	Device    string           // device class reported; default the CPU's (introspect.CPU.Class)
 	Now       func() time.Time // clock for Trial.At; default time.Now
 	Seed      uint64           // seed for the random input data (default 1)
 	// TestWrongVariant adds a deliberately wrong config, for tests of
@@ -35,6 +37,16 @@ type Options struct {
 	// zero). The other kernels ignore it.
 	TestWrongVariant bool
 }
+
+// cpuClass is this machine's CPU device class, read once; where /proc
+// cannot be read it falls back to cpu/<GOARCH>/<NumCPU>c.
+var cpuClass = sync.OnceValue(func() string {
+	c, err := introspect.ReadCPU(os.DirFS("/"))
+	if err != nil || c.Model == "" {
+		return fmt.Sprintf("cpu/%s/%dc", goruntime.GOARCH, goruntime.NumCPU())
+	}
+	return c.Class()
+})
 
 // withDefaults returns o with its zero fields set to their defaults.
 func (o Options) withDefaults() Options {
@@ -58,7 +70,7 @@ func (o Options) withDefaults() Options {
 		o.RelStable = 0.01
 	}
 	if o.Device == "" {
-		o.Device = fmt.Sprintf("cpu/%s/%dc", goruntime.GOARCH, goruntime.NumCPU())
+		o.Device = cpuClass()
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -34,7 +34,7 @@ type Trial struct {
 type Cycle struct {
 	ID       int       `json:"id"`      // assigned by NewCycle, 1-based per job
 	Trigger  string    `json:"trigger"` // cron, start, api
-	State    string    `json:"state"`   // running, done, cancelled, failed
+	State    string    `json:"state"`   // running, waiting, interrupted, done, skipped, failed
 	Started  time.Time `json:"started"`
 	Ended    time.Time `json:"ended,omitzero"`
 	Budget   int       `json:"budget"`
@@ -48,6 +48,10 @@ type Cycle struct {
 	// Allocation is how many of this cycle's evaluations each member of a
 	// portfolio proposed ("design" for its own design and warm start).
 	Allocation map[string]int `json:"allocation,omitempty"`
+	// WaitedS is how long the cycle waited for its device to be idle of
+	// other work; Busy says what it last found using it.
+	WaitedS float64 `json:"waited_s,omitempty"`
+	Busy    string  `json:"busy,omitempty"`
 }
 
 // Served is the config a job serves: its best certified one.

@@ -52,6 +52,17 @@ type Config struct {
 	// Measured, when set, is told of every trial a cycle measures and the
 	// wall time the measurement took (for metrics).
 	Measured func(job Job, tr evaluate.Trial, took time.Duration)
+	// Busy, when set, says what other work is using a device too much to
+	// tune on it now; empty means the device is idle enough. A cycle asks
+	// before it starts and before each generation, and waits while it is
+	// busy.
+	Busy func(device string) string
+	// IdleWait is how long in all a cycle waits for an idle device; past
+	// it a cycle that measured nothing yet is skipped, and one that did is
+	// left interrupted for its next start to resume. Zero skips at once.
+	IdleWait time.Duration
+	// IdlePoll is how often a waiting cycle asks Busy again (default 5s).
+	IdlePoll time.Duration
 	Log      zerolog.Logger
 	Now      func() time.Time
 }
@@ -82,12 +93,19 @@ func New(cfg Config) *Tuner {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.IdlePoll <= 0 {
+		cfg.IdlePoll = 5 * time.Second
+	}
 	return &Tuner{cfg: cfg}
 }
 
 // Unfinished is the state of a cycle that stopped before its budget was
 // spent (shutdown or crash); the next cycle of the job resumes it.
 const Unfinished = "interrupted"
+
+// ErrBusy is returned by a cycle that gave up waiting for its device to be
+// idle of other work; the cycle record says what was using it.
+var ErrBusy = errors.New("device busy with other work")
 
 // Cycle tunes job until the budget is spent or ctx is done. An interrupted
 // earlier cycle of the job is resumed with its remaining budget instead of
@@ -123,7 +141,8 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 	// A resumed cycle keeps its evaluation count, so the evaluation budget
 	// spans the restart; the seconds budget counts from this start.
 	start := t.cfg.Now()
-	measureS := 0.0 // seconds spent measuring in this run of the cycle
+	measureS := 0.0          // seconds spent measuring in this run of the cycle
+	var waited time.Duration // waiting for an idle device in this run
 	done := func() bool {
 		if budget.Evals > 0 && cy.Evals >= budget.Evals {
 			return true
@@ -137,6 +156,9 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 		first = append(first, job.Default)
 	}
 	for !done() {
+		if err := t.waitIdle(ctx, job, &cy, &waited, progress, log); err != nil {
+			return cy, err
+		}
 		n := t.cfg.Generation
 		if budget.Evals > 0 {
 			n = min(n, budget.Evals-cy.Evals)
@@ -328,7 +350,7 @@ func (t *Tuner) openCycle(job Job, budget Budget, trigger, strategy string) (sto
 	}
 	if n := len(cycles); n > 0 {
 		last := cycles[n-1]
-		if last.State == Unfinished || last.State == "running" {
+		if last.State == Unfinished || last.State == "running" || last.State == "waiting" {
 			last.State = "running"
 			if err := st.PutCycle(job.Key, last); err != nil {
 				return last, false, err
@@ -345,6 +367,70 @@ func (t *Tuner) openCycle(job Job, budget Budget, trigger, strategy string) (sto
 		Strategy: strategy,
 	})
 	return cy, false, err
+}
+
+// waitIdle returns once job's device is idle of other work. While it is
+// busy the cycle is "waiting" with the reason in Busy; past IdleWait in
+// all in this run of the cycle (waited), the cycle is skipped (nothing measured yet) or left interrupted,
+// and waitIdle returns ErrBusy.
+func (t *Tuner) waitIdle(ctx context.Context, job Job, cy *store.Cycle, waited *time.Duration, progress func(store.Cycle), log zerolog.Logger) error {
+	if t.cfg.Busy == nil {
+		return nil
+	}
+	why := t.cfg.Busy(job.Key.Device)
+	if why == "" {
+		return nil
+	}
+	state := cy.State
+	cy.State, cy.Busy = "waiting", why
+	if err := t.cfg.Store.PutCycle(job.Key, *cy); err != nil {
+		return err
+	}
+	if progress != nil {
+		progress(*cy)
+	}
+	log.Info().Str("busy", why).Float64("waited_s", cy.WaitedS).Msg("device busy; cycle waiting")
+	for {
+		left := t.cfg.IdleWait - *waited
+		if left <= 0 {
+			break
+		}
+		t0 := time.Now() // real time: the wait is real sleeping
+		timer := time.NewTimer(min(t.cfg.IdlePoll, left))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			*waited += time.Since(t0)
+			cy.WaitedS += time.Since(t0).Seconds()
+			cy.State = Unfinished
+			return errors.Join(ctx.Err(), t.cfg.Store.PutCycle(job.Key, *cy))
+		case <-timer.C:
+		}
+		*waited += time.Since(t0)
+		cy.WaitedS += time.Since(t0).Seconds()
+		if why = t.cfg.Busy(job.Key.Device); why == "" {
+			cy.State = state
+			log.Info().Float64("waited_s", cy.WaitedS).Msg("device idle; cycle goes on")
+			if progress != nil {
+				progress(*cy)
+			}
+			return t.cfg.Store.PutCycle(job.Key, *cy)
+		}
+		cy.Busy = why
+		if progress != nil {
+			progress(*cy)
+		}
+	}
+	cy.Ended = t.cfg.Now()
+	cy.State = "skipped"
+	if cy.Evals > 0 {
+		cy.State, cy.Ended = Unfinished, time.Time{}
+	}
+	log.Warn().Str("busy", why).Float64("waited_s", cy.WaitedS).Str("state", cy.State).Msg("device stayed busy; cycle given up")
+	if err := t.cfg.Store.PutCycle(job.Key, *cy); err != nil {
+		return errors.Join(ErrBusy, err)
+	}
+	return fmt.Errorf("%w: %s", ErrBusy, why)
 }
 
 func (t *Tuner) measure(ctx context.Context, job Job, c genome.Config) (evaluate.Trial, error) {

@@ -51,7 +51,7 @@ func fmtAllocation(a map[string]int) string {
 
 // printCycles writes cycles as a table; now dates the running ones.
 func printCycles(w io.Writer, cycles []api.Cycle, now time.Time) error {
-	t := newTable(w, "ID", "PROBLEM", "DEVICE", "TRIGGER", "STATE", "STARTED", "DURATION", "EVALS", "BEST_MS", "BEST_KEY", "PROMOTED", "ALLOCATION", "ERROR")
+	t := newTable(w, "ID", "PROBLEM", "DEVICE", "TRIGGER", "STATE", "STARTED", "DURATION", "EVALS", "BEST_MS", "BEST_KEY", "PROMOTED", "ALLOCATION", "WAITED", "NOTE")
 	for _, c := range cycles {
 		end := now
 		if c.Ended != nil {
@@ -61,8 +61,16 @@ func printCycles(w io.Writer, cycles []api.Cycle, now time.Time) error {
 		if c.Budget > 0 {
 			evals += "/" + strconv.Itoa(c.Budget)
 		}
+		waited := "-"
+		if c.WaitedS > 0 {
+			waited = fmtDuration(time.Duration(c.WaitedS * float64(time.Second)))
+		}
+		note := c.Error
+		if c.Busy != "" {
+			note = strings.TrimPrefix(note+"; ", "; ") + "device busy: " + c.Busy
+		}
 		t.row(strconv.Itoa(c.ID), dash(c.Problem), dash(c.Device), dash(c.Trigger), dash(c.State), fmtTime(c.Started),
-			fmtDuration(end.Sub(c.Started)), evals, fmtMS(c.BestMS, 4), dash(c.BestKey), dash(c.Promoted), dash(fmtAllocation(c.Allocation)), dash(c.Error))
+			fmtDuration(end.Sub(c.Started)), evals, fmtMS(c.BestMS, 4), dash(c.BestKey), dash(c.Promoted), dash(fmtAllocation(c.Allocation)), waited, dash(note))
 	}
 	return t.flush()
 }

@@ -17,8 +17,8 @@ func TestCycles(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	want := [][]string{
-		{"ID", "PROBLEM", "DEVICE", "TRIGGER", "STATE", "STARTED", "DURATION", "EVALS", "BEST_MS", "BEST_KEY", "PROMOTED", "ALLOCATION", "ERROR"},
-		append([]string{"3", "256,256,256", "cpu/test", "cron", "done"}, append(strings.Fields(fmtTime(fakeT0)), "1m30s", "20/20", "4.213", "16,True,tiled", "16,True,tiled", "quantumsearch=12,es=8", "-")...),
+		{"ID", "PROBLEM", "DEVICE", "TRIGGER", "STATE", "STARTED", "DURATION", "EVALS", "BEST_MS", "BEST_KEY", "PROMOTED", "ALLOCATION", "WAITED", "NOTE"},
+		append([]string{"3", "256,256,256", "cpu/test", "cron", "done"}, append(strings.Fields(fmtTime(fakeT0)), "1m30s", "20/20", "4.213", "16,True,tiled", "16,True,tiled", "quantumsearch=12,es=8", "-", "-")...),
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("cycles printed %d lines, want %d:\n%s", len(lines), len(want), out)

@@ -1,0 +1,105 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/quasim/quasim/introspect"
+)
+
+// idleGate says when other work is using a device too much to tune on it.
+// It samples the CPU load of processes outside quasimd's own tree once a
+// second, so a cycle's question costs nothing; GPUs are asked through
+// NVML when gpus is set.
+type idleGate struct {
+	cpuMax float64 // share of all CPUs; 0 turns the CPU gate off
+	gpuMax float64 // percent utilisation; 0 turns the GPU gate off
+	gpus   gpuUse
+	log    zerolog.Logger
+
+	mu    sync.Mutex
+	load  float64 // over the last window
+	ready bool    // a window has been measured
+	err   error   // why the load cannot be read
+}
+
+// gpuUse reports how much processes outside quasimd use the GPU of a
+// device class: utilisation percent and the other processes' pids.
+type gpuUse func(class string) (pct float64, others []uint32, ok bool)
+
+// run samples until ctx is done.
+func (g *idleGate) run(ctx context.Context, fsys fs.FS, every time.Duration) {
+	if g.cpuMax <= 0 {
+		return
+	}
+	prev, err := introspect.ReadCPUTimes(fsys, os.Getpid())
+	if err != nil {
+		g.mu.Lock()
+		g.err = err
+		g.mu.Unlock()
+		g.log.Warn().Err(err).Msg("CPU load unreadable; cycles do not wait for an idle CPU")
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cur, err := introspect.ReadCPUTimes(fsys, os.Getpid())
+		if err != nil {
+			continue
+		}
+		l := introspect.Load(prev, cur)
+		prev = cur
+		g.mu.Lock()
+		g.load, g.ready = l, true
+		g.mu.Unlock()
+	}
+}
+
+// prime measures a short first window, for a cycle that asks before the
+// sampler's first one is done; it is called with g.mu held.
+func (g *idleGate) prime() {
+	a, err := introspect.ReadCPUTimes(os.DirFS("/"), os.Getpid())
+	if err == nil {
+		time.Sleep(250 * time.Millisecond)
+		var b introspect.CPUTimes
+		if b, err = introspect.ReadCPUTimes(os.DirFS("/"), os.Getpid()); err == nil {
+			g.load, g.ready = introspect.Load(a, b), true
+		}
+	}
+	if err != nil {
+		g.err = err
+	}
+}
+
+// busy is tuner.Config.Busy: why device is too busy now, or "".
+func (g *idleGate) busy(device string) string {
+	if strings.HasPrefix(device, "nvidia/") && g.gpuMax > 0 && g.gpus != nil {
+		if pct, others, ok := g.gpus(device); ok && pct > g.gpuMax && len(others) > 0 {
+			return fmt.Sprintf("GPU utilisation %.0f%% above %.0f%% with other processes on it (pids %v)", pct, g.gpuMax, others)
+		}
+	}
+	if g.cpuMax <= 0 {
+		return ""
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.ready && g.err == nil {
+		g.prime()
+	}
+	if g.err == nil && g.load > g.cpuMax {
+		return fmt.Sprintf("CPU load of other processes %.2f above %.2f", g.load, g.cpuMax)
+	}
+	return ""
+}

@@ -1,0 +1,105 @@
+package evaluate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Objective is what a job minimises: time (ms), energy (mJ per run), their
+// product (edp, energy × delay, mJ·ms) or a weighted sum of time and energy
+// in those units.
+type Objective struct {
+	Kind    string  // "time", "energy", "edp" or "weighted"
+	WTime   float64 // weights of a weighted sum; both >= 0, one > 0
+	WEnergy float64
+}
+
+// TimeObjective is the default objective.
+var TimeObjective = Objective{Kind: "time"}
+
+// ParseObjective reads "time", "energy", "edp" or a weighted sum such as
+// "0.7*time + 0.3*energy" (a term may leave out its weight, "time + 0.01*energy").
+func ParseObjective(s string) (Objective, error) {
+	switch t := strings.TrimSpace(s); t {
+	case "", "time":
+		return TimeObjective, nil
+	case "energy", "edp":
+		return Objective{Kind: t}, nil
+	}
+	o := Objective{Kind: "weighted"}
+	seen := map[string]bool{}
+	for _, term := range strings.Split(s, "+") {
+		term = strings.TrimSpace(term)
+		w, name := 1.0, term
+		if a, b, ok := strings.Cut(term, "*"); ok {
+			var err error
+			if w, err = strconv.ParseFloat(strings.TrimSpace(a), 64); err != nil || w < 0 || math.IsInf(w, 0) || math.IsNaN(w) {
+				return Objective{}, fmt.Errorf("objective %q: weight %q is not a finite number >= 0", s, strings.TrimSpace(a))
+			}
+			name = strings.TrimSpace(b)
+		}
+		if seen[name] {
+			return Objective{}, fmt.Errorf("objective %q: %s given twice", s, name)
+		}
+		seen[name] = true
+		switch name {
+		case "time":
+			o.WTime = w
+		case "energy":
+			o.WEnergy = w
+		default:
+			return Objective{}, fmt.Errorf("objective %q: term %q: want time, energy, edp or a sum such as 0.7*time + 0.3*energy", s, term)
+		}
+	}
+	if o.WTime == 0 && o.WEnergy == 0 {
+		return Objective{}, fmt.Errorf("objective %q: every weight is 0", s)
+	}
+	return o, nil
+}
+
+// String is the objective as ParseObjective reads it.
+func (o Objective) String() string {
+	if o.Kind != "weighted" {
+		if o.Kind == "" {
+			return "time"
+		}
+		return o.Kind
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	return f(o.WTime) + "*time + " + f(o.WEnergy) + "*energy"
+}
+
+// NeedsEnergy reports whether the objective reads energy.
+func (o Objective) NeedsEnergy() bool {
+	switch o.Kind {
+	case "energy", "edp":
+		return true
+	case "weighted":
+		return o.WEnergy > 0
+	}
+	return false
+}
+
+// ErrNoEnergy is returned by Value for an objective that needs energy of a
+// trial that has none.
+var ErrNoEnergy = errors.New("no energy measurement")
+
+// Value is the objective of a run of timeMS that used energyMJ (0 = not
+// measured); lower is better.
+func (o Objective) Value(timeMS, energyMJ float64) (float64, error) {
+	if o.NeedsEnergy() && !(energyMJ > 0) {
+		return 0, ErrNoEnergy
+	}
+	switch o.Kind {
+	case "energy":
+		return energyMJ, nil
+	case "edp":
+		return energyMJ * timeMS, nil
+	case "weighted":
+		return o.WTime*timeMS + o.WEnergy*energyMJ, nil
+	}
+	return timeMS, nil
+}

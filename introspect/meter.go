@@ -1,0 +1,110 @@
+package introspect
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Window is what a meter saw over one measurement.
+type Window struct {
+	Seconds  float64
+	EnergyMJ float64 // energy used by the device over the window; 0 = not measured
+	// Throttle lists the clock-event reasons seen during the window.
+	Throttle []string
+}
+
+// Throttled reports whether a thermal or power limit held the clocks down
+// during the window, which makes its timings suspect.
+func (w Window) Throttled() bool { return Telemetry{Throttle: w.Throttle}.Throttled() }
+
+// Meter measures a device's energy and throttling over measurements.
+type Meter interface {
+	// Begin starts a window; the returned func ends it.
+	Begin() (end func() Window)
+}
+
+// RAPL meters the CPU packages' energy through the powercap counters.
+type RAPL struct {
+	fsys  fs.FS
+	zones []string // intel-rapl:N directories
+	max   []uint64 // max_energy_range_uj, for wraparound
+}
+
+// NewRAPL finds the readable package counters in fsys (the root of the file
+// system); it fails when there is none, which is the usual case without
+// root since Linux 5.10.
+func NewRAPL(fsys fs.FS) (*RAPL, error) {
+	ents, err := fs.ReadDir(fsys, "sys/class/powercap")
+	if err != nil {
+		return nil, fmt.Errorf("energy unavailable: %w", err)
+	}
+	r := &RAPL{fsys: fsys}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "intel-rapl:") || strings.Count(e.Name(), ":") != 1 {
+			continue
+		}
+		dir := path.Join("sys/class/powercap", e.Name())
+		if _, err := readUint(fsys, path.Join(dir, "energy_uj")); err != nil {
+			continue
+		}
+		m, err := readUint(fsys, path.Join(dir, "max_energy_range_uj"))
+		if err != nil {
+			m = 0
+		}
+		r.zones, r.max = append(r.zones, dir), append(r.max, m)
+	}
+	if len(r.zones) == 0 {
+		return nil, fmt.Errorf("energy unavailable: no readable RAPL package counter under /sys/class/powercap")
+	}
+	return r, nil
+}
+
+// Begin reads the counters; end reads them again and sums the packages'
+// energy, counting one wraparound per counter.
+func (r *RAPL) Begin() func() Window {
+	t0 := time.Now()
+	start := r.read()
+	return func() Window {
+		w := Window{Seconds: time.Since(t0).Seconds()}
+		end := r.read()
+		var uj uint64
+		for i := range r.zones {
+			if start[i] < 0 || end[i] < 0 {
+				return Window{Seconds: w.Seconds} // a counter went unreadable: no figure
+			}
+			a, b := uint64(start[i]), uint64(end[i])
+			if b >= a {
+				uj += b - a
+			} else if r.max[i] > a {
+				uj += r.max[i] - a + b
+			}
+		}
+		w.EnergyMJ = float64(uj) / 1000
+		return w
+	}
+}
+
+func (r *RAPL) read() []int64 {
+	out := make([]int64, len(r.zones))
+	for i, z := range r.zones {
+		v, err := readUint(r.fsys, path.Join(z, "energy_uj"))
+		if err != nil {
+			out[i] = -1
+			continue
+		}
+		out[i] = int64(v)
+	}
+	return out
+}
+
+func readUint(fsys fs.FS, name string) (uint64, error) {
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(strings.TrimSpace(string(b)), 10, 63)
+}
