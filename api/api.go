@@ -245,6 +245,33 @@ type Config struct {
 	Trial       *Trial         `json:"trial,omitempty"` // the trial that backs it
 	PromotedAt  *time.Time     `json:"promoted_at,omitempty"`
 	Stale       string         `json:"stale,omitempty"` // why it is suspect, while a re-tune is queued
+	// Front is how a lookup's policy (?objective=&max_slowdown=) chose
+	// from the job's (time, energy) Pareto front of certified configs.
+	Front *FrontChoice `json:"front,omitempty"`
+	// Note says why a lookup's policy could not be applied.
+	Note string `json:"note,omitempty"`
+}
+
+// Policy chooses from a job's (time, energy) front at lookup: the config
+// that minimises Objective (time, energy, edp or a weighted sum) among
+// those at most MaxSlowdown (a fraction; negative: no limit) slower than
+// the fastest.
+type Policy struct {
+	Objective   string
+	MaxSlowdown float64
+}
+
+// FrontChoice is the config a policy chose, against the front's fastest.
+type FrontChoice struct {
+	Objective       string   `json:"objective"`
+	MaxSlowdown     *float64 `json:"max_slowdown,omitempty"`
+	Points          int      `json:"points"` // certified configs on the front
+	EnergyMJ        float64  `json:"energy_mj"`
+	FastestKey      string   `json:"fastest_key"`
+	FastestMS       float64  `json:"fastest_ms"`
+	FastestEnergyMJ float64  `json:"fastest_energy_mj"`
+	Slowdown        float64  `json:"slowdown"`     // chosen time / fastest time - 1
+	EnergySaved     float64  `json:"energy_saved"` // 1 - chosen energy / fastest's energy
 }
 
 // Trial is one measured config.
@@ -259,6 +286,14 @@ type Trial struct {
 	Problem string    `json:"problem"`
 	Device  string    `json:"device"`
 	Cycle   int       `json:"cycle,omitempty"` // 0: imported
+	// EnergyMJ is the energy of one run and PowerW the mean power while
+	// measuring, where the device gave readings.
+	EnergyMJ float64 `json:"energy_mj,omitempty"`
+	PowerW   float64 `json:"power_w,omitempty"`
+	// Throttle lists throttle reasons seen in the kept measurement, and
+	// Remeasured how many throttled ones were thrown away.
+	Throttle   []string `json:"throttle,omitempty"`
+	Remeasured int      `json:"remeasured,omitempty"`
 }
 
 // Trials is GET /v1/kernels/{kernel}/trials.

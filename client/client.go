@@ -121,6 +121,27 @@ func (c *Client) Config(ctx context.Context, kernel, problem, device string) (ap
 // is another one, else when it changes within wait; changed is false, and
 // cfg zero, when it did not. An empty etag fetches the answer at once. The
 // returned tag goes with the answer the caller then holds.
+// ConfigPolicy is Config with a lookup policy: the config of the job's
+// (time, energy) front that p chooses (see api.Policy).
+func (c *Client) ConfigPolicy(ctx context.Context, kernel, problem, device string, p api.Policy) (api.Config, error) {
+	path, err := kernelPath("/v1/configs/", kernel, "")
+	if err != nil {
+		return api.Config{}, err
+	}
+	q := url.Values{}
+	if problem != "" {
+		q.Set("problem", problem)
+	}
+	if device != "" {
+		q.Set("device", device)
+	}
+	q.Set("objective", p.Objective)
+	if p.MaxSlowdown >= 0 {
+		q.Set("max_slowdown", strconv.FormatFloat(p.MaxSlowdown, 'g', -1, 64))
+	}
+	return call[api.Config](ctx, c, http.MethodGet, path, q, nil)
+}
+
 func (c *Client) WatchConfig(ctx context.Context, kernel, problem, device, etag string, wait time.Duration) (cfg api.Config, tag string, changed bool, err error) {
 	p, err := kernelPath("/v1/configs/", kernel, "")
 	if err != nil {

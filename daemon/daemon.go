@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/quasim/quasim/internal/store"
 	"github.com/quasim/quasim/internal/strategies"
 	"github.com/quasim/quasim/internal/tuner"
+	"github.com/quasim/quasim/introspect"
 )
 
 // Run builds everything in dependency order, serves until ctx is done and
@@ -55,10 +57,41 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		log.Info().Str("key_id", certs.KeyID(key.Public().(ed25519.PublicKey))).Msg("issuer key created")
 	}
 	var devs devices
+	gpus, err := introspect.OpenGPUs()
+	if err != nil {
+		log.Info().Str("nvidia", err.Error()).Msg("no GPU telemetry")
+		gpus = nil
+	} else {
+		defer gpus.Close()
+		log.Info().Int("gpus", len(gpus.Info().GPUs)).Str("driver", gpus.Info().Driver).Msg("NVML opened")
+	}
+	rapl, raplErr := introspect.NewRAPL(os.DirFS("/"))
+	if raplErr != nil {
+		log.Info().Str("cpu_energy", raplErr.Error()).Msg("no CPU energy readings")
+		rapl = nil
+	}
 	gate := &idleGate{cpuMax: cfg.IdleCPU, gpuMax: cfg.IdleGPU, log: log.With().Str("component", "idle").Logger()}
+	if gpus != nil {
+		gate.gpus = func(class string) (float64, []uint32, bool) {
+			ours := introspect.Tree(os.DirFS("/"), os.Getpid())
+			return gpus.Use(class, func(pid uint32) bool { return ours[int(pid)] })
+		}
+	}
 	go gate.run(ctx, os.DirFS("/"), time.Second)
+	meter := func(device string) introspect.Meter {
+		switch {
+		case gpus != nil && strings.HasPrefix(device, "nvidia/"):
+			if m := gpus.Meter(device); m != nil {
+				return m
+			}
+		case rapl != nil && strings.HasPrefix(device, "cpu/"):
+			return rapl
+		}
+		return nil
+	}
 	sched := &scheduler{}
 	m := newMetrics(sched)
+	m.reg.MustRegister(newDeviceCollector(gpus, rapl, gate))
 	*sched = scheduler{
 		metrics: m,
 		dir:     cfg.KernelsDir,
@@ -75,6 +108,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			Details:     deviceDetails(),
 			Measured:    m.measured,
 			Busy:        gate.busy,
+			Meter:       meter,
 			IdleWait:    cfg.IdleWait,
 			IdlePoll:    cfg.IdlePoll,
 			Log:         log.With().Str("component", "tuner").Logger(),

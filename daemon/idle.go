@@ -83,6 +83,14 @@ func (g *idleGate) prime() {
 	}
 }
 
+// current is the last measured load; false before the first window or
+// when the load cannot be read.
+func (g *idleGate) current() (float64, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.load, g.ready && g.err == nil
+}
+
 // busy is tuner.Config.Busy: why device is too busy now, or "".
 func (g *idleGate) busy(device string) string {
 	if strings.HasPrefix(device, "nvidia/") && g.gpuMax > 0 && g.gpus != nil {

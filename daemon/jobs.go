@@ -377,8 +377,10 @@ func (s *scheduler) startLocked(j *job, req runRequest) bool {
 
 func (s *scheduler) run(ctx context.Context, j *job, req runRequest) {
 	sv := j.kern.spec.Verify
+	obj, _ := evaluate.ParseObjective(j.kern.spec.Objective) // checked when the spec was parsed
 	tj := tuner.Job{
-		Key: j.key, Problem: j.spec.Problem, Evaluator: j.spec.Evaluator, Space: j.spec.Space, Default: j.spec.Default,
+		Objective: obj,
+		Key:       j.key, Problem: j.spec.Problem, Evaluator: j.spec.Evaluator, Space: j.spec.Space, Default: j.spec.Default,
 		Verify: evaluate.VerifySettings{Tolerance: sv.Tolerance, Value: sv.Value, Repeats: sv.Repeats, Nondeterministic: sv.Nondeterministic},
 	}
 	if req.certify {

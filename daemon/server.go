@@ -114,7 +114,8 @@ func (s *server) cachedConfig(w http.ResponseWriter, r *http.Request) {
 // cachedAnswer is the encoded config answer for r, from the cache while the
 // epoch it was made in lasts.
 func (s *server) cachedAnswer(r *http.Request, q url.Values) (cachedAnswer, error) {
-	key := r.PathValue("kernel") + "?problem=" + q.Get("problem") + "&device=" + q.Get("device")
+	key := r.PathValue("kernel") + "?problem=" + q.Get("problem") + "&device=" + q.Get("device") +
+		"&objective=" + q.Get("objective") + "&max_slowdown=" + q.Get("max_slowdown")
 	epoch := s.sched.epoch.Load()
 	s.mu.Lock()
 	a, ok := s.answers[key]
@@ -293,7 +294,7 @@ func (s *server) jobInfo(j *job) (api.Job, error) {
 	if sv, ok, err := s.st.Served(j.key); err != nil {
 		return aj, err
 	} else if ok {
-		c, err := s.answer(j, sv, api.MatchExact, j.key.Problem)
+		c, err := s.answer(j, sv, api.MatchExact, j.key.Problem, nil)
 		if err != nil {
 			return aj, err
 		}
@@ -341,6 +342,10 @@ func (s *server) getConfig(r *http.Request) (any, error) {
 		return nil, invalidf("problem %q: %v", problem, err)
 	}
 	problem = evaluate.Problem{Dims: dims}.String()
+	pol, err := parsePolicy(q)
+	if err != nil {
+		return nil, err
+	}
 	var (
 		nearest *job
 		nearSv  store.Served
@@ -358,7 +363,7 @@ func (s *server) getConfig(r *http.Request) (any, error) {
 			continue
 		}
 		if j.key.Problem == problem {
-			return s.answer(j, sv, api.MatchExact, problem)
+			return s.answer(j, sv, api.MatchExact, problem, pol)
 		}
 		jd, err := parseProblem(j.key.Problem)
 		if err != nil || len(jd) != len(dims) {
@@ -374,7 +379,7 @@ func (s *server) getConfig(r *http.Request) (any, error) {
 		s.sched.miss(name, dims)
 	}
 	if nearest != nil {
-		c, err := s.answer(nearest, nearSv, api.MatchNearest, problem)
+		c, err := s.answer(nearest, nearSv, api.MatchNearest, problem, pol)
 		if err != nil {
 			return nil, err
 		}
@@ -413,7 +418,11 @@ func logDistance(a, b []int) float64 {
 	return d
 }
 
-func (s *server) answer(j *job, sv store.Served, match api.Match, problem string) (api.Config, error) {
+func (s *server) answer(j *job, sv store.Served, match api.Match, problem string, pol *policy) (api.Config, error) {
+	front, note := pol.choose(sv)
+	if front != nil {
+		sv.Key, sv.TimeMS, sv.Certificate = front.chosen.Key, front.chosen.TimeMS, front.chosen.Certificate
+	}
 	c, err := j.spec.Space.ParseKey(sv.Key)
 	if err != nil {
 		return api.Config{}, fmt.Errorf("served config of %s: %w", j.key, err)
@@ -422,7 +431,10 @@ func (s *server) answer(j *job, sv store.Served, match api.Match, problem string
 	out := api.Config{
 		Kernel: j.key.Kernel, Problem: problem, Device: j.key.Device, Config: j.spec.Space.ConfigMap(c),
 		Key: sv.Key, Match: match, TimeMS: sv.TimeMS, Certificate: sv.Certificate, SpecHash: j.key.SpecHash,
-		PromotedAt: &at, Stale: sv.Stale,
+		PromotedAt: &at, Stale: sv.Stale, Note: note,
+	}
+	if front != nil {
+		out.Front = &front.FrontChoice
 	}
 	trials, err := s.st.Trials(j.key)
 	if err != nil {
@@ -444,6 +456,7 @@ func apiTrial(t store.Trial, j *job) api.Trial {
 	return api.Trial{
 		Key: t.Key, Status: t.Status, TimeMS: t.TimeMS, TimesMS: t.TimesMS, CostS: t.CostS, Error: t.Error,
 		At: t.At, Problem: j.key.Problem, Device: j.key.Device, Cycle: t.Cycle,
+		EnergyMJ: t.EnergyMJ, PowerW: t.PowerW, Throttle: t.Throttle, Remeasured: t.Remeasured,
 	}
 }
 

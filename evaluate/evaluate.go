@@ -64,6 +64,15 @@ type Trial struct {
 	Error  string    `json:"error,omitempty"`  // what failed, for failed statuses
 	At     time.Time `json:"at,omitzero"`      // when it was measured
 	Device string    `json:"device,omitempty"` // device class it ran on
+	// EnergyMJ is the energy of one run in mJ, and PowerW the device's
+	// mean power while measuring; 0 when the device gave no reading.
+	EnergyMJ float64 `json:"energy_mj,omitempty"`
+	PowerW   float64 `json:"power_w,omitempty"`
+	// Throttle lists the thermal or power throttle reasons seen while this
+	// measurement ran, when re-measuring could not avoid them; Remeasured
+	// counts the throttled measurements thrown away before it.
+	Throttle   []string `json:"throttle,omitempty"`
+	Remeasured int      `json:"remeasured,omitempty"`
 }
 
 // OK reports whether the trial produced a valid time.

@@ -134,3 +134,33 @@ func parsePidStat(data []byte) (ppid int, ticks uint64, err error) {
 	}
 	return ppid, ticks, nil
 }
+
+// Tree returns pid and its descendants, from the stat files under proc in
+// fsys (the root of the file system).
+func Tree(fsys fs.FS, pid int) map[int]bool {
+	ents, _ := fs.ReadDir(fsys, "proc")
+	parent := map[int]int{}
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil || p <= 0 {
+			continue
+		}
+		data, err := fs.ReadFile(fsys, path.Join("proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if pp, _, err := parsePidStat(data); err == nil {
+			parent[p] = pp
+		}
+	}
+	out := map[int]bool{pid: true}
+	for p := range parent {
+		for q, hops := p, 0; q > 0 && hops < 64; q, hops = parent[q], hops+1 {
+			if q == pid {
+				out[p] = true
+				break
+			}
+		}
+	}
+	return out
+}

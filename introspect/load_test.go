@@ -53,6 +53,9 @@ func TestLoadCountsOthersOnly(t *testing.T) {
 	if got := Load(b, a); got != 0 {
 		t.Fatalf("Load backwards = %v, want 0", got)
 	}
+	if tree := Tree(after, 10); len(tree) != 3 || !tree[10] || !tree[11] || !tree[12] {
+		t.Errorf("Tree(10) = %v, want 10, 11, 12", tree)
+	}
 	if _, err := ReadCPUTimes(before, 99); err == nil {
 		t.Fatal("missing pid: no error")
 	}

@@ -45,7 +45,8 @@ type Telemetry struct {
 	UtilMem      uint32 `json:"util_mem_pct"`
 	// Throttle lists the active clock-event (throttle) reasons; thermal
 	// and power ones make a measurement suspect.
-	Throttle []string `json:"throttle,omitempty"`
+	Throttle     []string `json:"throttle,omitempty"`
+	ThrottleBits uint64   `json:"throttle_bits,omitempty"` // NVML's clock-event reason mask
 	// Missing names readings NVML did not give (not supported here).
 	Missing []string `json:"missing,omitempty"`
 }

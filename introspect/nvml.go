@@ -89,9 +89,10 @@ type GPUs struct {
 
 // OpenGPUs initialises NVML. Without a driver it fails with the reason
 // and calls nothing more.
-func OpenGPUs() (*GPUs, error) { return openGPUs(nvml.New()) }
+func OpenGPUs() (*GPUs, error) { return NewGPUs(nvml.New()) }
 
-func openGPUs(lib nvml.Interface) (*GPUs, error) {
+// NewGPUs is OpenGPUs over lib, such as go-nvml's mock.
+func NewGPUs(lib nvml.Interface) (*GPUs, error) {
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		return nil, fmt.Errorf("%s", initFailure(ret))
 	}
@@ -263,6 +264,7 @@ func Sample(dev nvml.Device) Telemetry {
 	t.UtilGPU, t.UtilMem = u.Gpu, u.Memory
 	reasons, ret := dev.GetCurrentClocksEventReasons()
 	miss("throttle_reasons", ret)
+	t.ThrottleBits = reasons
 	for _, r := range throttleReasons {
 		if reasons&r.bit != 0 {
 			t.Throttle = append(t.Throttle, r.name)

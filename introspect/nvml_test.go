@@ -119,7 +119,7 @@ const a100 = "nvidia/NVIDIA A100-PCIE-40GB/sm80/driver-550"
 
 func TestOpenGPUsInitFails(t *testing.T) {
 	lib := &mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_DRIVER_NOT_LOADED }}
-	g, err := openGPUs(lib)
+	g, err := NewGPUs(lib)
 	if g != nil || err == nil || err.Error() != "no NVIDIA driver found (the kernel driver is not loaded)" {
 		t.Fatalf("openGPUs = %v, %v", g, err)
 	}
@@ -137,7 +137,7 @@ func TestGPUMeter(t *testing.T) {
 		}
 		return nvml.ClocksEventReasonGpuIdle, nvml.SUCCESS
 	}
-	g, err := openGPUs(mockLib(dev))
+	g, err := NewGPUs(mockLib(dev))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestGPUUse(t *testing.T) {
 	dev.GetGraphicsRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
 		return nil, nvml.ERROR_NOT_SUPPORTED
 	}
-	g, err := openGPUs(mockLib(dev))
+	g, err := NewGPUs(mockLib(dev))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ type Options struct {
 	MinReps   int              // at least this many timed repetitions (default 3)
 	MaxReps   int              // at most (default 50; raised to MinReps if below it)
 	MaxTime   time.Duration    // stop repeating after this much measuring time per config (default 2s)
-	RelStable float64          // stop once the median moved less than this fraction over the last few reps (default 0.01)
+	RelCI     float64          // stop once the 95% CI of the mean time is within ±this fraction of it (default 0.02)
 	Device    string           // device class reported; default the CPU's (introspect.CPU.Class)
 	Now       func() time.Time // clock for Trial.At; default time.Now
 	Seed      uint64           // seed for the random input data (default 1)
@@ -66,8 +66,8 @@ func (o Options) withDefaults() Options {
 	if o.MaxTime <= 0 {
 		o.MaxTime = 2 * time.Second
 	}
-	if o.RelStable <= 0 {
-		o.RelStable = 0.01
+	if o.RelCI <= 0 {
+		o.RelCI = 0.02
 	}
 	if o.Device == "" {
 		o.Device = cpuClass()
@@ -279,7 +279,7 @@ func (k *Kernel) Evaluate(ctx context.Context, c genome.Config, p evaluate.Probl
 		if n >= k.opt.MaxReps {
 			break
 		}
-		if n >= k.opt.MinReps && (measured >= k.opt.MaxTime || stable(tr.Times, k.opt.RelStable)) {
+		if n >= k.opt.MinReps && (measured >= k.opt.MaxTime || narrow(tr.Times, k.opt.RelCI)) {
 			break
 		}
 	}
@@ -311,24 +311,11 @@ func checkConfig(s *genome.Space, c genome.Config) error {
 	return nil
 }
 
-// stableWindow is how many reps back the median must not have moved.
-const stableWindow = 2
-
-// stable reports whether the median of times moved by at most rel (as a
-// fraction of the current median) over the last stableWindow reps.
-func stable(times []float64, rel float64) bool {
-	n := len(times)
-	if n <= stableWindow {
-		return false
-	}
-	cur := median(times)
-	for back := 1; back <= stableWindow; back++ {
-		prev := median(times[:n-back])
-		if diff := cur - prev; diff > rel*cur || -diff > rel*cur {
-			return false
-		}
-	}
-	return true
+// narrow reports whether the 95% confidence interval of the mean time is
+// within ±rel of the mean.
+func narrow(times []float64, rel float64) bool {
+	mean, half := evaluate.MeanCI(times)
+	return half <= rel*mean
 }
 
 // median is the median of x (the mean of the middle two for even lengths).

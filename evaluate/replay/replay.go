@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -116,6 +117,9 @@ type cacheEntry struct {
 	CompileTime   float64   `json:"compile_time"`
 	BenchmarkTime float64   `json:"benchmark_time"`
 	FrameworkTime float64   `json:"framework_time"`
+	// Kernel Tuner's NVML observer: energy of one run in J, mean power in W.
+	NVMLEnergy *float64 `json:"nvml_energy"`
+	NVMLPower  *float64 `json:"nvml_power"`
 }
 
 func parseCache(path string, data []byte) (*Recording, error) {
@@ -165,14 +169,34 @@ func parseCache(path string, data []byte) (*Recording, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cache[%q]: time: %w", k, err)
 		}
-		rec.add(evaluate.Trial{
+		tr := evaluate.Trial{
 			Key:    k,
 			Status: st,
 			Time:   t,
 			Times:  e.Times,
 			Cost:   (e.CompileTime + e.BenchmarkTime + e.FrameworkTime) / 1000,
 			Device: rec.device,
-		})
+		}
+		for _, c := range []struct {
+			name string
+			v    *float64
+		}{{"nvml_energy", e.NVMLEnergy}, {"nvml_power", e.NVMLPower}} {
+			if c.v != nil && !(*c.v > 0 && !math.IsInf(*c.v, 0)) && st == evaluate.StatusOK {
+				return nil, fmt.Errorf("cache[%q]: %s: %v is not a positive number", k, c.name, *c.v)
+			}
+		}
+		if st == evaluate.StatusOK {
+			if e.NVMLPower != nil {
+				tr.PowerW = *e.NVMLPower
+			}
+			switch {
+			case e.NVMLEnergy != nil:
+				tr.EnergyMJ = *e.NVMLEnergy * 1000
+			case e.NVMLPower != nil:
+				tr.EnergyMJ = *e.NVMLPower * t // W × ms = mJ
+			}
+		}
+		rec.add(tr)
 		if e.FrameworkTime > 0 {
 			rec.frameworkMS += e.FrameworkTime
 			rec.framework++
@@ -485,6 +509,9 @@ func (r *Recording) Optimum() (float64, string) { return r.optimum, r.best }
 
 // Len is the number of recorded configs.
 func (r *Recording) Len() int { return len(r.trials) }
+
+// Keys lists the recorded configs' keys, sorted.
+func (r *Recording) Keys() []string { return slices.Sorted(maps.Keys(r.trials)) }
 
 // Trial returns the recorded trial of a config key.
 func (r *Recording) Trial(key string) (evaluate.Trial, bool) {

@@ -13,7 +13,9 @@
 //	                             # exec:<command and arguments> (docs/harness-protocol.md) |
 //	                             # wasm:<module.wasm> (docs/wasm-abi.md); a relative replay or wasm path,
 //	                             # or exec command with a slash, is relative to the spec's folder
-//	objective: time              # only "time" for now (the default)
+//	objective: time              # time (the default), energy (mJ per run), edp (energy × time)
+//	                             # or a weighted sum such as "0.7*time + 0.3*energy" (ms and mJ);
+//	                             # energy needs a device that reads it (quasimctl devices)
 //	problems:                    # optional problem sizes: a list of "1024,1024,1024" strings or
 //	  - 256,256,256              # [1024, 1024, 1024] lists, or a map name -> vector (the names
 //	  - [512, 512, 512]          # only label errors); default: a builtin kernel's own, a recording's

@@ -301,10 +301,11 @@ func (s *Spec) decode(d decoder, root *node) error {
 		if err != nil {
 			return err
 		}
-		if obj != "time" {
-			return d.errf("objective", n, "%q: not supported (want time)", obj)
+		o, err := evaluate.ParseObjective(obj)
+		if err != nil {
+			return d.errf("objective", n, "%s", strings.TrimPrefix(err.Error(), "objective "))
 		}
-		s.Objective = obj
+		s.Objective = o.String() // canonical, for the hash
 	}
 
 	// problem_dims, before problems so their lengths can be checked

@@ -286,18 +286,18 @@ func TestClearServed(t *testing.T) {
 	must(t, s.PutServed(jobB, svB))
 	for range 2 {
 		must(t, s.ClearServed(jobA))
-		if got, ok, err := s.Served(jobA); err != nil || ok || got != (store.Served{}) {
+		if got, ok, err := s.Served(jobA); err != nil || ok || !reflect.DeepEqual(got, store.Served{}) {
 			t.Errorf("Served after ClearServed = %+v, %v, %v, want none", got, ok, err)
 		}
 	}
-	if got, ok, err := s.Served(jobB); err != nil || !ok || got != svB {
+	if got, ok, err := s.Served(jobB); err != nil || !ok || !reflect.DeepEqual(got, svB) {
 		t.Errorf("Served(other job) = %+v, %v, %v, want %+v", got, ok, err, svB)
 	}
 	if jobs, err := s.Jobs(); err != nil || !reflect.DeepEqual(jobs, []store.JobKey{jobB, jobA}) {
 		t.Errorf("Jobs = %v, %v, want both still registered", jobs, err)
 	}
 	must(t, s.PutServed(jobA, svA)) // served again
-	if got, ok, err := s.Served(jobA); err != nil || !ok || got != svA {
+	if got, ok, err := s.Served(jobA); err != nil || !ok || !reflect.DeepEqual(got, svA) {
 		t.Errorf("Served after a new PutServed = %+v, %v, %v, want %+v", got, ok, err, svA)
 	}
 }
@@ -352,7 +352,7 @@ func TestPromote(t *testing.T) {
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
 				t.Fatalf("Promote = %v, want %v", err, tt.wantErr)
 			}
-			if got, ok, err := s.Served(jobA); err != nil || !ok || got != tt.wantSv {
+			if got, ok, err := s.Served(jobA); err != nil || !ok || !reflect.DeepEqual(got, tt.wantSv) {
 				t.Errorf("Served = %+v, %v, %v, want %+v", got, ok, err, tt.wantSv)
 			}
 			if _, ok, err := s.Served(jobB); err != nil || ok {

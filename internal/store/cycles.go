@@ -104,11 +104,21 @@ func (s *Store) PutServed(job JobKey, sv Served) error {
 	return nil
 }
 
-// putServed replaces the config job serves in tx.
+// putServed replaces the config job serves in tx. A revoked certificate,
+// of the served config or of a point of its front, is ErrInvalid.
 func putServed(tx *bolt.Tx, job JobKey, sv Served) error {
 	b, err := top(tx, bucketServed)
 	if err != nil {
 		return err
+	}
+	revs, err := top(tx, bucketRevocations)
+	if err != nil {
+		return err
+	}
+	for _, id := range append([]string{sv.Certificate}, frontCerts(sv.Front)...) {
+		if id != "" && revs.Get([]byte(id)) != nil {
+			return fmt.Errorf("certificate %q is revoked: %w", id, ErrInvalid)
+		}
 	}
 	if err := registerJob(tx, job); err != nil {
 		return err
@@ -118,6 +128,14 @@ func putServed(tx *bolt.Tx, job JobKey, sv Served) error {
 		return err
 	}
 	return b.Put([]byte(job.String()), data)
+}
+
+func frontCerts(f []FrontPoint) []string {
+	out := make([]string, len(f))
+	for i, p := range f {
+		out[i] = p.Certificate
+	}
+	return out
 }
 
 // ClearServed removes the served config of a job (it then falls back to its default); no error if none.

@@ -28,6 +28,13 @@ type Trial struct {
 	Error   string    `json:"error,omitempty"`
 	At      time.Time `json:"at"`
 	Cycle   int       `json:"cycle,omitempty"` // 0 = imported
+	// Energy of one run and mean power; 0 when not measured.
+	EnergyMJ float64 `json:"energy_mj,omitempty"`
+	PowerW   float64 `json:"power_w,omitempty"`
+	// Throttle reasons seen in the measurement kept, and how many
+	// throttled measurements were thrown away before it.
+	Throttle   []string `json:"throttle,omitempty"`
+	Remeasured int      `json:"remeasured,omitempty"`
 }
 
 // Cycle is one tuning run of a job.
@@ -65,6 +72,17 @@ type Served struct {
 	// and a re-tune is queued; empty when it is not. A promotion clears it.
 	Stale   string    `json:"stale,omitempty"`
 	StaleAt time.Time `json:"stale_at,omitzero"`
+	// Front is the job's (time, energy) Pareto front of certified
+	// configs, fastest first; empty when the job has no energy readings.
+	Front []FrontPoint `json:"front,omitempty"`
+}
+
+// FrontPoint is one certified config on a job's Pareto front.
+type FrontPoint struct {
+	Key         string  `json:"key"`
+	TimeMS      float64 `json:"time_ms"`
+	EnergyMJ    float64 `json:"energy_mj"`
+	Certificate string  `json:"certificate"`
 }
 
 // CertMeta is what the store knows about a certificate besides its signed bytes.

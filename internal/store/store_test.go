@@ -179,7 +179,7 @@ func TestEmptyJob(t *testing.T) {
 	if got, ok, err := s.Policy(jobA); err != nil || ok || got != nil {
 		t.Errorf("Policy = %v, %v, %v, want none", got, ok, err)
 	}
-	if got, ok, err := s.Served(jobA); err != nil || ok || got != (store.Served{}) {
+	if got, ok, err := s.Served(jobA); err != nil || ok || !reflect.DeepEqual(got, store.Served{}) {
 		t.Errorf("Served = %v, %v, %v, want none", got, ok, err)
 	}
 	if got, err := s.Cycles(jobA); err != nil || len(got) != 0 {
@@ -445,7 +445,7 @@ func TestServed(t *testing.T) {
 		{Key: "16,8,4", TimeMS: 1.25, Cycle: 2, PromotedAt: at(20)},
 	} {
 		must(t, s.PutServed(jobA, sv))
-		if got, ok, err := s.Served(jobA); err != nil || !ok || got != sv {
+		if got, ok, err := s.Served(jobA); err != nil || !ok || !reflect.DeepEqual(got, sv) {
 			t.Errorf("Served = %+v, %v, %v, want %+v", got, ok, err, sv)
 		}
 	}
@@ -877,7 +877,7 @@ func TestReopen(t *testing.T) {
 	if got, err := s.Cycles(jobA); err != nil || !reflect.DeepEqual(got, []store.Cycle{cy}) {
 		t.Errorf("Cycles = %+v, %v, want [%+v]", got, err, cy)
 	}
-	if got, ok, err := s.Served(jobA); err != nil || !ok || got != sv {
+	if got, ok, err := s.Served(jobA); err != nil || !ok || !reflect.DeepEqual(got, sv) {
 		t.Errorf("Served = %+v, %v, %v, want %+v", got, ok, err, sv)
 	}
 	if got, err := s.Observations(jobA, 0); err != nil || !reflect.DeepEqual(got, []store.Observation{ob}) {

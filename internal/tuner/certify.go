@@ -62,47 +62,69 @@ func (t *Tuner) Certify(ctx context.Context, job Job, cycle int) (Certification,
 		}
 		cands = append(cands, tr)
 	}
-	slices.SortStableFunc(cands, func(a, b store.Trial) int {
-		switch {
-		case a.TimeMS < b.TimeMS:
-			return -1
-		case a.TimeMS > b.TimeMS:
-			return 1
-		}
-		return 0
+	// By the job's objective; trials without the energy it needs are out.
+	vals := map[string]float64{}
+	cands = slices.DeleteFunc(cands, func(tr store.Trial) bool {
+		v, ok := job.value(tr.TimeMS, tr.EnergyMJ)
+		vals[tr.Key] = v
+		return !ok
 	})
+	slices.SortStableFunc(cands, func(a, b store.Trial) int { return cmp.Compare(vals[a.Key], vals[b.Key]) })
 	var res Certification
 	tried := 0
-	for _, tr := range cands {
+	rejected := map[string]bool{}
+	// certify returns tr's live certificate, verifying and signing a new
+	// one when it has none; nil when it fails verification.
+	certify := func(tr store.Trial) (*store.CertMeta, error) {
 		if m, ok := valid[tr.Key]; ok {
-			return t.serve(job, tr, m, nil, cycle, res)
-		}
-		if tried == t.cfg.Candidates {
-			break
+			return &m, nil
 		}
 		tried++
 		cert, err := t.verify(ctx, job, tr)
 		if err != nil {
-			return res, err
+			return nil, err
 		}
 		if !cert.Passed() {
 			why := failedChecks(cert)
 			if err := st.MarkTrial(job.Key, tr.Key, string(evaluate.StatusWrongResult), why); err != nil {
-				return res, fmt.Errorf("mark %s wrong_result: %w", tr.Key, err)
+				return nil, fmt.Errorf("mark %s wrong_result: %w", tr.Key, err)
 			}
 			t.cfg.Log.Warn().Str("job_id", job.Key.String()).Str("config", tr.Key).Str("failed", why).Msg("verification failed; config marked wrong_result")
 			res.Rejected = append(res.Rejected, tr.Key)
-			continue
+			rejected[tr.Key] = true
+			return nil, nil
 		}
 		if err := certs.Sign(cert, t.cfg.Signer); err != nil {
-			return res, fmt.Errorf("sign: %w", err)
+			return nil, fmt.Errorf("sign: %w", err)
 		}
 		body, err := cert.Encode()
 		if err != nil {
-			return res, fmt.Errorf("encode certificate: %w", err)
+			return nil, fmt.Errorf("encode certificate: %w", err)
 		}
 		meta := store.CertMeta{ID: cert.ID, Key: tr.Key, TimeMS: cert.Latency.MedianMS, IssuedAt: cert.IssuedAt}
-		return t.serve(job, tr, meta, body, cycle, res)
+		if err := st.PutCert(job.Key, meta, body); err != nil {
+			return nil, fmt.Errorf("store certificate: %w", err)
+		}
+		valid[tr.Key] = meta
+		return &meta, nil
+	}
+	for _, tr := range cands {
+		_, live := valid[tr.Key]
+		if !live && tried == t.cfg.Candidates {
+			break
+		}
+		m, err := certify(tr)
+		if err != nil {
+			return res, err
+		}
+		if m == nil {
+			continue
+		}
+		front, err := t.front(cands, rejected, certify)
+		if err != nil {
+			return res, err
+		}
+		return t.serve(job, tr, *m, front, cycle, res)
 	}
 	if err := st.ClearServed(job.Key); err != nil {
 		return res, err
@@ -110,24 +132,63 @@ func (t *Tuner) Certify(ctx context.Context, job Job, cycle int) (Certification,
 	return res, nil
 }
 
+// front is the Pareto front of (time, energy) over the candidates that
+// pass verification: each config on the front is certified, one that
+// fails is dropped and the front drawn again, until it holds only
+// certified configs or the verification budget is spent (then it is the
+// certified part of the last front).
+func (t *Tuner) front(cands []store.Trial, rejected map[string]bool, certify func(store.Trial) (*store.CertMeta, error)) ([]store.FrontPoint, error) {
+	byKey := map[string]store.Trial{}
+	for _, tr := range cands {
+		byKey[tr.Key] = tr
+	}
+	for {
+		var pts []evaluate.Point
+		for _, tr := range cands {
+			if !rejected[tr.Key] {
+				pts = append(pts, evaluate.Point{Key: tr.Key, TimeMS: tr.TimeMS, EnergyMJ: tr.EnergyMJ})
+			}
+		}
+		var out []store.FrontPoint
+		redraw := false
+		for _, p := range evaluate.Front(pts) {
+			m, err := certify(byKey[p.Key])
+			if err != nil {
+				return nil, err
+			}
+			if m == nil {
+				redraw = true
+				break
+			}
+			out = append(out, store.FrontPoint{Key: p.Key, TimeMS: p.TimeMS, EnergyMJ: p.EnergyMJ, Certificate: m.ID})
+			if t.cfg.Candidates > 0 && len(out) >= t.cfg.Candidates {
+				break
+			}
+		}
+		if !redraw {
+			return out, nil
+		}
+	}
+}
+
 // serve makes tr the served config under its certificate; body is nil when
 // the certificate is already stored.
-func (t *Tuner) serve(job Job, tr store.Trial, meta store.CertMeta, body []byte, cycle int, res Certification) (Certification, error) {
+func (t *Tuner) serve(job Job, tr store.Trial, meta store.CertMeta, front []store.FrontPoint, cycle int, res Certification) (Certification, error) {
 	st := t.cfg.Store
 	res.Served, res.Cert = tr.Key, meta.ID
 	old, ok, err := st.Served(job.Key)
 	if err != nil {
 		return res, err
 	}
-	if ok && old.Key == tr.Key && old.Certificate == meta.ID {
+	if ok && old.Key == tr.Key && old.Certificate == meta.ID && slices.Equal(old.Front, front) {
 		return res, nil
 	}
-	sv := store.Served{Key: tr.Key, TimeMS: tr.TimeMS, Cycle: cycle, PromotedAt: t.cfg.Now(), Certificate: meta.ID}
-	if body == nil {
-		err = st.PutServed(job.Key, sv)
-	} else {
-		err = st.Promote(job.Key, sv, meta, body)
+	sv := store.Served{Key: tr.Key, TimeMS: tr.TimeMS, Cycle: cycle, PromotedAt: t.cfg.Now(), Certificate: meta.ID, Front: front}
+	if ok && old.Key == tr.Key && old.Certificate == meta.ID {
+		// Only the front moved: the served config keeps its record.
+		sv.PromotedAt, sv.Cycle, sv.Stale, sv.StaleAt = old.PromotedAt, old.Cycle, old.Stale, old.StaleAt
 	}
+	err = st.PutServed(job.Key, sv)
 	if err != nil {
 		return res, fmt.Errorf("promote %s: %w", tr.Key, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
 	"github.com/quasim/quasim/internal/store"
+	"github.com/quasim/quasim/introspect"
 )
 
 // Job is what a cycle tunes: one kernel spec version at one problem size on
@@ -25,6 +27,15 @@ type Job struct {
 	Evaluator evaluate.Evaluator
 	Space     *genome.Space
 	Default   genome.Config
+	// Objective is what the search minimises (zero: time).
+	Objective evaluate.Objective
+}
+
+// value is the job's objective of a run; false when the objective needs
+// an energy reading the run lacks.
+func (j Job) value(timeMS, energyMJ float64) (float64, bool) {
+	v, err := j.Objective.Value(timeMS, energyMJ)
+	return v, err == nil
 }
 
 // Budget bounds a cycle; zero fields are no limit, but one must be set.
@@ -63,8 +74,16 @@ type Config struct {
 	IdleWait time.Duration
 	// IdlePoll is how often a waiting cycle asks Busy again (default 5s).
 	IdlePoll time.Duration
-	Log      zerolog.Logger
-	Now      func() time.Time
+	// Meter, when set, gives the meter of a device (nil: none): each
+	// measurement is metered for energy and throttling.
+	Meter func(device string) introspect.Meter
+	// Remeasure is how many times a measurement taken while the device
+	// throttled (thermal or power) is thrown away and taken again, after
+	// Cooldown (defaults 2 and 2s); the last one is kept and marked.
+	Remeasure int
+	Cooldown  time.Duration
+	Log       zerolog.Logger
+	Now       func() time.Time
 }
 
 // Tuner runs cycles. It is safe for concurrent use on different jobs.
@@ -92,6 +111,12 @@ func New(cfg Config) *Tuner {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Remeasure == 0 {
+		cfg.Remeasure = 2
+	}
+	if cfg.Cooldown <= 0 {
+		cfg.Cooldown = 2 * time.Second
 	}
 	if cfg.IdlePoll <= 0 {
 		cfg.IdlePoll = 5 * time.Second
@@ -143,6 +168,7 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 	start := t.cfg.Now()
 	measureS := 0.0          // seconds spent measuring in this run of the cycle
 	var waited time.Duration // waiting for an idle device in this run
+	best := math.Inf(1)      // objective of cy.BestKey in this run
 	done := func() bool {
 		if budget.Evals > 0 && cy.Evals >= budget.Evals {
 			return true
@@ -187,11 +213,16 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 			}
 			trials = append(trials, storeTrial(tr, cy.ID))
 			measureS += tr.Cost
-			results = append(results, evolve.Result{Config: c, OK: tr.OK(), Value: tr.Time})
 			told[tr.Key] = true
 			cy.Evals++
-			if tr.OK() && (cy.BestKey == "" || tr.Time < cy.BestMS) {
-				cy.BestKey, cy.BestMS = tr.Key, tr.Time
+			v, ok := job.value(tr.Time, tr.EnergyMJ)
+			if tr.OK() && !ok {
+				evalErr = fmt.Errorf("objective %s needs energy, and device %s gave no energy reading for %s (see quasimctl devices)", job.Objective, job.Key.Device, tr.Key)
+				break
+			}
+			results = append(results, evolve.Result{Config: c, OK: tr.OK(), Value: v})
+			if tr.OK() && (cy.BestKey == "" || v < best) {
+				cy.BestKey, cy.BestMS, best = tr.Key, tr.Time, v
 			}
 			log.Debug().Str("config", tr.Key).Str("status", string(tr.Status)).Float64("time_ms", tr.Time).Msg("measured")
 		}
@@ -269,7 +300,11 @@ func (t *Tuner) resume(job Job, seed uint64, log zerolog.Logger) (evolve.Strateg
 		if err != nil {
 			continue // a trial from outside the current space (an import) teaches nothing here
 		}
-		results = append(results, evolve.Result{Config: c, OK: tr.Status == string(evaluate.StatusOK), Value: tr.TimeMS})
+		v, ok := job.value(tr.TimeMS, tr.EnergyMJ)
+		if tr.Status == string(evaluate.StatusOK) && !ok {
+			continue // no energy reading for an energy objective: teaches nothing
+		}
+		results = append(results, evolve.Result{Config: c, OK: tr.Status == string(evaluate.StatusOK), Value: v})
 	}
 	// Strategies ignore results they already hold, so this only adds what
 	// the policy lacks.
@@ -310,7 +345,11 @@ func (t *Tuner) warmStart(job Job, strat evolve.Strategy, log zerolog.Logger) er
 			if err != nil || !job.Space.Valid(c) {
 				continue
 			}
-			src.Results = append(src.Results, evolve.Result{Config: c, OK: tr.Status == string(evaluate.StatusOK), Value: tr.TimeMS})
+			v, ok := job.value(tr.TimeMS, tr.EnergyMJ)
+			if tr.Status == string(evaluate.StatusOK) && !ok {
+				continue
+			}
+			src.Results = append(src.Results, evolve.Result{Config: c, OK: tr.Status == string(evaluate.StatusOK), Value: v})
 		}
 		if len(src.Results) > 0 {
 			srcs = append(srcs, src)
@@ -439,17 +478,59 @@ func (t *Tuner) measure(ctx context.Context, job Job, c genome.Config) (evaluate
 		return evaluate.Trial{}, err
 	}
 	defer unlock()
-	start := time.Now()
-	tr, err := job.Evaluator.Evaluate(ctx, c, job.Problem)
-	if err != nil {
-		return tr, fmt.Errorf("evaluate %s: %w", job.Space.Key(c), err)
+	var meter introspect.Meter
+	if t.cfg.Meter != nil {
+		meter = t.cfg.Meter(job.Key.Device)
 	}
-	if tr.At.IsZero() {
-		tr.At = t.cfg.Now()
+	var tr evaluate.Trial
+	cost := 0.0
+	for attempt := 0; ; attempt++ {
+		start := time.Now()
+		var end func() introspect.Window
+		if meter != nil {
+			end = meter.Begin()
+		}
+		var err error
+		tr, err = job.Evaluator.Evaluate(ctx, c, job.Problem)
+		var w introspect.Window
+		if end != nil {
+			w = end()
+		}
+		if err != nil {
+			return tr, fmt.Errorf("evaluate %s: %w", job.Space.Key(c), err)
+		}
+		if tr.At.IsZero() {
+			tr.At = t.cfg.Now()
+		}
+		if t.cfg.Measured != nil {
+			t.cfg.Measured(job, tr, time.Since(start))
+		}
+		cost += tr.Cost
+		// The energy of one run is the window's mean power over the
+		// median time; an evaluator that reads energy itself keeps its own.
+		if tr.OK() && tr.EnergyMJ == 0 && w.EnergyMJ > 0 && w.Seconds > 0 {
+			tr.PowerW = w.EnergyMJ / w.Seconds / 1000
+			tr.EnergyMJ = tr.PowerW * tr.Time
+		}
+		tr.Remeasured = attempt
+		if !tr.OK() || !w.Throttled() {
+			break
+		}
+		if attempt >= t.cfg.Remeasure {
+			tr.Throttle = w.Throttle
+			t.cfg.Log.Warn().Str("job_id", job.Key.String()).Str("config", tr.Key).Strs("throttle", w.Throttle).Int("remeasured", attempt).Msg("device throttled in every measurement; the last is kept and marked")
+			break
+		}
+		t.cfg.Log.Info().Str("job_id", job.Key.String()).Str("config", tr.Key).Strs("throttle", w.Throttle).Dur("cooldown", t.cfg.Cooldown).Msg("device throttled while measuring; measuring again")
+		timer := time.NewTimer(t.cfg.Cooldown)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return tr, ctx.Err()
+		case <-timer.C:
+		}
 	}
-	if t.cfg.Measured != nil {
-		t.cfg.Measured(job, tr, time.Since(start))
-	}
+	tr.Cost = cost
 	return tr, nil
 }
 
@@ -501,5 +582,6 @@ func storeTrial(tr evaluate.Trial, cycle int) store.Trial {
 	return store.Trial{
 		Key: tr.Key, Status: string(tr.Status), TimeMS: tr.Time, TimesMS: tr.Times,
 		CostS: tr.Cost, Error: tr.Error, At: tr.At, Cycle: cycle,
+		EnergyMJ: tr.EnergyMJ, PowerW: tr.PowerW, Throttle: tr.Throttle, Remeasured: tr.Remeasured,
 	}
 }

@@ -11,22 +11,40 @@ import (
 )
 
 type configOptions struct {
-	problem string
-	device  string
+	problem     string
+	device      string
+	objective   string
+	maxSlowdown float64
 }
 
 func newConfigCommand(g *globalOptions) *cobra.Command {
 	var o configOptions
 	cmd := &cobra.Command{
-		Use:   "config KERNEL [--problem P] [--device D]",
+		Use:   "config KERNEL [--problem P] [--device D] [--objective O [--max-slowdown F]]",
 		Short: "Show the config a kernel runtime would get",
 		Long: `config asks quasimd which config a runtime of KERNEL should use at a problem
 size on a device, exactly as the runtime would: the served config of that job,
-else the one of the nearest tuned problem size, else the spec's default.`,
-		Example: `  quasimctl config sgemm --problem 1024,1024,1024`,
-		Args:    exactArgs(1, "KERNEL"),
+else the one of the nearest tuned problem size, else the spec's default.
+
+With --objective, the answer is chosen from the job's Pareto front of
+certified (time, energy) configs: the one that minimises the objective (time,
+energy, edp or a weighted sum such as "0.7*time + 0.3*energy") among those at
+most --max-slowdown (a fraction) slower than the fastest; it shows the energy
+saved against the fastest config and the slowdown paid for it.`,
+		Example: `  quasimctl config sgemm --problem 1024,1024,1024
+  quasimctl config gemm --objective energy --max-slowdown 0.05`,
+		Args: exactArgs(1, "KERNEL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := g.client(cmd).Config(cmd.Context(), args[0], o.problem, o.device)
+			var cfg api.Config
+			var err error
+			switch {
+			case o.objective != "":
+				cfg, err = g.client(cmd).ConfigPolicy(cmd.Context(), args[0], o.problem, o.device, api.Policy{Objective: o.objective, MaxSlowdown: o.maxSlowdown})
+			case cmd.Flags().Changed("max-slowdown"):
+				return usagef("--max-slowdown needs --objective")
+			default:
+				cfg, err = g.client(cmd).Config(cmd.Context(), args[0], o.problem, o.device)
+			}
 			if err != nil {
 				return err
 			}
@@ -39,6 +57,8 @@ else the one of the nearest tuned problem size, else the spec's default.`,
 	fs := cmd.Flags()
 	fs.StringVar(&o.problem, "problem", "", "problem size, comma separated (e.g. 1024,1024,1024)")
 	fs.StringVar(&o.device, "device", "", "device class (default: the daemon's device)")
+	fs.StringVar(&o.objective, "objective", "", "choose from the job's (time, energy) front by this objective: time, energy, edp or a weighted sum")
+	fs.Float64Var(&o.maxSlowdown, "max-slowdown", -1, "with --objective: at most this fraction slower than the fastest (e.g. 0.05); negative is no limit")
 	return cmd
 }
 
@@ -73,6 +93,15 @@ func printConfig(cmd *cobra.Command, cfg api.Config) error {
 	t.row("match:", match)
 	t.row("time_ms:", timeMS)
 	t.row("certificate:", dash(cfg.Certificate))
+	if f := cfg.Front; f != nil {
+		t.row("objective:", f.Objective+" over a front of "+strconv.Itoa(f.Points)+" certified configs")
+		t.row("energy_mj:", fmtMS(f.EnergyMJ, 4))
+		t.row("fastest:", f.FastestKey+" ("+fmtMS(f.FastestMS, 4)+" ms, "+fmtMS(f.FastestEnergyMJ, 4)+" mJ)")
+		t.row("vs fastest:", fmt.Sprintf("%.1f%% slower, %.1f%% less energy", 100*f.Slowdown, 100*f.EnergySaved))
+	}
+	if cfg.Note != "" {
+		t.row("note:", cfg.Note)
+	}
 	if cfg.PromotedAt != nil {
 		t.row("promoted:", fmtTime(*cfg.PromotedAt))
 	}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/evaluate/replay"
+)
+
+// TestEnergyReplay tunes the synthetic energy recording (labelled so in
+// evaluate/replay/testdata) under the time and the energy objective with a
+// real quasimd: they serve different configs, and a lookup with
+// ?objective=energy&max_slowdown=0.05 on the time job's front reports the
+// energy saved against the fastest config at the slowdown paid. The
+// expected configs come from the recording itself, searched exhaustively.
+func TestEnergyReplay(t *testing.T) {
+	file, err := filepath.Abs("../../evaluate/replay/testdata/synthetic_energy.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := replay.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The whole space is the budget, so each objective's optimum is known.
+	var pts []evaluate.Point
+	var fastest, frugal evaluate.Point
+	for _, k := range rec.Keys() {
+		tr, _ := rec.Trial(k)
+		if !tr.OK() {
+			continue
+		}
+		p := evaluate.Point{Key: k, TimeMS: tr.Time, EnergyMJ: tr.EnergyMJ}
+		pts = append(pts, p)
+		if fastest.Key == "" || p.TimeMS < fastest.TimeMS {
+			fastest = p
+		}
+		if frugal.Key == "" || p.EnergyMJ < frugal.EnergyMJ {
+			frugal = p
+		}
+	}
+	within, _ := evaluate.Choose(evaluate.Front(pts), evaluate.Objective{Kind: "energy"}, 0.05)
+	spec := func(name, obj string) string {
+		return "name: " + name + "\nevaluator: replay:" + file + "\nobjective: " + obj + "\nschedule: \"@every 1h\"\nbudget: {evals: 400}\n"
+	}
+	dir := newDir(t, map[string]string{
+		"gemm-time.yaml":   spec("gemm-time", "time"),
+		"gemm-energy.yaml": spec("gemm-energy", "energy"),
+	})
+	d := start(t, dir)
+	problem := "4096,4096"
+	byTime := waitServedKernel(t, d, "gemm-time", problem)
+	byEnergy := waitServedKernel(t, d, "gemm-energy", problem)
+	if byTime.Key != fastest.Key || byEnergy.Key != frugal.Key || byTime.Key == byEnergy.Key {
+		t.Fatalf("served: time objective %s, energy objective %s; want %s and %s", byTime.Key, byEnergy.Key, fastest.Key, frugal.Key)
+	}
+	var pol api.Config
+	d.ctlJSON(&pol, "config", "gemm-time", "--problem", problem, "--objective", "energy", "--max-slowdown", "0.05")
+	f := pol.Front
+	if f == nil || pol.Key != within.Key || pol.Certificate == "" || f.FastestKey != fastest.Key {
+		t.Fatalf("objective=energy&max_slowdown=0.05: %+v (front %+v); want %s", pol, f, within.Key)
+	}
+	wantSaved := 1 - within.EnergyMJ/fastest.EnergyMJ
+	wantSlow := within.TimeMS/fastest.TimeMS - 1
+	if math.Abs(f.EnergySaved-wantSaved) > 1e-9 || math.Abs(f.Slowdown-wantSlow) > 1e-9 || f.Slowdown > 0.05 || f.EnergySaved <= 0 {
+		t.Errorf("saved %v at slowdown %v; want %v at %v", f.EnergySaved, f.Slowdown, wantSaved, wantSlow)
+	}
+	var free api.Config
+	d.ctlJSON(&free, "config", "gemm-time", "--problem", problem, "--objective", "energy")
+	if free.Key != frugal.Key {
+		t.Errorf("objective=energy without a limit: %s, want %s", free.Key, frugal.Key)
+	}
+	out, _, _ := d.ctl("config", "gemm-time", "--problem", problem, "--objective", "energy", "--max-slowdown", "0.05")
+	t.Logf("time objective serves %s (%.3f ms, %.1f mJ); energy objective serves %s (%.3f ms, %.1f mJ): %.1f%% less energy, %.1f%% slower",
+		fastest.Key, fastest.TimeMS, fastest.EnergyMJ, frugal.Key, frugal.TimeMS, frugal.EnergyMJ,
+		100*(1-frugal.EnergyMJ/fastest.EnergyMJ), 100*(frugal.TimeMS/fastest.TimeMS-1))
+	t.Logf("front of %d certified configs; quasimctl config gemm-time --objective energy --max-slowdown 0.05:\n%s", f.Points, out)
+}
