@@ -23,14 +23,14 @@ func Kernels() []string {
 
 // Options tunes measurement; zero values take defaults.
 type Options struct {
-	Warmup    int              // untimed runs before measuring (default 1; negative for none)
-	MinReps   int              // at least this many timed repetitions (default 3)
-	MaxReps   int              // at most (default 50; raised to MinReps if below it)
-	MaxTime   time.Duration    // stop repeating after this much measuring time per config (default 2s)
-	RelCI     float64          // stop once the 95% CI of the mean time is within ±this fraction of it (default 0.02)
-	Device    string           // device class reported; default the CPU's (introspect.CPU.Class)
-	Now       func() time.Time // clock for Trial.At; default time.Now
-	Seed      uint64           // seed for the random input data (default 1)
+	Warmup  int              // untimed runs before measuring (default 1; negative for none)
+	MinReps int              // at least this many timed repetitions (default 3)
+	MaxReps int              // at most (default 50; raised to MinReps if below it)
+	MaxTime time.Duration    // stop repeating after this much measuring time per config (default 2s)
+	RelCI   float64          // stop once the 95% CI of the mean time is within ±this fraction of it (default 0.02)
+	Device  string           // device class reported; default the CPU's (introspect.CPU.Class)
+	Now     func() time.Time // clock for Trial.At; default time.Now
+	Seed    uint64           // seed for the random input data (default 1)
 	// TestWrongVariant adds a deliberately wrong config, for tests of
 	// verification only: sgemm's loop_order gets the extra value ikj_fast,
 	// the ikj kernel minus the last partial block of tile_m rows (left
