@@ -90,6 +90,21 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		return nil
 	}
 	sched := &scheduler{}
+	knobs := func(device string, cfg map[string]any) (func() error, error) {
+		var set []string
+		for _, k := range introspect.Knobs {
+			if _, ok := cfg[k]; ok {
+				set = append(set, k)
+			}
+		}
+		if len(set) == 0 {
+			return func() error { return nil }, nil
+		}
+		if gpus == nil || !strings.HasPrefix(device, "nvidia/") {
+			return nil, fmt.Errorf("%s: device settings need an NVIDIA GPU through NVML, and device %s is none", strings.Join(set, ", "), device)
+		}
+		return gpus.Apply(device, cfg)
+	}
 	m := newMetrics(sched)
 	m.reg.MustRegister(newDeviceCollector(gpus, rapl, gate))
 	*sched = scheduler{
@@ -109,6 +124,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			Measured:    m.measured,
 			Busy:        gate.busy,
 			Meter:       meter,
+			Knobs:       knobs,
 			IdleWait:    cfg.IdleWait,
 			IdlePoll:    cfg.IdlePoll,
 			Log:         log.With().Str("component", "tuner").Logger(),

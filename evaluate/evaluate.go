@@ -90,6 +90,11 @@ type Evaluator interface {
 	Evaluate(ctx context.Context, c genome.Config, p Problem) (Trial, error)
 }
 
+// Replayer is implemented by evaluators that replay recorded measurements:
+// they run nothing, so device settings (power limits, clocks) are not
+// applied for them.
+type Replayer interface{ Replays() bool }
+
 // ErrUnknownProblem is returned for a problem the evaluator cannot measure.
 var ErrUnknownProblem = errors.New("unknown problem")
 

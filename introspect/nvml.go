@@ -3,6 +3,7 @@
 package introspect
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -155,6 +156,104 @@ func (g *GPUs) Use(class string, ours func(pid uint32) bool) (pct float64, other
 		}
 	}
 	return float64(u.Gpu), others, true
+}
+
+// Knobs are the device settings a config can tune, with Kernel Tuner's
+// parameter names: nvml_pwr_limit (W), nvml_gr_clock and nvml_mem_clock
+// (MHz, locked).
+var Knobs = []string{"nvml_pwr_limit", "nvml_gr_clock", "nvml_mem_clock"}
+
+// Apply sets the knobs in cfg (a config's parameter map; others are
+// ignored) on the first GPU of class and returns the func that restores
+// what it changed. Without the privilege (root, usually) it fails and
+// changes nothing.
+func (g *GPUs) Apply(class string, cfg map[string]any) (restore func() error, err error) {
+	i := g.index(class)
+	if i < 0 {
+		return nil, fmt.Errorf("device %s: no such NVIDIA GPU", class)
+	}
+	dev := g.devs[i]
+	var undo []func() error
+	restore = func() error {
+		var errs []error
+		for j := len(undo) - 1; j >= 0; j-- {
+			if err := undo[j](); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	fail := func(knob string, ret nvml.Return) (func() error, error) {
+		err := fmt.Errorf("%s on %s: %s", knob, class, nvmlError(ret))
+		if rerr := restore(); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("restoring: %w", rerr))
+		}
+		return nil, err
+	}
+	if v, ok := knob(cfg, "nvml_pwr_limit"); ok {
+		old, ret := dev.GetPowerManagementLimit()
+		if ret != nvml.SUCCESS {
+			return fail("nvml_pwr_limit", ret)
+		}
+		if ret := dev.SetPowerManagementLimit(uint32(v * 1000)); ret != nvml.SUCCESS {
+			return fail("nvml_pwr_limit", ret)
+		}
+		undo = append(undo, func() error {
+			if ret := dev.SetPowerManagementLimit(old); ret != nvml.SUCCESS {
+				return fmt.Errorf("power limit back to %d mW: %s", old, nvmlError(ret))
+			}
+			return nil
+		})
+	}
+	if v, ok := knob(cfg, "nvml_gr_clock"); ok {
+		if ret := dev.SetGpuLockedClocks(uint32(v), uint32(v)); ret != nvml.SUCCESS {
+			return fail("nvml_gr_clock", ret)
+		}
+		undo = append(undo, func() error {
+			if ret := dev.ResetGpuLockedClocks(); ret != nvml.SUCCESS {
+				return fmt.Errorf("unlocking GPU clocks: %s", nvmlError(ret))
+			}
+			return nil
+		})
+	}
+	if v, ok := knob(cfg, "nvml_mem_clock"); ok {
+		if ret := dev.SetMemoryLockedClocks(uint32(v), uint32(v)); ret != nvml.SUCCESS {
+			return fail("nvml_mem_clock", ret)
+		}
+		undo = append(undo, func() error {
+			if ret := dev.ResetMemoryLockedClocks(); ret != nvml.SUCCESS {
+				return fmt.Errorf("unlocking memory clocks: %s", nvmlError(ret))
+			}
+			return nil
+		})
+	}
+	return restore, nil
+}
+
+// knob reads a numeric knob from a config map.
+func knob(cfg map[string]any, name string) (float64, bool) {
+	switch v := cfg[name].(type) {
+	case int:
+		return float64(v), true
+	case int64:
+		return float64(v), true
+	case float64:
+		return v, true
+	}
+	return 0, false
+}
+
+// nvmlError words an NVML failure; no permission is the usual one.
+func nvmlError(ret nvml.Return) string {
+	switch ret {
+	case nvml.ERROR_NO_PERMISSION:
+		return "NVML refused: no permission (setting power limits and clocks needs root)"
+	case nvml.ERROR_NOT_SUPPORTED:
+		return "not supported by this GPU"
+	case nvml.ERROR_INVALID_ARGUMENT:
+		return "value out of the GPU's range"
+	}
+	return fmt.Sprintf("NVML return code %d", int(ret))
 }
 
 // gpuMeter reads the total-energy counter around a window and polls the

@@ -29,5 +29,13 @@ func (g *GPUs) Sample(int) Telemetry { return Telemetry{} }
 // Meter has no GPU to meter.
 func (g *GPUs) Meter(string) Meter { return nil }
 
+// Knobs are the device settings a config can tune (see the cgo build).
+var Knobs = []string{"nvml_pwr_limit", "nvml_gr_clock", "nvml_mem_clock"}
+
+// Apply cannot set anything without NVML.
+func (g *GPUs) Apply(class string, _ map[string]any) (func() error, error) {
+	return nil, errors.New(noCgo)
+}
+
 // Use has no GPU to ask.
 func (g *GPUs) Use(string, func(uint32) bool) (float64, []uint32, bool) { return 0, nil, false }

@@ -4,6 +4,7 @@ package introspect
 
 import (
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -186,5 +187,41 @@ func TestGPUUse(t *testing.T) {
 	}
 	if _, _, ok := g.Use("nvidia/none", nil); ok {
 		t.Error("Use of an unknown class is ok")
+	}
+}
+
+func TestApplyKnobs(t *testing.T) {
+	dev := fakeGPU()
+	limit := uint32(250000)
+	var locked []uint32
+	dev.GetPowerManagementLimitFunc = func() (uint32, nvml.Return) { return limit, nvml.SUCCESS }
+	dev.SetPowerManagementLimitFunc = func(mw uint32) nvml.Return { limit = mw; return nvml.SUCCESS }
+	dev.SetGpuLockedClocksFunc = func(lo, hi uint32) nvml.Return { locked = []uint32{lo, hi}; return nvml.SUCCESS }
+	dev.ResetGpuLockedClocksFunc = func() nvml.Return { locked = nil; return nvml.SUCCESS }
+	g, err := NewGPUs(mockLib(dev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore, err := g.Apply(a100, map[string]any{"nvml_pwr_limit": int64(175), "nvml_gr_clock": int64(1200), "block": int64(32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit != 175000 || !slices.Equal(locked, []uint32{1200, 1200}) {
+		t.Fatalf("applied: limit %d mW, clocks %v", limit, locked)
+	}
+	if err := restore(); err != nil || limit != 250000 || locked != nil {
+		t.Fatalf("restored: %v, limit %d mW, clocks %v", err, limit, locked)
+	}
+	// Without privilege nothing stays changed and the error says why.
+	dev.SetGpuLockedClocksFunc = func(uint32, uint32) nvml.Return { return nvml.ERROR_NO_PERMISSION }
+	if _, err := g.Apply(a100, map[string]any{"nvml_pwr_limit": int64(175), "nvml_gr_clock": int64(1200)}); err == nil ||
+		!strings.Contains(err.Error(), "nvml_gr_clock") || !strings.Contains(err.Error(), "needs root") {
+		t.Fatalf("no permission: %v", err)
+	}
+	if limit != 250000 {
+		t.Errorf("power limit left at %d mW after a failed apply", limit)
+	}
+	if _, err := g.Apply("nvidia/other", map[string]any{"nvml_pwr_limit": 100.0}); err == nil {
+		t.Error("unknown class: no error")
 	}
 }

@@ -510,6 +510,9 @@ func (r *Recording) Optimum() (float64, string) { return r.optimum, r.best }
 // Len is the number of recorded configs.
 func (r *Recording) Len() int { return len(r.trials) }
 
+// Replays is true: a recording runs nothing on a device.
+func (r *Recording) Replays() bool { return true }
+
 // Keys lists the recorded configs' keys, sorted.
 func (r *Recording) Keys() []string { return slices.Sorted(maps.Keys(r.trials)) }
 

@@ -231,7 +231,13 @@ func (t *Tuner) verify(ctx context.Context, job Job, tr store.Trial) (*certs.Cer
 	if err != nil {
 		return nil, err
 	}
+	restore, err := t.applyKnobs(job, c)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
 	rep, err := v.Verify(ctx, c, job.Problem, job.Verify)
+	restore()
 	unlock()
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", tr.Key, err)

@@ -82,6 +82,11 @@ type Config struct {
 	// Cooldown (defaults 2 and 2s); the last one is kept and marked.
 	Remeasure int
 	Cooldown  time.Duration
+	// Knobs, when set, applies the device settings a config tunes (power
+	// limit, clocks) before it is measured or verified, and returns what
+	// restores them after; an evaluator that replays recordings is never
+	// given to it. It errs when it cannot (no privilege): the cycle fails.
+	Knobs func(device string, cfg map[string]any) (restore func() error, err error)
 	Log       zerolog.Logger
 	Now       func() time.Time
 }
@@ -408,6 +413,26 @@ func (t *Tuner) openCycle(job Job, budget Budget, trigger, strategy string) (sto
 	return cy, false, err
 }
 
+// applyKnobs sets the device settings of config c, when the tuner has
+// Knobs and the job measures for real; the returned func restores them.
+func (t *Tuner) applyKnobs(job Job, c genome.Config) (func(), error) {
+	if t.cfg.Knobs == nil {
+		return func() {}, nil
+	}
+	if r, ok := job.Evaluator.(evaluate.Replayer); ok && r.Replays() {
+		return func() {}, nil
+	}
+	restore, err := t.cfg.Knobs(job.Key.Device, job.Space.ConfigMap(c))
+	if err != nil {
+		return nil, fmt.Errorf("device settings of %s: %w", job.Space.Key(c), err)
+	}
+	return func() {
+		if err := restore(); err != nil {
+			t.cfg.Log.Error().Err(err).Str("job_id", job.Key.String()).Str("config", job.Space.Key(c)).Msg("device settings not restored")
+		}
+	}, nil
+}
+
 // waitIdle returns once job's device is idle of other work. While it is
 // busy the cycle is "waiting" with the reason in Busy; past IdleWait in
 // all in this run of the cycle (waited), the cycle is skipped (nothing measured yet) or left interrupted,
@@ -478,6 +503,11 @@ func (t *Tuner) measure(ctx context.Context, job Job, c genome.Config) (evaluate
 		return evaluate.Trial{}, err
 	}
 	defer unlock()
+	restore, err := t.applyKnobs(job, c)
+	if err != nil {
+		return evaluate.Trial{}, err
+	}
+	defer restore()
 	var meter introspect.Meter
 	if t.cfg.Meter != nil {
 		meter = t.cfg.Meter(job.Key.Device)
