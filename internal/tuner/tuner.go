@@ -87,8 +87,8 @@ type Config struct {
 	// restores them after; an evaluator that replays recordings is never
 	// given to it. It errs when it cannot (no privilege): the cycle fails.
 	Knobs func(device string, cfg map[string]any) (restore func() error, err error)
-	Log       zerolog.Logger
-	Now       func() time.Time
+	Log   zerolog.Logger
+	Now   func() time.Time
 }
 
 // Tuner runs cycles. It is safe for concurrent use on different jobs.
