@@ -156,9 +156,12 @@ type GPU struct {
 	Class             string  `json:"class"`
 	Name              string  `json:"name"`
 	UUID              string  `json:"uuid"`
+	Architecture      string  `json:"architecture,omitempty"`
 	ComputeCapability string  `json:"compute_capability"`
 	MemoryMiB         uint64  `json:"memory_mib"`
 	PowerLimitW       float64 `json:"power_limit_w,omitempty"`
+	MinPowerLimitW    float64 `json:"min_power_limit_w,omitempty"`
+	MaxPowerLimitW    float64 `json:"max_power_limit_w,omitempty"`
 }
 
 // Stale is a job whose served config is suspect, and why; a re-tune is
@@ -294,6 +297,10 @@ type Trial struct {
 	// Remeasured how many throttled ones were thrown away.
 	Throttle   []string `json:"throttle,omitempty"`
 	Remeasured int      `json:"remeasured,omitempty"`
+	// MaxTempC and SMClockMHz are the GPU's highest temperature and mean
+	// SM clock while measuring, where it was metered.
+	MaxTempC   float64 `json:"max_temp_c,omitempty"`
+	SMClockMHz float64 `json:"sm_clock_mhz,omitempty"`
 }
 
 // Trials is GET /v1/kernels/{kernel}/trials.

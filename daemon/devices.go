@@ -24,7 +24,8 @@ func (s *server) getDevices(*http.Request) (any, error) {
 	for _, g := range n.GPUs {
 		out.NVIDIA.GPUs = append(out.NVIDIA.GPUs, api.GPU{
 			Index: g.Index, Class: n.Class(g), Name: g.Name, UUID: g.UUID,
-			ComputeCapability: g.ComputeCapability, MemoryMiB: g.MemoryMiB, PowerLimitW: g.PowerLimitW,
+			Architecture: g.Architecture, ComputeCapability: g.ComputeCapability, MemoryMiB: g.MemoryMiB,
+			PowerLimitW: g.PowerLimitW, MinPowerLimitW: g.MinPowerLimitW, MaxPowerLimitW: g.MaxPowerLimitW,
 		})
 	}
 	return out, nil

@@ -19,6 +19,7 @@ func TestDeviceGauges(t *testing.T) {
 		GetNameFunc:                  func() (string, nvml.Return) { return "NVIDIA H100 80GB HBM3", nvml.SUCCESS },
 		GetUUIDFunc:                  func() (string, nvml.Return) { return "GPU-abc", nvml.SUCCESS },
 		GetCudaComputeCapabilityFunc: func() (int, int, nvml.Return) { return 9, 0, nvml.SUCCESS },
+		GetArchitectureFunc:          func() (nvml.DeviceArchitecture, nvml.Return) { return nvml.DEVICE_ARCH_HOPPER, nvml.SUCCESS },
 		GetMemoryInfoFunc:            func() (nvml.Memory, nvml.Return) { return nvml.Memory{Total: 80 << 30}, nvml.SUCCESS },
 		GetPowerManagementLimitFunc:  func() (uint32, nvml.Return) { return 700000, nvml.SUCCESS },
 		GetPowerManagementLimitConstraintsFunc: func() (uint32, uint32, nvml.Return) {

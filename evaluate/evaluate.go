@@ -73,6 +73,10 @@ type Trial struct {
 	// counts the throttled measurements thrown away before it.
 	Throttle   []string `json:"throttle,omitempty"`
 	Remeasured int      `json:"remeasured,omitempty"`
+	// MaxTempC and SMClockMHz are the device's highest temperature and
+	// mean SM clock while measuring, where a GPU meter read them.
+	MaxTempC   float64 `json:"max_temp_c,omitempty"`
+	SMClockMHz float64 `json:"sm_clock_mhz,omitempty"`
 }
 
 // OK reports whether the trial produced a valid time.

@@ -10,7 +10,8 @@ type GPU struct {
 	Index             int     `json:"index"`
 	Name              string  `json:"name"`
 	UUID              string  `json:"uuid"`
-	ComputeCapability string  `json:"compute_capability"` // e.g. "8.0"
+	Architecture      string  `json:"architecture,omitempty"` // e.g. "ampere"
+	ComputeCapability string  `json:"compute_capability"`     // e.g. "8.0"
 	MemoryMiB         uint64  `json:"memory_mib"`
 	PowerLimitW       float64 `json:"power_limit_w,omitempty"`
 	MinPowerLimitW    float64 `json:"min_power_limit_w,omitempty"`

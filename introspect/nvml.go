@@ -62,6 +62,9 @@ func describe(lib nvml.Interface) (NVIDIA, []nvml.Device) {
 		g := GPU{Index: i}
 		g.Name, _ = dev.GetName()
 		g.UUID, _ = dev.GetUUID()
+		if a, ret := dev.GetArchitecture(); ret == nvml.SUCCESS {
+			g.Architecture = archName(a)
+		}
 		if major, minor, ret := dev.GetCudaComputeCapability(); ret == nvml.SUCCESS {
 			g.ComputeCapability = fmt.Sprintf("%d.%d", major, minor)
 		}
@@ -78,6 +81,19 @@ func describe(lib nvml.Interface) (NVIDIA, []nvml.Device) {
 		devs = append(devs, dev)
 	}
 	return out, devs
+}
+
+// archName names an NVML architecture.
+func archName(a nvml.DeviceArchitecture) string {
+	names := map[nvml.DeviceArchitecture]string{
+		nvml.DEVICE_ARCH_KEPLER: "kepler", nvml.DEVICE_ARCH_MAXWELL: "maxwell", nvml.DEVICE_ARCH_PASCAL: "pascal",
+		nvml.DEVICE_ARCH_VOLTA: "volta", nvml.DEVICE_ARCH_TURING: "turing", nvml.DEVICE_ARCH_AMPERE: "ampere",
+		nvml.DEVICE_ARCH_ADA: "ada", nvml.DEVICE_ARCH_HOPPER: "hopper", nvml.DEVICE_ARCH_BLACKWELL: "blackwell",
+	}
+	if n, ok := names[a]; ok {
+		return n
+	}
+	return fmt.Sprintf("unknown (%d)", uint32(a))
 }
 
 // GPUs is an open NVML session over the machine's GPUs, for telemetry,
@@ -270,13 +286,24 @@ func (m *gpuMeter) Begin() func() Window {
 	var mu sync.Mutex
 	reasons := map[string]bool{}
 	var powerSum float64 // mW × s
+	var maxTemp, clockSum float64
+	clocks := 0
 	last := t0
 	poll := func() {
 		r, ret := m.dev.GetCurrentClocksEventReasons()
 		p, pret := m.dev.GetPowerUsage()
+		temp, tret := m.dev.GetTemperature(nvml.TEMPERATURE_GPU)
+		clk, cret := m.dev.GetClockInfo(nvml.CLOCK_SM)
 		now := time.Now()
 		mu.Lock()
 		defer mu.Unlock()
+		if tret == nvml.SUCCESS {
+			maxTemp = max(maxTemp, float64(temp))
+		}
+		if cret == nvml.SUCCESS {
+			clockSum += float64(clk)
+			clocks++
+		}
 		if ret == nvml.SUCCESS {
 			for _, tr := range throttleReasons {
 				if r&tr.bit != 0 {
@@ -308,7 +335,10 @@ func (m *gpuMeter) Begin() func() Window {
 		close(stop)
 		<-done
 		poll() // at least one look inside the window
-		w := Window{Seconds: time.Since(t0).Seconds()}
+		w := Window{Seconds: time.Since(t0).Seconds(), MaxTempC: maxTemp}
+		if clocks > 0 {
+			w.SMClockMHz = clockSum / float64(clocks)
+		}
 		for _, tr := range throttleReasons {
 			if reasons[tr.name] {
 				w.Throttle = append(w.Throttle, tr.name)

@@ -31,6 +31,7 @@ func fakeGPU() *mock.Device {
 		GetNameFunc:                  func() (string, nvml.Return) { return "NVIDIA A100-PCIE-40GB", nvml.SUCCESS },
 		GetUUIDFunc:                  func() (string, nvml.Return) { return "GPU-1234", nvml.SUCCESS },
 		GetCudaComputeCapabilityFunc: func() (int, int, nvml.Return) { return 8, 0, nvml.SUCCESS },
+		GetArchitectureFunc:          func() (nvml.DeviceArchitecture, nvml.Return) { return nvml.DEVICE_ARCH_AMPERE, nvml.SUCCESS },
 		GetMemoryInfoFunc:            func() (nvml.Memory, nvml.Return) { return nvml.Memory{Total: 40 << 30}, nvml.SUCCESS },
 		GetPowerManagementLimitFunc:  func() (uint32, nvml.Return) { return 250000, nvml.SUCCESS },
 		GetPowerManagementLimitConstraintsFunc: func() (uint32, uint32, nvml.Return) {
@@ -67,7 +68,7 @@ func TestDiscover(t *testing.T) {
 		t.Fatalf("discover = %+v", got)
 	}
 	g := got.GPUs[0]
-	if g.Name != "NVIDIA A100-PCIE-40GB" || g.ComputeCapability != "8.0" || g.MemoryMiB != 40<<10 || g.PowerLimitW != 250 || g.MinPowerLimitW != 150 {
+	if g.Name != "NVIDIA A100-PCIE-40GB" || g.Architecture != "ampere" || g.ComputeCapability != "8.0" || g.MemoryMiB != 40<<10 || g.PowerLimitW != 250 || g.MinPowerLimitW != 150 {
 		t.Errorf("gpu = %+v", g)
 	}
 	if c := got.Class(g); c != "nvidia/NVIDIA A100-PCIE-40GB/sm80/driver-550" {
@@ -150,7 +151,7 @@ func TestGPUMeter(t *testing.T) {
 	end := m.Begin()
 	energy.Add(4200)
 	w := end()
-	if w.EnergyMJ != 4200 || w.Throttled() || w.Seconds <= 0 {
+	if w.EnergyMJ != 4200 || w.Throttled() || w.Seconds <= 0 || w.MaxTempC != 71 || w.SMClockMHz != 1410 {
 		t.Errorf("cool window %+v", w)
 	}
 	end = m.Begin()

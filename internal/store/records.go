@@ -35,6 +35,9 @@ type Trial struct {
 	// throttled measurements were thrown away before it.
 	Throttle   []string `json:"throttle,omitempty"`
 	Remeasured int      `json:"remeasured,omitempty"`
+	// Highest device temperature and mean SM clock while measuring.
+	MaxTempC   float64 `json:"max_temp_c,omitempty"`
+	SMClockMHz float64 `json:"sm_clock_mhz,omitempty"`
 }
 
 // Cycle is one tuning run of a job.

@@ -45,10 +45,14 @@ func newDevicesCommand(g *globalOptions) *cobra.Command {
 				return nil
 			}
 			kv("nvidia driver", dash(d.NVIDIA.Driver)+" (CUDA "+dash(d.NVIDIA.CUDA)+")")
-			t := newTable(w, "GPU", "NAME", "CC", "MEMORY_MIB", "POWER_LIMIT_W", "CLASS")
+			t := newTable(w, "GPU", "NAME", "ARCH", "CC", "MEMORY_MIB", "POWER_LIMIT_W", "UUID", "CLASS")
 			for _, gpu := range d.NVIDIA.GPUs {
-				t.row(strconv.Itoa(gpu.Index), gpu.Name, gpu.ComputeCapability, strconv.FormatUint(gpu.MemoryMiB, 10),
-					fmt.Sprintf("%.0f", gpu.PowerLimitW), gpu.Class)
+				limit := fmt.Sprintf("%.0f", gpu.PowerLimitW)
+				if gpu.MaxPowerLimitW > 0 {
+					limit += fmt.Sprintf(" (%.0f-%.0f)", gpu.MinPowerLimitW, gpu.MaxPowerLimitW)
+				}
+				t.row(strconv.Itoa(gpu.Index), gpu.Name, dash(gpu.Architecture), gpu.ComputeCapability, strconv.FormatUint(gpu.MemoryMiB, 10),
+					limit, gpu.UUID, gpu.Class)
 			}
 			return t.flush()
 		},
