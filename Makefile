@@ -50,6 +50,7 @@ fuzz-smoke:
 	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzReadCPU$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzParseStat$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./evaluate -run '^$$' -fuzz '^FuzzParseObjective$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzVerifyBytes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s

@@ -214,6 +214,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte(`{"cache":{}}`))
+	f.Add([]byte(`{"tune_params_keys":["p"],"tune_params":{"p":[1,2]},"cache":{"1":{"p":1,"time":2.5,"nvml_energy":0.5},"2":{"p":2,"time":3,"nvml_power":-1}}}`))
 	f.Add([]byte(`{"results":[{"configuration":{"a":true}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec, err := Parse("fuzz.json", data)
@@ -225,8 +226,12 @@ func FuzzParse(f *testing.F) {
 			t.Fatal(err)
 		}
 		for _, c := range sp.All() {
-			if _, err := rec.Evaluate(context.Background(), c, evaluate.Problem{}); err != nil {
+			tr, err := rec.Evaluate(context.Background(), c, evaluate.Problem{})
+			if err != nil {
 				t.Fatalf("Evaluate(%v): %v", c, err)
+			}
+			if !(tr.EnergyMJ >= 0) || math.IsInf(tr.EnergyMJ, 0) || (!tr.OK() && tr.EnergyMJ != 0) {
+				t.Fatalf("Evaluate(%v): energy %v mJ for status %s", c, tr.EnergyMJ, tr.Status)
 			}
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/quasim/quasim/internal/store"
 	"github.com/quasim/quasim/internal/store/storetest"
@@ -397,5 +398,31 @@ func TestConcurrentPromote(t *testing.T) {
 	}
 	if sv, ok, err := s.Served(jobA); err != nil || !ok || sv.Certificate != "c1" {
 		t.Errorf("Served = %+v, %v, %v, want certificate c1", sv, ok, err)
+	}
+}
+
+// A served record naming a revoked certificate, for its config or for a
+// point of its front, is refused and the stored one kept.
+func TestPutServedRefusesRevoked(t *testing.T) {
+	s := storetest.New(t)
+	for _, id := range []string{"c1", "c2"} {
+		if err := s.PutCert(jobA, cert(id, jobA, "k"+id, 1, 1), []byte("body "+id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sv := store.Served{Key: "kc1", TimeMS: 1, Certificate: "c1", Front: []store.FrontPoint{
+		{Key: "kc1", TimeMS: 1, EnergyMJ: 10, Certificate: "c1"}, {Key: "kc2", TimeMS: 2, EnergyMJ: 5, Certificate: "c2"},
+	}}
+	if err := s.PutServed(jobA, sv); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Revoke("c2", "bad", time.Unix(5, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutServed(jobA, sv); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("served with a revoked front certificate: %v, want ErrInvalid", err)
+	}
+	if got, ok, err := s.Served(jobA); err != nil || !ok || !reflect.DeepEqual(got, sv) {
+		t.Fatalf("stored served %+v, %v, %v; want the earlier one kept", got, ok, err)
 	}
 }
