@@ -29,6 +29,7 @@ type Config struct {
 	IdleGPU  float64
 	IdleWait time.Duration
 	IdlePoll time.Duration // how often a waiting cycle looks again (default 5s)
+	LockDir  string        // holds the devices' flock files; empty: in-process locks only
 	Version  string
 	Now      func() time.Time
 }
@@ -58,6 +59,18 @@ func DefaultStateDir() string {
 		return filepath.Join(home, ".local", "state", "quasim")
 	}
 	return filepath.Join(os.TempDir(), "quasim-state-"+strconv.Itoa(os.Getuid()))
+}
+
+// DefaultLockDir is /run/lock/quasim for root, else under $XDG_RUNTIME_DIR
+// (or the temp dir) for the user.
+func DefaultLockDir() string {
+	if os.Getuid() == 0 {
+		return "/run/lock/quasim"
+	}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "quasim", "locks")
+	}
+	return filepath.Join(os.TempDir(), "quasim-"+strconv.Itoa(os.Getuid()), "locks")
 }
 
 // DefaultKernelsDir is where operators put kernel specs.

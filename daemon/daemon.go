@@ -56,7 +56,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	if created {
 		log.Info().Str("key_id", certs.KeyID(key.Public().(ed25519.PublicKey))).Msg("issuer key created")
 	}
-	var devs devices
+	devs := devices{dir: cfg.LockDir}
 	gpus, err := introspect.OpenGPUs()
 	if err != nil {
 		log.Info().Str("nvidia", err.Error()).Msg("no GPU telemetry")

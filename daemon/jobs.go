@@ -526,28 +526,3 @@ func (s *scheduler) stop(deadline time.Time) error {
 	s.mu.Unlock()
 	return err
 }
-
-// devices hands out one exclusive lock per device.
-type devices struct {
-	mu    sync.Mutex
-	locks map[string]chan struct{}
-}
-
-func (d *devices) lock(ctx context.Context, device string) (func(), error) {
-	d.mu.Lock()
-	if d.locks == nil {
-		d.locks = map[string]chan struct{}{}
-	}
-	ch, ok := d.locks[device]
-	if !ok {
-		ch = make(chan struct{}, 1)
-		d.locks[device] = ch
-	}
-	d.mu.Unlock()
-	select {
-	case ch <- struct{}{}:
-		return func() { <-ch }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}

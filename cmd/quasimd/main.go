@@ -40,6 +40,7 @@ func run() int {
 	fs.Float64Var(&cfg.IdleGPU, "idle-gpu", 10, "cycles on a GPU wait while other processes on it push its utilisation above this percent; 0 turns it off ($QUASIMD_IDLE_GPU)")
 	fs.DurationVar(&cfg.IdleWait, "idle-wait", 10*time.Minute, "how long a cycle waits for an idle device before it is skipped ($QUASIMD_IDLE_WAIT)")
 	fs.DurationVar(&cfg.IdlePoll, "idle-poll", 5*time.Second, "how often a waiting cycle looks again")
+	fs.StringVar(&cfg.LockDir, "lock-dir", daemon.DefaultLockDir(), "directory of the devices' lock files (flock), shared with other processes that measure; empty for in-process locks only ($QUASIMD_LOCK_DIR)")
 	level := fs.String("log-level", "info", "debug, info, warn or error ($QUASIMD_LOG_LEVEL)")
 	format := fs.String("log-format", "json", "json (for journald) or console ($QUASIMD_LOG_FORMAT)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
@@ -64,7 +65,7 @@ func run() int {
 		"socket": "QUASIMD_SOCKET", "state-dir": "QUASIMD_STATE_DIR", "kernels": "QUASIMD_KERNELS",
 		"operator": "QUASIMD_OPERATORS", "log-level": "QUASIMD_LOG_LEVEL", "log-format": "QUASIMD_LOG_FORMAT",
 		"metrics-listen": "QUASIMD_METRICS_LISTEN", "idle-cpu": "QUASIMD_IDLE_CPU", "idle-gpu": "QUASIMD_IDLE_GPU",
-		"idle-wait": "QUASIMD_IDLE_WAIT",
+		"idle-wait": "QUASIMD_IDLE_WAIT", "lock-dir": "QUASIMD_LOCK_DIR",
 	} {
 		if v, ok := os.LookupEnv(env); ok && !set[flagName] {
 			if err := fs.Set(flagName, v); err != nil {

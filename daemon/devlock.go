@@ -1,0 +1,90 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// devices hands out one exclusive lock per device: a channel for the
+// daemon's own cycles and, when dir is set, an flock(2) on dir/<class>.lock
+// so other processes that honour it (another quasimd, an operator's
+// benchmark script: flock /run/lock/quasim/<class>.lock cmd) do not measure
+// on the device at the same time.
+type devices struct {
+	dir   string
+	mu    sync.Mutex
+	locks map[string]chan struct{}
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// LockFile is the lock file of device class in dir.
+func LockFile(dir, class string) string {
+	return filepath.Join(dir, unsafeName.ReplaceAllString(class, "_")+".lock")
+}
+
+func (d *devices) lock(ctx context.Context, device string) (func(), error) {
+	d.mu.Lock()
+	if d.locks == nil {
+		d.locks = map[string]chan struct{}{}
+	}
+	ch, ok := d.locks[device]
+	if !ok {
+		ch = make(chan struct{}, 1)
+		d.locks[device] = ch
+	}
+	d.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if d.dir == "" {
+		return func() { <-ch }, nil
+	}
+	f, err := flock(ctx, LockFile(d.dir, device))
+	if err != nil {
+		<-ch
+		return nil, fmt.Errorf("device lock of %s: %w", device, err)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+		<-ch
+	}, nil
+}
+
+// flock opens path and takes an exclusive flock on it, polling until ctx
+// is done.
+func flock(ctx context.Context, path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
