@@ -67,7 +67,7 @@ func (o Options) withDefaults() Options {
 		o.MaxTime = 2 * time.Second
 	}
 	if o.RelCI <= 0 {
-		o.RelCI = 0.02
+		o.RelCI = 0.03
 	}
 	if o.Device == "" {
 		o.Device = cpuClass()
@@ -311,11 +311,11 @@ func checkConfig(s *genome.Space, c genome.Config) error {
 	return nil
 }
 
-// narrow reports whether the 95% confidence interval of the mean time is
-// within ±rel of the mean.
+// narrow reports whether the 95% confidence interval of the median time
+// is within ±rel of the median.
 func narrow(times []float64, rel float64) bool {
-	mean, half := evaluate.MeanCI(times)
-	return half <= rel*mean
+	m, half := evaluate.MedianCI(times)
+	return half <= rel*m
 }
 
 // median is the median of x (the mean of the middle two for even lengths).

@@ -94,7 +94,7 @@
 // Evaluate builds the inputs of a problem once (uniform in [-1, 1) from a
 // PCG seeded with Options.Seed) and keeps them. It runs Options.Warmup
 // untimed runs, then timed runs until the 95% confidence interval of the
-// mean time (Student's t) is within ±Options.RelCI of it, Options.MaxTime of timed running
+// median time (evaluate.MedianCI) is within ±Options.RelCI of it, Options.MaxTime of timed running
 // has passed or Options.MaxReps runs were made, never fewer than
 // Options.MinReps. Trial.Times holds every timed run in ms, Trial.Time their
 // median, Trial.Cost the wall seconds of the whole measurement including
