@@ -127,3 +127,17 @@ func FuzzParseObjective(f *testing.F) {
 		}
 	})
 }
+
+func TestMedianCI(t *testing.T) {
+	if m, h := MedianCI([]float64{2, 1}); m != 1.5 || !math.IsInf(h, 1) {
+		t.Errorf("two values: %v ± %v", m, h)
+	}
+	// MAD 0.1 over 4 values: 1.96·1.253·1.4826·0.1/2.
+	m, h := MedianCI([]float64{1.0, 1.1, 0.9, 5})
+	if m != 1.05 || math.Abs(h-1.96*1.253*1.4826*0.1/2) > 1e-12 {
+		t.Errorf("MedianCI = %v ± %v", m, h)
+	}
+	if _, h := MedianCI([]float64{3, 3, 3}); h != 0 {
+		t.Errorf("equal values: ± %v", h)
+	}
+}
