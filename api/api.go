@@ -299,8 +299,10 @@ type Trial struct {
 	Remeasured int      `json:"remeasured,omitempty"`
 	// MaxTempC and SMClockMHz are the GPU's highest temperature and mean
 	// SM clock while measuring, where it was metered.
-	MaxTempC   float64 `json:"max_temp_c,omitempty"`
-	SMClockMHz float64 `json:"sm_clock_mhz,omitempty"`
+	MaxTempC    float64 `json:"max_temp_c,omitempty"`
+	SMClockMHz  float64 `json:"sm_clock_mhz,omitempty"`
+	MemClockMHz float64 `json:"mem_clock_mhz,omitempty"`
+	UtilPct     float64 `json:"util_pct,omitempty"`
 }
 
 // Trials is GET /v1/kernels/{kernel}/trials.

@@ -457,7 +457,7 @@ func apiTrial(t store.Trial, j *job) api.Trial {
 		Key: t.Key, Status: t.Status, TimeMS: t.TimeMS, TimesMS: t.TimesMS, CostS: t.CostS, Error: t.Error,
 		At: t.At, Problem: j.key.Problem, Device: j.key.Device, Cycle: t.Cycle,
 		EnergyMJ: t.EnergyMJ, PowerW: t.PowerW, Throttle: t.Throttle, Remeasured: t.Remeasured,
-		MaxTempC: t.MaxTempC, SMClockMHz: t.SMClockMHz,
+		MaxTempC: t.MaxTempC, SMClockMHz: t.SMClockMHz, MemClockMHz: t.MemClockMHz, UtilPct: t.UtilPct,
 	}
 }
 

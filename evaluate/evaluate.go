@@ -75,8 +75,10 @@ type Trial struct {
 	Remeasured int      `json:"remeasured,omitempty"`
 	// MaxTempC and SMClockMHz are the device's highest temperature and
 	// mean SM clock while measuring, where a GPU meter read them.
-	MaxTempC   float64 `json:"max_temp_c,omitempty"`
-	SMClockMHz float64 `json:"sm_clock_mhz,omitempty"`
+	MaxTempC    float64 `json:"max_temp_c,omitempty"`
+	SMClockMHz  float64 `json:"sm_clock_mhz,omitempty"`
+	MemClockMHz float64 `json:"mem_clock_mhz,omitempty"`
+	UtilPct     float64 `json:"util_pct,omitempty"`
 }
 
 // OK reports whether the trial produced a valid time.

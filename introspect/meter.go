@@ -15,10 +15,13 @@ type Window struct {
 	EnergyMJ float64 // energy used by the device over the window; 0 = not measured
 	// Throttle lists the clock-event reasons seen during the window.
 	Throttle []string
-	// MaxTempC and SMClockMHz are the highest temperature and the mean SM
-	// clock polled during the window; 0 when not read.
-	MaxTempC   float64
-	SMClockMHz float64
+	// MaxTempC is the highest temperature polled during the window, and
+	// SMClockMHz, MemClockMHz and UtilPct the means of the polled clocks
+	// and utilisation; 0 when not read.
+	MaxTempC    float64
+	SMClockMHz  float64
+	MemClockMHz float64
+	UtilPct     float64
 }
 
 // Throttled reports whether a thermal or power limit held the clocks down

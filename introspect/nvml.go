@@ -286,14 +286,16 @@ func (m *gpuMeter) Begin() func() Window {
 	var mu sync.Mutex
 	reasons := map[string]bool{}
 	var powerSum float64 // mW × s
-	var maxTemp, clockSum float64
-	clocks := 0
+	var maxTemp, clockSum, memSum, utilSum float64
+	clocks, mems, utils := 0, 0, 0
 	last := t0
 	poll := func() {
 		r, ret := m.dev.GetCurrentClocksEventReasons()
 		p, pret := m.dev.GetPowerUsage()
 		temp, tret := m.dev.GetTemperature(nvml.TEMPERATURE_GPU)
 		clk, cret := m.dev.GetClockInfo(nvml.CLOCK_SM)
+		mem, mret := m.dev.GetClockInfo(nvml.CLOCK_MEM)
+		u, uret := m.dev.GetUtilizationRates()
 		now := time.Now()
 		mu.Lock()
 		defer mu.Unlock()
@@ -303,6 +305,14 @@ func (m *gpuMeter) Begin() func() Window {
 		if cret == nvml.SUCCESS {
 			clockSum += float64(clk)
 			clocks++
+		}
+		if mret == nvml.SUCCESS {
+			memSum += float64(mem)
+			mems++
+		}
+		if uret == nvml.SUCCESS {
+			utilSum += float64(u.Gpu)
+			utils++
 		}
 		if ret == nvml.SUCCESS {
 			for _, tr := range throttleReasons {
@@ -338,6 +348,12 @@ func (m *gpuMeter) Begin() func() Window {
 		w := Window{Seconds: time.Since(t0).Seconds(), MaxTempC: maxTemp}
 		if clocks > 0 {
 			w.SMClockMHz = clockSum / float64(clocks)
+		}
+		if mems > 0 {
+			w.MemClockMHz = memSum / float64(mems)
+		}
+		if utils > 0 {
+			w.UtilPct = utilSum / float64(utils)
 		}
 		for _, tr := range throttleReasons {
 			if reasons[tr.name] {

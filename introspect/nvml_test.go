@@ -151,7 +151,7 @@ func TestGPUMeter(t *testing.T) {
 	end := m.Begin()
 	energy.Add(4200)
 	w := end()
-	if w.EnergyMJ != 4200 || w.Throttled() || w.Seconds <= 0 || w.MaxTempC != 71 || w.SMClockMHz != 1410 {
+	if w.EnergyMJ != 4200 || w.Throttled() || w.Seconds <= 0 || w.MaxTempC != 71 || w.SMClockMHz != 1410 || w.MemClockMHz != 1215 || w.UtilPct != 97 {
 		t.Errorf("cool window %+v", w)
 	}
 	end = m.Begin()

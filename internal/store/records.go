@@ -36,8 +36,10 @@ type Trial struct {
 	Throttle   []string `json:"throttle,omitempty"`
 	Remeasured int      `json:"remeasured,omitempty"`
 	// Highest device temperature and mean SM clock while measuring.
-	MaxTempC   float64 `json:"max_temp_c,omitempty"`
-	SMClockMHz float64 `json:"sm_clock_mhz,omitempty"`
+	MaxTempC    float64 `json:"max_temp_c,omitempty"`
+	SMClockMHz  float64 `json:"sm_clock_mhz,omitempty"`
+	MemClockMHz float64 `json:"mem_clock_mhz,omitempty"`
+	UtilPct     float64 `json:"util_pct,omitempty"`
 }
 
 // Cycle is one tuning run of a job.

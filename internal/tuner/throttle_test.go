@@ -30,6 +30,7 @@ func mockGPU(hot func() bool) nvml.Interface {
 		GetArchitectureFunc:          func() (nvml.DeviceArchitecture, nvml.Return) { return nvml.DEVICE_ARCH_HOPPER, nvml.SUCCESS },
 		GetTemperatureFunc:           func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 83, nvml.SUCCESS },
 		GetClockInfoFunc:             func(nvml.ClockType) (uint32, nvml.Return) { return 1755, nvml.SUCCESS },
+		GetUtilizationRatesFunc:      func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{Gpu: 91}, nvml.SUCCESS },
 		GetMemoryInfoFunc:            func() (nvml.Memory, nvml.Return) { return nvml.Memory{Total: 80 << 30}, nvml.SUCCESS },
 		GetPowerManagementLimitFunc:  func() (uint32, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED },
 		GetPowerManagementLimitConstraintsFunc: func() (uint32, uint32, nvml.Return) {
@@ -95,7 +96,7 @@ func TestThrottleRemeasure(t *testing.T) {
 	if tr.Remeasured != 1 || len(tr.Throttle) != 0 || !tr.OK() {
 		t.Errorf("one hot window: remeasured %d, throttle %v; want 1 and none", tr.Remeasured, tr.Throttle)
 	}
-	if tr.EnergyMJ <= 0 || tr.PowerW <= 0 || tr.MaxTempC != 83 || tr.SMClockMHz != 1755 {
+	if tr.EnergyMJ <= 0 || tr.PowerW <= 0 || tr.MaxTempC != 83 || tr.SMClockMHz != 1755 || tr.MemClockMHz != 1755 || tr.UtilPct != 91 {
 		t.Errorf("no telemetry from the meter: %+v", tr)
 	}
 	hotLeft.Store(10)

@@ -543,7 +543,7 @@ func (t *Tuner) measure(ctx context.Context, job Job, c genome.Config) (evaluate
 			tr.EnergyMJ = tr.PowerW * tr.Time
 		}
 		tr.Remeasured = attempt
-		tr.MaxTempC, tr.SMClockMHz = w.MaxTempC, w.SMClockMHz
+		tr.MaxTempC, tr.SMClockMHz, tr.MemClockMHz, tr.UtilPct = w.MaxTempC, w.SMClockMHz, w.MemClockMHz, w.UtilPct
 		if !tr.OK() || !w.Throttled() {
 			break
 		}
@@ -614,6 +614,6 @@ func storeTrial(tr evaluate.Trial, cycle int) store.Trial {
 		Key: tr.Key, Status: string(tr.Status), TimeMS: tr.Time, TimesMS: tr.Times,
 		CostS: tr.Cost, Error: tr.Error, At: tr.At, Cycle: cycle,
 		EnergyMJ: tr.EnergyMJ, PowerW: tr.PowerW, Throttle: tr.Throttle, Remeasured: tr.Remeasured,
-		MaxTempC: tr.MaxTempC, SMClockMHz: tr.SMClockMHz,
+		MaxTempC: tr.MaxTempC, SMClockMHz: tr.SMClockMHz, MemClockMHz: tr.MemClockMHz, UtilPct: tr.UtilPct,
 	}
 }
