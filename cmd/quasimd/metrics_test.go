@@ -19,7 +19,8 @@ import (
 // quasimd's metrics; the hit rate counts lookups by match; --metrics-listen
 // serves the same on TCP.
 func TestMetrics(t *testing.T) {
-	d := start(t, newDir(t, map[string]string{"reduce.yaml": reduceSpec}), "--metrics-listen", "127.0.0.1:0")
+	// The idle gate is on (at a threshold no load reaches) so its load gauge is there.
+	d := start(t, newDir(t, map[string]string{"reduce.yaml": reduceSpec}), "--metrics-listen", "127.0.0.1:0", "--idle-cpu", "1")
 	waitServed(t, d, "65536")
 	for range 3 {
 		d.ctl("config", "reduce", "--problem", "65536")
@@ -37,7 +38,7 @@ func TestMetrics(t *testing.T) {
 	for _, name := range []string{
 		"quasim_config_lookups_total", "quasim_cycles_total", "quasim_trials_total",
 		"quasim_evaluation_duration_seconds", "quasim_job_seconds_since_tuned", "quasim_job_stale",
-		"go_goroutines", "process_resident_memory_bytes",
+		"go_goroutines", "process_resident_memory_bytes", "quasim_cpu_load_others",
 	} {
 		if fams[name] == nil {
 			t.Errorf("no %s in /metrics", name)
