@@ -102,10 +102,19 @@ func (c *Client) Kernels(ctx context.Context) ([]api.Kernel, error) {
 // Config returns the config a runtime should use for kernel at problem on
 // device; an empty problem or device is left to the daemon.
 func (c *Client) Config(ctx context.Context, kernel, problem, device string) (api.Config, error) {
+	return c.config(ctx, kernel, configQuery(problem, device))
+}
+
+func (c *Client) config(ctx context.Context, kernel string, q url.Values) (api.Config, error) {
 	p, err := kernelPath("/v1/configs/", kernel, "")
 	if err != nil {
 		return api.Config{}, err
 	}
+	return call[api.Config](ctx, c, http.MethodGet, p, q, nil)
+}
+
+// configQuery is the query of a config lookup.
+func configQuery(problem, device string) url.Values {
 	q := url.Values{}
 	if problem != "" {
 		q.Set("problem", problem)
@@ -113,7 +122,7 @@ func (c *Client) Config(ctx context.Context, kernel, problem, device string) (ap
 	if device != "" {
 		q.Set("device", device)
 	}
-	return call[api.Config](ctx, c, http.MethodGet, p, q, nil)
+	return q
 }
 
 // WatchConfig is Config for a caller that holds an answer: etag is the
@@ -124,22 +133,12 @@ func (c *Client) Config(ctx context.Context, kernel, problem, device string) (ap
 // ConfigPolicy is Config with a lookup policy: the config of the job's
 // (time, energy) front that p chooses (see api.Policy).
 func (c *Client) ConfigPolicy(ctx context.Context, kernel, problem, device string, p api.Policy) (api.Config, error) {
-	path, err := kernelPath("/v1/configs/", kernel, "")
-	if err != nil {
-		return api.Config{}, err
-	}
-	q := url.Values{}
-	if problem != "" {
-		q.Set("problem", problem)
-	}
-	if device != "" {
-		q.Set("device", device)
-	}
+	q := configQuery(problem, device)
 	q.Set("objective", p.Objective)
 	if p.MaxSlowdown >= 0 {
 		q.Set("max_slowdown", strconv.FormatFloat(p.MaxSlowdown, 'g', -1, 64))
 	}
-	return call[api.Config](ctx, c, http.MethodGet, path, q, nil)
+	return c.config(ctx, kernel, q)
 }
 
 func (c *Client) WatchConfig(ctx context.Context, kernel, problem, device, etag string, wait time.Duration) (cfg api.Config, tag string, changed bool, err error) {
@@ -147,13 +146,7 @@ func (c *Client) WatchConfig(ctx context.Context, kernel, problem, device, etag 
 	if err != nil {
 		return cfg, etag, false, err
 	}
-	q := url.Values{}
-	if problem != "" {
-		q.Set("problem", problem)
-	}
-	if device != "" {
-		q.Set("device", device)
-	}
+	q := configQuery(problem, device)
 	var hdr http.Header
 	if etag != "" {
 		hdr = http.Header{"If-None-Match": {etag}}

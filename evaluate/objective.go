@@ -115,7 +115,7 @@ func MedianCI(x []float64) (median, half float64) {
 	if n == 0 {
 		return 0, math.Inf(1)
 	}
-	median = medianOf(x)
+	median = Median(x)
 	if n < 3 {
 		return median, math.Inf(1)
 	}
@@ -123,11 +123,16 @@ func MedianCI(x []float64) (median, half float64) {
 	for i, v := range x {
 		dev[i] = math.Abs(v - median)
 	}
-	mad := medianOf(dev)
+	mad := Median(dev)
 	return median, 1.96 * 1.253 * 1.4826 * mad / math.Sqrt(float64(n))
 }
 
-func medianOf(x []float64) float64 {
+// Median is the median of x (the mean of the middle two for an even
+// count); 0 for none.
+func Median(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
 	s := slices.Clone(x)
 	slices.Sort(s)
 	n := len(s)

@@ -32,36 +32,16 @@ func ReadCPUTimes(fsys fs.FS, pid int) (CPUTimes, error) {
 	if t.Total, t.Idle, err = parseProcStat(data); err != nil {
 		return t, fmt.Errorf("cpu load: proc/stat: %w", err)
 	}
-	ents, err := fs.ReadDir(fsys, "proc")
+	procs, err := readProcs(fsys)
 	if err != nil {
 		return t, fmt.Errorf("cpu load: %w", err)
 	}
-	parent := map[int]int{}
-	ticks := map[int]uint64{}
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil || p <= 0 {
-			continue
-		}
-		data, err := fs.ReadFile(fsys, path.Join("proc", e.Name(), "stat"))
-		if err != nil {
-			continue // exited since the listing
-		}
-		pp, tk, err := parsePidStat(data)
-		if err != nil {
-			continue
-		}
-		parent[p], ticks[p] = pp, tk
-	}
-	if _, ok := parent[pid]; !ok {
+	if _, ok := procs[pid]; !ok {
 		return t, fmt.Errorf("cpu load: proc/%d/stat: not found", pid)
 	}
-	for p, tk := range ticks {
-		for q, hops := p, 0; q > 0 && hops < 64; q, hops = parent[q], hops+1 {
-			if q == pid {
-				t.Own += tk
-				break
-			}
+	for p, pr := range procs {
+		if descends(procs, p, pid) {
+			t.Own += pr.ticks
 		}
 	}
 	return t, nil
@@ -135,11 +115,20 @@ func parsePidStat(data []byte) (ppid int, ticks uint64, err error) {
 	return ppid, ticks, nil
 }
 
-// Tree returns pid and its descendants, from the stat files under proc in
-// fsys (the root of the file system).
-func Tree(fsys fs.FS, pid int) map[int]bool {
-	ents, _ := fs.ReadDir(fsys, "proc")
-	parent := map[int]int{}
+// proc is what one /proc/<pid>/stat says that Load and Tree need.
+type proc struct {
+	ppid  int
+	ticks uint64
+}
+
+// readProcs reads the stat file of every process under proc in fsys; a
+// process that exits meanwhile is left out.
+func readProcs(fsys fs.FS) (map[int]proc, error) {
+	ents, err := fs.ReadDir(fsys, "proc")
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]proc{}
 	for _, e := range ents {
 		p, err := strconv.Atoi(e.Name())
 		if err != nil || p <= 0 {
@@ -149,17 +138,31 @@ func Tree(fsys fs.FS, pid int) map[int]bool {
 		if err != nil {
 			continue
 		}
-		if pp, _, err := parsePidStat(data); err == nil {
-			parent[p] = pp
+		if pp, tk, err := parsePidStat(data); err == nil {
+			out[p] = proc{ppid: pp, ticks: tk}
 		}
 	}
+	return out, nil
+}
+
+// descends reports whether p is pid or one of its descendants.
+func descends(procs map[int]proc, p, pid int) bool {
+	for q, hops := p, 0; q > 0 && hops < 64; q, hops = procs[q].ppid, hops+1 {
+		if q == pid {
+			return true
+		}
+	}
+	return false
+}
+
+// Tree returns pid and its descendants, from the stat files under proc in
+// fsys (the root of the file system).
+func Tree(fsys fs.FS, pid int) map[int]bool {
+	procs, _ := readProcs(fsys)
 	out := map[int]bool{pid: true}
-	for p := range parent {
-		for q, hops := p, 0; q > 0 && hops < 64; q, hops = parent[q], hops+1 {
-			if q == pid {
-				out[p] = true
-				break
-			}
+	for p := range procs {
+		if descends(procs, p, pid) {
+			out[p] = true
 		}
 	}
 	return out

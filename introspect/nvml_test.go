@@ -54,15 +54,7 @@ func fakeGPU() *mock.Device {
 }
 
 func TestDiscover(t *testing.T) {
-	dev := fakeGPU()
-	lib := &mock.Interface{
-		InitFunc:                       func() nvml.Return { return nvml.SUCCESS },
-		ShutdownFunc:                   func() nvml.Return { return nvml.SUCCESS },
-		SystemGetDriverVersionFunc:     func() (string, nvml.Return) { return "550.54.15", nvml.SUCCESS },
-		SystemGetCudaDriverVersionFunc: func() (int, nvml.Return) { return 12040, nvml.SUCCESS },
-		DeviceGetCountFunc:             func() (int, nvml.Return) { return 1, nvml.SUCCESS },
-		DeviceGetHandleByIndexFunc:     func(int) (nvml.Device, nvml.Return) { return dev, nvml.SUCCESS },
-	}
+	lib := mockLib(fakeGPU())
 	got := discover(lib)
 	if got.Unavailable != "" || got.Driver != "550.54.15" || got.CUDA != "12.4" || len(got.GPUs) != 1 {
 		t.Fatalf("discover = %+v", got)

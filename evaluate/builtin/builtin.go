@@ -318,16 +318,5 @@ func narrow(times []float64, rel float64) bool {
 	return half <= rel*m
 }
 
-// median is the median of x (the mean of the middle two for even lengths).
-func median(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	s := slices.Clone(x)
-	slices.Sort(s)
-	h := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[h]
-	}
-	return (s[h-1] + s[h]) / 2
-}
+// median is the median of x; 0 for none.
+func median(x []float64) float64 { return evaluate.Median(x) }

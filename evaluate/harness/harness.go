@@ -387,18 +387,8 @@ func (h *Harness) Evaluate(ctx context.Context, c genome.Config, p evaluate.Prob
 		return tr, nil
 	}
 	tr.Status, tr.Times = evaluate.StatusOK, res.TimesMS
-	tr.Time = median(res.TimesMS)
+	tr.Time = evaluate.Median(res.TimesMS)
 	return tr, nil
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // run sends one request and classifies what came back. A fault of the
