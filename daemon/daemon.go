@@ -73,8 +73,13 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	gate := &idleGate{cpuMax: cfg.IdleCPU, gpuMax: cfg.IdleGPU, log: log.With().Str("component", "idle").Logger()}
 	if gpus != nil {
 		gate.gpus = func(class string) (float64, []uint32, bool) {
-			ours := introspect.Tree(os.DirFS("/"), os.Getpid())
-			return gpus.Use(class, func(pid uint32) bool { return ours[int(pid)] })
+			var ours map[int]bool // read from /proc only when the GPU runs processes
+			return gpus.Use(class, func(pid uint32) bool {
+				if ours == nil {
+					ours = introspect.Tree(os.DirFS("/"), os.Getpid())
+				}
+				return ours[int(pid)]
+			})
 		}
 	}
 	go gate.run(ctx, os.DirFS("/"), time.Second)

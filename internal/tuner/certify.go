@@ -19,6 +19,9 @@ type Certification struct {
 	Rejected []string // keys that failed verification, now wrong_result
 }
 
+// errNoBudget says a certification verified as many configs as it may.
+var errNoBudget = errors.New("verification budget spent")
+
 // ErrNoSigner is returned by Certify when the tuner has no signing key.
 var ErrNoSigner = errors.New("no signing key")
 
@@ -64,20 +67,27 @@ func (t *Tuner) Certify(ctx context.Context, job Job, cycle int) (Certification,
 	}
 	// By the job's objective; trials without the energy it needs are out.
 	vals := map[string]float64{}
-	cands = slices.DeleteFunc(cands, func(tr store.Trial) bool {
-		v, ok := job.value(tr.TimeMS, tr.EnergyMJ)
-		vals[tr.Key] = v
-		return !ok
-	})
+	kept := cands[:0]
+	for _, tr := range cands {
+		if v, ok := job.value(tr.TimeMS, tr.EnergyMJ); ok {
+			vals[tr.Key] = v
+			kept = append(kept, tr)
+		}
+	}
+	cands = kept
 	slices.SortStableFunc(cands, func(a, b store.Trial) int { return cmp.Compare(vals[a.Key], vals[b.Key]) })
 	var res Certification
 	tried := 0
 	rejected := map[string]bool{}
 	// certify returns tr's live certificate, verifying and signing a new
-	// one when it has none; nil when it fails verification.
+	// one when it has none; nil when it fails verification, errNoBudget
+	// once Candidates configs were verified.
 	certify := func(tr store.Trial) (*store.CertMeta, error) {
 		if m, ok := valid[tr.Key]; ok {
 			return &m, nil
+		}
+		if tried == t.cfg.Candidates {
+			return nil, errNoBudget
 		}
 		tried++
 		cert, err := t.verify(ctx, job, tr)
@@ -109,11 +119,10 @@ func (t *Tuner) Certify(ctx context.Context, job Job, cycle int) (Certification,
 		return &meta, nil
 	}
 	for _, tr := range cands {
-		_, live := valid[tr.Key]
-		if !live && tried == t.cfg.Candidates {
+		m, err := certify(tr)
+		if errors.Is(err, errNoBudget) {
 			break
 		}
-		m, err := certify(tr)
 		if err != nil {
 			return res, err
 		}
@@ -153,6 +162,9 @@ func (t *Tuner) front(cands []store.Trial, rejected map[string]bool, certify fun
 		redraw := false
 		for _, p := range evaluate.Front(pts) {
 			m, err := certify(byKey[p.Key])
+			if errors.Is(err, errNoBudget) {
+				return out, nil
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -161,9 +173,6 @@ func (t *Tuner) front(cands []store.Trial, rejected map[string]bool, certify fun
 				break
 			}
 			out = append(out, store.FrontPoint{Key: p.Key, TimeMS: p.TimeMS, EnergyMJ: p.EnergyMJ, Certificate: m.ID})
-			if t.cfg.Candidates > 0 && len(out) >= t.cfg.Candidates {
-				break
-			}
 		}
 		if !redraw {
 			return out, nil
@@ -171,8 +180,8 @@ func (t *Tuner) front(cands []store.Trial, rejected map[string]bool, certify fun
 	}
 }
 
-// serve makes tr the served config under its certificate; body is nil when
-// the certificate is already stored.
+// serve makes tr the served config under its stored certificate meta,
+// with the job's certified front.
 func (t *Tuner) serve(job Job, tr store.Trial, meta store.CertMeta, front []store.FrontPoint, cycle int, res Certification) (Certification, error) {
 	st := t.cfg.Store
 	res.Served, res.Cert = tr.Key, meta.ID

@@ -38,6 +38,15 @@ func (j Job) value(timeMS, energyMJ float64) (float64, bool) {
 	return v, err == nil
 }
 
+// result is what a stored trial of config c tells a strategy; false for a
+// valid run without the energy reading the objective needs, which teaches
+// nothing.
+func (j Job) result(c genome.Config, tr store.Trial) (evolve.Result, bool) {
+	ok := tr.Status == string(evaluate.StatusOK)
+	v, has := j.value(tr.TimeMS, tr.EnergyMJ)
+	return evolve.Result{Config: c, OK: ok, Value: v}, has || !ok
+}
+
 // Budget bounds a cycle; zero fields are no limit, but one must be set.
 type Budget struct {
 	Evals   int
@@ -79,7 +88,8 @@ type Config struct {
 	Meter func(device string) introspect.Meter
 	// Remeasure is how many times a measurement taken while the device
 	// throttled (thermal or power) is thrown away and taken again, after
-	// Cooldown (defaults 2 and 2s); the last one is kept and marked.
+	// Cooldown (defaults 2 and 2s; negative Remeasure: never); the last
+	// one is kept and marked.
 	Remeasure int
 	Cooldown  time.Duration
 	// Knobs, when set, applies the device settings a config tunes (power
@@ -305,11 +315,9 @@ func (t *Tuner) resume(job Job, seed uint64, log zerolog.Logger) (evolve.Strateg
 		if err != nil {
 			continue // a trial from outside the current space (an import) teaches nothing here
 		}
-		v, ok := job.value(tr.TimeMS, tr.EnergyMJ)
-		if tr.Status == string(evaluate.StatusOK) && !ok {
-			continue // no energy reading for an energy objective: teaches nothing
+		if r, ok := job.result(c, tr); ok {
+			results = append(results, r)
 		}
-		results = append(results, evolve.Result{Config: c, OK: tr.Status == string(evaluate.StatusOK), Value: v})
 	}
 	// Strategies ignore results they already hold, so this only adds what
 	// the policy lacks.
@@ -350,11 +358,9 @@ func (t *Tuner) warmStart(job Job, strat evolve.Strategy, log zerolog.Logger) er
 			if err != nil || !job.Space.Valid(c) {
 				continue
 			}
-			v, ok := job.value(tr.TimeMS, tr.EnergyMJ)
-			if tr.Status == string(evaluate.StatusOK) && !ok {
-				continue
+			if r, ok := job.result(c, tr); ok {
+				src.Results = append(src.Results, r)
 			}
-			src.Results = append(src.Results, evolve.Result{Config: c, OK: tr.Status == string(evaluate.StatusOK), Value: v})
 		}
 		if len(src.Results) > 0 {
 			srcs = append(srcs, src)
@@ -435,8 +441,8 @@ func (t *Tuner) applyKnobs(job Job, c genome.Config) (func(), error) {
 
 // waitIdle returns once job's device is idle of other work. While it is
 // busy the cycle is "waiting" with the reason in Busy; past IdleWait in
-// all in this run of the cycle (waited), the cycle is skipped (nothing measured yet) or left interrupted,
-// and waitIdle returns ErrBusy.
+// this run of the cycle (waited), the cycle is skipped (nothing measured
+// yet) or left interrupted, and waitIdle returns ErrBusy.
 func (t *Tuner) waitIdle(ctx context.Context, job Job, cy *store.Cycle, waited *time.Duration, progress func(store.Cycle), log zerolog.Logger) error {
 	if t.cfg.Busy == nil {
 		return nil
