@@ -54,6 +54,18 @@ func (p Problem) String() string {
 	return strings.Join(parts, ",")
 }
 
+// Vars are the problem's named dims as constraint variables; none when
+// the dims are unnamed.
+func (p Problem) Vars() map[string]genome.Value {
+	vars := map[string]genome.Value{}
+	if len(p.Names) == len(p.Dims) {
+		for i, n := range p.Names {
+			vars[n] = genome.Int(int64(p.Dims[i]))
+		}
+	}
+	return vars
+}
+
 // Trial is one measured config of a job.
 type Trial struct {
 	Key    string    `json:"key"`              // the config's canonical key

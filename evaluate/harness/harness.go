@@ -349,13 +349,7 @@ func (h *Harness) Device() string {
 // Space implements evaluate.Evaluator: the declared parameters and
 // constraints, with the problem's named dims as variables.
 func (h *Harness) Space(p evaluate.Problem) (*genome.Space, error) {
-	vars := map[string]genome.Value{}
-	if len(p.Names) == len(p.Dims) {
-		for i, n := range p.Names {
-			vars[n] = genome.Int(int64(p.Dims[i]))
-		}
-	}
-	sp, err := genome.NewSpace(slices.Clone(h.base), genome.SpaceOptions{Constraints: h.hello.Constraints, Vars: vars})
+	sp, err := genome.NewSpace(slices.Clone(h.base), genome.SpaceOptions{Constraints: h.hello.Constraints, Vars: p.Vars()})
 	if err != nil {
 		return nil, fmt.Errorf("exec harness %s: %w", h.hello.Name, err)
 	}

@@ -195,13 +195,7 @@ func (e *Evaluator) Device() string { return "wasm/wazero" }
 
 // Space implements evaluate.Evaluator.
 func (e *Evaluator) Space(p evaluate.Problem) (*genome.Space, error) {
-	vars := map[string]genome.Value{}
-	if len(p.Names) == len(p.Dims) {
-		for i, n := range p.Names {
-			vars[n] = genome.Int(int64(p.Dims[i]))
-		}
-	}
-	sp, err := genome.NewSpace(slices.Clone(e.base), genome.SpaceOptions{Constraints: e.decl.Constraints, Vars: vars})
+	sp, err := genome.NewSpace(slices.Clone(e.base), genome.SpaceOptions{Constraints: e.decl.Constraints, Vars: p.Vars()})
 	if err != nil {
 		return nil, fmt.Errorf("wasm module %s: %w", e.path, err)
 	}
