@@ -70,7 +70,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		log.Info().Str("cpu_energy", raplErr.Error()).Msg("no CPU energy readings")
 		rapl = nil
 	}
-	gate := &idleGate{cpuMax: cfg.IdleCPU, gpuMax: cfg.IdleGPU, log: log.With().Str("component", "idle").Logger()}
+	gate := &idleGate{cpuMax: cfg.IdleCPU, gpuMax: cfg.IdleGPU, fsys: os.DirFS("/"), log: log.With().Str("component", "idle").Logger()}
 	if gpus != nil {
 		gate.gpus = func(class string) (float64, []uint32, bool) {
 			var ours map[int]bool // read from /proc only when the GPU runs processes
@@ -82,7 +82,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			})
 		}
 	}
-	go gate.run(ctx, os.DirFS("/"), time.Second)
+	go gate.run(ctx, time.Second)
 	meter := func(device string) introspect.Meter {
 		switch {
 		case gpus != nil && strings.HasPrefix(device, "nvidia/"):

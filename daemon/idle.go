@@ -22,6 +22,7 @@ type idleGate struct {
 	cpuMax float64 // share of all CPUs; 0 turns the CPU gate off
 	gpuMax float64 // percent utilisation; 0 turns the GPU gate off
 	gpus   gpuUse
+	fsys   fs.FS // the root of the file system, for /proc
 	log    zerolog.Logger
 
 	mu    sync.Mutex
@@ -35,11 +36,11 @@ type idleGate struct {
 type gpuUse func(class string) (pct float64, others []uint32, ok bool)
 
 // run samples until ctx is done.
-func (g *idleGate) run(ctx context.Context, fsys fs.FS, every time.Duration) {
+func (g *idleGate) run(ctx context.Context, every time.Duration) {
 	if g.cpuMax <= 0 {
 		return
 	}
-	prev, err := introspect.ReadCPUTimes(fsys, os.Getpid())
+	prev, err := introspect.ReadCPUTimes(g.fsys, os.Getpid())
 	if err != nil {
 		g.mu.Lock()
 		g.err = err
@@ -55,7 +56,7 @@ func (g *idleGate) run(ctx context.Context, fsys fs.FS, every time.Duration) {
 			return
 		case <-t.C:
 		}
-		cur, err := introspect.ReadCPUTimes(fsys, os.Getpid())
+		cur, err := introspect.ReadCPUTimes(g.fsys, os.Getpid())
 		if err != nil {
 			continue
 		}
@@ -70,11 +71,11 @@ func (g *idleGate) run(ctx context.Context, fsys fs.FS, every time.Duration) {
 // prime measures a short first window, for a cycle that asks before the
 // sampler's first one is done; it is called with g.mu held.
 func (g *idleGate) prime() {
-	a, err := introspect.ReadCPUTimes(os.DirFS("/"), os.Getpid())
+	a, err := introspect.ReadCPUTimes(g.fsys, os.Getpid())
 	if err == nil {
 		time.Sleep(250 * time.Millisecond)
 		var b introspect.CPUTimes
-		if b, err = introspect.ReadCPUTimes(os.DirFS("/"), os.Getpid()); err == nil {
+		if b, err = introspect.ReadCPUTimes(g.fsys, os.Getpid()); err == nil {
 			g.load, g.ready = introspect.Load(a, b), true
 		}
 	}
