@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -235,4 +236,28 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestEnergyColumns(t *testing.T) {
+	rec, err := Load("testdata/synthetic_energy.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, ok := rec.Trial("32,8,8,300")
+	if !ok || math.Abs(tr.EnergyMJ-624.5156) > 1e-9 || tr.PowerW != 262.105 {
+		t.Fatalf("trial %+v", tr)
+	}
+	// Power alone gives energy as power × time; a bad value names the cell.
+	data := `{"tune_params_keys":["p"],"tune_params":{"p":[1,2]},"cache":{"1":{"p":1,"time":2.5,"nvml_power":100},"2":{"p":2,"time":3,"nvml_energy":%s}}}`
+	rec, err = Parse("e.json", []byte(fmt.Sprintf(data, "0.3")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr, _ := rec.Trial("1"); tr.EnergyMJ != 250 {
+		t.Errorf("energy from power: %v mJ, want 250", tr.EnergyMJ)
+	}
+	_, err = Parse("e.json", []byte(fmt.Sprintf(data, "-1")))
+	if err == nil || !strings.Contains(err.Error(), `e.json: cache["2"]: nvml_energy: -1 is not a positive number`) {
+		t.Errorf("negative energy: %v", err)
+	}
 }
