@@ -32,7 +32,7 @@ func ParseObjective(s string) (Objective, error) {
 	}
 	o := Objective{Kind: "weighted"}
 	seen := map[string]bool{}
-	for _, term := range strings.Split(s, "+") {
+	for _, term := range splitTerms(s) {
 		term = strings.TrimSpace(term)
 		w, name := 1.0, term
 		if a, b, ok := strings.Cut(term, "*"); ok {
@@ -59,6 +59,24 @@ func ParseObjective(s string) (Objective, error) {
 		return Objective{}, fmt.Errorf("objective %q: every weight is 0", s)
 	}
 	return o, nil
+}
+
+// splitTerms splits s at each "+" that is not the sign of an exponent
+// ("1e+07*energy" is one term: String writes large weights that way).
+func splitTerms(s string) []string {
+	var terms []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != '+' {
+			continue
+		}
+		if i >= 2 && (s[i-1] == 'e' || s[i-1] == 'E') && (s[i-2] >= '0' && s[i-2] <= '9' || s[i-2] == '.') {
+			continue
+		}
+		terms = append(terms, s[start:i])
+		start = i + 1
+	}
+	return append(terms, s[start:])
 }
 
 // String is the objective as ParseObjective reads it.

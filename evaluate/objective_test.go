@@ -110,7 +110,7 @@ func TestFrontAndChoose(t *testing.T) {
 }
 
 func FuzzParseObjective(f *testing.F) {
-	for _, s := range []string{"time", "energy", "edp", "0.7*time + 0.3*energy", "time + 1e-3*energy", "*", "+"} {
+	for _, s := range []string{"time", "energy", "edp", "0.7*time + 0.3*energy", "time + 1e-3*energy", "1e7*energy", "1E+07*time + energy", "*", "+"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
