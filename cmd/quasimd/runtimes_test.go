@@ -370,7 +370,7 @@ func TestExecHarnessFaults(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "../../evaluate/harness/testdata/fakeharness").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	spec := "name: fake\nevaluator: exec:" + bin + "\nproblems: [\"64\"]\nschedule: \"@every 1h\"\nbudget: {evals: 24}\ntimeout: 300ms\n"
+	spec := "name: fake\nevaluator: exec:" + bin + "\nproblems: [\"64\"]\nschedule: \"@every 1h\"\nbudget: {evals: 32}\ntimeout: 300ms\n"
 	d := start(t, newDir(t, map[string]string{"fake.yaml": spec}))
 	cfg := waitServedKernel(t, d, "fake", "64")
 	if !strings.HasPrefix(cfg.Key, "ok,") || cfg.Certificate == "" {
@@ -378,7 +378,7 @@ func TestExecHarnessFaults(t *testing.T) {
 	}
 	var trials api.Trials
 	d.ctlJSON(&trials, "trials", "fake")
-	want := map[string]string{"ok": "ok", "crash": "runtime", "hang": "timeout", "garbage": "runtime", "fail": "compile", "wrongsum": "ok"}
+	want := map[string]string{"ok": "ok", "crash": "runtime", "hang": "timeout", "garbage": "runtime", "fail": "compile", "wrongsum": "ok", "cold": "ok", "noisy": "ok"}
 	seen := map[string]bool{}
 	for _, tr := range trials.Trials {
 		mode, _, _ := strings.Cut(tr.Key, ",")
@@ -386,9 +386,13 @@ func TestExecHarnessFaults(t *testing.T) {
 		if tr.Status != want[mode] {
 			t.Errorf("trial %s: status %s (%s), want %s", tr.Key, tr.Status, tr.Error, want[mode])
 		}
+		// The harness reports 0.5 J a run in mode cold, and no energy otherwise.
+		if e := map[bool]float64{true: 500}[mode == "cold"]; tr.EnergyMJ != e {
+			t.Errorf("trial %s: energy %v mJ, want %v (from the harness)", tr.Key, tr.EnergyMJ, e)
+		}
 	}
-	if len(seen) != len(want) || len(trials.Trials) != 24 {
-		t.Errorf("%d trials over modes %v, want all 24", len(trials.Trials), seen)
+	if len(seen) != len(want) || len(trials.Trials) != 32 {
+		t.Errorf("%d trials over modes %v, want the whole space of 32", len(trials.Trials), seen)
 	}
 	var st api.Status
 	d.ctlJSON(&st, "status")

@@ -23,14 +23,10 @@ func Kernels() []string {
 
 // Options tunes measurement; zero values take defaults.
 type Options struct {
-	Warmup  int              // untimed runs before measuring (default 1; negative for none)
-	MinReps int              // at least this many timed repetitions (default 3)
-	MaxReps int              // at most (default 50; raised to MinReps if below it)
-	MaxTime time.Duration    // stop repeating after this much measuring time per config (default 2s)
-	RelCI   float64          // stop once the 95% CI of the mean time is within ±this fraction of it (default 0.02)
-	Device  string           // device class reported; default the CPU's (introspect.CPU.Class)
-	Now     func() time.Time // clock for Trial.At; default time.Now
-	Seed    uint64           // seed for the random input data (default 1)
+	Reps   evaluate.Reps    // warm-up and repetitions (evaluate.Reps defaults)
+	Device string           // device class reported; default the CPU's (introspect.CPU.Class)
+	Now    func() time.Time // clock for Trial.At; default time.Now
+	Seed   uint64           // seed for the random input data (default 1)
 	// TestWrongVariant adds a deliberately wrong config, for tests of
 	// verification only: sgemm's loop_order gets the extra value ikj_fast,
 	// the ikj kernel minus the last partial block of tile_m rows (left
@@ -50,25 +46,7 @@ var cpuClass = sync.OnceValue(func() string {
 
 // withDefaults returns o with its zero fields set to their defaults.
 func (o Options) withDefaults() Options {
-	switch {
-	case o.Warmup == 0:
-		o.Warmup = 1
-	case o.Warmup < 0:
-		o.Warmup = 0
-	}
-	if o.MinReps <= 0 {
-		o.MinReps = 3
-	}
-	if o.MaxReps <= 0 {
-		o.MaxReps = 50
-	}
-	o.MaxReps = max(o.MaxReps, o.MinReps)
-	if o.MaxTime <= 0 {
-		o.MaxTime = 2 * time.Second
-	}
-	if o.RelCI <= 0 {
-		o.RelCI = 0.03
-	}
+	o.Reps = o.Reps.WithDefaults()
 	if o.Device == "" {
 		o.Device = cpuClass()
 	}
@@ -219,9 +197,8 @@ func (k *Kernel) Run(c genome.Config, p evaluate.Problem, in Inputs) ([]float32,
 	return out, nil
 }
 
-// Evaluate measures config c of problem p: it runs Options.Warmup untimed
-// runs, then timed runs until the median time is stable, Options.MaxTime has
-// passed or Options.MaxReps runs were made (never fewer than Options.MinReps).
+// Evaluate measures config c of problem p: warm-up, then timed runs until
+// Options.Reps has enough.
 // A kernel that panics gives a trial with StatusRuntime. The error is for a
 // bad problem, a config outside the space (wrapping evaluate.ErrNotInSpace),
 // or a cancelled ctx (ctx.Err(), checked between runs).
@@ -254,7 +231,7 @@ func (k *Kernel) Evaluate(ctx context.Context, c genome.Config, p evaluate.Probl
 	}
 	once := func() error { return protect(func() { run(in, out) }) }
 
-	for range k.opt.Warmup {
+	for range k.opt.Reps.Warmup {
 		if err := ctx.Err(); err != nil {
 			return evaluate.Trial{}, err
 		}
@@ -262,8 +239,7 @@ func (k *Kernel) Evaluate(ctx context.Context, c genome.Config, p evaluate.Probl
 			return fail(err)
 		}
 	}
-	measured := time.Duration(0)
-	for {
+	for !k.opt.Reps.Enough(tr.Times) {
 		if err := ctx.Err(); err != nil {
 			return evaluate.Trial{}, err
 		}
@@ -273,15 +249,7 @@ func (k *Kernel) Evaluate(ctx context.Context, c genome.Config, p evaluate.Probl
 		if err != nil {
 			return fail(err)
 		}
-		measured += d
 		tr.Times = append(tr.Times, float64(d)/float64(time.Millisecond))
-		n := len(tr.Times)
-		if n >= k.opt.MaxReps {
-			break
-		}
-		if n >= k.opt.MinReps && (measured >= k.opt.MaxTime || narrow(tr.Times, k.opt.RelCI)) {
-			break
-		}
 	}
 	tr.Status = evaluate.StatusOK
 	tr.Time = median(tr.Times)
@@ -309,13 +277,6 @@ func checkConfig(s *genome.Space, c genome.Config) error {
 		return fmt.Errorf("%w: %v", evaluate.ErrNotInSpace, err)
 	}
 	return nil
-}
-
-// narrow reports whether the 95% confidence interval of the median time
-// is within ±rel of the median.
-func narrow(times []float64, rel float64) bool {
-	m, half := evaluate.MedianCI(times)
-	return half <= rel*m
 }
 
 // median is the median of x; 0 for none.

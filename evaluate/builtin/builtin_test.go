@@ -183,7 +183,7 @@ func TestBadProblem(t *testing.T) {
 
 func TestNotInSpace(t *testing.T) {
 	t.Parallel()
-	k := mustNew(t, "sgemm", Options{MaxReps: 1})
+	k := mustNew(t, "sgemm", Options{Reps: evaluate.Reps{Max: 1}})
 	p := problem(37, 45, 41)
 	s, err := k.Space(p)
 	if err != nil {
@@ -415,9 +415,9 @@ func TestEvaluate(t *testing.T) {
 		opt    Options
 	}{
 		{"sgemm", []int{33, 20, 17}, Options{}},
-		{"conv2d", []int{20, 30, 3}, Options{MinReps: 2, MaxReps: 4}},
-		{"reduce", []int{1000}, Options{Warmup: -1, MinReps: 5, MaxReps: 5}},
-		{"reduce", []int{1000}, Options{MinReps: 1, MaxReps: 1}},
+		{"conv2d", []int{20, 30, 3}, Options{Reps: evaluate.Reps{Min: 2, Max: 4}}},
+		{"reduce", []int{1000}, Options{Reps: evaluate.Reps{Warmup: -1, Min: 5, Max: 5}}},
+		{"reduce", []int{1000}, Options{Reps: evaluate.Reps{Min: 1, Max: 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kernel, func(t *testing.T) {
@@ -444,8 +444,8 @@ func TestEvaluate(t *testing.T) {
 				t.Errorf("Evaluate(%s).Key = %q", s.Key(c), tr.Key)
 			case tr.Device != "cpu/test/1c" || !tr.At.Equal(at):
 				t.Errorf("Evaluate(%s) Device, At = %q, %v", s.Key(c), tr.Device, tr.At)
-			case len(tr.Times) < o.MinReps || len(tr.Times) > o.MaxReps:
-				t.Errorf("Evaluate(%s) made %d reps, want %d..%d", s.Key(c), len(tr.Times), o.MinReps, o.MaxReps)
+			case len(tr.Times) < o.Reps.Min || len(tr.Times) > o.Reps.Max:
+				t.Errorf("Evaluate(%s) made %d reps, want %d..%d", s.Key(c), len(tr.Times), o.Reps.Min, o.Reps.Max)
 			case tr.Time != median(tr.Times) || tr.Time <= 0:
 				t.Errorf("Evaluate(%s).Time = %v, want median of %v", s.Key(c), tr.Time, tr.Times)
 			case tr.Cost <= 0 || tr.Cost*1000 < sum(tr.Times):
@@ -533,7 +533,7 @@ func TestEvaluateCancelled(t *testing.T) {
 			if runs == 3 {
 				cancel()
 			}
-		}), Options{MinReps: 10, MaxReps: 10})
+		}), Options{Reps: evaluate.Reps{Min: 10, Max: 10}})
 		if _, err := k.Evaluate(ctx, genome.Config{0}, problem(4)); !errors.Is(err, context.Canceled) {
 			t.Errorf("Evaluate(cancelled during reps) = %v, want context.Canceled", err)
 		}
@@ -550,10 +550,8 @@ func TestOptionsDefaults(t *testing.T) {
 		in   Options
 		want Options // Device and Now are checked apart
 	}{
-		{"zero", Options{}, Options{Warmup: 1, MinReps: 3, MaxReps: 50, MaxTime: 2 * time.Second, RelCI: 0.03, Seed: 1}},
-		{"no warmup", Options{Warmup: -1}, Options{Warmup: 0, MinReps: 3, MaxReps: 50, MaxTime: 2 * time.Second, RelCI: 0.03, Seed: 1}},
-		{"max below min", Options{MinReps: 7, MaxReps: 2}, Options{Warmup: 1, MinReps: 7, MaxReps: 7, MaxTime: 2 * time.Second, RelCI: 0.03, Seed: 1}},
-		{"set", Options{Warmup: 2, MinReps: 1, MaxReps: 9, MaxTime: time.Second, RelCI: 0.1, Seed: 5}, Options{Warmup: 2, MinReps: 1, MaxReps: 9, MaxTime: time.Second, RelCI: 0.1, Seed: 5}},
+		{"zero", Options{}, Options{Reps: evaluate.Reps{}.WithDefaults(), Seed: 1}},
+		{"set", Options{Reps: evaluate.Reps{Warmup: -1, Min: 1, Max: 9}, Seed: 5}, Options{Reps: evaluate.Reps{Warmup: 0, Min: 1, Max: 9, MaxTime: 2 * time.Second, RelCI: 0.03}, Seed: 5}},
 	}
 	for _, tt := range tests {
 		got := tt.in.withDefaults()
@@ -563,33 +561,6 @@ func TestOptionsDefaults(t *testing.T) {
 		got.Device, got.Now = "", nil
 		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s: withDefaults() = %+v, want %+v", tt.name, got, tt.want)
-		}
-	}
-}
-
-func TestMedianNarrow(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		times  []float64
-		median float64
-		stable bool
-	}{
-		{nil, 0, false},
-		{[]float64{3}, 3, false},
-		{[]float64{3, 1}, 2, false},
-		{[]float64{5, 5, 5}, 5, true},
-		{[]float64{1, 2, 3}, 2, false},
-		{[]float64{10, 10, 10.05, 10.02, 9.99}, 10, true},                     // ±0.16%
-		{[]float64{10, 12, 10, 12, 14}, 12, false},                            // ±27%
-		{[]float64{10, 10.4, 9.6, 10.2}, 10.1, false},                         // ±3.6%
-		{[]float64{10, 10.4, 9.6, 10.2, 10, 10.1, 9.9, 10.3, 30}, 10.1, true}, // ±2.4%: the outlier does not count
-	}
-	for _, tt := range tests {
-		if got := median(tt.times); got != tt.median {
-			t.Errorf("median(%v) = %v, want %v", tt.times, got, tt.median)
-		}
-		if got := narrow(tt.times, 0.03); got != tt.stable {
-			t.Errorf("narrow(%v, 0.03) = %v, want %v", tt.times, got, tt.stable)
 		}
 	}
 }

@@ -92,11 +92,11 @@
 // # Measurement
 //
 // Evaluate builds the inputs of a problem once (uniform in [-1, 1) from a
-// PCG seeded with Options.Seed) and keeps them. It runs Options.Warmup
-// untimed runs, then timed runs until the 95% confidence interval of the
-// median time (evaluate.MedianCI) is within ±Options.RelCI of it, Options.MaxTime of timed running
-// has passed or Options.MaxReps runs were made, never fewer than
-// Options.MinReps. Trial.Times holds every timed run in ms, Trial.Time their
+// PCG seeded with Options.Seed) and keeps them. It runs as Options.Reps
+// says (evaluate.Reps): warm-up runs, then timed runs until the 95%
+// confidence interval of the median time is within ±3% of it, 2 s of timed
+// running have passed or 50 runs were made, never fewer than 3, by
+// default. Trial.Times holds every timed run in ms, Trial.Time their
 // median, Trial.Cost the wall seconds of the whole measurement including
 // warmup. A kernel that panics gives a trial with StatusRuntime.
 // Cancellation is checked between runs.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/genome"
 )
 
@@ -47,7 +48,7 @@ func BenchmarkSpread(b *testing.B) {
 	}
 	for _, tt := range tests {
 		b.Run(tt.kernel, func(b *testing.B) {
-			k, err := New(tt.kernel, Options{MaxReps: 10, MaxTime: time.Second})
+			k, err := New(tt.kernel, Options{Reps: evaluate.Reps{Max: 10, MaxTime: time.Second}})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -312,7 +312,7 @@ func TestWrongVariantSpace(t *testing.T) {
 // It is faster, which is what makes it tempting.
 func TestVerifyWrongVariant(t *testing.T) {
 	t.Parallel()
-	k := mustNew(t, "sgemm", Options{TestWrongVariant: true, MinReps: 5, MaxReps: 5})
+	k := mustNew(t, "sgemm", Options{TestWrongVariant: true, Reps: evaluate.Reps{Min: 5, Max: 5}})
 	tests := []struct {
 		dims      []int
 		key       string

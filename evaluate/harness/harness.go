@@ -32,8 +32,9 @@ type Options struct {
 	Timeout time.Duration
 	// HelloTimeout bounds the wait for the hello line (default 10s).
 	HelloTimeout time.Duration
-	// Repetitions asked per measurement (default 7).
-	Repetitions int
+	// Reps is the warm-up and repetitions of a measurement (evaluate.Reps
+	// defaults), asked for in batches of run requests.
+	Reps evaluate.Reps
 	// Stderr receives the harness's stderr (default: discarded).
 	Stderr io.Writer
 }
@@ -149,9 +150,7 @@ func Start(opt Options) (*Harness, error) {
 	if opt.HelloTimeout <= 0 {
 		opt.HelloTimeout = 10 * time.Second
 	}
-	if opt.Repetitions <= 0 {
-		opt.Repetitions = 7
-	}
+	opt.Reps = opt.Reps.WithDefaults()
 	h := &Harness{opt: opt, refs: map[string]float64{}}
 	p, hello, err := h.spawn()
 	if err != nil {
@@ -371,17 +370,40 @@ func (h *Harness) Evaluate(ctx context.Context, c genome.Config, p evaluate.Prob
 		tr.Status, tr.Error = evaluate.StatusConstraints, err.Error()
 		return tr, nil
 	}
-	res, status, note, err := h.run(ctx, sp.ConfigMap(c), p, h.opt.Repetitions, false)
+	// Batches of run requests until Reps has enough; the first asks for the
+	// warm-up runs too and their times (the first ones) are left out.
+	r := h.opt.Reps
+	var times []float64
+	var joules, metered float64 // energy of the runs that reported it
+	warm := r.Warmup
+	for k := r.Next(nil); k > 0; k = r.Next(times) {
+		res, status, note, err := h.run(ctx, sp.ConfigMap(c), p, warm+k, false)
+		if err != nil {
+			tr.Cost = time.Since(start).Seconds()
+			return tr, err
+		}
+		if status != evaluate.StatusOK {
+			tr.Status, tr.Error = status, note
+			tr.Cost = time.Since(start).Seconds()
+			return tr, nil
+		}
+		got := res.TimesMS
+		if len(got) > warm {
+			got = got[warm:] // a harness that answers fewer times than asked keeps them all
+		}
+		warm = 0
+		times = append(times, got...)
+		if res.EnergyJ > 0 {
+			joules += res.EnergyJ * float64(len(got))
+			metered += float64(len(got))
+		}
+	}
 	tr.Cost = time.Since(start).Seconds()
-	if err != nil {
-		return tr, err
+	tr.Status, tr.Times, tr.Time = evaluate.StatusOK, times, evaluate.Median(times)
+	if metered > 0 {
+		tr.EnergyMJ = 1000 * joules / metered
+		tr.PowerW = tr.EnergyMJ / tr.Time
 	}
-	if status != evaluate.StatusOK {
-		tr.Status, tr.Error = status, note
-		return tr, nil
-	}
-	tr.Status, tr.Times = evaluate.StatusOK, res.TimesMS
-	tr.Time = evaluate.Median(res.TimesMS)
 	return tr, nil
 }
 
@@ -448,6 +470,9 @@ func (h *Harness) run(ctx context.Context, cfg map[string]any, pr evaluate.Probl
 			if !(t > 0) || math.IsInf(t, 0) {
 				return res, evaluate.StatusRuntime, fmt.Sprintf("harness answered a time of %v ms", t), nil
 			}
+		}
+		if res.EnergyJ < 0 {
+			return res, evaluate.StatusRuntime, fmt.Sprintf("harness answered an energy of %v J", res.EnergyJ), nil
 		}
 		if verify && (res.Checksum == nil || math.IsNaN(*res.Checksum) || math.IsInf(*res.Checksum, 0)) {
 			return res, evaluate.StatusRuntime, "harness answered a verify run without a finite checksum", nil

@@ -3,9 +3,11 @@ package harness
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +34,7 @@ func TestMain(m *testing.M) {
 
 func start(t *testing.T) *Harness {
 	t.Helper()
-	h, err := Start(Options{Command: []string{fakeBin}, Timeout: 500 * time.Millisecond, Repetitions: 5})
+	h, err := Start(Options{Command: []string{fakeBin}, Timeout: 500 * time.Millisecond, Reps: evaluate.Reps{Max: 12}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +87,8 @@ func TestFaultsCostOneTrial(t *testing.T) {
 		if tr.Status != tt.status || !strings.Contains(tr.Error, tt.note) {
 			t.Errorf("%d %s: status %s error %q, want %s with %q", i, tt.mode, tr.Status, tr.Error, tt.status, tt.note)
 		}
-		if tt.status == evaluate.StatusOK && (tr.Time != 2.51 || len(tr.Times) != 5) {
-			t.Errorf("%d ok: time %v times %v, want the median 2.51 of 5", i, tr.Time, tr.Times)
+		if tt.status == evaluate.StatusOK && (tr.Time != 2.51 || len(tr.Times) != 3) {
+			t.Errorf("%d ok: time %v times %v, want the median 2.51 of 3 (after a warm-up run)", i, tr.Time, tr.Times)
 		}
 	}
 }
@@ -154,5 +156,36 @@ func TestBadHarnesses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), tt.cmd[0]) {
 			t.Errorf("Start(%v, FAKE_HELLO=%q) = %v, want an error naming it and %q", tt.cmd, tt.env, err, tt.want)
 		}
+	}
+}
+
+func TestRepetitions(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	ctx := context.Background()
+	p := evaluate.Problem{Dims: []int{64}}
+
+	// The warm-up run's time (the first, 100 ms) is left out; three steady
+	// runs are enough; the harness's energy per run becomes the trial's.
+	c, _ := config(t, h, "cold", 2)
+	before := h.nextID
+	tr, err := h.Evaluate(ctx, c, p)
+	if err != nil || !tr.OK() {
+		t.Fatalf("cold: %+v, %v", tr, err)
+	}
+	if len(tr.Times) != 3 || slices.Max(tr.Times) > 3 || h.nextID-before != 1 {
+		t.Errorf("cold: times %v in %d requests, want 3 steady ones in 1", tr.Times, h.nextID-before)
+	}
+	if tr.EnergyMJ != 500 || math.Abs(tr.PowerW-500/tr.Time) > 1e-9 {
+		t.Errorf("cold: energy %v mJ, power %v W, want 500 mJ at %v W", tr.EnergyMJ, tr.PowerW, 500/tr.Time)
+	}
+
+	// Times that never settle are asked for in doubling batches up to Max:
+	// 3 (+1 warm-up), 3, 6.
+	c, _ = config(t, h, "noisy", 2)
+	before = h.nextID
+	tr, err = h.Evaluate(ctx, c, p)
+	if err != nil || !tr.OK() || len(tr.Times) != 12 || h.nextID-before != 3 {
+		t.Errorf("noisy: %d times in %d requests (%v), want 12 in 3", len(tr.Times), h.nextID-before, err)
 	}
 }

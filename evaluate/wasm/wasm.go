@@ -23,8 +23,9 @@ import (
 type Options struct {
 	// MemoryLimitMiB bounds each instance's linear memory (default 256).
 	MemoryLimitMiB int
-	// Repetitions is how many timed runs a measurement makes (default 7).
-	Repetitions int
+	// Reps is the warm-up and repetitions of a measurement (evaluate.Reps
+	// defaults).
+	Reps evaluate.Reps
 	// Timeout bounds a measurement, checked between runs (default 60s).
 	Timeout time.Duration
 }
@@ -66,9 +67,7 @@ func Load(ctx context.Context, path string, opt Options) (*Evaluator, error) {
 	if opt.MemoryLimitMiB <= 0 {
 		opt.MemoryLimitMiB = 256
 	}
-	if opt.Repetitions <= 0 {
-		opt.Repetitions = 7
-	}
+	opt.Reps = opt.Reps.WithDefaults()
 	if opt.Timeout <= 0 {
 		opt.Timeout = 60 * time.Second
 	}
@@ -219,10 +218,10 @@ func inputs(sp *genome.Space, c genome.Config, p evaluate.Problem) []uint64 {
 	return out
 }
 
-// measure sets c up and times reps runs, returning the times and the last
-// checksum. A failure of the kernel is a status and a note; the error is
-// for ctx.
-func (e *Evaluator) measure(ctx context.Context, sp *genome.Space, c genome.Config, p evaluate.Problem, reps int) ([]float64, float64, evaluate.Status, string, error) {
+// measure sets c up, makes warmup untimed runs, then timed runs until
+// enough says so, returning the times and the last checksum. A failure of
+// the kernel is a status and a note; the error is for ctx.
+func (e *Evaluator) measure(ctx context.Context, sp *genome.Space, c genome.Config, p evaluate.Problem, warmup int, enough func([]float64) bool) ([]float64, float64, evaluate.Status, string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	deadline := time.Now().Add(e.opt.Timeout)
@@ -261,13 +260,13 @@ func (e *Evaluator) measure(ctx context.Context, sp *genome.Space, c genome.Conf
 		return nil, 0, evaluate.StatusRuntime, fmt.Sprintf("quasim_setup returned %d", code), nil
 	}
 	run := inst.ExportedFunction("quasim_run")
-	times := make([]float64, 0, reps)
-	for range reps {
+	var times []float64
+	for i := 0; i < warmup || !enough(times); i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, "", "", err
 		}
 		if time.Now().After(deadline) {
-			return nil, 0, evaluate.StatusTimeout, fmt.Sprintf("%d of %d runs within %s", len(times), reps, e.opt.Timeout), nil
+			return nil, 0, evaluate.StatusTimeout, fmt.Sprintf("%d runs (%d warm-up) within %s, not enough", i, min(i, warmup), e.opt.Timeout), nil
 		}
 		t0 := time.Now()
 		res, err := run.Call(ctx)
@@ -278,7 +277,9 @@ func (e *Evaluator) measure(ctx context.Context, sp *genome.Space, c genome.Conf
 		if code := int32(res[0]); code != 0 {
 			return nil, 0, evaluate.StatusRuntime, fmt.Sprintf("quasim_run returned %d", code), nil
 		}
-		times = append(times, float64(dt.Nanoseconds())/1e6)
+		if i >= warmup {
+			times = append(times, float64(dt.Nanoseconds())/1e6)
+		}
 	}
 	res, err = inst.ExportedFunction("quasim_checksum").Call(ctx)
 	if err != nil {
@@ -302,7 +303,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, c genome.Config, p evaluate.Pr
 		tr.Status, tr.Error = evaluate.StatusConstraints, err.Error()
 		return tr, nil
 	}
-	times, _, status, note, err := e.measure(ctx, sp, c, p, e.opt.Repetitions)
+	times, _, status, note, err := e.measure(ctx, sp, c, p, e.opt.Reps.Warmup, e.opt.Reps.Enough)
 	tr.Cost = time.Since(start).Seconds()
 	if err != nil {
 		return tr, err
@@ -311,10 +312,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, c genome.Config, p evaluate.Pr
 		tr.Status, tr.Error = status, note
 		return tr, nil
 	}
-	s := slices.Clone(times)
-	slices.Sort(s)
-	tr.Status, tr.Times = evaluate.StatusOK, times
-	tr.Time = (s[(len(s)-1)/2] + s[len(s)/2]) / 2
+	tr.Status, tr.Times, tr.Time = evaluate.StatusOK, times, evaluate.Median(times)
 	return tr, nil
 }
 
@@ -347,7 +345,7 @@ func (e *Evaluator) Verify(ctx context.Context, c genome.Config, p evaluate.Prob
 	ref, ok := e.refs[p.String()]
 	e.mu.Unlock()
 	if !ok {
-		_, sum, status, note, err := e.measure(ctx, sp, sp.Default(), p, 1)
+		_, sum, status, note, err := e.measure(ctx, sp, sp.Default(), p, 0, count(1))
 		if err != nil {
 			return rep, err
 		}
@@ -363,7 +361,7 @@ func (e *Evaluator) Verify(ctx context.Context, c genome.Config, p evaluate.Prob
 	var sums, times []float64
 	reps := max(1, s.LatencySamples/s.Repeats)
 	for range s.Repeats {
-		t, sum, status, note, err := e.measure(ctx, sp, c, p, reps)
+		t, sum, status, note, err := e.measure(ctx, sp, c, p, 0, count(reps))
 		if err != nil {
 			return rep, err
 		}
@@ -392,4 +390,9 @@ func (e *Evaluator) Verify(ctx context.Context, c genome.Config, p evaluate.Prob
 	rep.Latency = evaluate.LatencyStats(times, s.Seed)
 	rep.CostS = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// count is a measurement of n timed runs.
+func count(n int) func([]float64) bool {
+	return func(t []float64) bool { return len(t) >= n }
 }

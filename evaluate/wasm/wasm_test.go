@@ -47,7 +47,7 @@ func load(t testing.TB, path string, opt Options) *Evaluator {
 }
 
 func TestMatmulKernel(t *testing.T) {
-	e := load(t, matmulWasm, Options{Repetitions: 3})
+	e := load(t, matmulWasm, Options{Reps: evaluate.Reps{Min: 3, Max: 3}})
 	p := evaluate.Problem{Dims: []int{64}}
 	sp, err := e.Space(p)
 	if err != nil {
@@ -64,6 +64,12 @@ func TestMatmulKernel(t *testing.T) {
 	if err != nil || !tr.OK() || len(tr.Times) != 3 || tr.Time <= 0 {
 		t.Fatalf("Evaluate = %+v, %v", tr, err)
 	}
+	// By default runs repeat until the median is stable, within the caps.
+	d := load(t, matmulWasm, Options{Reps: evaluate.Reps{Max: 9}})
+	tr, err = d.Evaluate(context.Background(), c, p)
+	if err != nil || !tr.OK() || len(tr.Times) < 3 || len(tr.Times) > 9 {
+		t.Fatalf("Evaluate with Reps{Max: 9} = %+v, %v", tr, err)
+	}
 	rep, err := e.Verify(context.Background(), c, p, evaluate.VerifySettings{})
 	if err != nil || !rep.Passed() {
 		t.Fatalf("Verify = %+v, %v", rep, err)
@@ -72,14 +78,14 @@ func TestMatmulKernel(t *testing.T) {
 	a, b := matmul.Inputs(64)
 	out := make([]float32, 64*64)
 	matmul.Multiply(64, a, b, out, 32, 16, 8, true)
-	_, sum, status, note, err := e.measure(context.Background(), sp, c, p, 1)
+	_, sum, status, note, err := e.measure(context.Background(), sp, c, p, 0, count(1))
 	if err != nil || status != evaluate.StatusOK || sum != matmul.Checksum(out) {
 		t.Errorf("wasm checksum %v (%s %s %v), native %v", sum, status, note, err, matmul.Checksum(out))
 	}
 }
 
 func TestFaults(t *testing.T) {
-	e := load(t, testWasm, Options{Repetitions: 3, Timeout: 70 * time.Millisecond, MemoryLimitMiB: 64})
+	e := load(t, testWasm, Options{Reps: evaluate.Reps{Min: 3, Max: 3}, Timeout: 70 * time.Millisecond, MemoryLimitMiB: 64})
 	p := evaluate.Problem{Dims: []int{1}}
 	sp, _ := e.Space(p)
 	cfg := func(mode string) genome.Config {
@@ -99,7 +105,7 @@ func TestFaults(t *testing.T) {
 		{"ok", evaluate.StatusOK, ""},
 		{"oom", evaluate.StatusRuntime, "instance discarded"},
 		{"ok", evaluate.StatusOK, ""},
-		{"slow", evaluate.StatusTimeout, "runs within"},
+		{"slow", evaluate.StatusTimeout, "within 70ms, not enough"},
 		{"invalid", evaluate.StatusInvalid, "cannot run"},
 		{"ok", evaluate.StatusOK, ""},
 	} {
@@ -135,7 +141,7 @@ func BenchmarkMatmul(b *testing.B) {
 		}
 	})
 	b.Run("wasm", func(b *testing.B) {
-		e := load(b, matmulWasm, Options{Repetitions: 1})
+		e := load(b, matmulWasm, Options{Reps: evaluate.Reps{Warmup: -1, Min: 1, Max: 1}})
 		p := evaluate.Problem{Dims: []int{n}}
 		sp, _ := e.Space(p)
 		c, _ := sp.ParseKey("32,32,32,1")

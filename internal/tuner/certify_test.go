@@ -31,7 +31,7 @@ func TestWrongVariantNeverServed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping: 200 cycles")
 	}
-	k, err := builtin.New("sgemm", builtin.Options{TestWrongVariant: true, MaxReps: 3, MinReps: 1})
+	k, err := builtin.New("sgemm", builtin.Options{TestWrongVariant: true, Reps: evaluate.Reps{Min: 1, Max: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}

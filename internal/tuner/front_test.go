@@ -18,7 +18,7 @@ import (
 // dropped, and the front is drawn again without it; the verification
 // budget (Candidates) bounds how much of the front is certified.
 func TestFrontDropsWrongConfig(t *testing.T) {
-	k, err := builtin.New("sgemm", builtin.Options{TestWrongVariant: true, MaxReps: 3, MinReps: 1})
+	k, err := builtin.New("sgemm", builtin.Options{TestWrongVariant: true, Reps: evaluate.Reps{Min: 1, Max: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}

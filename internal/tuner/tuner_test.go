@@ -16,7 +16,7 @@ import (
 
 func reduceJob(t *testing.T) Job {
 	t.Helper()
-	k, err := builtin.New("reduce", builtin.Options{MaxReps: 3})
+	k, err := builtin.New("reduce", builtin.Options{Reps: evaluate.Reps{Max: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func main() {
 		device = `"device":"` + d + `",`
 	}
 	fmt.Println(`{"type":"hello","protocol":1,"name":"fake","version":"1",` + device + `"params":[` +
-		`{"name":"mode","values":["ok","crash","hang","garbage","fail","wrongsum"],"default":"ok"},` +
+		`{"name":"mode","values":["ok","crash","hang","garbage","fail","wrongsum","cold","noisy"],"default":"ok"},` +
 		`{"name":"n","values":[1,2,3,4],"default":2}],"constraints":["n <= 4"]}`)
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
@@ -64,7 +64,17 @@ func main() {
 		for i := range times {
 			times[i] = 1 + n/2 + float64(i%3)*0.01
 		}
-		b, _ := json.Marshal(map[string]any{"type": "result", "id": req.ID, "times_ms": times, "checksum": sum})
+		res := map[string]any{"type": "result", "id": req.ID, "times_ms": times, "checksum": sum}
+		switch req.Config["mode"] {
+		case "cold": // the first run of a request is slow; 0.5 J a run
+			times[0] = 100
+			res["energy_j"] = 0.5
+		case "noisy": // never settles
+			for i := range times {
+				times[i] = float64(1 + (req.ID*7+i)%5)
+			}
+		}
+		b, _ := json.Marshal(res)
 		fmt.Println(string(b))
 	}
 }
