@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -128,6 +129,14 @@ func (s *server) postRevoke(r *http.Request) (any, error) {
 			if err := s.st.PutServed(meta.Job, nsv); err != nil {
 				return nil, err
 			}
+		}
+		s.sched.epoch.Add(1)
+	} else if ok && slices.ContainsFunc(sv.Front, func(f store.FrontPoint) bool { return f.Certificate == id }) {
+		// Another point of the front: it leaves the front, so no policy
+		// lookup answers it.
+		sv.Front = slices.DeleteFunc(sv.Front, func(f store.FrontPoint) bool { return f.Certificate == id })
+		if err := s.st.PutServed(meta.Job, sv); err != nil {
+			return nil, err
 		}
 		s.sched.epoch.Add(1)
 	}

@@ -78,4 +78,17 @@ func TestEnergyReplay(t *testing.T) {
 		fastest.Key, fastest.TimeMS, fastest.EnergyMJ, frugal.Key, frugal.TimeMS, frugal.EnergyMJ,
 		100*(1-frugal.EnergyMJ/fastest.EnergyMJ), 100*(frugal.TimeMS/fastest.TimeMS-1))
 	t.Logf("front of %d certified configs; quasimctl config gemm-time --objective energy --max-slowdown 0.05:\n%s", f.Points, out)
+
+	// A revoked certificate of a point on the front (not the served one)
+	// takes that point off the front at once.
+	if out, errs, code := d.ctl("certs", "revoke", pol.Certificate, "--reason", "test: front point revoked"); code != 0 {
+		t.Fatalf("certs revoke: exit %d\n%s%s", code, out, errs)
+	}
+	var after api.Config
+	d.ctlJSON(&after, "config", "gemm-time", "--problem", problem, "--objective", "energy", "--max-slowdown", "0.05")
+	// (The re-verification the revocation queues may redraw the front
+	// meanwhile, without the revoked config: it is never certified again.)
+	if after.Key == pol.Key || after.Certificate == pol.Certificate || after.Front == nil {
+		t.Errorf("after revoking %s: %+v (front %+v), want another config from the front", pol.Key, after, after.Front)
+	}
 }
