@@ -80,9 +80,10 @@ type Trial struct {
 	// mean power while measuring; 0 when the device gave no reading.
 	EnergyMJ float64 `json:"energy_mj,omitempty"`
 	PowerW   float64 `json:"power_w,omitempty"`
-	// Throttle lists the thermal or power throttle reasons seen while this
-	// measurement ran, when re-measuring could not avoid them; Remeasured
-	// counts the throttled measurements thrown away before it.
+	// Throttle lists the reasons the device ran below its clocks while this
+	// measurement ran (thermal, hardware slowdown, power brake, power cap);
+	// Remeasured counts the measurements thrown away before it because of
+	// a transient one (all but the power cap).
 	Throttle   []string `json:"throttle,omitempty"`
 	Remeasured int      `json:"remeasured,omitempty"`
 	// MaxTempC and SMClockMHz are the device's highest temperature and

@@ -24,9 +24,14 @@ type Window struct {
 	UtilPct     float64
 }
 
-// Throttled reports whether a thermal or power limit held the clocks down
-// during the window, which makes its timings suspect.
+// Throttled reports whether a transient limit (thermal, hardware slowdown,
+// power brake) held the clocks down during the window, which makes its
+// timings suspect (see Telemetry.Throttled).
 func (w Window) Throttled() bool { return Telemetry{Throttle: w.Throttle}.Throttled() }
+
+// Limits is the window's reasons for running below the clocks, power cap
+// included (see Telemetry.Limits).
+func (w Window) Limits() []string { return Telemetry{Throttle: w.Throttle}.Limits() }
 
 // Meter measures a device's energy and throttling over measurements.
 type Meter interface {

@@ -52,12 +52,30 @@ type Telemetry struct {
 	Missing []string `json:"missing,omitempty"`
 }
 
-// Throttled reports whether a thermal or power limit held the clocks down.
+// Throttled reports whether a transient limit held the clocks down: a
+// thermal slowdown, a hardware slowdown or the power brake, after which a
+// measurement is worth taking again. The software power cap is not one: a
+// kernel held at the device's power limit runs like that every time (and a
+// power-limit knob sets it on purpose), so it is recorded, not re-measured.
 func (t Telemetry) Throttled() bool {
 	for _, r := range t.Throttle {
-		if strings.Contains(r, "thermal") || strings.Contains(r, "power") {
+		if strings.Contains(r, "thermal") || r == "hw_slowdown" || r == "hw_power_brake_slowdown" {
 			return true
 		}
 	}
 	return false
+}
+
+// Limits is the reasons that say the device ran below its clocks: the
+// throttle reasons less idle, sync boost and application clocks.
+func (t Telemetry) Limits() []string {
+	var out []string
+	for _, r := range t.Throttle {
+		switch r {
+		case "idle", "sync_boost", "applications_clocks":
+		default:
+			out = append(out, r)
+		}
+	}
+	return out
 }

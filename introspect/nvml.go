@@ -360,9 +360,11 @@ func (m *gpuMeter) Begin() func() Window {
 				w.Throttle = append(w.Throttle, tr.name)
 			}
 		}
-		if e1, ret := m.dev.GetTotalEnergyConsumption(); eret == nvml.SUCCESS && ret == nvml.SUCCESS && e1 >= e0 {
+		if e1, ret := m.dev.GetTotalEnergyConsumption(); eret == nvml.SUCCESS && ret == nvml.SUCCESS && e1 > e0 {
 			w.EnergyMJ = float64(e1 - e0)
 		} else {
+			// No counter, or one that did not move over a window shorter
+			// than its update period: the polled power, integrated.
 			w.EnergyMJ = powerSum // mW·s = mJ
 		}
 		return w

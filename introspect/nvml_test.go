@@ -152,13 +152,40 @@ func TestGPUMeter(t *testing.T) {
 	if !w.Throttled() || !slices.Contains(w.Throttle, "hw_thermal_slowdown") {
 		t.Errorf("hot window %+v", w)
 	}
-	// Without the energy counter, energy is power integrated over time.
-	dev.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
-	end = m.Begin()
-	time.Sleep(50 * time.Millisecond)
-	w = end()
-	if want := 187.5 * w.Seconds * 1000; w.EnergyMJ < 0.5*want || w.EnergyMJ > 1.01*want {
-		t.Errorf("integrated energy %v mJ over %v s at 187.5 W", w.EnergyMJ, w.Seconds)
+	// With a counter that did not move (a window shorter than its update
+	// period) or none at all, energy is power integrated over time.
+	for _, what := range []string{"a still counter", "no counter"} {
+		if what == "no counter" {
+			dev.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
+		}
+		end = m.Begin()
+		time.Sleep(50 * time.Millisecond)
+		w = end()
+		if want := 187.5 * w.Seconds * 1000; w.EnergyMJ < 0.5*want || w.EnergyMJ > 1.01*want {
+			t.Errorf("%s: integrated energy %v mJ over %v s at 187.5 W", what, w.EnergyMJ, w.Seconds)
+		}
+	}
+}
+
+// Thermal and hardware slowdowns and the power brake are worth a second
+// measurement; the software power cap and the benign reasons are not.
+func TestThrottled(t *testing.T) {
+	for _, tc := range []struct {
+		reasons   []string
+		throttled bool
+		limits    []string
+	}{
+		{nil, false, nil},
+		{[]string{"idle", "sync_boost", "applications_clocks"}, false, nil},
+		{[]string{"sw_power_cap"}, false, []string{"sw_power_cap"}},
+		{[]string{"idle", "sw_thermal_slowdown"}, true, []string{"sw_thermal_slowdown"}},
+		{[]string{"hw_slowdown"}, true, []string{"hw_slowdown"}},
+		{[]string{"sw_power_cap", "hw_power_brake_slowdown"}, true, []string{"sw_power_cap", "hw_power_brake_slowdown"}},
+	} {
+		w := Window{Throttle: tc.reasons}
+		if w.Throttled() != tc.throttled || !slices.Equal(w.Limits(), tc.limits) {
+			t.Errorf("%v: throttled %v, limits %v; want %v, %v", tc.reasons, w.Throttled(), w.Limits(), tc.throttled, tc.limits)
+		}
 	}
 }
 

@@ -20,8 +20,8 @@ import (
 )
 
 // mockGPU is an NVML with one GPU whose energy counter advances 50 J per
-// read and that reports a thermal slowdown while hot says so.
-func mockGPU(hot func() bool) nvml.Interface {
+// read and that reports the clock-event reasons reasons says.
+func mockGPU(reasons func() uint64) nvml.Interface {
 	var energy atomic.Uint64
 	dev := &mock.Device{
 		GetNameFunc:                  func() (string, nvml.Return) { return "NVIDIA Test", nvml.SUCCESS },
@@ -36,14 +36,9 @@ func mockGPU(hot func() bool) nvml.Interface {
 		GetPowerManagementLimitConstraintsFunc: func() (uint32, uint32, nvml.Return) {
 			return 0, 0, nvml.ERROR_NOT_SUPPORTED
 		},
-		GetTotalEnergyConsumptionFunc: func() (uint64, nvml.Return) { return energy.Add(50_000), nvml.SUCCESS },
-		GetPowerUsageFunc:             func() (uint32, nvml.Return) { return 300_000, nvml.SUCCESS },
-		GetCurrentClocksEventReasonsFunc: func() (uint64, nvml.Return) {
-			if hot() {
-				return nvml.ClocksThrottleReasonHwThermalSlowdown, nvml.SUCCESS
-			}
-			return 0, nvml.SUCCESS
-		},
+		GetTotalEnergyConsumptionFunc:    func() (uint64, nvml.Return) { return energy.Add(50_000), nvml.SUCCESS },
+		GetPowerUsageFunc:                func() (uint32, nvml.Return) { return 300_000, nvml.SUCCESS },
+		GetCurrentClocksEventReasonsFunc: func() (uint64, nvml.Return) { return reasons(), nvml.SUCCESS },
 	}
 	return &mock.Interface{
 		InitFunc:                       func() nvml.Return { return nvml.SUCCESS },
@@ -60,7 +55,17 @@ func mockGPU(hot func() bool) nvml.Interface {
 // gets the energy the meter read.
 func TestThrottleRemeasure(t *testing.T) {
 	var hotLeft atomic.Int32 // the next windows that throttle
-	gpus, err := introspect.NewGPUs(mockGPU(func() bool { return hotLeft.Load() > 0 }))
+	var capped atomic.Bool   // held at the power limit
+	gpus, err := introspect.NewGPUs(mockGPU(func() uint64 {
+		r := uint64(0)
+		if hotLeft.Load() > 0 {
+			r |= nvml.ClocksThrottleReasonHwThermalSlowdown
+		}
+		if capped.Load() {
+			r |= nvml.ClocksEventReasonSwPowerCap
+		}
+		return r
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +116,13 @@ func TestThrottleRemeasure(t *testing.T) {
 	tr, _ = tn.measure(context.Background(), job, job.Default)
 	if tr.Remeasured != 0 || len(tr.Throttle) != 0 {
 		t.Errorf("cool: %+v", tr)
+	}
+	// The power cap is how a power-bound kernel always runs: recorded, not
+	// re-measured.
+	capped.Store(true)
+	tr, _ = tn.measure(context.Background(), job, job.Default)
+	if tr.Remeasured != 0 || !slices.Equal(tr.Throttle, []string{"sw_power_cap"}) {
+		t.Errorf("power-capped: remeasured %d, throttle %v; want 0 and sw_power_cap", tr.Remeasured, tr.Throttle)
 	}
 }
 

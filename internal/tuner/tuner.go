@@ -550,11 +550,11 @@ func (t *Tuner) measure(ctx context.Context, job Job, c genome.Config) (evaluate
 		}
 		tr.Remeasured = attempt
 		tr.MaxTempC, tr.SMClockMHz, tr.MemClockMHz, tr.UtilPct = w.MaxTempC, w.SMClockMHz, w.MemClockMHz, w.UtilPct
+		tr.Throttle = w.Limits()
 		if !tr.OK() || !w.Throttled() {
 			break
 		}
 		if attempt >= t.cfg.Remeasure {
-			tr.Throttle = w.Throttle
 			t.cfg.Log.Warn().Str("job_id", job.Key.String()).Str("config", tr.Key).Strs("throttle", w.Throttle).Int("remeasured", attempt).Msg("device throttled in every measurement; the last is kept and marked")
 			break
 		}
