@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
-	"path"
 	"runtime"
 	"strconv"
 	"strings"
@@ -102,24 +101,16 @@ func ReadCPU(fsys fs.FS) (CPU, error) {
 	return c, nil
 }
 
-// rapl finds a readable RAPL package energy counter.
+// rapl says where the CPU's energy is read, or why it cannot be.
 func rapl(fsys fs.FS) string {
-	ents, err := fs.ReadDir(fsys, "sys/class/powercap")
+	zones, err := packageZones(fsys)
 	if err != nil {
-		return "unavailable: no /sys/class/powercap (no RAPL energy counter on this machine)"
+		return "unavailable: " + err.Error()
 	}
-	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), "intel-rapl:") || strings.Count(e.Name(), ":") != 1 {
-			continue
-		}
-		p := path.Join("sys/class/powercap", e.Name(), "energy_uj")
-		if b, err := fs.ReadFile(fsys, p); err == nil {
-			if _, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil {
-				return "rapl: /" + p
-			}
-		}
+	for i, z := range zones {
+		zones[i] = "/" + z + "/energy_uj"
 	}
-	return "unavailable: no readable RAPL package counter under /sys/class/powercap (reading energy_uj usually needs root)"
+	return "rapl: " + strings.Join(zones, ", ")
 }
 
 // Class is the CPU's device class, cpu/<model>/<widest vector feature>/<N>c

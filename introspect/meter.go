@@ -1,6 +1,7 @@
 package introspect
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -50,29 +51,48 @@ type RAPL struct {
 // system); it fails when there is none, which is the usual case without
 // root since Linux 5.10.
 func NewRAPL(fsys fs.FS) (*RAPL, error) {
-	ents, err := fs.ReadDir(fsys, "sys/class/powercap")
+	zones, err := packageZones(fsys)
 	if err != nil {
 		return nil, fmt.Errorf("energy unavailable: %w", err)
 	}
-	r := &RAPL{fsys: fsys}
+	r := &RAPL{fsys: fsys, zones: zones}
+	for _, dir := range zones {
+		m, err := readUint(fsys, path.Join(dir, "max_energy_range_uj"))
+		if err != nil {
+			m = 0
+		}
+		r.max = append(r.max, m)
+	}
+	return r, nil
+}
+
+// packageZones is the RAPL zones of fsys that count a CPU package's energy
+// and can be read. Other top-level zones are left out: psys counts the
+// whole platform, the packages included, so summing it would count them
+// twice. A zone without a name (old kernels had only packages) counts.
+func packageZones(fsys fs.FS) ([]string, error) {
+	ents, err := fs.ReadDir(fsys, "sys/class/powercap")
+	if err != nil {
+		return nil, errors.New("no /sys/class/powercap (no RAPL energy counter on this machine)")
+	}
+	var zones []string
 	for _, e := range ents {
 		if !strings.HasPrefix(e.Name(), "intel-rapl:") || strings.Count(e.Name(), ":") != 1 {
 			continue
 		}
 		dir := path.Join("sys/class/powercap", e.Name())
+		if b, err := fs.ReadFile(fsys, path.Join(dir, "name")); err == nil && !strings.HasPrefix(strings.TrimSpace(string(b)), "package") {
+			continue
+		}
 		if _, err := readUint(fsys, path.Join(dir, "energy_uj")); err != nil {
 			continue
 		}
-		m, err := readUint(fsys, path.Join(dir, "max_energy_range_uj"))
-		if err != nil {
-			m = 0
-		}
-		r.zones, r.max = append(r.zones, dir), append(r.max, m)
+		zones = append(zones, dir)
 	}
-	if len(r.zones) == 0 {
-		return nil, fmt.Errorf("energy unavailable: no readable RAPL package counter under /sys/class/powercap")
+	if len(zones) == 0 {
+		return nil, errors.New("no readable RAPL package counter under /sys/class/powercap (reading energy_uj usually needs root)")
 	}
-	return r, nil
+	return zones, nil
 }
 
 // Begin reads the counters; end reads them again and sums the packages'

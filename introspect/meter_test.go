@@ -49,4 +49,12 @@ func TestRAPL(t *testing.T) {
 	if _, err := NewRAPL(fstest.MapFS{}); err == nil {
 		t.Error("no powercap: no error")
 	}
+	// psys counts the platform, packages included: never summed with them.
+	fsys.MapFS["sys/class/powercap/intel-rapl:1/name"] = &fstest.MapFile{Data: []byte("psys\n")}
+	fsys.MapFS["sys/class/powercap/intel-rapl:1/energy_uj"] = &fstest.MapFile{Data: []byte("7\n")}
+	if r, err := NewRAPL(fsys); err != nil {
+		t.Errorf("with psys: %v", err)
+	} else if len(r.zones) != 1 || r.zones[0] != "sys/class/powercap/intel-rapl:0" {
+		t.Errorf("with psys: zones %v, want the package only", r.zones)
+	}
 }
