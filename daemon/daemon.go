@@ -62,7 +62,11 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		log.Info().Str("nvidia", err.Error()).Msg("no GPU telemetry")
 		gpus = nil
 	} else {
-		defer gpus.Close()
+		defer func() {
+			if err := gpus.Close(); err != nil {
+				log.Error().Err(err).Msg("GPU settings left changed at shutdown")
+			}
+		}()
 		log.Info().Int("gpus", len(gpus.Info().GPUs)).Str("driver", gpus.Info().Driver).Msg("NVML opened")
 	}
 	rapl, raplErr := introspect.NewRAPL(os.DirFS("/"))
@@ -139,7 +143,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	srv := &server{
 		sched: sched, st: st, writers: newWriters(cfg.Operators, cfg.OperatorGroup),
 		log: log.With().Str("component", "api").Logger(), version: cfg.Version, started: cfg.Now(),
-		stateDir: cfg.StateDir, specDir: cfg.KernelsDir, metrics: m,
+		stateDir: cfg.StateDir, specDir: cfg.KernelsDir, metrics: m, gpus: gpus,
 	}
 	var reloadMu sync.Mutex // load and apply as one step, or an older load could win
 	doReload := func() api.ReloadResponse {

@@ -19,7 +19,14 @@ func (s *server) getDevices(*http.Request) (any, error) {
 	if err != nil {
 		out.CPU.Error = err.Error()
 	}
-	n := introspect.DiscoverNVIDIA()
+	// The open session's view: a second NVML instance beside it would
+	// reload the library under the session's feet.
+	var n introspect.NVIDIA
+	if s.gpus != nil {
+		n = s.gpus.Info()
+	} else {
+		n = introspect.DiscoverNVIDIA()
+	}
 	out.NVIDIA = api.NVIDIA{Driver: n.Driver, CUDA: n.CUDA, GPUs: []api.GPU{}, Unavailable: n.Unavailable}
 	for _, g := range n.GPUs {
 		out.NVIDIA.GPUs = append(out.NVIDIA.GPUs, api.GPU{

@@ -22,6 +22,7 @@ import (
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/internal/store"
 	"github.com/quasim/quasim/internal/tuner"
+	"github.com/quasim/quasim/introspect"
 )
 
 // server serves the socket API.
@@ -44,7 +45,8 @@ type server struct {
 	mu      sync.Mutex
 	answers map[string]cachedAnswer
 
-	metrics *metrics // nil in tests that need none
+	metrics *metrics         // nil in tests that need none
+	gpus    *introspect.GPUs // the open NVML session; nil without one
 }
 
 type cachedAnswer struct {

@@ -5,6 +5,9 @@ package introspect
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -97,11 +100,18 @@ func archName(a nvml.DeviceArchitecture) string {
 }
 
 // GPUs is an open NVML session over the machine's GPUs, for telemetry,
-// meters and idle checks; Close ends it.
+// meters, idle checks and knobs; Close ends it. Nothing calls NVML after
+// Close (a meter or a knob's restore that outlives the session does
+// nothing), and Close first restores the knobs still applied.
 type GPUs struct {
 	lib  nvml.Interface
 	info NVIDIA
 	devs []nvml.Device
+
+	mu      sync.RWMutex // NVML calls hold it for reading, Close and restores for writing
+	closed  bool
+	applied map[int]func() error // restores not yet run, by Apply call
+	nextID  int
 }
 
 // OpenGPUs initialises NVML. Without a driver it fails with the reason
@@ -114,17 +124,49 @@ func NewGPUs(lib nvml.Interface) (*GPUs, error) {
 		return nil, fmt.Errorf("%s", initFailure(ret))
 	}
 	info, devs := describe(lib)
-	return &GPUs{lib: lib, info: info, devs: devs}, nil
+	return &GPUs{lib: lib, info: info, devs: devs, applied: map[int]func() error{}}, nil
 }
 
 // Info is what NVML said of the machine when the session opened.
 func (g *GPUs) Info() NVIDIA { return g.info }
 
-// Close shuts NVML down.
-func (g *GPUs) Close() { g.lib.Shutdown() }
+// Close restores the knobs still applied and shuts NVML down; it returns
+// what failed to be restored.
+func (g *GPUs) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	var errs []error
+	for _, id := range slices.Sorted(maps.Keys(g.applied)) {
+		errs = append(errs, g.applied[id]())
+	}
+	g.applied, g.closed = nil, true
+	g.lib.Shutdown()
+	return errors.Join(errs...)
+}
 
-// Sample reads the telemetry of GPU i (an index into Info().GPUs).
-func (g *GPUs) Sample(i int) Telemetry { return Sample(g.devs[i]) }
+// open runs f with the session open, and reports whether it was.
+func (g *GPUs) open(f func()) bool {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.closed {
+		return false
+	}
+	f()
+	return true
+}
+
+// Sample reads the telemetry of GPU i (an index into Info().GPUs); after
+// Close every reading is missing.
+func (g *GPUs) Sample(i int) Telemetry {
+	var t Telemetry
+	if !g.open(func() { t = Sample(g.devs[i]) }) {
+		t.Missing = []string{"power", "energy", "temperature", "sm_clock", "mem_clock", "utilization", "throttle_reasons"}
+	}
+	return t
+}
 
 // index is the first GPU of device class class, or -1.
 func (g *GPUs) index(class string) int {
@@ -142,7 +184,7 @@ func (g *GPUs) Meter(class string) Meter {
 	if i < 0 {
 		return nil
 	}
-	return &gpuMeter{dev: g.devs[i], every: 20 * time.Millisecond}
+	return &gpuMeter{dev: g.devs[i], every: 20 * time.Millisecond, open: g.open}
 }
 
 // Use reports the utilisation of the first GPU of class and the pids of
@@ -153,7 +195,11 @@ func (g *GPUs) Use(class string, ours func(pid uint32) bool) (pct float64, other
 	if i < 0 {
 		return 0, nil, false
 	}
-	dev := g.devs[i]
+	g.open(func() { pct, others, ok = use(g.devs[i], ours) })
+	return pct, others, ok
+}
+
+func use(dev nvml.Device, ours func(pid uint32) bool) (pct float64, others []uint32, ok bool) {
 	u, ret := dev.GetUtilizationRates()
 	if ret != nvml.SUCCESS {
 		return 0, nil, false
@@ -181,14 +227,39 @@ var Knobs = []string{"nvml_pwr_limit", "nvml_gr_clock", "nvml_mem_clock"}
 
 // Apply sets the knobs in cfg (a config's parameter map; others are
 // ignored) on the first GPU of class and returns the func that restores
-// what it changed. Without the privilege (root, usually) it fails and
-// changes nothing.
+// what it changed (once; Close restores what is still applied). Without
+// the privilege (root, usually) it fails and changes nothing.
 func (g *GPUs) Apply(class string, cfg map[string]any) (restore func() error, err error) {
 	i := g.index(class)
 	if i < 0 {
 		return nil, fmt.Errorf("device %s: no such NVIDIA GPU", class)
 	}
-	dev := g.devs[i]
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil, fmt.Errorf("device %s: the NVML session is closed", class)
+	}
+	undo, err := apply(g.devs[i], class, cfg)
+	if err != nil {
+		return nil, err
+	}
+	g.nextID++
+	id := g.nextID
+	g.applied[id] = undo
+	return func() error {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		f, ok := g.applied[id]
+		if !ok {
+			return nil // restored already, by Close
+		}
+		delete(g.applied, id)
+		return f()
+	}, nil
+}
+
+// apply sets the knobs of cfg on dev; on failure it undoes what it set.
+func apply(dev nvml.Device, class string, cfg map[string]any) (restore func() error, err error) {
 	var undo []func() error
 	restore = func() error {
 		var errs []error
@@ -206,12 +277,20 @@ func (g *GPUs) Apply(class string, cfg map[string]any) (restore func() error, er
 		}
 		return nil, err
 	}
-	if v, ok := knob(cfg, "nvml_pwr_limit"); ok {
+	for _, k := range Knobs {
+		if v, ok := cfg[k]; ok {
+			if _, err := knob(k, v); err != nil {
+				return nil, fmt.Errorf("%s on %s: %w", k, class, err)
+			}
+		}
+	}
+	if v, ok := cfg["nvml_pwr_limit"]; ok {
+		v, _ := knob("nvml_pwr_limit", v)
 		old, ret := dev.GetPowerManagementLimit()
 		if ret != nvml.SUCCESS {
 			return fail("nvml_pwr_limit", ret)
 		}
-		if ret := dev.SetPowerManagementLimit(uint32(v * 1000)); ret != nvml.SUCCESS {
+		if ret := dev.SetPowerManagementLimit(v); ret != nvml.SUCCESS {
 			return fail("nvml_pwr_limit", ret)
 		}
 		undo = append(undo, func() error {
@@ -221,8 +300,9 @@ func (g *GPUs) Apply(class string, cfg map[string]any) (restore func() error, er
 			return nil
 		})
 	}
-	if v, ok := knob(cfg, "nvml_gr_clock"); ok {
-		if ret := dev.SetGpuLockedClocks(uint32(v), uint32(v)); ret != nvml.SUCCESS {
+	if v, ok := cfg["nvml_gr_clock"]; ok {
+		v, _ := knob("nvml_gr_clock", v)
+		if ret := dev.SetGpuLockedClocks(v, v); ret != nvml.SUCCESS {
 			return fail("nvml_gr_clock", ret)
 		}
 		undo = append(undo, func() error {
@@ -232,8 +312,9 @@ func (g *GPUs) Apply(class string, cfg map[string]any) (restore func() error, er
 			return nil
 		})
 	}
-	if v, ok := knob(cfg, "nvml_mem_clock"); ok {
-		if ret := dev.SetMemoryLockedClocks(uint32(v), uint32(v)); ret != nvml.SUCCESS {
+	if v, ok := cfg["nvml_mem_clock"]; ok {
+		v, _ := knob("nvml_mem_clock", v)
+		if ret := dev.SetMemoryLockedClocks(v, v); ret != nvml.SUCCESS {
 			return fail("nvml_mem_clock", ret)
 		}
 		undo = append(undo, func() error {
@@ -246,17 +327,27 @@ func (g *GPUs) Apply(class string, cfg map[string]any) (restore func() error, er
 	return restore, nil
 }
 
-// knob reads a numeric knob from a config map.
-func knob(cfg map[string]any, name string) (float64, bool) {
-	switch v := cfg[name].(type) {
+// knob reads a knob's value in NVML's unit: mW for nvml_pwr_limit (given
+// in W), MHz for the clocks (whole numbers).
+func knob(name string, v any) (uint32, error) {
+	var x float64
+	switch v := v.(type) {
 	case int:
-		return float64(v), true
+		x = float64(v)
 	case int64:
-		return float64(v), true
+		x = float64(v)
 	case float64:
-		return v, true
+		x = v
+	default:
+		return 0, fmt.Errorf("value %v (%T) is not a number", v, v)
 	}
-	return 0, false
+	if name == "nvml_pwr_limit" {
+		x = math.Round(x * 1000)
+	}
+	if !(x >= 1) || x > math.MaxUint32 || x != math.Trunc(x) {
+		return 0, fmt.Errorf("value %v is out of range (a power limit in W, a clock in whole MHz)", v)
+	}
+	return uint32(x), nil
 }
 
 // nvmlError words an NVML failure; no permission is the usual one.
@@ -278,11 +369,14 @@ func nvmlError(ret nvml.Return) string {
 type gpuMeter struct {
 	dev   nvml.Device
 	every time.Duration
+	open  func(func()) bool // GPUs.open: no NVML call after Close
 }
 
 func (m *gpuMeter) Begin() func() Window {
 	t0 := time.Now()
-	e0, eret := m.dev.GetTotalEnergyConsumption()
+	var e0 uint64
+	eret := nvml.ERROR_UNINITIALIZED
+	m.open(func() { e0, eret = m.dev.GetTotalEnergyConsumption() })
 	var mu sync.Mutex
 	reasons := map[string]bool{}
 	var powerSum float64 // mW × s
@@ -290,12 +384,20 @@ func (m *gpuMeter) Begin() func() Window {
 	clocks, mems, utils := 0, 0, 0
 	last := t0
 	poll := func() {
-		r, ret := m.dev.GetCurrentClocksEventReasons()
-		p, pret := m.dev.GetPowerUsage()
-		temp, tret := m.dev.GetTemperature(nvml.TEMPERATURE_GPU)
-		clk, cret := m.dev.GetClockInfo(nvml.CLOCK_SM)
-		mem, mret := m.dev.GetClockInfo(nvml.CLOCK_MEM)
-		u, uret := m.dev.GetUtilizationRates()
+		var r uint64
+		var p, temp, clk, mem uint32
+		var u nvml.Utilization
+		var ret, pret, tret, cret, mret, uret nvml.Return
+		if !m.open(func() {
+			r, ret = m.dev.GetCurrentClocksEventReasons()
+			p, pret = m.dev.GetPowerUsage()
+			temp, tret = m.dev.GetTemperature(nvml.TEMPERATURE_GPU)
+			clk, cret = m.dev.GetClockInfo(nvml.CLOCK_SM)
+			mem, mret = m.dev.GetClockInfo(nvml.CLOCK_MEM)
+			u, uret = m.dev.GetUtilizationRates()
+		}) {
+			return
+		}
 		now := time.Now()
 		mu.Lock()
 		defer mu.Unlock()
@@ -360,7 +462,10 @@ func (m *gpuMeter) Begin() func() Window {
 				w.Throttle = append(w.Throttle, tr.name)
 			}
 		}
-		if e1, ret := m.dev.GetTotalEnergyConsumption(); eret == nvml.SUCCESS && ret == nvml.SUCCESS && e1 > e0 {
+		var e1 uint64
+		ret := nvml.ERROR_UNINITIALIZED
+		m.open(func() { e1, ret = m.dev.GetTotalEnergyConsumption() })
+		if eret == nvml.SUCCESS && ret == nvml.SUCCESS && e1 > e0 {
 			w.EnergyMJ = float64(e1 - e0)
 		} else {
 			// No counter, or one that did not move over a window shorter

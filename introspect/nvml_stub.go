@@ -21,7 +21,7 @@ func OpenGPUs() (*GPUs, error) { return nil, errors.New(noCgo) }
 func (g *GPUs) Info() NVIDIA { return DiscoverNVIDIA() }
 
 // Close does nothing.
-func (g *GPUs) Close() {}
+func (g *GPUs) Close() error { return nil }
 
 // Sample has nothing to read.
 func (g *GPUs) Sample(int) Telemetry { return Telemetry{} }

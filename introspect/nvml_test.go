@@ -244,4 +244,69 @@ func TestApplyKnobs(t *testing.T) {
 	if _, err := g.Apply("nvidia/other", map[string]any{"nvml_pwr_limit": 100.0}); err == nil {
 		t.Error("unknown class: no error")
 	}
+	// A value NVML cannot take is an error naming the knob, and sets nothing.
+	dev.SetGpuLockedClocksFunc = func(lo, hi uint32) nvml.Return { locked = []uint32{lo, hi}; return nvml.SUCCESS }
+	for _, v := range []any{"high", true, -5.0, 1200.5, 1e12} {
+		if _, err := g.Apply(a100, map[string]any{"nvml_pwr_limit": int64(175), "nvml_gr_clock": v}); err == nil || !strings.Contains(err.Error(), "nvml_gr_clock") {
+			t.Errorf("nvml_gr_clock %v: %v", v, err)
+		}
+		if limit != 250000 || locked != nil {
+			t.Errorf("nvml_gr_clock %v: limit %d mW, clocks %v changed", v, limit, locked)
+		}
+	}
+	// A fractional power limit in W is a whole number of mW.
+	restore, err = g.Apply(a100, map[string]any{"nvml_pwr_limit": 172.5})
+	if err != nil || limit != 172500 {
+		t.Fatalf("172.5 W: %v, limit %d mW", err, limit)
+	}
+	// Close restores what is still applied, and a restore after it (a
+	// measurement outliving shutdown) calls nothing.
+	shut := false
+	g.lib.(*mock.Interface).ShutdownFunc = func() nvml.Return { shut = true; return nvml.SUCCESS }
+	if err := g.Close(); err != nil || limit != 250000 || !shut {
+		t.Fatalf("Close: %v, limit %d mW, shut down %v", err, limit, shut)
+	}
+	dev.SetPowerManagementLimitFunc = func(uint32) nvml.Return { panic("NVML called after Close") }
+	if err := restore(); err != nil {
+		t.Errorf("restore after Close: %v", err)
+	}
+	if s := g.Sample(0); len(s.Missing) == 0 {
+		t.Errorf("Sample after Close: %+v", s)
+	}
+	if _, err := g.Apply(a100, map[string]any{"nvml_pwr_limit": 200.0}); err == nil {
+		t.Error("Apply after Close: no error")
+	}
+}
+
+// A measurement that outlives the session (shutdown mid-measurement)
+// calls NVML no more once Close has run.
+func TestMeterAfterClose(t *testing.T) {
+	dev := fakeGPU()
+	var closed atomic.Bool
+	check := func(what string) {
+		if closed.Load() {
+			t.Errorf("%s called after Close", what)
+		}
+	}
+	dev.GetPowerUsageFunc = func() (uint32, nvml.Return) { check("GetPowerUsage"); return 187500, nvml.SUCCESS }
+	dev.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) { check("GetTotalEnergyConsumption"); return 1, nvml.SUCCESS }
+	dev.GetCurrentClocksEventReasonsFunc = func() (uint64, nvml.Return) { check("GetCurrentClocksEventReasons"); return 0, nvml.SUCCESS }
+	lib := mockLib(dev)
+	lib.ShutdownFunc = func() nvml.Return { closed.Store(true); return nvml.SUCCESS }
+	g, err := NewGPUs(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := g.Meter(a100).Begin()
+	time.Sleep(30 * time.Millisecond)
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the poller's ticks after Close
+	if w := end(); w.Seconds <= 0 {
+		t.Errorf("window %+v", w)
+	}
+	if _, _, ok := g.Use(a100, func(uint32) bool { return false }); ok {
+		t.Error("Use after Close is ok")
+	}
 }
