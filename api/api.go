@@ -138,7 +138,8 @@ type CPU struct {
 	Features []string `json:"features"`
 	MHz      float64  `json:"mhz,omitempty"`
 	MaxMHz   float64  `json:"max_mhz,omitempty"`
-	Energy   string   `json:"energy"` // the energy counter, or "unavailable: why"
+	Energy   string   `json:"energy"`         // the energy counter, or "unavailable: why"
+	Lock     string   `json:"lock,omitempty"` // the device's flock file; empty without --lock-dir
 	Error    string   `json:"error,omitempty"`
 }
 
@@ -162,6 +163,7 @@ type GPU struct {
 	PowerLimitW       float64 `json:"power_limit_w,omitempty"`
 	MinPowerLimitW    float64 `json:"min_power_limit_w,omitempty"`
 	MaxPowerLimitW    float64 `json:"max_power_limit_w,omitempty"`
+	Lock              string  `json:"lock,omitempty"` // the device's flock file; empty without --lock-dir
 }
 
 // Stale is a job whose served config is suspect, and why; a re-tune is

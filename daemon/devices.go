@@ -19,6 +19,13 @@ func (s *server) getDevices(*http.Request) (any, error) {
 	if err != nil {
 		out.CPU.Error = err.Error()
 	}
+	lock := func(class string) string {
+		if s.lockDir == "" {
+			return ""
+		}
+		return LockFile(s.lockDir, class)
+	}
+	out.CPU.Lock = lock(out.CPU.Class)
 	// The open session's view: a second NVML instance beside it would
 	// reload the library under the session's feet.
 	var n introspect.NVIDIA
@@ -33,6 +40,7 @@ func (s *server) getDevices(*http.Request) (any, error) {
 			Index: g.Index, Class: n.Class(g), Name: g.Name, UUID: g.UUID,
 			Architecture: g.Architecture, ComputeCapability: g.ComputeCapability, MemoryMiB: g.MemoryMiB,
 			PowerLimitW: g.PowerLimitW, MinPowerLimitW: g.MinPowerLimitW, MaxPowerLimitW: g.MaxPowerLimitW,
+			Lock: lock(n.Class(g)),
 		})
 	}
 	return out, nil

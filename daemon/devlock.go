@@ -23,9 +23,10 @@ type devices struct {
 	locks map[string]chan struct{}
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
 
-// LockFile is the lock file of device class in dir.
+// LockFile is the lock file of device class in dir: each character of the
+// class other than a letter, digit, '.', '_' or '-' becomes '_'.
 func LockFile(dir, class string) string {
 	return filepath.Join(dir, unsafeName.ReplaceAllString(class, "_")+".lock")
 }

@@ -47,6 +47,7 @@ type server struct {
 
 	metrics *metrics         // nil in tests that need none
 	gpus    *introspect.GPUs // the open NVML session; nil without one
+	lockDir string           // the devices' flock files; empty for none
 }
 
 type cachedAnswer struct {

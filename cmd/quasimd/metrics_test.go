@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -111,6 +112,17 @@ func TestDevices(t *testing.T) {
 	}
 	if devs.NVIDIA.Unavailable != "" && !strings.Contains(out, devs.NVIDIA.Unavailable) {
 		t.Errorf("devices does not say why there are no GPUs:\n%s", out)
+	}
+	// The lock file it names is the one the cycles flock.
+	if devs.CPU.Lock == "" || !strings.Contains(out, devs.CPU.Lock) {
+		t.Errorf("no lock file shown: %q\n%s", devs.CPU.Lock, out)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for _, err := os.Stat(devs.CPU.Lock); err != nil; _, err = os.Stat(devs.CPU.Lock) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no cycle locked %s: %v", devs.CPU.Lock, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("\n%s", out)
 }

@@ -36,6 +36,9 @@ func newDevicesCommand(g *globalOptions) *cobra.Command {
 				kv("frequency", fmt.Sprintf("%.0f MHz", c.MHz))
 			}
 			kv("energy", dash(c.Energy))
+			if c.Lock != "" {
+				kv("lock", c.Lock)
+			}
 			if c.Error != "" {
 				kv("error", c.Error)
 			}
@@ -54,7 +57,15 @@ func newDevicesCommand(g *globalOptions) *cobra.Command {
 				t.row(strconv.Itoa(gpu.Index), gpu.Name, dash(gpu.Architecture), gpu.ComputeCapability, strconv.FormatUint(gpu.MemoryMiB, 10),
 					limit, gpu.UUID, gpu.Class)
 			}
-			return t.flush()
+			if err := t.flush(); err != nil {
+				return err
+			}
+			for _, gpu := range d.NVIDIA.GPUs {
+				if gpu.Lock != "" {
+					kv("gpu "+strconv.Itoa(gpu.Index)+" lock", gpu.Lock)
+				}
+			}
+			return nil
 		},
 	}
 }
