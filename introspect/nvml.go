@@ -187,19 +187,39 @@ func (g *GPUs) Meter(class string) Meter {
 	return &gpuMeter{dev: g.devs[i], every: 20 * time.Millisecond, open: g.open}
 }
 
-// Use reports the utilisation of the first GPU of class and the pids of
-// the processes on it that ours does not claim; false when there is no
-// such GPU or NVML does not say.
+// Use reports how much processes other than ours use the first GPU of
+// class: where NVML keeps per-process utilisation, the others' summed SM
+// utilisation over the last 2 s (ours does not count) and their pids;
+// otherwise the whole device's utilisation and the pids of the other
+// processes running on it. False when there is no such GPU or NVML does
+// not say.
 func (g *GPUs) Use(class string, ours func(pid uint32) bool) (pct float64, others []uint32, ok bool) {
 	i := g.index(class)
 	if i < 0 {
 		return 0, nil, false
 	}
-	g.open(func() { pct, others, ok = use(g.devs[i], ours) })
+	g.open(func() { pct, others, ok = use(g.devs[i], ours, time.Now()) })
 	return pct, others, ok
 }
 
-func use(dev nvml.Device, ours func(pid uint32) bool) (pct float64, others []uint32, ok bool) {
+func use(dev nvml.Device, ours func(pid uint32) bool, now time.Time) (pct float64, others []uint32, ok bool) {
+	samples, ret := dev.GetProcessUtilization(uint64(now.Add(-2 * time.Second).UnixMicro()))
+	switch ret {
+	case nvml.SUCCESS:
+		peak := map[uint32]uint32{}
+		for _, s := range samples {
+			if s.SmUtil > 0 && !ours(s.Pid) {
+				peak[s.Pid] = max(peak[s.Pid], s.SmUtil)
+			}
+		}
+		for _, pid := range slices.Sorted(maps.Keys(peak)) {
+			pct += float64(peak[pid])
+			others = append(others, pid)
+		}
+		return min(pct, 100), others, true
+	case nvml.ERROR_NOT_FOUND: // no process used it since then
+		return 0, nil, true
+	}
 	u, ret := dev.GetUtilizationRates()
 	if ret != nvml.SUCCESS {
 		return 0, nil, false

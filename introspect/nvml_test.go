@@ -201,9 +201,32 @@ func TestGPUUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pct, others, ok := g.Use(a100, func(pid uint32) bool { return pid == 100 })
+	ours := func(pid uint32) bool { return pid == 100 }
+	// Without per-process utilisation: the device's, and who else runs.
+	dev.GetProcessUtilizationFunc = func(uint64) ([]nvml.ProcessUtilizationSample, nvml.Return) {
+		return nil, nvml.ERROR_NOT_SUPPORTED
+	}
+	pct, others, ok := g.Use(a100, ours)
 	if !ok || pct != 97 || !slices.Equal(others, []uint32{4242}) {
 		t.Errorf("Use = %v, %v, %v", pct, others, ok)
+	}
+	// With it: the others' share alone, over the last 2 s; our own
+	// measurement's 90% does not count.
+	var since uint64
+	dev.GetProcessUtilizationFunc = func(ts uint64) ([]nvml.ProcessUtilizationSample, nvml.Return) {
+		since = ts
+		return []nvml.ProcessUtilizationSample{{Pid: 100, SmUtil: 90}, {Pid: 4242, SmUtil: 3}, {Pid: 4242, SmUtil: 5}, {Pid: 7, SmUtil: 2}, {Pid: 8}}, nvml.SUCCESS
+	}
+	pct, others, ok = g.Use(a100, ours)
+	if !ok || pct != 7 || !slices.Equal(others, []uint32{7, 4242}) {
+		t.Errorf("Use with per-process samples = %v, %v, %v; want 7%% by 7 and 4242", pct, others, ok)
+	}
+	if ago := time.Since(time.UnixMicro(int64(since))); ago < 2*time.Second || ago > 3*time.Second {
+		t.Errorf("samples asked since %v ago, want 2 s", ago)
+	}
+	dev.GetProcessUtilizationFunc = func(uint64) ([]nvml.ProcessUtilizationSample, nvml.Return) { return nil, nvml.ERROR_NOT_FOUND }
+	if pct, others, ok := g.Use(a100, ours); !ok || pct != 0 || others != nil {
+		t.Errorf("Use with no samples = %v, %v, %v; want idle", pct, others, ok)
 	}
 	if _, _, ok := g.Use("nvidia/none", nil); ok {
 		t.Error("Use of an unknown class is ok")
