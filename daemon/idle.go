@@ -35,36 +35,38 @@ type idleGate struct {
 // device class: utilisation percent and the other processes' pids.
 type gpuUse func(class string) (pct float64, others []uint32, ok bool)
 
-// run samples until ctx is done.
+// run samples until ctx is done. A read that fails turns the CPU gate
+// off until one succeeds again.
 func (g *idleGate) run(ctx context.Context, every time.Duration) {
 	if g.cpuMax <= 0 {
 		return
 	}
-	prev, err := introspect.ReadCPUTimes(g.fsys, os.Getpid())
-	if err != nil {
-		g.mu.Lock()
-		g.err = err
-		g.mu.Unlock()
-		g.log.Warn().Err(err).Msg("CPU load unreadable; cycles do not wait for an idle CPU")
-		return
-	}
 	t := time.NewTicker(every)
 	defer t.Stop()
+	var prev introspect.CPUTimes
+	have, warned := false, false
 	for {
+		cur, err := introspect.ReadCPUTimes(g.fsys, os.Getpid())
+		g.mu.Lock()
+		switch {
+		case err != nil:
+			g.err, have = err, false
+			if !warned {
+				g.log.Warn().Err(err).Msg("CPU load unreadable; cycles do not wait for an idle CPU until it is readable")
+				warned = true
+			}
+		case have:
+			g.load, g.ready, g.err = introspect.Load(prev, cur), true, nil
+		}
+		g.mu.Unlock()
+		if err == nil {
+			prev, have = cur, true
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		cur, err := introspect.ReadCPUTimes(g.fsys, os.Getpid())
-		if err != nil {
-			continue
-		}
-		l := introspect.Load(prev, cur)
-		prev = cur
-		g.mu.Lock()
-		g.load, g.ready = l, true
-		g.mu.Unlock()
 	}
 }
 
@@ -76,7 +78,7 @@ func (g *idleGate) prime() {
 		time.Sleep(250 * time.Millisecond)
 		var b introspect.CPUTimes
 		if b, err = introspect.ReadCPUTimes(g.fsys, os.Getpid()); err == nil {
-			g.load, g.ready = introspect.Load(a, b), true
+			g.load, g.ready, g.err = introspect.Load(a, b), true, nil
 		}
 	}
 	if err != nil {

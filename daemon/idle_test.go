@@ -1,8 +1,14 @@
 package daemon
 
 import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestIdleGateBusy(t *testing.T) {
@@ -37,4 +43,48 @@ func TestIdleGateBusy(t *testing.T) {
 	if got := off.busy("cpu/x"); got != "" {
 		t.Errorf("gate off: %q", got)
 	}
+}
+
+// flakyFS fails reads of /proc/stat while broken is set.
+type flakyFS struct {
+	fs.FS
+	broken *atomic.Bool
+}
+
+func (f flakyFS) Open(name string) (fs.File, error) {
+	if name == "proc/stat" && f.broken.Load() {
+		return nil, errors.New("flaky: unreadable")
+	}
+	return f.FS.Open(name)
+}
+
+// A load that cannot be read turns the CPU gate off only while it cannot.
+func TestIdleGateRecovers(t *testing.T) {
+	if _, err := os.Stat("/proc/stat"); err != nil {
+		t.Skip("no /proc here")
+	}
+	var broken atomic.Bool
+	broken.Store(true)
+	g := &idleGate{cpuMax: 0.5, fsys: flakyFS{os.DirFS("/"), &broken}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go g.run(ctx, 10*time.Millisecond)
+	wait := func(want bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for _, ok := g.current(); ok != want; _, ok = g.current() {
+			if time.Now().After(deadline) {
+				t.Fatalf("load readable: %v, want %v", ok, want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	wait(false)
+	broken.Store(false)
+	wait(true)
+	broken.Store(true)
+	wait(false)
+	broken.Store(false)
+	wait(true)
 }
