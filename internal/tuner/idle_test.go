@@ -92,3 +92,25 @@ func TestBusyMidCycleInterrupts(t *testing.T) {
 		t.Fatalf("resumed cycle = %+v, %v", cy, err)
 	}
 }
+
+// Time spent waiting for an idle device does not use up a seconds budget.
+func TestWaitNotInSecondsBudget(t *testing.T) {
+	st := storetest.New(t)
+	job := reduceJob(t)
+	var asks atomic.Int32
+	busy := func(string) string {
+		if asks.Add(1) <= 30 { // about 0.3 s of waiting at a 10 ms poll
+			return "cpu load 0.93 above 0.50"
+		}
+		return ""
+	}
+	cy, err := idleTuner(st, busy, time.Minute).Cycle(context.Background(), job, Budget{Seconds: 0.2}, "cron", 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The default config goes alone first; a budget spent by the wait
+	// would end the cycle there.
+	if cy.State != "done" || cy.WaitedS < 0.2 || cy.Evals < 2 {
+		t.Fatalf("cycle after %.2f s of waiting: %d evals (%s), want the 0.2 s budget spent tuning", cy.WaitedS, cy.Evals, cy.State)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 
+	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
 	"github.com/quasim/quasim/internal/store/storetest"
@@ -84,7 +85,9 @@ func TestThrottleRemeasure(t *testing.T) {
 		}
 	})
 	_, key, _ := ed25519.GenerateKey(nil)
+	var measured atomic.Int32 // trials reported to the metrics
 	tn := New(Config{Store: storetest.New(t), Signer: key, Cooldown: time.Millisecond, Remeasure: 2,
+		Measured: func(Job, evaluate.Trial, time.Duration) { measured.Add(1) },
 		Meter: func(dev string) introspect.Meter {
 			if dev == class {
 				return counted
@@ -100,6 +103,9 @@ func TestThrottleRemeasure(t *testing.T) {
 	}
 	if tr.Remeasured != 1 || len(tr.Throttle) != 0 || !tr.OK() {
 		t.Errorf("one hot window: remeasured %d, throttle %v; want 1 and none", tr.Remeasured, tr.Throttle)
+	}
+	if n := measured.Load(); n != 1 {
+		t.Errorf("one trial reported %d times to the metrics", n)
 	}
 	if tr.EnergyMJ <= 0 || tr.PowerW <= 0 || tr.MaxTempC != 83 || tr.SMClockMHz != 1755 || tr.MemClockMHz != 1755 || tr.UtilPct != 91 {
 		t.Errorf("no telemetry from the meter: %+v", tr)

@@ -188,7 +188,8 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 		if budget.Evals > 0 && cy.Evals >= budget.Evals {
 			return true
 		}
-		return budget.Seconds > 0 && t.cfg.Now().Sub(start).Seconds() >= budget.Seconds
+		// Time spent waiting for an idle device is not tuning time.
+		return budget.Seconds > 0 && (t.cfg.Now().Sub(start)-waited).Seconds() >= budget.Seconds
 	}
 	// The default config is measured first, so there is always a valid
 	// baseline to compare and serve.
@@ -520,8 +521,9 @@ func (t *Tuner) measure(ctx context.Context, job Job, c genome.Config) (evaluate
 	}
 	var tr evaluate.Trial
 	cost := 0.0
+	var took time.Duration // measuring, cool-downs left out
 	for attempt := 0; ; attempt++ {
-		start := time.Now()
+		t0 := time.Now()
 		var end func() introspect.Window
 		if meter != nil {
 			end = meter.Begin()
@@ -532,14 +534,12 @@ func (t *Tuner) measure(ctx context.Context, job Job, c genome.Config) (evaluate
 		if end != nil {
 			w = end()
 		}
+		took += time.Since(t0)
 		if err != nil {
 			return tr, fmt.Errorf("evaluate %s: %w", job.Space.Key(c), err)
 		}
 		if tr.At.IsZero() {
 			tr.At = t.cfg.Now()
-		}
-		if t.cfg.Measured != nil {
-			t.cfg.Measured(job, tr, time.Since(start))
 		}
 		cost += tr.Cost
 		// The energy of one run is the window's mean power over the
@@ -568,6 +568,10 @@ func (t *Tuner) measure(ctx context.Context, job Job, c genome.Config) (evaluate
 		}
 	}
 	tr.Cost = cost
+	// One trial, however many measurements were thrown away for it.
+	if t.cfg.Measured != nil {
+		t.cfg.Measured(job, tr, took)
+	}
 	return tr, nil
 }
 
