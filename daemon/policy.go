@@ -56,7 +56,7 @@ func (p *policy) choose(sv store.Served) (*frontAnswer, string) {
 		return nil, ""
 	}
 	if len(sv.Front) == 0 {
-		return nil, "objective " + p.obj.String() + " not applied: the job has no (time, energy) front (its device gave no energy readings); this is the job's own served config"
+		return nil, "objective " + p.obj.String() + " not applied: the job has no certified (time, energy) front (its device gave no energy readings, or none of its front is verified yet); this is the job's own served config"
 	}
 	pts := make([]evaluate.Point, len(sv.Front))
 	for i, f := range sv.Front {

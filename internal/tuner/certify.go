@@ -144,8 +144,8 @@ func (t *Tuner) Certify(ctx context.Context, job Job, cycle int) (Certification,
 // front is the Pareto front of (time, energy) over the candidates that
 // pass verification: each config on the front is certified, one that
 // fails is dropped and the front drawn again, until it holds only
-// certified configs or the verification budget is spent (then it is the
-// certified part of the last front).
+// certified configs; once the verification budget is spent, the points
+// that would need verifying are left off and those certified before stay.
 func (t *Tuner) front(cands []store.Trial, rejected map[string]bool, certify func(store.Trial) (*store.CertMeta, error)) ([]store.FrontPoint, error) {
 	byKey := map[string]store.Trial{}
 	for _, tr := range cands {
@@ -163,7 +163,7 @@ func (t *Tuner) front(cands []store.Trial, rejected map[string]bool, certify fun
 		for _, p := range evaluate.Front(pts) {
 			m, err := certify(byKey[p.Key])
 			if errors.Is(err, errNoBudget) {
-				return out, nil
+				continue // unverified: left off; a point certified before stays
 			}
 			if err != nil {
 				return nil, err

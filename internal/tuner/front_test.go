@@ -34,11 +34,11 @@ func TestFrontDropsWrongConfig(t *testing.T) {
 		switch {
 		case strings.HasSuffix(key, ",ikj_fast") && wrong == "" && sp.ConfigMap(c)["tile_m"].(int64) > 4:
 			wrong = key
-		case strings.HasSuffix(key, ",ikj") && len(right) < 3:
+		case strings.HasSuffix(key, ",ikj") && len(right) < 5:
 			right = append(right, key)
 		}
 	}
-	if wrong == "" || len(right) < 3 {
+	if wrong == "" || len(right) < 5 {
 		t.Fatalf("configs: wrong %q, right %v", wrong, right)
 	}
 	// A is fastest; W beats B on both and C is dominated by B.
@@ -79,6 +79,32 @@ func TestFrontDropsWrongConfig(t *testing.T) {
 		}
 		if res.Served != right[0] || strings.Join(got, " ") != strings.Join(tc.front, " ") || len(res.Rejected) != 1 || res.Rejected[0] != wrong {
 			t.Errorf("candidates %d: served %s, front %v, rejected %v; want %s, %v, [%s]", tc.candidates, res.Served, got, res.Rejected, right[0], tc.front, wrong)
+		}
+		if tc.candidates != 64 {
+			continue
+		}
+		// Later, N (fastest) and M join the front. With budget for one
+		// verification, N is verified and served, M is left off, and A and
+		// B, certified before, stay on it.
+		more := []store.Trial{
+			{Key: right[3], Status: "ok", TimeMS: 0.9, EnergyMJ: 110, Cycle: 2, At: time.Unix(10, 0)},
+			{Key: right[4], Status: "ok", TimeMS: 0.95, EnergyMJ: 105, Cycle: 2, At: time.Unix(11, 0)},
+		}
+		if _, err := st.AddTrials(job.Key, more); err != nil {
+			t.Fatal(err)
+		}
+		tn = New(Config{Store: st, Signer: signer(t), Candidates: 1,
+			NewStrategy: func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewRandom(s, seed) }})
+		if res, err = tn.Certify(context.Background(), job, 2); err != nil {
+			t.Fatal(err)
+		}
+		sv, _, _ = st.Served(job.Key)
+		got = nil
+		for _, f := range sv.Front {
+			got = append(got, f.Key)
+		}
+		if want := []string{right[3], right[0], right[1]}; res.Served != right[3] || strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("budget of 1 after the front was certified: served %s, front %v; want %s, %v", res.Served, got, right[3], want)
 		}
 	}
 }
