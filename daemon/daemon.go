@@ -115,7 +115,9 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		return gpus.Apply(device, cfg)
 	}
 	m := newMetrics(sched)
-	m.reg.MustRegister(newDeviceCollector(gpus, rapl, gate))
+	devCol := newDeviceCollector(gpus, rapl, gate)
+	go devCol.run(ctx, 30*time.Second)
+	m.reg.MustRegister(devCol)
 	*sched = scheduler{
 		metrics: m,
 		dir:     cfg.KernelsDir,

@@ -1,8 +1,10 @@
 package daemon
 
 import (
+	"context"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -17,10 +19,10 @@ type deviceCollector struct {
 	gpus *introspect.GPUs // nil without NVML
 	gate *idleGate
 
-	mu      sync.Mutex
-	rapl    *introspect.RAPL // nil when unreadable
-	raplEnd func() introspect.Window
-	raplMJ  float64
+	mu     sync.Mutex
+	rapl   *introspect.RAPL // nil when unreadable
+	raplAt []int64          // the counters at the last read
+	raplMJ float64
 }
 
 var gpuLabels = []string{"gpu", "UUID", "device", "modelName", "class"}
@@ -45,7 +47,7 @@ var (
 func newDeviceCollector(gpus *introspect.GPUs, rapl *introspect.RAPL, gate *idleGate) *deviceCollector {
 	c := &deviceCollector{gpus: gpus, rapl: rapl, gate: gate}
 	if rapl != nil {
-		c.raplEnd = rapl.Begin()
+		c.raplAt = rapl.Read()
 	}
 	return c
 }
@@ -86,16 +88,44 @@ func (c *deviceCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
-	c.mu.Lock()
-	if c.rapl != nil {
-		c.raplMJ += c.raplEnd().EnergyMJ
-		c.raplEnd = c.rapl.Begin()
-		ch <- prometheus.MustNewConstMetric(descCPUEnergy, prometheus.CounterValue, c.raplMJ)
+	if mj, ok := c.cpuEnergy(); ok {
+		ch <- prometheus.MustNewConstMetric(descCPUEnergy, prometheus.CounterValue, mj)
 	}
-	c.mu.Unlock()
 	if c.gate != nil {
 		if load, ok := c.gate.current(); ok {
 			ch <- prometheus.MustNewConstMetric(descCPULoad, prometheus.GaugeValue, load)
+		}
+	}
+}
+
+// cpuEnergy adds the RAPL energy since the last call to the total and
+// returns it; false without RAPL.
+func (c *deviceCollector) cpuEnergy() (float64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rapl == nil {
+		return 0, false
+	}
+	mj, now := c.rapl.Since(c.raplAt)
+	c.raplMJ, c.raplAt = c.raplMJ+mj, now
+	return c.raplMJ, true
+}
+
+// run reads the RAPL counters every so often between scrapes: a window
+// counts one wraparound per counter at most, and a package counter wraps
+// in some minutes under load.
+func (c *deviceCollector) run(ctx context.Context, every time.Duration) {
+	if c.rapl == nil {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.cpuEnergy()
 		}
 	}
 }

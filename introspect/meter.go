@@ -99,25 +99,36 @@ func packageZones(fsys fs.FS) ([]string, error) {
 // energy, counting one wraparound per counter.
 func (r *RAPL) Begin() func() Window {
 	t0 := time.Now()
-	start := r.read()
+	start := r.Read()
 	return func() Window {
 		w := Window{Seconds: time.Since(t0).Seconds()}
-		end := r.read()
-		var uj uint64
-		for i := range r.zones {
-			if start[i] < 0 || end[i] < 0 {
-				return Window{Seconds: w.Seconds} // a counter went unreadable: no figure
-			}
-			a, b := uint64(start[i]), uint64(end[i])
-			if b >= a {
-				uj += b - a
-			} else if r.max[i] > a {
-				uj += r.max[i] - a + b
-			}
-		}
-		w.EnergyMJ = float64(uj) / 1000
+		w.EnergyMJ, _ = r.Since(start)
 		return w
 	}
+}
+
+// Read is the counters now, for Since.
+func (r *RAPL) Read() []int64 { return r.read() }
+
+// Since is the packages' energy in mJ from the readings prev to now
+// (0 when a counter went unreadable), and the readings now: a running
+// total that reads often enough for one wraparound per counter at most
+// loses nothing between its reads.
+func (r *RAPL) Since(prev []int64) (mj float64, now []int64) {
+	now = r.read()
+	var uj uint64
+	for i := range r.zones {
+		if prev[i] < 0 || now[i] < 0 {
+			return 0, now // a counter went unreadable: no figure
+		}
+		a, b := uint64(prev[i]), uint64(now[i])
+		if b >= a {
+			uj += b - a
+		} else if r.max[i] > a {
+			uj += r.max[i] - a + b
+		}
+	}
+	return float64(uj) / 1000, now
 }
 
 func (r *RAPL) read() []int64 {
