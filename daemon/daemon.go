@@ -68,6 +68,13 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			}
 		}()
 		log.Info().Int("gpus", len(gpus.Info().GPUs)).Str("driver", gpus.Info().Driver).Msg("NVML opened")
+		restored, err := gpus.Recover(filepath.Join(cfg.StateDir, "gpu-settings.json"))
+		if len(restored) > 0 {
+			log.Warn().Strs("restored", restored).Msg("GPU settings an earlier run left changed were set back")
+		}
+		if err != nil {
+			log.Error().Err(err).Msg("GPU settings an earlier run changed could not all be set back")
+		}
 	}
 	rapl, raplErr := introspect.NewRAPL(os.DirFS("/"))
 	if raplErr != nil {

@@ -3,10 +3,13 @@
 package introspect
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"math"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -111,7 +114,9 @@ type GPUs struct {
 	mu      sync.RWMutex // NVML calls hold it for reading, Close and restores for writing
 	closed  bool
 	applied map[int]func() error // restores not yet run, by Apply call
+	pending map[int]setting      // what they undo, as the journal keeps it
 	nextID  int
+	journal string // file of the settings not yet undone; "" for none (see Recover)
 }
 
 // OpenGPUs initialises NVML. Without a driver it fails with the reason
@@ -124,7 +129,7 @@ func NewGPUs(lib nvml.Interface) (*GPUs, error) {
 		return nil, fmt.Errorf("%s", initFailure(ret))
 	}
 	info, devs := describe(lib)
-	return &GPUs{lib: lib, info: info, devs: devs, applied: map[int]func() error{}}, nil
+	return &GPUs{lib: lib, info: info, devs: devs, applied: map[int]func() error{}, pending: map[int]setting{}}, nil
 }
 
 // Info is what NVML said of the machine when the session opened.
@@ -259,13 +264,34 @@ func (g *GPUs) Apply(class string, cfg map[string]any) (restore func() error, er
 	if g.closed {
 		return nil, fmt.Errorf("device %s: the NVML session is closed", class)
 	}
-	undo, err := apply(g.devs[i], class, cfg)
-	if err != nil {
-		return nil, err
+	// Journal first: a crash after the change leaves what Recover undoes.
+	set := setting{UUID: g.info.GPUs[i].UUID}
+	if _, ok := cfg["nvml_pwr_limit"]; ok {
+		old, ret := g.devs[i].GetPowerManagementLimit()
+		if ret != nvml.SUCCESS {
+			return nil, fmt.Errorf("nvml_pwr_limit on %s: %s", class, nvmlError(ret))
+		}
+		set.PowerMW = old
 	}
+	_, set.GrLocked = cfg["nvml_gr_clock"]
+	_, set.MemLocked = cfg["nvml_mem_clock"]
 	g.nextID++
 	id := g.nextID
-	g.applied[id] = undo
+	g.pending[id] = set
+	if err := g.writeJournal(); err != nil {
+		delete(g.pending, id)
+		return nil, fmt.Errorf("device %s: %w", class, err)
+	}
+	undo, err := apply(g.devs[i], class, cfg)
+	if err != nil {
+		delete(g.pending, id)
+		return nil, errors.Join(err, g.writeJournal())
+	}
+	g.applied[id] = func() error {
+		err := undo()
+		delete(g.pending, id)
+		return errors.Join(err, g.writeJournal())
+	}
 	return func() error {
 		g.mu.Lock()
 		defer g.mu.Unlock()
@@ -276,6 +302,103 @@ func (g *GPUs) Apply(class string, cfg map[string]any) (restore func() error, er
 		delete(g.applied, id)
 		return f()
 	}, nil
+}
+
+// setting is a device change not yet undone, as the journal keeps it.
+type setting struct {
+	UUID      string `json:"uuid"`
+	PowerMW   uint32 `json:"power_limit_mw,omitempty"` // the limit to set back; 0: not changed
+	GrLocked  bool   `json:"gr_clock_locked,omitempty"`
+	MemLocked bool   `json:"mem_clock_locked,omitempty"`
+}
+
+// writeJournal writes the pending settings to the journal file, or
+// removes it when there are none; called with g.mu held.
+func (g *GPUs) writeJournal() error {
+	if g.journal == "" {
+		return nil
+	}
+	if len(g.pending) == 0 {
+		if err := os.Remove(g.journal); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("GPU settings journal: %w", err)
+		}
+		return nil
+	}
+	var list []setting
+	for _, id := range slices.Sorted(maps.Keys(g.pending)) {
+		list = append(list, g.pending[id])
+	}
+	b, err := json.MarshalIndent(list, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := g.journal + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("GPU settings journal: %w", err)
+	}
+	if err := os.Rename(tmp, g.journal); err != nil {
+		return fmt.Errorf("GPU settings journal: %w", err)
+	}
+	return nil
+}
+
+// Recover makes path the journal of the settings Apply changes, and first
+// undoes what an earlier run left in it (a daemon killed while a power
+// limit or locked clocks were set): it returns what it set back. A
+// journal it cannot read is an error naming it and is left in place.
+func (g *GPUs) Recover(path string) (restored []string, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil, errors.New("GPU settings journal: the NVML session is closed")
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		g.journal = path
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("GPU settings journal: %w", err)
+	}
+	var list []setting
+	if err := json.Unmarshal(b, &list); err != nil {
+		return nil, fmt.Errorf("GPU settings journal %s: %w (left in place; remove it once the GPUs' power limits and clocks are checked)", path, err)
+	}
+	var errs []error
+	for _, set := range list {
+		i := slices.IndexFunc(g.info.GPUs, func(gpu GPU) bool { return gpu.UUID == set.UUID })
+		if i < 0 {
+			errs = append(errs, fmt.Errorf("GPU %s in %s is not on this machine now", set.UUID, path))
+			continue
+		}
+		dev := g.devs[i]
+		if set.PowerMW > 0 {
+			if ret := dev.SetPowerManagementLimit(set.PowerMW); ret != nvml.SUCCESS {
+				errs = append(errs, fmt.Errorf("GPU %s: power limit back to %d mW: %s", set.UUID, set.PowerMW, nvmlError(ret)))
+			} else {
+				restored = append(restored, fmt.Sprintf("GPU %s power limit %d mW", set.UUID, set.PowerMW))
+			}
+		}
+		if set.GrLocked {
+			if ret := dev.ResetGpuLockedClocks(); ret != nvml.SUCCESS {
+				errs = append(errs, fmt.Errorf("GPU %s: unlocking GPU clocks: %s", set.UUID, nvmlError(ret)))
+			} else {
+				restored = append(restored, fmt.Sprintf("GPU %s GPU clocks unlocked", set.UUID))
+			}
+		}
+		if set.MemLocked {
+			if ret := dev.ResetMemoryLockedClocks(); ret != nvml.SUCCESS {
+				errs = append(errs, fmt.Errorf("GPU %s: unlocking memory clocks: %s", set.UUID, nvmlError(ret)))
+			} else {
+				restored = append(restored, fmt.Sprintf("GPU %s memory clocks unlocked", set.UUID))
+			}
+		}
+	}
+	if err := os.Remove(path); err != nil {
+		errs = append(errs, fmt.Errorf("GPU settings journal: %w", err))
+	}
+	g.journal = path
+	return restored, errors.Join(errs...)
 }
 
 // apply sets the knobs of cfg on dev; on failure it undoes what it set.

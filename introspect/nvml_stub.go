@@ -39,3 +39,6 @@ func (g *GPUs) Apply(class string, _ map[string]any) (func() error, error) {
 
 // Use has no GPU to ask.
 func (g *GPUs) Use(string, func(uint32) bool) (float64, []uint32, bool) { return 0, nil, false }
+
+// Recover has nothing to undo without NVML.
+func (g *GPUs) Recover(string) ([]string, error) { return nil, nil }

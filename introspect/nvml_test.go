@@ -3,6 +3,10 @@
 package introspect
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -331,5 +335,67 @@ func TestMeterAfterClose(t *testing.T) {
 	}
 	if _, _, ok := g.Use(a100, func(uint32) bool { return false }); ok {
 		t.Error("Use after Close is ok")
+	}
+}
+
+// A daemon killed while a power limit and locked clocks are set leaves a
+// journal; the next session sets them back from it.
+func TestKnobJournal(t *testing.T) {
+	dev := fakeGPU()
+	limit := uint32(250000)
+	var locked []uint32
+	dev.GetPowerManagementLimitFunc = func() (uint32, nvml.Return) { return limit, nvml.SUCCESS }
+	dev.SetPowerManagementLimitFunc = func(mw uint32) nvml.Return { limit = mw; return nvml.SUCCESS }
+	dev.SetGpuLockedClocksFunc = func(lo, hi uint32) nvml.Return { locked = []uint32{lo, hi}; return nvml.SUCCESS }
+	dev.ResetGpuLockedClocksFunc = func() nvml.Return { locked = nil; return nvml.SUCCESS }
+	journal := filepath.Join(t.TempDir(), "gpu-settings.json")
+
+	g, err := NewGPUs(mockLib(dev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restored, err := g.Recover(journal); err != nil || restored != nil {
+		t.Fatalf("Recover with no journal = %v, %v", restored, err)
+	}
+	restore, err := g.Apply(a100, map[string]any{"nvml_pwr_limit": int64(175)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(journal); err != nil {
+		t.Fatalf("no journal while a setting is applied: %v", err)
+	}
+	if err := restore(); err != nil || limit != 250000 {
+		t.Fatalf("restore: %v, limit %d", err, limit)
+	}
+	if _, err := os.Stat(journal); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("journal left after the restore: %v", err)
+	}
+
+	// Killed with both applied: nothing restores them in this session.
+	if _, err := g.Apply(a100, map[string]any{"nvml_pwr_limit": int64(175), "nvml_gr_clock": int64(1200)}); err != nil {
+		t.Fatal(err)
+	}
+	if limit != 175000 || locked == nil {
+		t.Fatalf("applied: limit %d, clocks %v", limit, locked)
+	}
+	next, err := NewGPUs(mockLib(dev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored, err := next.Recover(journal)
+	if err != nil || len(restored) != 2 || limit != 250000 || locked != nil {
+		t.Fatalf("Recover = %v, %v; limit %d mW, clocks %v", restored, err, limit, locked)
+	}
+	if _, err := os.Stat(journal); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("journal left after recovery: %v", err)
+	}
+
+	// A journal that cannot be read is named and left in place.
+	os.WriteFile(journal, []byte("{not json"), 0o600)
+	if _, err := next.Recover(journal); err == nil || !strings.Contains(err.Error(), journal) {
+		t.Errorf("bad journal: %v", err)
+	}
+	if _, err := os.Stat(journal); err != nil {
+		t.Errorf("bad journal removed: %v", err)
 	}
 }
