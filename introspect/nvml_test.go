@@ -399,3 +399,34 @@ func TestKnobJournal(t *testing.T) {
 		t.Errorf("bad journal removed: %v", err)
 	}
 }
+
+// Whatever the journal holds, Recover names the file or sets back settings
+// of this machine's GPUs only.
+func FuzzRecover(f *testing.F) {
+	f.Add([]byte(`[{"uuid":"GPU-1234","power_limit_mw":250000,"gr_clock_locked":true}]`))
+	f.Add([]byte(`[{"uuid":"GPU-other","mem_clock_locked":true}]`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`{`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dev := fakeGPU()
+		var sets int
+		dev.SetPowerManagementLimitFunc = func(uint32) nvml.Return { sets++; return nvml.SUCCESS }
+		dev.ResetGpuLockedClocksFunc = func() nvml.Return { sets++; return nvml.SUCCESS }
+		dev.ResetMemoryLockedClocksFunc = func() nvml.Return { sets++; return nvml.SUCCESS }
+		g, err := NewGPUs(mockLib(dev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		journal := filepath.Join(t.TempDir(), "gpu-settings.json")
+		if err := os.WriteFile(journal, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		restored, err := g.Recover(journal)
+		if len(restored) != sets {
+			t.Fatalf("%d settings set back, %d reported", sets, len(restored))
+		}
+		if err != nil && !strings.Contains(err.Error(), "GPU") {
+			t.Fatalf("error names nothing: %v", err)
+		}
+	})
+}
