@@ -450,34 +450,12 @@ func (h *Harness) run(ctx context.Context, cfg map[string]any, pr evaluate.Probl
 			p.kill()
 			return Result{}, evaluate.StatusRuntime, note, nil
 		}
-		var res Result
-		if err := json.Unmarshal(l.b, &res); err != nil || res.Type != "result" || res.ID != id {
+		res, status, note, ok := parseResult(l.b, id, verify)
+		if !ok {
 			h.p = nil
 			p.kill()
-			return Result{}, evaluate.StatusRuntime, fmt.Sprintf("harness printed %q, not the result of run %d; restarted", clip(l.b), id), nil
 		}
-		if res.ErrorClass != "" {
-			st, err := evaluate.ParseStatus(res.ErrorClass)
-			if err != nil || st == evaluate.StatusOK {
-				st = evaluate.StatusRuntime
-			}
-			return res, st, res.Error, nil
-		}
-		if len(res.TimesMS) == 0 {
-			return res, evaluate.StatusRuntime, "harness answered without times", nil
-		}
-		for _, t := range res.TimesMS {
-			if !(t > 0) || math.IsInf(t, 0) {
-				return res, evaluate.StatusRuntime, fmt.Sprintf("harness answered a time of %v ms", t), nil
-			}
-		}
-		if res.EnergyJ < 0 {
-			return res, evaluate.StatusRuntime, fmt.Sprintf("harness answered an energy of %v J", res.EnergyJ), nil
-		}
-		if verify && (res.Checksum == nil || math.IsNaN(*res.Checksum) || math.IsInf(*res.Checksum, 0)) {
-			return res, evaluate.StatusRuntime, "harness answered a verify run without a finite checksum", nil
-		}
-		return res, evaluate.StatusOK, "", nil
+		return res, status, note, nil
 	case <-timer.C:
 		h.p = nil
 		p.kill()
@@ -487,6 +465,37 @@ func (h *Harness) run(ctx context.Context, cfg map[string]any, pr evaluate.Probl
 		p.kill()
 		return Result{}, "", "", ctx.Err()
 	}
+}
+
+// parseResult reads the answer line b to run id: the result and its
+// status, or a note of what is wrong with it. ok is false when b is no
+// answer to that run at all, after which the stream cannot be trusted.
+func parseResult(b []byte, id int, verify bool) (res Result, status evaluate.Status, note string, ok bool) {
+	if err := json.Unmarshal(b, &res); err != nil || res.Type != "result" || res.ID != id {
+		return Result{}, evaluate.StatusRuntime, fmt.Sprintf("harness printed %q, not the result of run %d; restarted", clip(b), id), false
+	}
+	if res.ErrorClass != "" {
+		st, err := evaluate.ParseStatus(res.ErrorClass)
+		if err != nil || st == evaluate.StatusOK {
+			st = evaluate.StatusRuntime
+		}
+		return res, st, res.Error, true
+	}
+	if len(res.TimesMS) == 0 {
+		return res, evaluate.StatusRuntime, "harness answered without times", true
+	}
+	for _, t := range res.TimesMS {
+		if !(t > 0) || math.IsInf(t, 0) {
+			return res, evaluate.StatusRuntime, fmt.Sprintf("harness answered a time of %v ms", t), true
+		}
+	}
+	if res.EnergyJ < 0 {
+		return res, evaluate.StatusRuntime, fmt.Sprintf("harness answered an energy of %v J", res.EnergyJ), true
+	}
+	if verify && (res.Checksum == nil || math.IsNaN(*res.Checksum) || math.IsInf(*res.Checksum, 0)) {
+		return res, evaluate.StatusRuntime, "harness answered a verify run without a finite checksum", true
+	}
+	return res, evaluate.StatusOK, "", true
 }
 
 func sameParams(a, b Hello) bool {
