@@ -12,6 +12,7 @@ import (
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/certs"
 	"github.com/quasim/quasim/client"
+	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/runtime"
 )
 
@@ -360,6 +361,21 @@ func TestExecHarness(t *testing.T) {
 		t.Errorf("certs show: exit %d\n%s", code, out)
 	}
 	t.Logf("served %s (%.3f ms, certificate %s)", cfg.Key, cfg.TimeMS, cfg.Certificate)
+	// Each trial took as many timed runs as the repetition rule asked for
+	// (3 to 50), its time their median.
+	var trials api.Trials
+	d.ctlJSON(&trials, "trials", "matmul")
+	var reps []int
+	for _, tr := range trials.Trials {
+		if tr.Status != "ok" {
+			continue
+		}
+		reps = append(reps, len(tr.TimesMS))
+		if len(tr.TimesMS) < 3 || len(tr.TimesMS) > 50 || tr.TimeMS != evaluate.Median(tr.TimesMS) {
+			t.Errorf("trial %s: %d times, time %v ms", tr.Key, len(tr.TimesMS), tr.TimeMS)
+		}
+	}
+	t.Logf("timed runs per trial: %v", reps)
 }
 
 // A harness that crashes on some configs, hangs on others and prints
