@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -125,21 +124,15 @@ func (s *server) postRevoke(r *http.Request) (any, error) {
 				return nil, err
 			}
 		} else {
-			nsv := store.Served{Key: next.Key, TimeMS: s.trialTime(meta.Job, next.Key, next.TimeMS), PromotedAt: time.Now(), Certificate: next.ID}
+			nsv := store.Served{Key: next.Key, TimeMS: s.trialTime(meta.Job, next.Key, next.TimeMS), PromotedAt: time.Now(), Certificate: next.ID, Front: sv.Front}
 			if err := s.st.PutServed(meta.Job, nsv); err != nil {
 				return nil, err
 			}
 		}
-		s.sched.epoch.Add(1)
-	} else if ok && slices.ContainsFunc(sv.Front, func(f store.FrontPoint) bool { return f.Certificate == id }) {
-		// Another point of the front: it leaves the front, so no policy
-		// lookup answers it.
-		sv.Front = slices.DeleteFunc(sv.Front, func(f store.FrontPoint) bool { return f.Certificate == id })
-		if err := s.st.PutServed(meta.Job, sv); err != nil {
-			return nil, err
-		}
-		s.sched.epoch.Add(1)
 	}
+	// The store took the point off the job's front as it revoked it; the
+	// cached answers go either way.
+	s.sched.epoch.Add(1)
 	if sv, ok, err := s.st.Served(meta.Job); err != nil {
 		return nil, err
 	} else if ok {

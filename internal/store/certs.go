@@ -250,13 +250,43 @@ func (s *Store) Revoke(id, reason string, at time.Time) (CertMeta, error) {
 		if err := revs.Put([]byte(id), data); err != nil {
 			return err
 		}
-		meta, err = withRevocation(revs, meta) // as stored: the time as JSON gives it back
-		return err
+		if meta, err = withRevocation(revs, meta); err != nil { // as stored: the time as JSON gives it back
+			return err
+		}
+		return dropFromFront(tx, meta.Job, id)
 	})
 	if err != nil {
 		return CertMeta{}, fmt.Errorf("revoke certificate %q: %w", id, err)
 	}
 	return meta, nil
+}
+
+// dropFromFront takes the point certified by id off the front of job's
+// served record, in the transaction that revokes it, so no lookup answers
+// it after. The served config itself is the caller's to replace.
+func dropFromFront(tx *bolt.Tx, job JobKey, id string) error {
+	b, err := top(tx, bucketServed)
+	if err != nil {
+		return err
+	}
+	v := b.Get([]byte(job.String()))
+	if v == nil {
+		return nil
+	}
+	sv, err := decodeServed(v, path(string(bucketRoot), string(bucketServed), quoted(job.String())))
+	if err != nil {
+		return err
+	}
+	n := len(sv.Front)
+	sv.Front = slices.DeleteFunc(sv.Front, func(f FrontPoint) bool { return f.Certificate == id })
+	if len(sv.Front) == n {
+		return nil
+	}
+	data, err := encode(&servedRecord{V: recordVersion, Served: sv})
+	if err != nil {
+		return err
+	}
+	return b.Put([]byte(job.String()), data)
 }
 
 // readCert returns the body and metadata of certificate id in tx, with its

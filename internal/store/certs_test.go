@@ -222,6 +222,34 @@ func TestRevoke(t *testing.T) {
 	checkCert(t, s, "c1", []byte("c1"), revoked)
 }
 
+// Revoking the certificate of a point on a job's front takes the point off
+// the served record's front in the same transaction.
+func TestRevokeDropsFrontPoint(t *testing.T) {
+	t.Parallel()
+	s := storetest.New(t)
+	c1, c2, c3 := cert("c1", jobA, "1", 1, 1), cert("c2", jobA, "2", 2, 2), cert("c3", jobA, "3", 3, 3)
+	for _, m := range []store.CertMeta{c1, c2, c3} {
+		must(t, s.PutCert(m.Job, m, []byte(m.ID)))
+	}
+	front := []store.FrontPoint{{Key: "1", TimeMS: 1, EnergyMJ: 9, Certificate: "c1"}, {Key: "2", TimeMS: 2, EnergyMJ: 5, Certificate: "c2"}, {Key: "3", TimeMS: 3, EnergyMJ: 4, Certificate: "c3"}}
+	must(t, s.PutServed(jobA, store.Served{Key: "1", TimeMS: 1, Certificate: "c1", Front: front}))
+	if _, err := s.Revoke("c2", "wrong on driver 551", at(5)); err != nil {
+		t.Fatal(err)
+	}
+	sv, ok, err := s.Served(jobA)
+	if err != nil || !ok || sv.Certificate != "c1" || !reflect.DeepEqual(sv.Front, []store.FrontPoint{front[0], front[2]}) {
+		t.Errorf("served after revoking c2 = %+v, %v, %v; want c1 with the front less c2", sv, ok, err)
+	}
+	// The served config's own certificate: the front loses it too, the
+	// record stays for the caller to replace.
+	if _, err := s.Revoke("c1", "wrong", at(6)); err != nil {
+		t.Fatal(err)
+	}
+	if sv, _, _ := s.Served(jobA); sv.Certificate != "c1" || !reflect.DeepEqual(sv.Front, []store.FrontPoint{front[2]}) {
+		t.Errorf("served after revoking c1 = %+v", sv)
+	}
+}
+
 func TestMarkTrial(t *testing.T) {
 	t.Parallel()
 	base := []store.Trial{trial("a", 1), {Key: "b", Status: "compile", Error: "nvcc: bad tile", At: at(2)}, trial("c", 3)}
@@ -422,7 +450,10 @@ func TestPutServedRefusesRevoked(t *testing.T) {
 	if err := s.PutServed(jobA, sv); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("served with a revoked front certificate: %v, want ErrInvalid", err)
 	}
-	if got, ok, err := s.Served(jobA); err != nil || !ok || !reflect.DeepEqual(got, sv) {
-		t.Fatalf("stored served %+v, %v, %v; want the earlier one kept", got, ok, err)
+	// The one stored is kept, less the revoked point Revoke took off.
+	want := sv
+	want.Front = sv.Front[:1]
+	if got, ok, err := s.Served(jobA); err != nil || !ok || !reflect.DeepEqual(got, want) {
+		t.Fatalf("stored served %+v, %v, %v; want %+v", got, ok, err, want)
 	}
 }
