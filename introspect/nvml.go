@@ -144,8 +144,9 @@ func (g *GPUs) Close() error {
 		return nil
 	}
 	var errs []error
-	for _, id := range slices.Sorted(maps.Keys(g.applied)) {
-		errs = append(errs, g.applied[id]())
+	ids := slices.Sorted(maps.Keys(g.applied))
+	for _, id := range slices.Backward(ids) { // the last applied first
+		errs = append(errs, g.applied[id]()) // one that fails stays in the journal
 	}
 	g.applied, g.closed = nil, true
 	g.lib.Shutdown()
@@ -284,13 +285,20 @@ func (g *GPUs) Apply(class string, cfg map[string]any) (restore func() error, er
 	}
 	undo, err := apply(g.devs[i], class, cfg)
 	if err != nil {
+		if errors.Is(err, errLeftChanged) {
+			return nil, err // the journal keeps it for the next start
+		}
 		delete(g.pending, id)
 		return nil, errors.Join(err, g.writeJournal())
 	}
+	// Set back, it leaves the journal; failing, it stays there, for Close
+	// and the next start to try again.
 	g.applied[id] = func() error {
-		err := undo()
+		if err := undo(); err != nil {
+			return err
+		}
 		delete(g.pending, id)
-		return errors.Join(err, g.writeJournal())
+		return g.writeJournal()
 	}
 	return func() error {
 		g.mu.Lock()
@@ -299,10 +307,17 @@ func (g *GPUs) Apply(class string, cfg map[string]any) (restore func() error, er
 		if !ok {
 			return nil // restored already, by Close
 		}
-		delete(g.applied, id)
-		return f()
+		err := f()
+		if err == nil {
+			delete(g.applied, id)
+		}
+		return err
 	}, nil
 }
+
+// errLeftChanged marks a failed Apply whose partial changes could not be
+// set back.
+var errLeftChanged = errors.New("GPU settings left changed")
 
 // setting is a device change not yet undone, as the journal keeps it.
 type setting struct {
@@ -343,18 +358,19 @@ func (g *GPUs) writeJournal() error {
 }
 
 // Recover makes path the journal of the settings Apply changes, and first
-// undoes what an earlier run left in it (a daemon killed while a power
-// limit or locked clocks were set): it returns what it set back. A
-// journal it cannot read is an error naming it and is left in place.
+// sets back what an earlier run left in it (a daemon killed while a power
+// limit or locked clocks were set): it returns what it set back. What it
+// cannot set back stays in the journal for the next start. A journal it
+// cannot read is moved aside to path.bad, named in the error.
 func (g *GPUs) Recover(path string) (restored []string, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
 		return nil, errors.New("GPU settings journal: the NVML session is closed")
 	}
+	g.journal = path
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		g.journal = path
 		return nil, nil
 	}
 	if err != nil {
@@ -362,19 +378,25 @@ func (g *GPUs) Recover(path string) (restored []string, err error) {
 	}
 	var list []setting
 	if err := json.Unmarshal(b, &list); err != nil {
-		return nil, fmt.Errorf("GPU settings journal %s: %w (left in place; remove it once the GPUs' power limits and clocks are checked)", path, err)
+		err = fmt.Errorf("GPU settings journal %s: %w", path, err)
+		if rerr := os.Rename(path, path+".bad"); rerr != nil {
+			return nil, errors.Join(err, rerr)
+		}
+		return nil, fmt.Errorf("%w (moved to %s; check the GPUs' power limits and clocks)", err, path+".bad")
 	}
 	var errs []error
 	for _, set := range list {
 		i := slices.IndexFunc(g.info.GPUs, func(gpu GPU) bool { return gpu.UUID == set.UUID })
 		if i < 0 {
-			errs = append(errs, fmt.Errorf("GPU %s in %s is not on this machine now", set.UUID, path))
+			errs = append(errs, fmt.Errorf("GPU %s is not on this machine now", set.UUID))
+			g.keep(set)
 			continue
 		}
-		dev := g.devs[i]
+		dev, left := g.devs[i], setting{UUID: set.UUID}
 		if set.PowerMW > 0 {
 			if ret := dev.SetPowerManagementLimit(set.PowerMW); ret != nvml.SUCCESS {
 				errs = append(errs, fmt.Errorf("GPU %s: power limit back to %d mW: %s", set.UUID, set.PowerMW, nvmlError(ret)))
+				left.PowerMW = set.PowerMW
 			} else {
 				restored = append(restored, fmt.Sprintf("GPU %s power limit %d mW", set.UUID, set.PowerMW))
 			}
@@ -382,6 +404,7 @@ func (g *GPUs) Recover(path string) (restored []string, err error) {
 		if set.GrLocked {
 			if ret := dev.ResetGpuLockedClocks(); ret != nvml.SUCCESS {
 				errs = append(errs, fmt.Errorf("GPU %s: unlocking GPU clocks: %s", set.UUID, nvmlError(ret)))
+				left.GrLocked = true
 			} else {
 				restored = append(restored, fmt.Sprintf("GPU %s GPU clocks unlocked", set.UUID))
 			}
@@ -389,16 +412,29 @@ func (g *GPUs) Recover(path string) (restored []string, err error) {
 		if set.MemLocked {
 			if ret := dev.ResetMemoryLockedClocks(); ret != nvml.SUCCESS {
 				errs = append(errs, fmt.Errorf("GPU %s: unlocking memory clocks: %s", set.UUID, nvmlError(ret)))
+				left.MemLocked = true
 			} else {
 				restored = append(restored, fmt.Sprintf("GPU %s memory clocks unlocked", set.UUID))
 			}
 		}
+		if left.PowerMW > 0 || left.GrLocked || left.MemLocked {
+			g.keep(left)
+		}
 	}
-	if err := os.Remove(path); err != nil {
-		errs = append(errs, fmt.Errorf("GPU settings journal: %w", err))
+	if err := g.writeJournal(); err != nil {
+		errs = append(errs, err)
 	}
-	g.journal = path
-	return restored, errors.Join(errs...)
+	if len(errs) > 0 {
+		return restored, fmt.Errorf("%w (kept in %s for the next start; remove it once they are set back by hand)", errors.Join(errs...), path)
+	}
+	return restored, nil
+}
+
+// keep puts a setting that could not be set back into the journal; called
+// with g.mu held.
+func (g *GPUs) keep(set setting) {
+	g.nextID++
+	g.pending[g.nextID] = set
 }
 
 // apply sets the knobs of cfg on dev; on failure it undoes what it set.
@@ -416,7 +452,7 @@ func apply(dev nvml.Device, class string, cfg map[string]any) (restore func() er
 	fail := func(knob string, ret nvml.Return) (func() error, error) {
 		err := fmt.Errorf("%s on %s: %s", knob, class, nvmlError(ret))
 		if rerr := restore(); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("restoring: %w", rerr))
+			err = errors.Join(err, fmt.Errorf("restoring: %w", errors.Join(errLeftChanged, rerr)))
 		}
 		return nil, err
 	}

@@ -390,13 +390,52 @@ func TestKnobJournal(t *testing.T) {
 		t.Errorf("journal left after recovery: %v", err)
 	}
 
-	// A journal that cannot be read is named and left in place.
-	os.WriteFile(journal, []byte("{not json"), 0o600)
-	if _, err := next.Recover(journal); err == nil || !strings.Contains(err.Error(), journal) {
-		t.Errorf("bad journal: %v", err)
+	// A setting that cannot be set back stays in the journal, in this
+	// session's restore and Close and at the next start alike.
+	restore, err = next.Apply(a100, map[string]any{"nvml_pwr_limit": int64(175)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev.SetPowerManagementLimitFunc = func(uint32) nvml.Return { return nvml.ERROR_UNKNOWN }
+	if err := restore(); err == nil {
+		t.Fatal("restore that failed: no error")
+	}
+	if err := next.Close(); err == nil {
+		t.Fatal("Close that failed to restore: no error")
 	}
 	if _, err := os.Stat(journal); err != nil {
-		t.Errorf("bad journal removed: %v", err)
+		t.Fatalf("journal gone though the limit is still changed: %v", err)
+	}
+	third, err := NewGPUs(mockLib(dev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := third.Recover(journal); err == nil || !strings.Contains(err.Error(), "kept in "+journal) {
+		t.Fatalf("Recover that failed: %v", err)
+	}
+	dev.SetPowerManagementLimitFunc = func(mw uint32) nvml.Return { limit = mw; return nvml.SUCCESS }
+	fourth, err := NewGPUs(mockLib(dev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restored, err := fourth.Recover(journal); err != nil || len(restored) != 1 || limit != 250000 {
+		t.Fatalf("Recover once NVML works = %v, %v; limit %d mW", restored, err, limit)
+	}
+
+	// A journal that cannot be read is moved aside and named; journaling
+	// goes on.
+	os.WriteFile(journal, []byte("{not json"), 0o600)
+	if _, err := fourth.Recover(journal); err == nil || !strings.Contains(err.Error(), journal+".bad") {
+		t.Errorf("bad journal: %v", err)
+	}
+	if b, err := os.ReadFile(journal + ".bad"); err != nil || string(b) != "{not json" {
+		t.Errorf("bad journal not kept aside: %q, %v", b, err)
+	}
+	if _, err := fourth.Apply(a100, map[string]any{"nvml_pwr_limit": int64(175)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(journal); err != nil {
+		t.Errorf("no journal after a bad one: %v", err)
 	}
 }
 
