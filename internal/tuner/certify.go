@@ -144,17 +144,19 @@ func (t *Tuner) Certify(ctx context.Context, job Job, cycle int) (Certification,
 // front is the Pareto front of (time, energy) over the candidates that
 // pass verification: each config on the front is certified, one that
 // fails is dropped and the front drawn again, until it holds only
-// certified configs; once the verification budget is spent, the points
-// that would need verifying are left off and those certified before stay.
+// certified configs; once the verification budget is spent, a point that
+// would need verifying is left off and the front drawn again without it,
+// so the points certified before stay.
 func (t *Tuner) front(cands []store.Trial, rejected map[string]bool, certify func(store.Trial) (*store.CertMeta, error)) ([]store.FrontPoint, error) {
 	byKey := map[string]store.Trial{}
 	for _, tr := range cands {
 		byKey[tr.Key] = tr
 	}
+	unverified := map[string]bool{} // past the budget: out of this front, not wrong
 	for {
 		var pts []evaluate.Point
 		for _, tr := range cands {
-			if !rejected[tr.Key] {
+			if !rejected[tr.Key] && !unverified[tr.Key] {
 				pts = append(pts, evaluate.Point{Key: tr.Key, TimeMS: tr.TimeMS, EnergyMJ: tr.EnergyMJ})
 			}
 		}
@@ -163,7 +165,11 @@ func (t *Tuner) front(cands []store.Trial, rejected map[string]bool, certify fun
 		for _, p := range evaluate.Front(pts) {
 			m, err := certify(byKey[p.Key])
 			if errors.Is(err, errNoBudget) {
-				continue // unverified: left off; a point certified before stays
+				// Left off, and the front drawn again without it: a
+				// certified point it dominated is on the front then.
+				unverified[p.Key] = true
+				redraw = true
+				break
 			}
 			if err != nil {
 				return nil, err

@@ -86,9 +86,10 @@ func TestFrontDropsWrongConfig(t *testing.T) {
 		// Later, N (fastest) and M join the front. With budget for one
 		// verification, N is verified and served, M is left off, and A and
 		// B, certified before, stay on it.
+		// M also dominates B (certified): left off, it must not hide B.
 		more := []store.Trial{
 			{Key: right[3], Status: "ok", TimeMS: 0.9, EnergyMJ: 110, Cycle: 2, At: time.Unix(10, 0)},
-			{Key: right[4], Status: "ok", TimeMS: 0.95, EnergyMJ: 105, Cycle: 2, At: time.Unix(11, 0)},
+			{Key: right[4], Status: "ok", TimeMS: 1.15, EnergyMJ: 65, Cycle: 2, At: time.Unix(11, 0)},
 		}
 		if _, err := st.AddTrials(job.Key, more); err != nil {
 			t.Fatal(err)
