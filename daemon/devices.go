@@ -35,13 +35,19 @@ func (s *server) getDevices(*http.Request) (any, error) {
 		n = introspect.DiscoverNVIDIA()
 	}
 	out.NVIDIA = api.NVIDIA{Driver: n.Driver, CUDA: n.CUDA, GPUs: []api.GPU{}, Unavailable: n.Unavailable}
-	for _, g := range n.GPUs {
-		out.NVIDIA.GPUs = append(out.NVIDIA.GPUs, api.GPU{
+	for i, g := range n.GPUs {
+		gpu := api.GPU{
 			Index: g.Index, Class: n.Class(g), Name: g.Name, UUID: g.UUID,
 			Architecture: g.Architecture, ComputeCapability: g.ComputeCapability, MemoryMiB: g.MemoryMiB,
 			PowerLimitW: g.PowerLimitW, MinPowerLimitW: g.MinPowerLimitW, MaxPowerLimitW: g.MaxPowerLimitW,
 			Lock: lock(n.Class(g)),
-		})
+		}
+		if s.gpus != nil { // the limit now, not as the session opened
+			if w, ok := s.gpus.PowerLimitW(i); ok {
+				gpu.PowerLimitW = w
+			}
+		}
+		out.NVIDIA.GPUs = append(out.NVIDIA.GPUs, gpu)
 	}
 	return out, nil
 }

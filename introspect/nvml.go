@@ -174,6 +174,16 @@ func (g *GPUs) Sample(i int) Telemetry {
 	return t
 }
 
+// PowerLimitW reads the power limit of GPU i (an index into
+// Info().GPUs) now, in W; Info has it as the session opened.
+func (g *GPUs) PowerLimitW(i int) (w float64, ok bool) {
+	g.open(func() {
+		mw, ret := g.devs[i].GetPowerManagementLimit()
+		w, ok = float64(mw)/1000, ret == nvml.SUCCESS
+	})
+	return w, ok
+}
+
 // index is the first GPU of device class class, or -1.
 func (g *GPUs) index(class string) int {
 	for i, gpu := range g.info.GPUs {

@@ -42,3 +42,6 @@ func (g *GPUs) Use(string, func(uint32) bool) (float64, []uint32, bool) { return
 
 // Recover has nothing to undo without NVML.
 func (g *GPUs) Recover(string) ([]string, error) { return nil, nil }
+
+// PowerLimitW has no GPU to read.
+func (g *GPUs) PowerLimitW(int) (float64, bool) { return 0, false }

@@ -469,3 +469,21 @@ func FuzzRecover(f *testing.F) {
 		}
 	})
 }
+
+func TestPowerLimitNow(t *testing.T) {
+	dev := fakeGPU()
+	limit := uint32(250000)
+	dev.GetPowerManagementLimitFunc = func() (uint32, nvml.Return) { return limit, nvml.SUCCESS }
+	g, err := NewGPUs(mockLib(dev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit = 200000 // changed since the session opened
+	if w, ok := g.PowerLimitW(0); !ok || w != 200 || g.Info().GPUs[0].PowerLimitW != 250 {
+		t.Errorf("PowerLimitW = %v, %v; Info has %v", w, ok, g.Info().GPUs[0].PowerLimitW)
+	}
+	g.Close()
+	if _, ok := g.PowerLimitW(0); ok {
+		t.Error("PowerLimitW after Close is ok")
+	}
+}

@@ -188,4 +188,16 @@ func TestRepetitions(t *testing.T) {
 	if err != nil || !tr.OK() || len(tr.Times) != 12 || h.nextID-before != 3 {
 		t.Errorf("noisy: %d times in %d requests (%v), want 12 in 3", len(tr.Times), h.nextID-before, err)
 	}
+	// Runs of 100-500 ms (as reported) against the 500 ms request timeout:
+	// one run a request after the first, until 2 s of runs (MaxTime).
+	c, _ = config(t, h, "noisy", 4)
+	before = h.nextID
+	tr, err = h.Evaluate(ctx, c, p)
+	sum := 0.0
+	for _, x := range tr.Times {
+		sum += x
+	}
+	if err != nil || !tr.OK() || h.nextID-before != 1+len(tr.Times)-3 || sum < 2000 || sum-tr.Times[len(tr.Times)-1] >= 2000 {
+		t.Errorf("slow noisy: times %v in %d requests (%v), want 3 then one a request up to 2 s", tr.Times, h.nextID-before, err)
+	}
 }

@@ -182,14 +182,15 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 	// spans the restart; the seconds budget counts from this start.
 	start := t.cfg.Now()
 	measureS := 0.0          // seconds spent measuring in this run of the cycle
-	var waited time.Duration // waiting for an idle device in this run
+	var waited time.Duration // waiting for an idle device in this run (real time)
+	var idle time.Duration   // the same by the tuner's clock, for the seconds budget
 	best := math.Inf(1)      // objective of cy.BestKey in this run
 	done := func() bool {
 		if budget.Evals > 0 && cy.Evals >= budget.Evals {
 			return true
 		}
 		// Time spent waiting for an idle device is not tuning time.
-		return budget.Seconds > 0 && (t.cfg.Now().Sub(start)-waited).Seconds() >= budget.Seconds
+		return budget.Seconds > 0 && (t.cfg.Now().Sub(start)-idle).Seconds() >= budget.Seconds
 	}
 	// The default config is measured first, so there is always a valid
 	// baseline to compare and serve.
@@ -198,9 +199,11 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 		first = append(first, job.Default)
 	}
 	for !done() {
+		w0 := t.cfg.Now()
 		if err := t.waitIdle(ctx, job, &cy, &waited, progress, log); err != nil {
 			return cy, err
 		}
+		idle += t.cfg.Now().Sub(w0)
 		n := t.cfg.Generation
 		if budget.Evals > 0 {
 			n = min(n, budget.Evals-cy.Evals)
