@@ -237,14 +237,24 @@ func TestGPUUse(t *testing.T) {
 	}
 }
 
+// knobs is what knobGPU's device is set to.
+type knobs struct {
+	limit  uint32   // power limit, mW
+	locked []uint32 // locked GPU clocks; nil when not locked
+}
+
+// knobGPU is fakeGPU with a settable power limit (250 W) and GPU clocks.
+func knobGPU() (*mock.Device, *knobs) {
+	dev, k := fakeGPU(), &knobs{limit: 250000}
+	dev.GetPowerManagementLimitFunc = func() (uint32, nvml.Return) { return k.limit, nvml.SUCCESS }
+	dev.SetPowerManagementLimitFunc = func(mw uint32) nvml.Return { k.limit = mw; return nvml.SUCCESS }
+	dev.SetGpuLockedClocksFunc = func(lo, hi uint32) nvml.Return { k.locked = []uint32{lo, hi}; return nvml.SUCCESS }
+	dev.ResetGpuLockedClocksFunc = func() nvml.Return { k.locked = nil; return nvml.SUCCESS }
+	return dev, k
+}
+
 func TestApplyKnobs(t *testing.T) {
-	dev := fakeGPU()
-	limit := uint32(250000)
-	var locked []uint32
-	dev.GetPowerManagementLimitFunc = func() (uint32, nvml.Return) { return limit, nvml.SUCCESS }
-	dev.SetPowerManagementLimitFunc = func(mw uint32) nvml.Return { limit = mw; return nvml.SUCCESS }
-	dev.SetGpuLockedClocksFunc = func(lo, hi uint32) nvml.Return { locked = []uint32{lo, hi}; return nvml.SUCCESS }
-	dev.ResetGpuLockedClocksFunc = func() nvml.Return { locked = nil; return nvml.SUCCESS }
+	dev, k := knobGPU()
 	g, err := NewGPUs(mockLib(dev))
 	if err != nil {
 		t.Fatal(err)
@@ -253,11 +263,11 @@ func TestApplyKnobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if limit != 175000 || !slices.Equal(locked, []uint32{1200, 1200}) {
-		t.Fatalf("applied: limit %d mW, clocks %v", limit, locked)
+	if k.limit != 175000 || !slices.Equal(k.locked, []uint32{1200, 1200}) {
+		t.Fatalf("applied: limit %d mW, clocks %v", k.limit, k.locked)
 	}
-	if err := restore(); err != nil || limit != 250000 || locked != nil {
-		t.Fatalf("restored: %v, limit %d mW, clocks %v", err, limit, locked)
+	if err := restore(); err != nil || k.limit != 250000 || k.locked != nil {
+		t.Fatalf("restored: %v, limit %d mW, clocks %v", err, k.limit, k.locked)
 	}
 	// Without privilege nothing stays changed and the error says why.
 	dev.SetGpuLockedClocksFunc = func(uint32, uint32) nvml.Return { return nvml.ERROR_NO_PERMISSION }
@@ -265,33 +275,33 @@ func TestApplyKnobs(t *testing.T) {
 		!strings.Contains(err.Error(), "nvml_gr_clock") || !strings.Contains(err.Error(), "needs root") {
 		t.Fatalf("no permission: %v", err)
 	}
-	if limit != 250000 {
-		t.Errorf("power limit left at %d mW after a failed apply", limit)
+	if k.limit != 250000 {
+		t.Errorf("power limit left at %d mW after a failed apply", k.limit)
 	}
 	if _, err := g.Apply("nvidia/other", map[string]any{"nvml_pwr_limit": 100.0}); err == nil {
 		t.Error("unknown class: no error")
 	}
 	// A value NVML cannot take is an error naming the knob, and sets nothing.
-	dev.SetGpuLockedClocksFunc = func(lo, hi uint32) nvml.Return { locked = []uint32{lo, hi}; return nvml.SUCCESS }
+	dev.SetGpuLockedClocksFunc = func(lo, hi uint32) nvml.Return { k.locked = []uint32{lo, hi}; return nvml.SUCCESS }
 	for _, v := range []any{"high", true, -5.0, 1200.5, 1e12} {
 		if _, err := g.Apply(a100, map[string]any{"nvml_pwr_limit": int64(175), "nvml_gr_clock": v}); err == nil || !strings.Contains(err.Error(), "nvml_gr_clock") {
 			t.Errorf("nvml_gr_clock %v: %v", v, err)
 		}
-		if limit != 250000 || locked != nil {
-			t.Errorf("nvml_gr_clock %v: limit %d mW, clocks %v changed", v, limit, locked)
+		if k.limit != 250000 || k.locked != nil {
+			t.Errorf("nvml_gr_clock %v: limit %d mW, clocks %v changed", v, k.limit, k.locked)
 		}
 	}
-	// A fractional power limit in W is a whole number of mW.
+	// A fractional power k.limit in W is a whole number of mW.
 	restore, err = g.Apply(a100, map[string]any{"nvml_pwr_limit": 172.5})
-	if err != nil || limit != 172500 {
-		t.Fatalf("172.5 W: %v, limit %d mW", err, limit)
+	if err != nil || k.limit != 172500 {
+		t.Fatalf("172.5 W: %v, limit %d mW", err, k.limit)
 	}
 	// Close restores what is still applied, and a restore after it (a
 	// measurement outliving shutdown) calls nothing.
 	shut := false
 	g.lib.(*mock.Interface).ShutdownFunc = func() nvml.Return { shut = true; return nvml.SUCCESS }
-	if err := g.Close(); err != nil || limit != 250000 || !shut {
-		t.Fatalf("Close: %v, limit %d mW, shut down %v", err, limit, shut)
+	if err := g.Close(); err != nil || k.limit != 250000 || !shut {
+		t.Fatalf("Close: %v, limit %d mW, shut down %v", err, k.limit, shut)
 	}
 	dev.SetPowerManagementLimitFunc = func(uint32) nvml.Return { panic("NVML called after Close") }
 	if err := restore(); err != nil {
@@ -341,13 +351,7 @@ func TestMeterAfterClose(t *testing.T) {
 // A daemon killed while a power limit and locked clocks are set leaves a
 // journal; the next session sets them back from it.
 func TestKnobJournal(t *testing.T) {
-	dev := fakeGPU()
-	limit := uint32(250000)
-	var locked []uint32
-	dev.GetPowerManagementLimitFunc = func() (uint32, nvml.Return) { return limit, nvml.SUCCESS }
-	dev.SetPowerManagementLimitFunc = func(mw uint32) nvml.Return { limit = mw; return nvml.SUCCESS }
-	dev.SetGpuLockedClocksFunc = func(lo, hi uint32) nvml.Return { locked = []uint32{lo, hi}; return nvml.SUCCESS }
-	dev.ResetGpuLockedClocksFunc = func() nvml.Return { locked = nil; return nvml.SUCCESS }
+	dev, k := knobGPU()
 	journal := filepath.Join(t.TempDir(), "gpu-settings.json")
 
 	g, err := NewGPUs(mockLib(dev))
@@ -364,8 +368,8 @@ func TestKnobJournal(t *testing.T) {
 	if _, err := os.Stat(journal); err != nil {
 		t.Fatalf("no journal while a setting is applied: %v", err)
 	}
-	if err := restore(); err != nil || limit != 250000 {
-		t.Fatalf("restore: %v, limit %d", err, limit)
+	if err := restore(); err != nil || k.limit != 250000 {
+		t.Fatalf("restore: %v, limit %d", err, k.limit)
 	}
 	if _, err := os.Stat(journal); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("journal left after the restore: %v", err)
@@ -375,16 +379,16 @@ func TestKnobJournal(t *testing.T) {
 	if _, err := g.Apply(a100, map[string]any{"nvml_pwr_limit": int64(175), "nvml_gr_clock": int64(1200)}); err != nil {
 		t.Fatal(err)
 	}
-	if limit != 175000 || locked == nil {
-		t.Fatalf("applied: limit %d, clocks %v", limit, locked)
+	if k.limit != 175000 || k.locked == nil {
+		t.Fatalf("applied: limit %d, clocks %v", k.limit, k.locked)
 	}
 	next, err := NewGPUs(mockLib(dev))
 	if err != nil {
 		t.Fatal(err)
 	}
 	restored, err := next.Recover(journal)
-	if err != nil || len(restored) != 2 || limit != 250000 || locked != nil {
-		t.Fatalf("Recover = %v, %v; limit %d mW, clocks %v", restored, err, limit, locked)
+	if err != nil || len(restored) != 2 || k.limit != 250000 || k.locked != nil {
+		t.Fatalf("Recover = %v, %v; limit %d mW, clocks %v", restored, err, k.limit, k.locked)
 	}
 	if _, err := os.Stat(journal); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("journal left after recovery: %v", err)
@@ -413,13 +417,13 @@ func TestKnobJournal(t *testing.T) {
 	if _, err := third.Recover(journal); err == nil || !strings.Contains(err.Error(), "kept in "+journal) {
 		t.Fatalf("Recover that failed: %v", err)
 	}
-	dev.SetPowerManagementLimitFunc = func(mw uint32) nvml.Return { limit = mw; return nvml.SUCCESS }
+	dev.SetPowerManagementLimitFunc = func(mw uint32) nvml.Return { k.limit = mw; return nvml.SUCCESS }
 	fourth, err := NewGPUs(mockLib(dev))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if restored, err := fourth.Recover(journal); err != nil || len(restored) != 1 || limit != 250000 {
-		t.Fatalf("Recover once NVML works = %v, %v; limit %d mW", restored, err, limit)
+	if restored, err := fourth.Recover(journal); err != nil || len(restored) != 1 || k.limit != 250000 {
+		t.Fatalf("Recover once NVML works = %v, %v; limit %d mW", restored, err, k.limit)
 	}
 
 	// A journal that cannot be read is moved aside and named; journaling

@@ -265,22 +265,18 @@ func (s *Store) Revoke(id, reason string, at time.Time) (CertMeta, error) {
 // served record, in the transaction that revokes it, so no lookup answers
 // it after. The served config itself is the caller's to replace.
 func dropFromFront(tx *bolt.Tx, job JobKey, id string) error {
-	b, err := top(tx, bucketServed)
-	if err != nil {
-		return err
-	}
-	v := b.Get([]byte(job.String()))
-	if v == nil {
-		return nil
-	}
-	sv, err := decodeServed(v, path(string(bucketRoot), string(bucketServed), quoted(job.String())))
-	if err != nil {
+	sv, ok, err := getServed(tx, job)
+	if err != nil || !ok {
 		return err
 	}
 	n := len(sv.Front)
 	sv.Front = slices.DeleteFunc(sv.Front, func(f FrontPoint) bool { return f.Certificate == id })
 	if len(sv.Front) == n {
 		return nil
+	}
+	b, err := top(tx, bucketServed)
+	if err != nil {
+		return err
 	}
 	data, err := encode(&servedRecord{V: recordVersion, Served: sv})
 	if err != nil {

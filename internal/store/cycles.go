@@ -153,6 +153,20 @@ func (s *Store) ClearServed(job JobKey) error {
 	return nil
 }
 
+// getServed reads the config job serves in tx, and whether it serves one.
+func getServed(tx *bolt.Tx, job JobKey) (Served, bool, error) {
+	b, err := top(tx, bucketServed)
+	if err != nil {
+		return Served{}, false, err
+	}
+	v := b.Get([]byte(job.String()))
+	if v == nil {
+		return Served{}, false, nil
+	}
+	sv, err := decodeServed(v, path(string(bucketRoot), string(bucketServed), quoted(job.String())))
+	return sv, err == nil, err
+}
+
 // Served returns the config job serves, and whether it serves one.
 func (s *Store) Served(job JobKey) (Served, bool, error) {
 	var (
@@ -160,16 +174,8 @@ func (s *Store) Served(job JobKey) (Served, bool, error) {
 		ok bool
 	)
 	err := s.view(func(tx *bolt.Tx) error {
-		b, err := top(tx, bucketServed)
-		if err != nil {
-			return err
-		}
-		v := b.Get([]byte(job.String()))
-		if v == nil {
-			return nil
-		}
-		sv, err = decodeServed(v, path(string(bucketRoot), string(bucketServed), quoted(job.String())))
-		ok = err == nil
+		var err error
+		sv, ok, err = getServed(tx, job)
 		return err
 	})
 	if err != nil {
