@@ -275,10 +275,18 @@ func (g *GPUs) Apply(class string, cfg map[string]any) (restore func() error, er
 	if g.closed {
 		return nil, fmt.Errorf("device %s: the NVML session is closed", class)
 	}
+	for _, k := range Knobs {
+		if v, ok := cfg[k]; ok {
+			if _, err := knob(k, v); err != nil {
+				return nil, fmt.Errorf("%s on %s: %w", k, class, err)
+			}
+		}
+	}
 	// Journal first: a crash after the change leaves what Recover undoes.
+	dev := g.devs[i]
 	set := setting{UUID: g.info.GPUs[i].UUID}
 	if _, ok := cfg["nvml_pwr_limit"]; ok {
-		old, ret := g.devs[i].GetPowerManagementLimit()
+		old, ret := dev.GetPowerManagementLimit()
 		if ret != nvml.SUCCESS {
 			return nil, fmt.Errorf("nvml_pwr_limit on %s: %s", class, nvmlError(ret))
 		}
@@ -293,19 +301,23 @@ func (g *GPUs) Apply(class string, cfg map[string]any) (restore func() error, er
 		delete(g.pending, id)
 		return nil, fmt.Errorf("device %s: %w", class, err)
 	}
-	undo, err := apply(g.devs[i], class, cfg)
+	done, err := apply(dev, class, cfg, set)
 	if err != nil {
-		if errors.Is(err, errLeftChanged) {
-			return nil, err // the journal keeps it for the next start
+		// What was set and could not be set back stays in the journal.
+		if _, left, rerr := done.setBack(dev); rerr != nil {
+			g.pending[id] = left
+			return nil, errors.Join(err, fmt.Errorf("restoring: %w", errors.Join(errLeftChanged, rerr)), g.writeJournal())
 		}
 		delete(g.pending, id)
 		return nil, errors.Join(err, g.writeJournal())
 	}
-	// Set back, it leaves the journal; failing, it stays there, for Close
+	// Set back, it leaves the journal; what fails stays there, for Close
 	// and the next start to try again.
 	g.applied[id] = func() error {
-		if err := undo(); err != nil {
-			return err
+		_, left, err := done.setBack(dev)
+		if err != nil {
+			g.pending[id] = left
+			return errors.Join(err, g.writeJournal())
 		}
 		delete(g.pending, id)
 		return g.writeJournal()
@@ -335,6 +347,29 @@ type setting struct {
 	PowerMW   uint32 `json:"power_limit_mw,omitempty"` // the limit to set back; 0: not changed
 	GrLocked  bool   `json:"gr_clock_locked,omitempty"`
 	MemLocked bool   `json:"mem_clock_locked,omitempty"`
+}
+
+// setBack undoes s on dev, the clocks first: it returns what it set back
+// and what it could not (a setting with nothing changed when all is back).
+func (s setting) setBack(dev nvml.Device) (done []string, left setting, err error) {
+	left = setting{UUID: s.UUID}
+	var errs []error
+	step := func(changed bool, what string, call func() nvml.Return, keep func()) {
+		if !changed {
+			return
+		}
+		if ret := call(); ret != nvml.SUCCESS {
+			errs = append(errs, fmt.Errorf("GPU %s: %s: %s", s.UUID, what, nvmlError(ret)))
+			keep()
+			return
+		}
+		done = append(done, "GPU "+s.UUID+": "+what)
+	}
+	step(s.MemLocked, "memory clocks unlocked", dev.ResetMemoryLockedClocks, func() { left.MemLocked = true })
+	step(s.GrLocked, "GPU clocks unlocked", dev.ResetGpuLockedClocks, func() { left.GrLocked = true })
+	step(s.PowerMW > 0, fmt.Sprintf("power limit back to %d mW", s.PowerMW),
+		func() nvml.Return { return dev.SetPowerManagementLimit(s.PowerMW) }, func() { left.PowerMW = s.PowerMW })
+	return done, left, errors.Join(errs...)
 }
 
 // writeJournal writes the pending settings to the journal file, or
@@ -402,32 +437,10 @@ func (g *GPUs) Recover(path string) (restored []string, err error) {
 			g.keep(set)
 			continue
 		}
-		dev, left := g.devs[i], setting{UUID: set.UUID}
-		if set.PowerMW > 0 {
-			if ret := dev.SetPowerManagementLimit(set.PowerMW); ret != nvml.SUCCESS {
-				errs = append(errs, fmt.Errorf("GPU %s: power limit back to %d mW: %s", set.UUID, set.PowerMW, nvmlError(ret)))
-				left.PowerMW = set.PowerMW
-			} else {
-				restored = append(restored, fmt.Sprintf("GPU %s power limit %d mW", set.UUID, set.PowerMW))
-			}
-		}
-		if set.GrLocked {
-			if ret := dev.ResetGpuLockedClocks(); ret != nvml.SUCCESS {
-				errs = append(errs, fmt.Errorf("GPU %s: unlocking GPU clocks: %s", set.UUID, nvmlError(ret)))
-				left.GrLocked = true
-			} else {
-				restored = append(restored, fmt.Sprintf("GPU %s GPU clocks unlocked", set.UUID))
-			}
-		}
-		if set.MemLocked {
-			if ret := dev.ResetMemoryLockedClocks(); ret != nvml.SUCCESS {
-				errs = append(errs, fmt.Errorf("GPU %s: unlocking memory clocks: %s", set.UUID, nvmlError(ret)))
-				left.MemLocked = true
-			} else {
-				restored = append(restored, fmt.Sprintf("GPU %s memory clocks unlocked", set.UUID))
-			}
-		}
-		if left.PowerMW > 0 || left.GrLocked || left.MemLocked {
+		done, left, err := set.setBack(g.devs[i])
+		restored = append(restored, done...)
+		if err != nil {
+			errs = append(errs, err)
 			g.keep(left)
 		}
 	}
@@ -447,73 +460,36 @@ func (g *GPUs) keep(set setting) {
 	g.pending[g.nextID] = set
 }
 
-// apply sets the knobs of cfg on dev; on failure it undoes what it set.
-func apply(dev nvml.Device, class string, cfg map[string]any) (restore func() error, err error) {
-	var undo []func() error
-	restore = func() error {
-		var errs []error
-		for j := len(undo) - 1; j >= 0; j-- {
-			if err := undo[j](); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		return errors.Join(errs...)
-	}
-	fail := func(knob string, ret nvml.Return) (func() error, error) {
-		err := fmt.Errorf("%s on %s: %s", knob, class, nvmlError(ret))
-		if rerr := restore(); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("restoring: %w", errors.Join(errLeftChanged, rerr)))
-		}
-		return nil, err
-	}
-	for _, k := range Knobs {
-		if v, ok := cfg[k]; ok {
-			if _, err := knob(k, v); err != nil {
-				return nil, fmt.Errorf("%s on %s: %w", k, class, err)
-			}
-		}
+// apply sets the knobs of cfg on dev, checked by knob, and returns what
+// it changed, as a setting: all of want, or on failure the part set before
+// it (for the caller to set back). want holds the power limit to go back to.
+func apply(dev nvml.Device, class string, cfg map[string]any, want setting) (done setting, err error) {
+	done = setting{UUID: want.UUID}
+	fail := func(k string, ret nvml.Return) (setting, error) {
+		return done, fmt.Errorf("%s on %s: %s", k, class, nvmlError(ret))
 	}
 	if v, ok := cfg["nvml_pwr_limit"]; ok {
 		v, _ := knob("nvml_pwr_limit", v)
-		old, ret := dev.GetPowerManagementLimit()
-		if ret != nvml.SUCCESS {
-			return fail("nvml_pwr_limit", ret)
-		}
 		if ret := dev.SetPowerManagementLimit(v); ret != nvml.SUCCESS {
 			return fail("nvml_pwr_limit", ret)
 		}
-		undo = append(undo, func() error {
-			if ret := dev.SetPowerManagementLimit(old); ret != nvml.SUCCESS {
-				return fmt.Errorf("power limit back to %d mW: %s", old, nvmlError(ret))
-			}
-			return nil
-		})
+		done.PowerMW = want.PowerMW
 	}
 	if v, ok := cfg["nvml_gr_clock"]; ok {
 		v, _ := knob("nvml_gr_clock", v)
 		if ret := dev.SetGpuLockedClocks(v, v); ret != nvml.SUCCESS {
 			return fail("nvml_gr_clock", ret)
 		}
-		undo = append(undo, func() error {
-			if ret := dev.ResetGpuLockedClocks(); ret != nvml.SUCCESS {
-				return fmt.Errorf("unlocking GPU clocks: %s", nvmlError(ret))
-			}
-			return nil
-		})
+		done.GrLocked = true
 	}
 	if v, ok := cfg["nvml_mem_clock"]; ok {
 		v, _ := knob("nvml_mem_clock", v)
 		if ret := dev.SetMemoryLockedClocks(v, v); ret != nvml.SUCCESS {
 			return fail("nvml_mem_clock", ret)
 		}
-		undo = append(undo, func() error {
-			if ret := dev.ResetMemoryLockedClocks(); ret != nvml.SUCCESS {
-				return fmt.Errorf("unlocking memory clocks: %s", nvmlError(ret))
-			}
-			return nil
-		})
+		done.MemLocked = true
 	}
-	return restore, nil
+	return done, nil
 }
 
 // knob reads a knob's value in NVML's unit: mW for nvml_pwr_limit (given
