@@ -50,11 +50,7 @@ func (r Reps) Enough(times []float64) bool {
 	if n < r.Min {
 		return false
 	}
-	sum := 0.0
-	for _, t := range times {
-		sum += t
-	}
-	if sum >= float64(r.MaxTime)/float64(time.Millisecond) {
+	if r.left(times) <= 0 {
 		return true
 	}
 	m, half := MedianCI(times)
@@ -75,12 +71,16 @@ func (r Reps) Next(times []float64) int {
 	}
 	k := min(n, r.Max-n)
 	if m := Median(times); m > 0 {
-		sum := 0.0
-		for _, t := range times {
-			sum += t
-		}
-		left := float64(r.MaxTime)/float64(time.Millisecond) - sum
-		k = min(k, max(1, int(left/m)+1))
+		k = min(k, max(1, int(r.left(times)/m)+1))
 	}
 	return max(1, k)
+}
+
+// left is the timed running MaxTime leaves after times, in ms.
+func (r Reps) left(times []float64) float64 {
+	left := float64(r.MaxTime) / float64(time.Millisecond)
+	for _, t := range times {
+		left -= t
+	}
+	return left
 }
