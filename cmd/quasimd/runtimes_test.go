@@ -257,9 +257,9 @@ func waitServedKernel(t *testing.T, d *proc, kernel, problem string) api.Config 
 	}
 }
 
-// Runtimes report latencies twice the certified median: the served config
-// is marked stale (quasimctl status says why), a re-tune runs, and a newly
-// certified config is served afterwards.
+// Runtimes report latencies twice the certified median (and above its
+// p95): the served config is marked stale (quasimctl status says why), a
+// re-tune runs, and a newly certified config is served afterwards.
 func TestDrift(t *testing.T) {
 	spec := strings.Replace(sgemmSpec, `["256,256,256", "128,128,128"]`, `["256,256,256"]`, 1)
 	d := start(t, newDir(t, map[string]string{"sgemm.yaml": spec}))
@@ -274,11 +274,10 @@ func TestDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow := 2 * cert.Latency.MedianMS
+	// Drift is a median above the certified p95; on a loaded 2-core machine
+	// that p95 can be over twice the median, so the reports are above both.
+	slow := max(2*cert.Latency.MedianMS, 1.5*cert.Latency.P95MS)
 	t.Logf("certified median %.4g ms, p95 %.4g ms; runtimes report %.4g ms", cert.Latency.MedianMS, cert.Latency.P95MS, slow)
-	if slow <= cert.Latency.P95MS {
-		t.Fatalf("the certified p95 %.4g ms is over twice the median %.4g ms: too noisy a measurement to test drift with", cert.Latency.P95MS, cert.Latency.MedianMS)
-	}
 	// A long cycle in flight, so the drift re-tune queues behind it and the
 	// stale mark can be seen.
 	if out, errs, code := d.ctl("tune", "sgemm", "--problem", "256,256,256", "--budget", "150"); code != 0 {
