@@ -12,7 +12,7 @@ CC ?= cc
 CFLAGS ?= -O2
 QUASIM_CFLAGS := -std=c99 -Wall -Wextra -pedantic
 
-.PHONY: all build test test-race vet fmt fmt-check fuzz-smoke bench-search bench-lookup install uninstall libquasim install-c
+.PHONY: all build test test-race vet fmt fmt-check fuzz-smoke verify-unit bench-search bench-lookup install uninstall libquasim install-c
 
 all: fmt-check vet test
 
@@ -56,6 +56,16 @@ fuzz-smoke:
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzVerifyBytes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
+
+# systemd-analyze verify of quasimd.service with the drop-in of
+# docs/quasimd.service.d; ExecStart points at the built binary, since verify
+# wants it to exist. Any warning (an unknown key, a bad value) fails.
+verify-unit: build
+	@d=$$(mktemp -d) && mkdir $$d/quasimd.service.d && \
+	sed 's#^ExecStart=/usr/bin/quasimd#ExecStart=$(CURDIR)/bin/quasimd#' quasimd.service > $$d/quasimd.service && \
+	cp docs/quasimd.service.d/*.conf $$d/quasimd.service.d/ && \
+	out=$$(systemd-analyze verify $$d/quasimd.service 2>&1); rc=$$?; rm -rf $$d; \
+	if [ $$rc -ne 0 ] || [ -n "$$out" ]; then echo "$$out"; echo "verify-unit: quasimd.service does not verify"; exit 1; fi
 
 # The search-quality benchmark of the README, on the shared real-GPU spaces.
 bench-search: build

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -34,9 +35,31 @@ type Config struct {
 	Now      func() time.Time
 }
 
-// DefaultSocket is /run/quasim/quasimd.sock for root, else under
-// $XDG_RUNTIME_DIR (or the temp dir) for the user.
+// Under systemd, the unit's RuntimeDirectory=, StateDirectory= and
+// ConfigurationDirectory= reach the daemon as $RUNTIME_DIRECTORY,
+// $STATE_DIRECTORY and $CONFIGURATION_DIRECTORY (absolute paths joined by
+// ':'), and the daemon's defaults follow them: the unit then runs as user
+// quasim with neither $XDG_RUNTIME_DIR nor a /tmp shared with anyone
+// (PrivateTmp=yes), where the user defaults would be wrong.
+
+// systemdDirs returns the absolute paths systemd listed in env, if any.
+func systemdDirs(env string) []string {
+	var out []string
+	for _, d := range strings.Split(os.Getenv(env), ":") {
+		if filepath.IsAbs(d) {
+			out = append(out, filepath.Clean(d))
+		}
+	}
+	return out
+}
+
+// DefaultSocket is quasimd.sock in the first $RUNTIME_DIRECTORY under
+// systemd, /run/quasim/quasimd.sock for root, else under $XDG_RUNTIME_DIR
+// (or the temp dir) for the user.
 func DefaultSocket() string {
+	if d := systemdDirs("RUNTIME_DIRECTORY"); len(d) > 0 {
+		return filepath.Join(d[0], "quasimd.sock")
+	}
 	if os.Getuid() == 0 {
 		return "/run/quasim/quasimd.sock"
 	}
@@ -46,9 +69,13 @@ func DefaultSocket() string {
 	return filepath.Join(os.TempDir(), "quasim-"+strconv.Itoa(os.Getuid()), "quasimd.sock")
 }
 
-// DefaultStateDir is /var/lib/quasim for root, else $XDG_STATE_HOME/quasim
+// DefaultStateDir is the first $STATE_DIRECTORY under systemd,
+// /var/lib/quasim for root, else $XDG_STATE_HOME/quasim
 // (~/.local/state/quasim).
 func DefaultStateDir() string {
+	if d := systemdDirs("STATE_DIRECTORY"); len(d) > 0 {
+		return d[0]
+	}
 	if os.Getuid() == 0 {
 		return "/var/lib/quasim"
 	}
@@ -61,9 +88,17 @@ func DefaultStateDir() string {
 	return filepath.Join(os.TempDir(), "quasim-state-"+strconv.Itoa(os.Getuid()))
 }
 
-// DefaultLockDir is /run/lock/quasim for root, else under $XDG_RUNTIME_DIR
-// (or the temp dir) for the user.
+// DefaultLockDir is, under systemd, the second $RUNTIME_DIRECTORY
+// (the unit's RuntimeDirectory=quasim lock/quasim gives /run/lock/quasim,
+// where other users' flock(1) finds the same files) or else locks/ in the
+// first; /run/lock/quasim for root; else under $XDG_RUNTIME_DIR (or the
+// temp dir) for the user.
 func DefaultLockDir() string {
+	if d := systemdDirs("RUNTIME_DIRECTORY"); len(d) > 1 {
+		return d[1]
+	} else if len(d) == 1 {
+		return filepath.Join(d[0], "locks")
+	}
 	if os.Getuid() == 0 {
 		return "/run/lock/quasim"
 	}
@@ -75,6 +110,15 @@ func DefaultLockDir() string {
 
 // DefaultKernelsDir is where operators put kernel specs.
 const DefaultKernelsDir = "/etc/quasim/kernels.d"
+
+// DefaultKernels is kernels.d in the first $CONFIGURATION_DIRECTORY under
+// systemd, else DefaultKernelsDir.
+func DefaultKernels() string {
+	if d := systemdDirs("CONFIGURATION_DIRECTORY"); len(d) > 0 {
+		return filepath.Join(d[0], "kernels.d")
+	}
+	return DefaultKernelsDir
+}
 
 // Validate checks cfg once, before anything starts.
 func (c *Config) Validate() error {

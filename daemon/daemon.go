@@ -19,6 +19,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/certs"
+	"github.com/quasim/quasim/evaluate/builtin"
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
 	"github.com/quasim/quasim/internal/sdnotify"
@@ -75,6 +76,16 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		if err != nil {
 			log.Error().Err(err).Msg("GPU settings an earlier run changed could not all be set back")
 		}
+	}
+	classes := []string{builtin.CPUClass()}
+	if gpus != nil {
+		n := gpus.Info()
+		for _, g := range n.GPUs {
+			classes = append(classes, n.Class(g))
+		}
+	}
+	if err := devs.prepare(classes); err != nil {
+		return err
 	}
 	rapl, raplErr := introspect.NewRAPL(os.DirFS("/"))
 	if raplErr != nil {

@@ -62,6 +62,27 @@ func (d *devices) lock(ctx context.Context, device string) (func(), error) {
 	}, nil
 }
 
+// prepare creates the lock directory and an empty lock file for each
+// class, so that other users can flock(1) a device's file before the daemon
+// first measures on it: under the unit the directory is writable by user
+// quasim alone, and flock(1) opens an existing file read-only.
+func (d *devices) prepare(classes []string) error {
+	if d.dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(d.dir, 0o755); err != nil {
+		return fmt.Errorf("lock dir: %w", err)
+	}
+	for _, c := range classes {
+		f, err := os.OpenFile(LockFile(d.dir, c), os.O_RDONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("lock file of %s: %w", c, err)
+		}
+		f.Close()
+	}
+	return nil
+}
+
 // flock opens path and takes an exclusive flock on it, polling until ctx
 // is done.
 func flock(ctx context.Context, path string) (*os.File, error) {

@@ -30,7 +30,7 @@ func run() int {
 	fs := flag.NewFlagSet("quasimd", flag.ContinueOnError)
 	fs.StringVar(&cfg.Socket, "socket", daemon.DefaultSocket(), "Unix socket of the API ($QUASIMD_SOCKET)")
 	fs.StringVar(&cfg.StateDir, "state-dir", daemon.DefaultStateDir(), "directory of the store ($QUASIMD_STATE_DIR)")
-	fs.StringVar(&cfg.KernelsDir, "kernels", daemon.DefaultKernelsDir, "directory of kernel specs; missing or empty tunes the builtin kernels ($QUASIMD_KERNELS)")
+	fs.StringVar(&cfg.KernelsDir, "kernels", daemon.DefaultKernels(), "directory of kernel specs; missing or empty tunes the builtin kernels ($QUASIMD_KERNELS)")
 	operators := fs.String("operator", "", "comma-separated users or uids allowed to write, besides root, the daemon's user and group quasim ($QUASIMD_OPERATORS)")
 	fs.StringVar(&cfg.OperatorGroup, "operator-group", "quasim", "group whose members may write")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "time given to requests and cycles on shutdown")

@@ -44,6 +44,9 @@ var cpuClass = sync.OnceValue(func() string {
 	return c.Class()
 })
 
+// CPUClass is the device class builtin kernels measure on: this machine's CPU.
+func CPUClass() string { return cpuClass() }
+
 // withDefaults returns o with its zero fields set to their defaults.
 func (o Options) withDefaults() Options {
 	o.Reps = o.Reps.WithDefaults()
