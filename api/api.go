@@ -411,10 +411,13 @@ type RevokeRequest struct {
 type RevokeResponse struct {
 	ID       string `json:"id"`
 	Job      string `json:"job"`
-	Served   string `json:"served"`          // key now served for the job ("" = the default)
-	Cert     string `json:"cert,omitempty"`  // certificate of the config now served
-	Requeued bool   `json:"requeued"`        // a re-verification cycle was queued
-	Match    Match  `json:"match,omitempty"` // exact when a certified config is served, else default
+	Served   string `json:"served"`         // key now served for the job ("" = the default)
+	Cert     string `json:"cert,omitempty"` // certificate of the config now served
+	Requeued bool   `json:"requeued"`       // a re-verification cycle was queued
+	// AlreadyRevoked: the certificate was revoked before; nothing changed
+	// and nothing was queued.
+	AlreadyRevoked bool  `json:"already_revoked,omitempty"`
+	Match          Match `json:"match,omitempty"` // exact when a certified config is served, else default
 }
 
 // Pubkey is GET /v1/certs/pubkey.

@@ -86,6 +86,7 @@ func validHost(h string) bool {
 	if host, _, err := net.SplitHostPort(h); err == nil {
 		h = host
 	}
+	h = strings.ToLower(h) // host names are case-insensitive
 	return h == "quasimd" || h == "localhost" || h == "127.0.0.1" || h == "::1"
 }
 

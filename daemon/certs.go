@@ -101,6 +101,16 @@ func (s *server) postRevoke(r *http.Request) (any, error) {
 		return nil, invalidf("reason: required")
 	}
 	id := r.PathValue("id")
+	// Revoking again changes nothing: no second re-verification.
+	if _, before, err := s.st.Cert(id); err == nil && before.Revoked {
+		resp := api.RevokeResponse{ID: id, Job: before.Job.String(), Match: api.MatchDefault, AlreadyRevoked: true}
+		if sv, ok, err := s.st.Served(before.Job); err != nil {
+			return nil, err
+		} else if ok {
+			resp.Served, resp.Cert, resp.Match = sv.Key, sv.Certificate, api.MatchExact
+		}
+		return resp, nil
+	}
 	meta, err := s.st.Revoke(id, req.Reason, time.Now())
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {

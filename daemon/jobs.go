@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +40,27 @@ type kernel struct {
 
 	lastMiss time.Time // when a miss last added a job
 	missJobs int       // jobs added by misses
+}
+
+// parseProblem reads a problem size of k, which must have as many dims
+// as the kernel's problems (named by its spec, when it names them).
+func (k *kernel) parseProblem(problem string) ([]int, error) {
+	dims, err := parseProblem(problem)
+	if err != nil {
+		return nil, invalidf("problem %q: %v", problem, err)
+	}
+	want := len(k.spec.ProblemDims)
+	if want == 0 && len(k.jobs) > 0 {
+		want = strings.Count(k.jobs[0].key.Problem, ",") + 1
+	}
+	if want > 0 && len(dims) != want {
+		named := ""
+		if len(k.spec.ProblemDims) > 0 {
+			named = " (" + strings.Join(k.spec.ProblemDims, ", ") + ")"
+		}
+		return nil, invalidf("problem %q: kernel %q has %d dims%s, got %d", problem, k.spec.Name, want, named, len(dims))
+	}
+	return dims, nil
 }
 
 // tune_on_miss limits: a kernel gains at most one job per missInterval and

@@ -209,6 +209,10 @@ func (s *server) handler() http.Handler {
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowedMethods(mux, r); allow != "" {
+			methodNotAllowed(w, r, allow)
+			return
+		}
 		writeError(w, notFoundf("no route %s %s", r.Method, r.URL.Path))
 	})
 	return s.versioned(guard(mux))
@@ -340,9 +344,9 @@ func (s *server) getConfig(r *http.Request) (any, error) {
 		}
 		problem = k.jobs[0].key.Problem
 	}
-	dims, err := parseProblem(problem)
+	dims, err := k.parseProblem(problem)
 	if err != nil {
-		return nil, invalidf("problem %q: %v", problem, err)
+		return nil, err
 	}
 	problem = evaluate.Problem{Dims: dims}.String()
 	pol, err := parsePolicy(q)
@@ -473,9 +477,9 @@ func (s *server) jobsOf(name, problem string) (*kernel, []*job, error) {
 	if problem == "" {
 		return k, k.jobs, nil
 	}
-	dims, err := parseProblem(problem)
+	dims, err := k.parseProblem(problem)
 	if err != nil {
-		return nil, nil, invalidf("problem %q: %v", problem, err)
+		return nil, nil, err
 	}
 	p := evaluate.Problem{Dims: dims}.String()
 	var out []*job

@@ -201,7 +201,8 @@ func TestBadWrites(t *testing.T) {
 		status     int
 	}{
 		{"/v1/kernels/sgemm/tune", `{"budget": -1}`, 400},
-		{"/v1/kernels/sgemm/tune", `{"problem": "1,2"}`, 404},
+		{"/v1/kernels/sgemm/tune", `{"problem": "1,2"}`, 400}, // sgemm has 3 dims
+		{"/v1/kernels/sgemm/tune", `{"problem": "1,2,3"}`, 404},
 		{"/v1/kernels/sgemm/tune", `{"bogus": 1}`, 400},
 		{"/v1/kernels/sgemm/tune", `not json`, 400},
 		{"/v1/kernels/sgemm/tune", `{"budget": 1}` + strings.Repeat(" ", api.MaxBodyBytes), 400},

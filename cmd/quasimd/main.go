@@ -84,7 +84,8 @@ func run() int {
 	case "json":
 		log = zerolog.New(os.Stderr)
 	case "console":
-		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly})
+		// Colour only on a terminal: not in a file, a pipe or the journal.
+		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly, NoColor: !isTerminal(os.Stderr)})
 	default:
 		fmt.Fprintf(os.Stderr, "quasimd: --log-format %q: want json or console\n", *format)
 		return 2

@@ -379,7 +379,11 @@ Only operators may revoke (exit status 5 otherwise).`,
 			if g.json {
 				return printJSON(w, rr)
 			}
-			fmt.Fprintf(w, "revoked %s\n", rr.ID)
+			if rr.AlreadyRevoked {
+				fmt.Fprintf(w, "%s was already revoked; nothing changed\n", rr.ID)
+			} else {
+				fmt.Fprintf(w, "revoked %s\n", rr.ID)
+			}
 			if rr.Served == "" {
 				fmt.Fprintf(w, "%s now serves the default config\n", dash(rr.Job))
 			} else {

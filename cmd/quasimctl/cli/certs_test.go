@@ -532,7 +532,7 @@ func TestCertsExitCodes(t *testing.T) {
 		{"help", []string{"--socket", d.sock, "certs"}, 0, ""},
 		{"unknown subcommand", []string{"--socket", d.sock, "certs", "bogus"}, 2, `unknown command "bogus" for "quasimctl certs"`},
 		{"show not found", []string{"--socket", d.sock, "certs", "show", "nope"}, 4, `certificate "nope" not found`},
-		{"show reserved id", []string{"--socket", d.sock, "certs", "show", "pubkey"}, 1, "reserved"},
+		{"show reserved id", []string{"--socket", d.sock, "certs", "show", "pubkey"}, 2, "reserved"}, // a bad argument
 		{"show no daemon", []string{"--socket", missing, "certs", "show", "x"}, 3, "is quasimd running?"},
 		{"list no daemon", []string{"--socket", missing, "certs", "list"}, 3, "cannot reach quasimd"},
 		{"verify no daemon", []string{"--socket", missing, "certs", "verify", "x"}, 3, "cannot reach quasimd"},

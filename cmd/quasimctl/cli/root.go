@@ -28,7 +28,7 @@ const exitHelp = `
 EXIT STATUS:
   0    ok
   1    error
-  2    usage error
+  2    usage error (also a request quasimd refuses as invalid, e.g. a bad --problem)
   3    daemon unavailable
   4    not found
   5    permission denied
@@ -58,7 +58,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
 		return exitInterrupted
-	case errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command "):
+	case errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command "),
+		errors.Is(err, api.ErrInvalidArgument): // quasimd refused what the arguments asked
 		return exitUsage
 	case errors.Is(err, api.ErrUnavailable):
 		return exitUnavailable
