@@ -73,7 +73,16 @@ const (
 	maxDepth = 64
 )
 
-var errTooManyNodes = fmt.Errorf("more than %d values (recursive YAML aliases?)", maxNodes)
+// tooManyValues is the error of a file that expands to more than maxNodes
+// values: a limit on the spec's size, which YAML aliases may reach from a
+// small file (an alias bomb).
+func tooManyValues(size int, aliases bool) error {
+	how := "a spec holds at most %d values; this file has %d bytes"
+	if aliases {
+		how = "a spec holds at most %d values; this file of %d bytes reaches that through its YAML aliases"
+	}
+	return fmt.Errorf("too large: "+how, maxNodes, size)
+}
 
 // yamlTree reads a single YAML document.
 func yamlTree(data []byte) (*node, error) {
@@ -99,7 +108,7 @@ func yamlTree(data []byte) (*node, error) {
 		}
 		root = doc.Content[0]
 	}
-	b := yamlBuilder{budget: maxNodes}
+	b := yamlBuilder{budget: maxNodes, size: len(data)}
 	return b.build(root, 0)
 }
 
@@ -108,12 +117,15 @@ func yamlErr(err error) error {
 	return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
 }
 
-type yamlBuilder struct{ budget int }
+type yamlBuilder struct {
+	budget, size int
+	aliases      bool // an alias was expanded
+}
 
 func (b *yamlBuilder) build(y *yaml.Node, depth int) (*node, error) {
 	b.budget--
 	if b.budget < 0 {
-		return nil, errTooManyNodes
+		return nil, tooManyValues(b.size, b.aliases)
 	}
 	if depth > maxDepth {
 		return nil, fmt.Errorf("line %d: nested deeper than %d levels", y.Line, maxDepth)
@@ -123,6 +135,7 @@ func (b *yamlBuilder) build(y *yaml.Node, depth int) (*node, error) {
 		if y.Alias == nil {
 			return nil, fmt.Errorf("line %d: unknown alias", y.Line)
 		}
+		b.aliases = true
 		n, err := b.build(y.Alias, depth+1)
 		if err != nil {
 			return nil, err
@@ -257,7 +270,7 @@ func (b *jsonBuilder) lineOf(off int) int {
 func (b *jsonBuilder) value(tok json.Token, depth int) (*node, error) {
 	b.budget--
 	if b.budget < 0 {
-		return nil, errTooManyNodes
+		return nil, tooManyValues(len(b.data), false)
 	}
 	if depth > maxDepth {
 		return nil, fmt.Errorf("line %d: nested deeper than %d levels", b.line, maxDepth)
