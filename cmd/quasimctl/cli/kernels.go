@@ -12,7 +12,7 @@ func newKernelsCommand(g *globalOptions) *cobra.Command {
 		Short: "List the kernels quasimd tunes and their jobs",
 		Long: `kernels lists every kernel spec the daemon has loaded, one line per job
 (problem size and device class), with the job's trial count and the config it
-serves: its key and measured time.`,
+serves, as name=value per parameter, and its measured time.`,
 		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ks, err := g.client(cmd).Kernels(cmd.Context())
@@ -35,7 +35,7 @@ serves: its key and measured time.`,
 					}
 					served, ms := "-", "-"
 					if j.Served != nil {
-						served, ms = dash(j.Served.Key), fmtMS(j.Served.TimeMS, 4)
+						served, ms = namedKey(j.Served.Key, k.Params), fmtMS(j.Served.TimeMS, 4)
 					}
 					running := "no"
 					if j.Running {

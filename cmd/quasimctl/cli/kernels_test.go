@@ -14,12 +14,12 @@ func TestKernels(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("kernels = %d, want 0 (stderr %q)", code, errs)
 	}
-	want := `KERNEL  EVALUATOR  SCHEDULE  PARAMS  CONFIGS  PROBLEM      DEVICE    TRIALS  SERVED         TIME_MS  RUNNING
-sgemm   builtin    @hourly   3       120      256,256,256  cpu/test  12      16,True,tiled  4.213    yes
-sgemm                                         512,512,512  cpu/test  0       -              -        no
-k       replay     -         3       5        -            -         0       -              -        no
-locked  exec       -         1       0        -            -         0       -              -        no
-empty   builtin    -         0       0        -            -         0       -              -        no
+	want := `KERNEL  EVALUATOR  SCHEDULE  PARAMS  CONFIGS  PROBLEM      DEVICE    TRIALS  SERVED                        TIME_MS  RUNNING
+sgemm   builtin    @hourly   3       120      256,256,256  cpu/test  12      bx=16,unroll=True,kind=tiled  4.213    yes
+sgemm                                         512,512,512  cpu/test  0       -                             -        no
+k       replay     -         3       5        -            -         0       -                             -        no
+locked  exec       -         1       0        -            -         0       -                             -        no
+empty   builtin    -         0       0        -            -         0       -                             -        no
 `
 	if out != want {
 		t.Errorf("kernels =\n%s\nwant\n%s", out, want)

@@ -108,3 +108,31 @@ func fmtValue(v any) string {
 	}
 	return string(b)
 }
+
+// keyValues splits a config key (its values joined by commas in parameter
+// order) into one value per name; nil when it does not split that way.
+func keyValues(key string, names []string) []string {
+	if len(names) == 0 || key == "" {
+		return nil
+	}
+	v := strings.Split(key, ",")
+	if len(v) != len(names) {
+		return nil
+	}
+	return v
+}
+
+// namedKey writes a config key as name=value pairs ("bx=16,kind=tiled"),
+// so a table shows which parameter each value sets; the bare key when it
+// does not split into one value per name.
+func namedKey(key string, names []string) string {
+	v := keyValues(key, names)
+	if v == nil {
+		return dash(key)
+	}
+	pairs := make([]string, len(v))
+	for i := range v {
+		pairs[i] = names[i] + "=" + v[i]
+	}
+	return strings.Join(pairs, ",")
+}

@@ -21,9 +21,9 @@ func TestTrials(t *testing.T) {
 	}
 	at := fmtTime(fakeT0)
 	for i, want := range [][]string{
-		{"KEY", "STATUS", "TIME_MS", "COST_S", "AT", "PROBLEM", "DEVICE", "CYCLE"},
-		{"16,True,tiled", "ok", "4.213", "0.250", at, "256,256,256", "cpu/test", "3"},
-		{"32,False,naive", "compile", "-", "1.50", at, "256,256,256", "cpu/test", "import"},
+		{"bx", "unroll", "kind", "STATUS", "TIME_MS", "COST_S", "AT", "PROBLEM", "DEVICE", "CYCLE"},
+		{"16", "True", "tiled", "ok", "4.213", "0.250", at, "256,256,256", "cpu/test", "3"},
+		{"32", "False", "naive", "compile", "-", "1.50", at, "256,256,256", "cpu/test", "import"},
 	} {
 		if got := strings.Fields(lines[i]); strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("trials line %d = %q, want fields %q", i, lines[i], want)
