@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -142,10 +143,12 @@ func Verify(c *Certificate, pub ed25519.PublicKey) error {
 }
 
 // VerifyBytes decodes a certificate from data, verifies it with pub as
-// Verify does, and checks that data is exactly its canonical encoding
-// (ErrNotCanonical), so that a change to any byte is detected, even one
-// that leaves the content equal. A decoding error is ErrMalformed. data
-// must not carry a trailing newline.
+// Verify does, and checks that data is its canonical encoding up to
+// insignificant whitespace (ErrNotCanonical): indentation, line breaks and
+// a trailing newline, as jq or an editor leave them, are allowed; every
+// other byte must be canonical, so that a changed number, escape, key order
+// or time is detected even where it parses to equal content. A decoding
+// error is ErrMalformed.
 func VerifyBytes(data []byte, pub ed25519.PublicKey) (*Certificate, error) {
 	c, err := Decode(data)
 	if err != nil {
@@ -158,25 +161,35 @@ func VerifyBytes(data []byte, pub ed25519.PublicKey) (*Certificate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify certificate %s: %w", c.ID, err)
 	}
-	if !bytes.Equal(enc, data) {
-		return nil, fmt.Errorf("verify certificate %s: %w: %s", c.ID, ErrNotCanonical, firstDifference(data, enc))
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, data); err != nil { // Decode parsed it: cannot happen
+		return nil, fmt.Errorf("verify certificate %s: %w: %w", c.ID, ErrMalformed, err)
+	}
+	if !bytes.Equal(enc, compact.Bytes()) {
+		return nil, fmt.Errorf("verify certificate %s: %w: %s", c.ID, ErrNotCanonical, firstDifference(compact.Bytes(), enc))
 	}
 	return c, nil
 }
 
-// firstDifference describes where got departs from the canonical want.
+// firstDifference describes where got, without its whitespace, departs
+// from the canonical want.
 func firstDifference(got, want []byte) string {
-	if len(got) == len(want)+1 && got[len(got)-1] == '\n' && bytes.Equal(got[:len(want)], want) {
-		return "trailing newline (the canonical form ends at the closing brace)"
-	}
 	i := 0
 	for i < len(got) && i < len(want) && got[i] == want[i] {
 		i++
 	}
 	if i == len(got) || i == len(want) {
-		return fmt.Sprintf("length %d, canonical length %d", len(got), len(want))
+		return fmt.Sprintf("length %d without whitespace, canonical length %d", len(got), len(want))
 	}
-	return fmt.Sprintf("byte %d is %q, canonical %q", i, got[i], want[i])
+	return fmt.Sprintf("after %q, %q where the canonical form has %q", tailOf(got[:i], 24), got[i], want[i])
+}
+
+// tailOf is the last n bytes of b, for locating a difference.
+func tailOf(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
 }
 
 // clip shortens s, taken from untrusted input, for an error message.

@@ -28,9 +28,15 @@
 //
 // VerifyBytes verifies a certificate offline from its bytes and the
 // issuer's public key: it decodes strictly, recomputes the body, checks the
-// id, the issuer and the signature, and requires the bytes to be exactly
-// the canonical encoding, so that any changed byte is detected. Each way a
-// certificate can fail has its own sentinel error (see errors.go), to be
+// id, the issuer and the signature, and requires the bytes to be the
+// canonical encoding up to insignificant whitespace. Re-indenting a
+// certificate (jq, an editor, a trailing newline) keeps it valid, since
+// JSON whitespace outside strings carries no content. Every token must stay
+// as written, though: a number, an escape or a time written another way can
+// parse to the same Go value and to a different one in another reader
+// ("1.00000000000000001" is 1 to encoding/json, not to a decimal parser),
+// so a certificate that verifies means the same to every reader. Each way
+// a certificate can fail has its own sentinel error (see errors.go), to be
 // tested with errors.Is.
 //
 // Decoded values inside Config, Inputs and Results are the generic JSON
