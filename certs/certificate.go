@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -25,13 +26,30 @@ type Job struct {
 }
 
 // Check is one verification with its inputs and results. Results values are
-// JSON numbers, strings, bools or lists of them.
+// JSON numbers, strings, bools or lists of them. A check the evaluator could
+// not make is listed with NotChecked saying why and Passed false: it is
+// neither passed nor failed, and never counted as passed.
 type Check struct {
-	Name    string         `json:"name"` // parity, determinism, error_bound, constraints, latency
-	Passed  bool           `json:"passed"`
-	Inputs  map[string]any `json:"inputs,omitempty"`
-	Results map[string]any `json:"results,omitempty"`
-	Note    string         `json:"note,omitempty"`
+	Name       string         `json:"name"` // parity, determinism, error_bound, constraints, latency
+	Passed     bool           `json:"passed"`
+	NotChecked string         `json:"not_checked,omitempty"` // why the check was not made; "" when it was
+	Inputs     map[string]any `json:"inputs,omitempty"`
+	Results    map[string]any `json:"results,omitempty"`
+	Note       string         `json:"note,omitempty"`
+}
+
+// NotMade returns why ch was not made, or "" when it was. Besides
+// NotChecked, it reads the error_bound check of certificates issued before
+// NotChecked existed, which recorded a bound that was never computed
+// (formula "none: ...") as passed.
+func (ch Check) NotMade() string {
+	if ch.NotChecked != "" {
+		return ch.NotChecked
+	}
+	if f, ok := ch.Inputs["formula"].(string); ok && ch.Name == "error_bound" && strings.HasPrefix(f, "none: ") {
+		return strings.TrimPrefix(f, "none: ") + " (recorded as passed by an older quasimd)"
+	}
+	return ""
 }
 
 // Latency is the measured latency distribution of the certified config.
@@ -60,19 +78,25 @@ type Certificate struct {
 	Signature string `json:"signature"` // base64 (std) ed25519 signature of Body(); not part of the body
 }
 
-// Passed reports whether the certificate records at least one check and
-// every check passed. A certificate without checks certifies nothing and
-// has not passed.
+// Passed reports whether the certificate records at least one check that
+// was made and every check made passed; checks not made (NotMade) count
+// neither way. A certificate without checks certifies nothing and has not
+// passed.
 func (c *Certificate) Passed() bool {
-	if c == nil || len(c.Checks) == 0 {
+	if c == nil {
 		return false
 	}
+	made := 0
 	for _, ch := range c.Checks {
+		if ch.NotMade() != "" {
+			continue
+		}
 		if !ch.Passed {
 			return false
 		}
+		made++
 	}
-	return true
+	return made > 0
 }
 
 // Sign signs c with key: it sets Issuer to the KeyID of key's public key,

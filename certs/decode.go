@@ -99,13 +99,18 @@ func (d *decoder) checks(v any) []Check {
 	out := make([]Check, 0, len(l))
 	for i, e := range l {
 		o := d.object(e, fmt.Sprintf("checks[%d]", i))
-		out = append(out, Check{
-			Name:    o.str("name", true),
-			Passed:  o.boolean("passed"),
-			Inputs:  o.values("inputs", false),
-			Results: o.values("results", false),
-			Note:    o.str("note", false),
-		})
+		ch := Check{
+			Name:       o.str("name", true),
+			Passed:     o.boolean("passed"),
+			NotChecked: o.str("not_checked", false),
+			Inputs:     o.values("inputs", false),
+			Results:    o.values("results", false),
+			Note:       o.str("note", false),
+		}
+		if d.err == nil && ch.NotChecked != "" && ch.Passed {
+			d.failf("checks[%d]: passed and not_checked: a check not made cannot have passed", i)
+		}
+		out = append(out, ch)
 		o.end()
 	}
 	return out

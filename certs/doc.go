@@ -39,6 +39,19 @@
 // a certificate can fail has its own sentinel error (see errors.go), to be
 // tested with errors.Is.
 //
+// # Checks not made
+//
+// A check the evaluator could not make (an error bound where only a
+// checksum is known, parity on replayed measurements) is listed with
+// "not_checked" giving the reason and "passed" false; a check with both
+// "not_checked" and "passed": true is malformed. Such a check is neither
+// passed nor failed: Passed requires every check that was made to pass, and
+// at least one to have been made. Certificates issued before "not_checked"
+// existed recorded an uncomputed error bound as passed with formula
+// "none: ..."; Check.NotMade reads that as not made too, and they verify as
+// they always did. A verifier older than "not_checked" refuses certificates
+// that use it as malformed, rather than reading them as passed.
+//
 // Decoded values inside Config, Inputs and Results are the generic JSON
 // values of encoding/json: float64, string, bool, nil, []any and
 // map[string]any, except that an integer that float64 cannot hold exactly

@@ -18,19 +18,22 @@ import (
 const maxListReport = 10
 
 // Report writes c for people: its verdict, job, config (param = value,
-// sorted), issue time, issuer and id, each check with PASS or FAIL, its
-// note, inputs and results (sorted), and for parity and error_bound checks
-// the margin between the limit and the measured error, then the latency
-// distribution. Strings from the certificate that are not printable are
+// sorted), issue time, issuer and id, each check with PASS, FAIL or NOT
+// CHECKED (and why), its note, inputs and results (sorted), and for parity
+// and error_bound checks the margin between the limit and the measured
+// error, then the latency distribution. Strings from the certificate that are not printable are
 // quoted. It does not verify c.
 func (c *Certificate) Report(w io.Writer) error {
 	if c == nil {
 		return fmt.Errorf("report certificate: %w: nil certificate", ErrMalformed)
 	}
 	r := &reporter{w: w}
-	passed := 0
+	passed, notMade := 0, 0
 	for _, ch := range c.Checks {
-		if ch.Passed {
+		switch {
+		case ch.NotMade() != "":
+			notMade++
+		case ch.Passed:
 			passed++
 		}
 	}
@@ -38,7 +41,11 @@ func (c *Certificate) Report(w io.Writer) error {
 	if c.Passed() {
 		verdict = "PASS"
 	}
-	r.printf("certificate: %s (%d of %d checks passed)\n", verdict, passed, len(c.Checks))
+	if notMade > 0 {
+		r.printf("certificate: %s (%d of %d checks made passed; %d not made)\n", verdict, passed, len(c.Checks)-notMade, notMade)
+	} else {
+		r.printf("certificate: %s (%d of %d checks passed)\n", verdict, passed, len(c.Checks))
+	}
 
 	r.printf("job:\n")
 	r.printf("  kernel:     %s\n", text(c.Job.Kernel))
@@ -67,17 +74,26 @@ func (c *Certificate) Report(w io.Writer) error {
 	}
 	for _, ch := range c.Checks {
 		mark := "FAIL"
-		if ch.Passed {
+		why := ch.NotMade()
+		switch {
+		case why != "":
+			mark = "NOT CHECKED"
+		case ch.Passed:
 			mark = "PASS"
 		}
 		r.printf("  %s %s\n", mark, text(ch.Name))
+		if why != "" {
+			r.printf("    not made: %s\n", text(why))
+		}
 		if ch.Note != "" {
 			r.printf("    note: %s\n", text(ch.Note))
 		}
 		r.values("inputs", ch.Inputs)
 		r.values("results", ch.Results)
-		for _, m := range margins(ch) {
-			r.printf("    %s\n", m)
+		if why == "" {
+			for _, m := range margins(ch) {
+				r.printf("    %s\n", m)
+			}
 		}
 	}
 

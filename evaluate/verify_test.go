@@ -82,6 +82,11 @@ func TestVerifyReportPassed(t *testing.T) {
 		{"parity", func(r *VerifyReport) { r.Parity.Passed = false }, false},
 		{"determinism", func(r *VerifyReport) { r.Determinism.Passed = false }, false},
 		{"error bound", func(r *VerifyReport) { r.ErrorBound.Passed = false }, false},
+		{"error bound not checked", func(r *VerifyReport) { r.ErrorBound = ErrorBoundResult{NotChecked: "no outputs"} }, true},
+		{"error bound not checked, parity failed", func(r *VerifyReport) {
+			r.ErrorBound = ErrorBoundResult{NotChecked: "no outputs"}
+			r.Parity.Passed = false
+		}, false},
 		{"latency is informational", func(r *VerifyReport) { r.Latency = LatencyResult{} }, true},
 	}
 	for _, tt := range tests {

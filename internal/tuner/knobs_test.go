@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/quasim/quasim/evaluate"
-	"github.com/quasim/quasim/evaluate/replay"
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
 	"github.com/quasim/quasim/internal/store"
@@ -53,17 +52,8 @@ func TestKnobsAppliedAndRestored(t *testing.T) {
 // A replayed recording runs nothing: its power-limit parameter is never
 // applied to a device.
 func TestKnobsNotAppliedToReplay(t *testing.T) {
-	rec, err := replay.Load("../../evaluate/replay/testdata/synthetic_energy.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := evaluate.Problem{Dims: rec.Problem}
-	sp, err := rec.Space(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := Job{Key: store.JobKey{Kernel: "e", SpecHash: "h", Problem: p.String(), Device: rec.Device()}, Problem: p, Evaluator: rec, Space: sp,
-		Objective: evaluate.Objective{Kind: "energy"}}
+	job := syntheticReplayJob(t)
+	job.Objective = evaluate.Objective{Kind: "energy"}
 	tn := knobTuner(t, func(string, map[string]any) (func() error, error) {
 		t.Error("knobs applied to a replay")
 		return func() error { return nil }, nil

@@ -276,13 +276,18 @@ func printVerified(w io.Writer, cert *certs.Certificate) error {
 	return err
 }
 
-// passed fails for a genuine certificate that records a failed check: it
-// does not certify its config.
+// passed fails for a genuine certificate that records a failed check, or
+// no check that was made: it does not certify its config.
 func passed(cert *certs.Certificate) error {
-	if !cert.Passed() {
-		return fmt.Errorf("certificate %s records a failed check", cert.ID)
+	if cert.Passed() {
+		return nil
 	}
-	return nil
+	for _, ch := range cert.Checks {
+		if !ch.Passed && ch.NotMade() == "" {
+			return fmt.Errorf("certificate %s records a failed check", cert.ID)
+		}
+	}
+	return fmt.Errorf("certificate %s records no check that was made", cert.ID)
 }
 
 // loadPubkey reads --pubkey: an "ed25519:..." string, or a file holding one
