@@ -431,6 +431,11 @@ func TestWasmKernel(t *testing.T) {
 	if len(cfg.Config) != 4 || cfg.Certificate == "" || cfg.Device != "wasm/wazero" {
 		t.Fatalf("served %+v", cfg)
 	}
+	// The module reports a checksum, not its outputs: no error bound was
+	// checked, and the certificate does not claim one.
+	if out, _, code := d.ctl("certs", "verify", cfg.Certificate); code != 0 || !strings.Contains(out, "NOT CHECKED error_bound") || strings.Contains(out, "PASS error_bound") {
+		t.Errorf("certs verify: exit %d\n%s", code, out)
+	}
 	t.Logf("served %s (%.3f ms, certificate %s)", cfg.Key, cfg.TimeMS, cfg.Certificate)
 }
 
