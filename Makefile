@@ -76,13 +76,16 @@ bench-search: build
 bench-lookup:
 	$(GO) test ./daemon -run '^$$' -bench 'Lookup' -benchtime 20000x
 
-# Installs the binaries and the systemd unit, and creates the quasim user
+# Installs the binaries, the systemd unit, the README (the unit's
+# Documentation=) and the privileges drop-in beside it, and creates the quasim user
 # and group when they do not exist (run as root).
 install: build
 	install -D -m 0755 bin/quasimd $(DESTDIR)$(PREFIX)/bin/quasimd
 	install -D -m 0755 bin/quasimctl $(DESTDIR)$(PREFIX)/bin/quasimctl
 	install -D -m 0644 quasimd.service $(DESTDIR)/etc/systemd/system/quasimd.service
 	install -d -m 0755 $(DESTDIR)/etc/quasim/kernels.d
+	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/quasim/README.md
+	install -D -m 0644 docs/quasimd.service.d/devices.conf $(DESTDIR)$(PREFIX)/share/doc/quasim/quasimd.service.d/devices.conf
 	@if [ -z "$(DESTDIR)" ] && ! getent passwd quasim >/dev/null; then \
 		useradd --system --user-group --home-dir /var/lib/quasim --shell /usr/sbin/nologin quasim; fi
 	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null; then systemctl daemon-reload || true; fi
@@ -102,3 +105,4 @@ install-c: bin/libquasim.a
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/quasim.h $(DESTDIR)$(PREFIX)/lib/libquasim.a
 	rm -f $(DESTDIR)$(PREFIX)/bin/quasimd $(DESTDIR)$(PREFIX)/bin/quasimctl $(DESTDIR)/etc/systemd/system/quasimd.service
+	rm -rf $(DESTDIR)$(PREFIX)/share/doc/quasim
