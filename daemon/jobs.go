@@ -23,6 +23,9 @@ type job struct {
 	kern  *kernel
 	spec  spec.Job
 	entry cron.EntryID
+	// foreign marks a stored job the kernel does not tune, made only to
+	// list it (see server.listed); it is never scheduled.
+	foreign bool
 
 	// Guarded by scheduler.mu.
 	running bool

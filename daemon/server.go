@@ -231,7 +231,11 @@ func (s *server) getStatus(*http.Request) (any, error) {
 	}
 	st.Stale = []api.Stale{}
 	for _, k := range ks {
-		for _, j := range k.jobs {
+		jobs, err := s.listed(k)
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range jobs {
 			st.Jobs++
 			n, err := s.st.TrialCount(j.key)
 			if err != nil {
@@ -262,7 +266,11 @@ func (s *server) getKernels(*http.Request) (any, error) {
 			Name: k.spec.Name, SpecHash: k.spec.Hash, Source: k.spec.Source, Evaluator: k.spec.Evaluator,
 			Schedule: k.spec.Schedule, Objective: k.spec.Objective, Jobs: []api.Job{},
 		}
-		for i, j := range k.jobs {
+		jobs, err := s.listed(k)
+		if err != nil {
+			return nil, err
+		}
+		for i, j := range jobs {
 			if i == 0 {
 				for _, p := range j.spec.Space.Params() {
 					ak.Params = append(ak.Params, p.Name)
@@ -286,7 +294,7 @@ func (s *server) jobInfo(j *job) (api.Job, error) {
 		return api.Job{}, err
 	}
 	v := s.sched.view(j)
-	aj := api.Job{ID: j.key.String(), Problem: j.key.Problem, Device: j.key.Device, Trials: n, Running: v.running}
+	aj := api.Job{ID: j.key.String(), Problem: j.key.Problem, Device: j.key.Device, Trials: n, Running: v.running, Foreign: j.foreign}
 	if !v.next.IsZero() {
 		next := v.next
 		aj.NextCycle = &next
@@ -461,6 +469,7 @@ func apiTrial(t store.Trial, j *job) api.Trial {
 		At: t.At, Problem: j.key.Problem, Device: j.key.Device, Cycle: t.Cycle,
 		EnergyMJ: t.EnergyMJ, PowerW: t.PowerW, Throttle: t.Throttle, Remeasured: t.Remeasured,
 		MaxTempC: t.MaxTempC, SMClockMHz: t.SMClockMHz, MemClockMHz: t.MemClockMHz, UtilPct: t.UtilPct,
+		PhasesMS: t.PhasesMS, Observables: t.Observables,
 	}
 }
 
@@ -492,7 +501,7 @@ func (s *server) jobsOf(name, problem string) (*kernel, []*job, error) {
 
 func (s *server) getTrials(r *http.Request) (any, error) {
 	name := r.PathValue("kernel")
-	_, jobs, err := s.jobsOf(name, r.URL.Query().Get("problem"))
+	jobs, err := s.listedOf(name, r.URL.Query().Get("problem"))
 	if err != nil {
 		return nil, err
 	}
@@ -511,7 +520,7 @@ func (s *server) getTrials(r *http.Request) (any, error) {
 
 func (s *server) getCycles(r *http.Request) (any, error) {
 	name := r.PathValue("kernel")
-	_, jobs, err := s.jobsOf(name, r.URL.Query().Get("problem"))
+	jobs, err := s.listedOf(name, r.URL.Query().Get("problem"))
 	if err != nil {
 		return nil, err
 	}
@@ -629,7 +638,8 @@ func (s *server) postImport(r *http.Request) (any, error) {
 		if t.Status == string(evaluate.StatusOK) && !(t.TimeMS > 0) {
 			return nil, invalidf("trials[%d].time_ms: %v is not a positive time", i, t.TimeMS)
 		}
-		trials = append(trials, store.Trial{Key: t.Key, Status: t.Status, TimeMS: t.TimeMS, TimesMS: t.TimesMS, CostS: t.CostS, Error: t.Error, At: t.At})
+		trials = append(trials, store.Trial{Key: t.Key, Status: t.Status, TimeMS: t.TimeMS, TimesMS: t.TimesMS, CostS: t.CostS, Error: t.Error, At: t.At,
+			EnergyMJ: t.EnergyMJ, PowerW: t.PowerW, PhasesMS: t.PhasesMS, Observables: t.Observables})
 	}
 	stored, err := s.st.AddTrials(key, trials)
 	if err != nil {

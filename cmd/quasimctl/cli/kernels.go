@@ -12,7 +12,9 @@ func newKernelsCommand(g *globalOptions) *cobra.Command {
 		Short: "List the kernels quasimd tunes and their jobs",
 		Long: `kernels lists every kernel spec the daemon has loaded, one line per job
 (problem size and device class), with the job's trial count and the config it
-serves: its key and measured time.`,
+serves: its key and measured time. A job marked "foreign" holds trials this
+daemon does not tune (imported for another device class or problem, or left by
+a former device): they are listed, exported and warm-start the kernel's jobs.`,
 		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ks, err := g.client(cmd).Kernels(cmd.Context())
@@ -38,8 +40,11 @@ serves: its key and measured time.`,
 						served, ms = dash(j.Served.Key), fmtMS(j.Served.TimeMS, 4)
 					}
 					running := "no"
-					if j.Running {
+					switch {
+					case j.Running:
 						running = "yes"
+					case j.Foreign:
+						running = "foreign" // stored trials this daemon does not tune
 					}
 					t.row(append(head, dash(j.Problem), dash(j.Device), strconv.Itoa(j.Trials), served, ms, running)...)
 				}
