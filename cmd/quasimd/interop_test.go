@@ -2,14 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/evaluate/replay"
 )
 
 // sharedSpaces is the folder of real recorded spaces beside the checkout.
@@ -111,5 +114,78 @@ func TestImportForeignDevice(t *testing.T) {
 	}
 	if !strings.Contains(d.stderr.String(), device) {
 		t.Errorf("warm start does not name the imported job of %s", device)
+	}
+}
+
+// TestT4RoundTrip: a real Kernel Tuner cache → import → export T4 →
+// import → export T4. The export passes the official FAIR T4 schema and
+// keeps, config by config, every number of the cache it can represent:
+// status, time, repetitions, the five phase times, GFLOP/s, the timestamp
+// and the simulated cost; the second export equals the first.
+func TestT4RoundTrip(t *testing.T) {
+	spaces := sharedSpaces(t)
+	t1, err := os.ReadFile(filepath.Join(spaces, "kernels", "convolution_milo.T1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, newDir(t, map[string]string{"convolution_milo.T1.json": string(t1)}))
+	cache := filepath.Join(spaces, "convolution_milo_A100.json.gz")
+	const dev1, dev2 = "nvidia/NVIDIA A100-PCIE-40GB", "roundtrip/A100"
+	tmp := t.TempDir()
+	first, second := filepath.Join(tmp, "first.json"), filepath.Join(tmp, "second.json")
+	for _, step := range [][]string{
+		{"import", cache, "--kernel", "convolution_milo"},
+		{"export", "convolution_milo", "--device", dev1, "-o", first},
+		{"import", first, "--kernel", "convolution_milo", "--problem", "4096,4096", "--device", dev2},
+		{"export", "convolution_milo", "--device", dev2, "-o", second},
+	} {
+		if _, errs, code := d.ctl(step...); code != 0 {
+			t.Fatalf("quasimctl %v: exit %d: %s", step, code, errs)
+		}
+	}
+	validateT4(t, first)
+	a, _ := os.ReadFile(first)
+	b, _ := os.ReadFile(second)
+	if string(a) != string(b) {
+		t.Errorf("the export of the re-imported T4 differs from the first export")
+	}
+
+	orig, err := replay.Load(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := replay.Load(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Len() != orig.Len() {
+		t.Fatalf("export has %d configs, the cache %d", back.Len(), orig.Len())
+	}
+	phases, observed := 0, 0
+	for _, k := range orig.Keys() {
+		o, _ := orig.Trial(k)
+		g, ok := back.Trial(k)
+		if !ok {
+			t.Fatalf("config %s is not in the export", k)
+		}
+		switch {
+		case g.Status != o.Status || g.Time != o.Time || !slices.Equal(g.Times, o.Times):
+			t.Errorf("%s: status %s time %v times %v, want %s %v %v", k, g.Status, g.Time, g.Times, o.Status, o.Time, o.Times)
+		case !maps.Equal(g.PhasesMS, o.PhasesMS) || !maps.Equal(g.Observables, o.Observables):
+			t.Errorf("%s: phases %v observables %v, want %v %v", k, g.PhasesMS, g.Observables, o.PhasesMS, o.Observables)
+		case !g.At.Equal(o.At) || o.At.IsZero():
+			t.Errorf("%s: timestamp %v, want the recorded %v", k, g.At, o.At)
+		case g.Cost != o.Cost || g.EnergyMJ != o.EnergyMJ:
+			t.Errorf("%s: cost %v energy %v, want %v %v", k, g.Cost, g.EnergyMJ, o.Cost, o.EnergyMJ)
+		}
+		if len(o.PhasesMS) == 5 {
+			phases++
+		}
+		if o.Observables["GFLOP/s"] > 0 {
+			observed++
+		}
+	}
+	if phases != orig.Len() || observed == 0 {
+		t.Errorf("the cache should record 5 phases for all %d configs (%d do) and GFLOP/s for some (%d)", orig.Len(), phases, observed)
 	}
 }
