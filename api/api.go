@@ -208,6 +208,9 @@ type Kernel struct {
 	Params    []string `json:"params"`
 	Configs   int      `json:"configs"` // valid configs of the first problem's space
 	Jobs      []Job    `json:"jobs"`
+	// Notes are what an operator should know about the spec as loaded,
+	// such as a default that violates the constraints and was replaced.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Job is a kernel at one problem size on one device.

@@ -107,6 +107,9 @@ func (s *scheduler) load() (map[string]*kernel, []string) {
 		}
 		k := &kernel{spec: sp}
 		for _, j := range jobs {
+			if j.DefaultNote != "" {
+				s.log.Warn().Str("kernel", sp.Name).Str("problem", j.Problem.String()).Str("note", j.DefaultNote).Msg("default replaced")
+			}
 			device := "none"
 			if j.Evaluator != nil {
 				device = j.Evaluator.Device()

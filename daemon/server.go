@@ -11,6 +11,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -282,6 +283,9 @@ func (s *server) getKernels(*http.Request) (any, error) {
 				return nil, err
 			}
 			ak.Jobs = append(ak.Jobs, aj)
+			if n := j.spec.DefaultNote; n != "" && !j.foreign && !slices.Contains(ak.Notes, n) {
+				ak.Notes = append(ak.Notes, n)
+			}
 		}
 		out = append(out, ak)
 	}
@@ -406,7 +410,7 @@ func (s *server) getConfig(r *http.Request) (any, error) {
 	}
 	c := api.Config{
 		Kernel: name, Problem: problem, Device: device, Match: api.MatchDefault, SpecHash: k.spec.Hash,
-		Config: j.spec.Space.ConfigMap(j.spec.Default), Key: j.spec.Space.Key(j.spec.Default),
+		Config: j.spec.Space.WireConfigMap(j.spec.Default), Key: j.spec.Space.Key(j.spec.Default),
 	}
 	return c, nil
 }
@@ -440,7 +444,7 @@ func (s *server) answer(j *job, sv store.Served, match api.Match, problem string
 	}
 	at := sv.PromotedAt
 	out := api.Config{
-		Kernel: j.key.Kernel, Problem: problem, Device: j.key.Device, Config: j.spec.Space.ConfigMap(c),
+		Kernel: j.key.Kernel, Problem: problem, Device: j.key.Device, Config: j.spec.Space.WireConfigMap(c),
 		Key: sv.Key, Match: match, TimeMS: sv.TimeMS, Certificate: sv.Certificate, SpecHash: j.key.SpecHash,
 		PromotedAt: &at, Stale: sv.Stale, Note: note,
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -49,7 +50,15 @@ a former device): they are listed, exported and warm-start the kernel's jobs.`,
 					t.row(append(head, dash(j.Problem), dash(j.Device), strconv.Itoa(j.Trials), served, ms, running)...)
 				}
 			}
-			return t.flush()
+			if err := t.flush(); err != nil {
+				return err
+			}
+			for _, k := range ks {
+				for _, n := range k.Notes {
+					fmt.Fprintf(cmd.OutOrStdout(), "note: %s: %s\n", k.Name, n)
+				}
+			}
+			return nil
 		},
 	}
 }
