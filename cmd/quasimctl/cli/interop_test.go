@@ -5,9 +5,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quasim/quasim/evaluate/replay"
 )
@@ -111,5 +114,37 @@ func TestBenchObjectives(t *testing.T) {
 		if exp := rep.RandomExp[sc.Space][25]; math.Abs(sc.At[25]-exp) > 0.2 {
 			t.Errorf("%s: random at k=25 = %v, exact expectation %v", sc.Space, sc.At[25], exp)
 		}
+	}
+}
+
+// Importing a recording whose objective is a score keeps the score among
+// the observables and the recorded time as the trial's time; without a
+// time it is refused, naming the objective.
+func TestImportObjective(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	path := writeObjectiveCache(t, filepath.Join(t.TempDir(), "score.json"), "score", 3, func(p int) float64 { return 1 - float64(p) })
+	rec, err := replay.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := importRequest(rec, "64", "gpu/x", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range req.Trials {
+		p, _ := strconv.Atoi(tr.Key)
+		if tr.TimeMS != float64(p) || tr.Observables["score"] != 1-float64(p) || len(tr.Observables) != 1 || !tr.At.Equal(at) || tr.PhasesMS["compilation"] != 1 {
+			t.Errorf("trial %+v, want time %d ms and score %d", tr, p, 1-p)
+		}
+	}
+	data, _ := os.ReadFile(path)
+	noTime := regexp.MustCompile(`,"time":[0-9.]+`).ReplaceAll(data, nil)
+	rec, err = replay.Parse("score_only.json", noTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := importRequest(rec, "64", "gpu/x", at); err == nil || !strings.Contains(err.Error(), "the objective is score and no time is recorded") {
+		t.Errorf("import of a score without times: %v", err)
 	}
 }
