@@ -8,25 +8,38 @@ import (
 	"github.com/quasim/quasim/internal/store"
 )
 
+// storedJobs is the store's jobs by kernel name, read once per listing
+// request for listed.
+func (s *server) storedJobs() (map[string][]store.JobKey, error) {
+	keys, err := s.st.Jobs()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]store.JobKey{}
+	for _, k := range keys {
+		out[k.Kernel] = append(out[k.Kernel], k)
+	}
+	return out, nil
+}
+
 // listed is the kernel's jobs as listings show them: its own jobs, then
 // the stored jobs of the same spec version that it does not tune, marked
 // foreign: trials imported for another device class (a GPU's cache into a
 // CPU or T1 kernel) or left by a former device. Whatever an import stores
 // is listed and exported this way, before and after a restart.
-func (s *server) listed(k *kernel) ([]*job, error) {
-	keys, err := s.st.Jobs()
-	if err != nil {
-		return nil, err
+func (s *server) listed(k *kernel, stored map[string][]store.JobKey) []*job {
+	own := make(map[store.JobKey]bool, len(k.jobs))
+	for _, j := range k.jobs {
+		own[j.key] = true
 	}
 	out := slices.Clip(k.jobs)
-	for _, key := range keys {
-		if key.Kernel != k.spec.Name || key.SpecHash != k.spec.Hash || len(k.jobs) == 0 ||
-			slices.ContainsFunc(k.jobs, func(j *job) bool { return j.key == key }) {
+	for _, key := range stored[k.spec.Name] {
+		if key.SpecHash != k.spec.Hash || own[key] || len(k.jobs) == 0 {
 			continue
 		}
 		out = append(out, &job{key: key, kern: k, spec: s.foreignSpec(k, key), foreign: true})
 	}
-	return out, nil
+	return out
 }
 
 // foreignSpec is the job spec a foreign job's keys are read with: that of
@@ -52,9 +65,13 @@ func (s *server) listedOf(name, problem string) ([]*job, error) {
 	if !ok {
 		return nil, notFoundf("kernel %q is not loaded", name)
 	}
-	jobs, err := s.listed(k)
-	if err != nil || problem == "" {
-		return jobs, err
+	stored, err := s.storedJobs()
+	if err != nil {
+		return nil, err
+	}
+	jobs := s.listed(k, stored)
+	if problem == "" {
+		return jobs, nil
 	}
 	dims, err := parseProblem(problem)
 	if err != nil {

@@ -231,12 +231,12 @@ func (s *server) getStatus(*http.Request) (any, error) {
 		Running: s.sched.runningJobs(), SpecError: errs,
 	}
 	st.Stale = []api.Stale{}
+	stored, err := s.storedJobs()
+	if err != nil {
+		return nil, err
+	}
 	for _, k := range ks {
-		jobs, err := s.listed(k)
-		if err != nil {
-			return nil, err
-		}
-		for _, j := range jobs {
+		for _, j := range s.listed(k, stored) {
 			st.Jobs++
 			n, err := s.st.TrialCount(j.key)
 			if err != nil {
@@ -262,16 +262,16 @@ func (s *server) getStatus(*http.Request) (any, error) {
 func (s *server) getKernels(*http.Request) (any, error) {
 	ks, _ := s.sched.snapshot()
 	out := make([]api.Kernel, 0, len(ks))
+	stored, err := s.storedJobs()
+	if err != nil {
+		return nil, err
+	}
 	for _, k := range ks {
 		ak := api.Kernel{
 			Name: k.spec.Name, SpecHash: k.spec.Hash, Source: k.spec.Source, Evaluator: k.spec.Evaluator,
 			Schedule: k.spec.Schedule, Objective: k.spec.Objective, Jobs: []api.Job{},
 		}
-		jobs, err := s.listed(k)
-		if err != nil {
-			return nil, err
-		}
-		for i, j := range jobs {
+		for i, j := range s.listed(k, stored) {
 			if i == 0 {
 				for _, p := range j.spec.Space.Params() {
 					ak.Params = append(ak.Params, p.Name)
