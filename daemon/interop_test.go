@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/internal/store"
 )
 
 // A FAIR T1 kernel whose default violates its constraints: the daemon
@@ -42,5 +44,56 @@ func TestT1DefaultAndFloats(t *testing.T) {
 	}
 	if n := ks[0].Notes; len(n) != 1 || !strings.Contains(n[0], "the default 64,2.0 is not a valid config") || !strings.Contains(n[0], "32,2.0") {
 		t.Errorf("kernel notes %q, want one saying the default 64,2.0 was replaced by 32,2.0", n)
+	}
+}
+
+// Trials stored for another device class (what an import of a GPU cache
+// into a CPU kernel stores) are listed as a foreign job: in kernels,
+// trials and status, never among the jobs a tune request starts.
+func TestForeignJobsListed(t *testing.T) {
+	ts := newTestServer(t, t.TempDir())
+	k, ok := ts.sched.kernel("sgemm")
+	if !ok {
+		t.Fatal("no builtin sgemm")
+	}
+	own := k.jobs[0]
+	key := own.key
+	key.Device = "nvidia/NVIDIA A100-PCIE-40GB"
+	trial := store.Trial{Key: own.spec.Space.Key(own.spec.Default), Status: "ok", TimeMS: 1.5, At: time.Now()}
+	if n, err := ts.st.AddTrials(key, []store.Trial{trial}); err != nil || n != 1 {
+		t.Fatalf("AddTrials = %d, %v", n, err)
+	}
+	var ks []api.Kernel
+	_, body := ts.get(t, "/v1/kernels", nil)
+	if err := json.Unmarshal(body, &ks); err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, kk := range ks {
+		for _, j := range kk.Jobs {
+			if j.Foreign {
+				found++
+				if kk.Name != "sgemm" || j.Device != key.Device || j.Trials != 1 || j.NextCycle != nil {
+					t.Errorf("foreign job %+v of %s", j, kk.Name)
+				}
+			}
+		}
+	}
+	if found != 1 {
+		t.Errorf("%d foreign jobs listed, want 1", found)
+	}
+	var tr api.Trials
+	_, body = ts.get(t, "/v1/kernels/sgemm/trials?problem="+key.Problem, nil)
+	if err := json.Unmarshal(body, &tr); err != nil || len(tr.Trials) != 1 || tr.Trials[0].Device != key.Device {
+		t.Errorf("trials = %s", body)
+	}
+	var st api.Status
+	_, body = ts.get(t, "/v1/status", nil)
+	if err := json.Unmarshal(body, &st); err != nil || st.Trials != 1 {
+		t.Errorf("status = %s", body)
+	}
+	// A tune request starts the kernel's own jobs only.
+	if _, jobs, err := ts.srv.jobsOf("sgemm", key.Problem); err != nil || len(jobs) != 1 || jobs[0].foreign {
+		t.Errorf("jobsOf for tuning = %v, %v", jobs, err)
 	}
 }
