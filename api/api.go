@@ -208,6 +208,9 @@ type Kernel struct {
 	Params    []string `json:"params"`
 	Configs   int      `json:"configs"` // valid configs of the first problem's space
 	Jobs      []Job    `json:"jobs"`
+	// Notes are what an operator should know about the spec as loaded,
+	// such as a default that violates the constraints and was replaced.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Job is a kernel at one problem size on one device.
@@ -221,6 +224,10 @@ type Job struct {
 	LastCycle  *time.Time `json:"last_cycle,omitempty"`
 	NextCycle  *time.Time `json:"next_cycle,omitempty"`
 	BudgetLeft int        `json:"budget_left,omitempty"`
+	// Foreign marks a job this daemon does not tune: trials stored for
+	// another device class or problem (imports, a former device). They are
+	// listed, exported and warm-start the kernel's own jobs.
+	Foreign bool `json:"foreign,omitempty"`
 }
 
 // Match says where a config answer came from.
@@ -305,6 +312,13 @@ type Trial struct {
 	SMClockMHz  float64 `json:"sm_clock_mhz,omitempty"`
 	MemClockMHz float64 `json:"mem_clock_mhz,omitempty"`
 	UtilPct     float64 `json:"util_pct,omitempty"`
+	// PhasesMS is where a recorded measurement's wall time went, in ms,
+	// under the FAIR T4 names of "times" (compilation, benchmark,
+	// framework, search_algorithm, validation), as imported.
+	PhasesMS map[string]float64 `json:"phases_ms,omitempty"`
+	// Observables are other quantities recorded for the config (GFLOP/s,
+	// GB/s, a score), by name, as imported.
+	Observables map[string]float64 `json:"observables,omitempty"`
 }
 
 // Trials is GET /v1/kernels/{kernel}/trials.

@@ -24,6 +24,9 @@ type job struct {
 	kern  *kernel
 	spec  spec.Job
 	entry cron.EntryID
+	// foreign marks a stored job the kernel does not tune, made only to
+	// list it (see server.listed); it is never scheduled.
+	foreign bool
 
 	// Guarded by scheduler.mu.
 	running bool
@@ -126,6 +129,9 @@ func (s *scheduler) load() (map[string]*kernel, []string) {
 		}
 		k := &kernel{spec: sp}
 		for _, j := range jobs {
+			if j.DefaultNote != "" {
+				s.log.Warn().Str("kernel", sp.Name).Str("problem", j.Problem.String()).Str("note", j.DefaultNote).Msg("default replaced")
+			}
 			device := "none"
 			if j.Evaluator != nil {
 				device = j.Evaluator.Device()

@@ -11,6 +11,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -234,8 +235,12 @@ func (s *server) getStatus(*http.Request) (any, error) {
 		Running: s.sched.runningJobs(), SpecError: errs,
 	}
 	st.Stale = []api.Stale{}
+	stored, err := s.storedJobs()
+	if err != nil {
+		return nil, err
+	}
 	for _, k := range ks {
-		for _, j := range k.jobs {
+		for _, j := range s.listed(k, stored) {
 			st.Jobs++
 			n, err := s.st.TrialCount(j.key)
 			if err != nil {
@@ -261,12 +266,16 @@ func (s *server) getStatus(*http.Request) (any, error) {
 func (s *server) getKernels(*http.Request) (any, error) {
 	ks, _ := s.sched.snapshot()
 	out := make([]api.Kernel, 0, len(ks))
+	stored, err := s.storedJobs()
+	if err != nil {
+		return nil, err
+	}
 	for _, k := range ks {
 		ak := api.Kernel{
 			Name: k.spec.Name, SpecHash: k.spec.Hash, Source: k.spec.Source, Evaluator: k.spec.Evaluator,
 			Schedule: k.spec.Schedule, Objective: k.spec.Objective, Jobs: []api.Job{},
 		}
-		for i, j := range k.jobs {
+		for i, j := range s.listed(k, stored) {
 			if i == 0 {
 				for _, p := range j.spec.Space.Params() {
 					ak.Params = append(ak.Params, p.Name)
@@ -278,6 +287,9 @@ func (s *server) getKernels(*http.Request) (any, error) {
 				return nil, err
 			}
 			ak.Jobs = append(ak.Jobs, aj)
+			if n := j.spec.DefaultNote; n != "" && !j.foreign && !slices.Contains(ak.Notes, n) {
+				ak.Notes = append(ak.Notes, n)
+			}
 		}
 		out = append(out, ak)
 	}
@@ -290,7 +302,7 @@ func (s *server) jobInfo(j *job) (api.Job, error) {
 		return api.Job{}, err
 	}
 	v := s.sched.view(j)
-	aj := api.Job{ID: j.key.String(), Problem: j.key.Problem, Device: j.key.Device, Trials: n, Running: v.running}
+	aj := api.Job{ID: j.key.String(), Problem: j.key.Problem, Device: j.key.Device, Trials: n, Running: v.running, Foreign: j.foreign}
 	if !v.next.IsZero() {
 		next := v.next
 		aj.NextCycle = &next
@@ -402,7 +414,7 @@ func (s *server) getConfig(r *http.Request) (any, error) {
 	}
 	c := api.Config{
 		Kernel: name, Problem: problem, Device: device, Match: api.MatchDefault, SpecHash: k.spec.Hash,
-		Config: j.spec.Space.ConfigMap(j.spec.Default), Key: j.spec.Space.Key(j.spec.Default),
+		Config: j.spec.Space.WireConfigMap(j.spec.Default), Key: j.spec.Space.Key(j.spec.Default),
 	}
 	return c, nil
 }
@@ -436,7 +448,7 @@ func (s *server) answer(j *job, sv store.Served, match api.Match, problem string
 	}
 	at := sv.PromotedAt
 	out := api.Config{
-		Kernel: j.key.Kernel, Problem: problem, Device: j.key.Device, Config: j.spec.Space.ConfigMap(c),
+		Kernel: j.key.Kernel, Problem: problem, Device: j.key.Device, Config: j.spec.Space.WireConfigMap(c),
 		Key: sv.Key, Match: match, TimeMS: sv.TimeMS, Certificate: sv.Certificate, SpecHash: j.key.SpecHash,
 		PromotedAt: &at, Stale: sv.Stale, Note: note,
 	}
@@ -465,6 +477,7 @@ func apiTrial(t store.Trial, j *job) api.Trial {
 		At: t.At, Problem: j.key.Problem, Device: j.key.Device, Cycle: t.Cycle,
 		EnergyMJ: t.EnergyMJ, PowerW: t.PowerW, Throttle: t.Throttle, Remeasured: t.Remeasured,
 		MaxTempC: t.MaxTempC, SMClockMHz: t.SMClockMHz, MemClockMHz: t.MemClockMHz, UtilPct: t.UtilPct,
+		PhasesMS: t.PhasesMS, Observables: t.Observables,
 	}
 }
 
@@ -496,7 +509,7 @@ func (s *server) jobsOf(name, problem string) (*kernel, []*job, error) {
 
 func (s *server) getTrials(r *http.Request) (any, error) {
 	name := r.PathValue("kernel")
-	_, jobs, err := s.jobsOf(name, r.URL.Query().Get("problem"))
+	jobs, err := s.listedOf(name, r.URL.Query().Get("problem"))
 	if err != nil {
 		return nil, err
 	}
@@ -515,7 +528,7 @@ func (s *server) getTrials(r *http.Request) (any, error) {
 
 func (s *server) getCycles(r *http.Request) (any, error) {
 	name := r.PathValue("kernel")
-	_, jobs, err := s.jobsOf(name, r.URL.Query().Get("problem"))
+	jobs, err := s.listedOf(name, r.URL.Query().Get("problem"))
 	if err != nil {
 		return nil, err
 	}
@@ -633,7 +646,8 @@ func (s *server) postImport(r *http.Request) (any, error) {
 		if t.Status == string(evaluate.StatusOK) && !(t.TimeMS > 0) {
 			return nil, invalidf("trials[%d].time_ms: %v is not a positive time", i, t.TimeMS)
 		}
-		trials = append(trials, store.Trial{Key: t.Key, Status: t.Status, TimeMS: t.TimeMS, TimesMS: t.TimesMS, CostS: t.CostS, Error: t.Error, At: t.At})
+		trials = append(trials, store.Trial{Key: t.Key, Status: t.Status, TimeMS: t.TimeMS, TimesMS: t.TimesMS, CostS: t.CostS, Error: t.Error, At: t.At,
+			EnergyMJ: t.EnergyMJ, PowerW: t.PowerW, PhasesMS: t.PhasesMS, Observables: t.Observables})
 	}
 	stored, err := s.st.AddTrials(key, trials)
 	if err != nil {

@@ -92,6 +92,13 @@ type Trial struct {
 	SMClockMHz  float64 `json:"sm_clock_mhz,omitempty"`
 	MemClockMHz float64 `json:"mem_clock_mhz,omitempty"`
 	UtilPct     float64 `json:"util_pct,omitempty"`
+	// PhasesMS is where a recorded measurement's wall time went, in ms,
+	// under the FAIR T4 names of "times" (compilation, benchmark,
+	// framework, search_algorithm, validation); only the phases recorded.
+	PhasesMS map[string]float64 `json:"phases_ms,omitempty"`
+	// Observables are the other quantities recorded for the config, by
+	// name as recorded (GFLOP/s, GB/s, a score that was the objective).
+	Observables map[string]float64 `json:"observables,omitempty"`
 }
 
 // OK reports whether the trial produced a valid time.

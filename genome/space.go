@@ -3,6 +3,7 @@ package genome
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -597,6 +598,19 @@ func (s *Space) ConfigMap(c Config) map[string]any {
 	m := make(map[string]any, len(c))
 	for i, j := range c {
 		m[s.params[i].Name] = s.params[i].Values[j].Native()
+	}
+	return m
+}
+
+// WireConfigMap is ConfigMap for a JSON answer: a finite float value is a
+// json.Number in Python's repr, so 2.0 stays 2.0 on the wire (and a float
+// to the runtime that reads it) instead of becoming the integer 2.
+func (s *Space) WireConfigMap(c Config) map[string]any {
+	m := s.ConfigMap(c)
+	for i, j := range c {
+		if v := s.params[i].Values[j]; v.Kind == KindFloat && !math.IsInf(v.F, 0) && !math.IsNaN(v.F) {
+			m[s.params[i].Name] = json.Number(v.String())
+		}
 	}
 	return m
 }

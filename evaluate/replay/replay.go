@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/genome"
@@ -32,6 +33,10 @@ type Recording struct {
 	trials  map[string]evaluate.Trial // by config key
 	optimum float64
 	best    string
+
+	objective string // what the recording measured as its objective
+	maximize  bool   // whether a higher objective is better
+	rule      string // how Time relates to the objective (see finish)
 
 	frameworkMS float64 // sum of the framework time recorded per config
 	framework   int     // configs that recorded one
@@ -108,18 +113,19 @@ type cacheFile struct {
 	ProblemSize    json.RawMessage            `json:"problem_size"`
 	TuneParamsKeys []string                   `json:"tune_params_keys"`
 	TuneParams     map[string][]any           `json:"tune_params"`
+	Objective      string                     `json:"objective"`
+	HigherBetter   *bool                      `json:"objective_higher_is_better"`
 	Cache          map[string]json.RawMessage `json:"cache"`
 }
 
-type cacheEntry struct {
-	Time          any       `json:"time"`
-	Times         []float64 `json:"times"`
-	CompileTime   float64   `json:"compile_time"`
-	BenchmarkTime float64   `json:"benchmark_time"`
-	FrameworkTime float64   `json:"framework_time"`
-	// Kernel Tuner's NVML observer: energy of one run in J, mean power in W.
-	NVMLEnergy *float64 `json:"nvml_energy"`
-	NVMLPower  *float64 `json:"nvml_power"`
+// cachePhases maps Kernel Tuner's timing columns to the FAIR T4 names of
+// "times", the names Trial.PhasesMS uses.
+var cachePhases = map[string]string{
+	"compile_time":      "compilation",
+	"benchmark_time":    "benchmark",
+	"framework_time":    "framework",
+	"strategy_time":     "search_algorithm",
+	"verification_time": "validation",
 }
 
 func parseCache(path string, data []byte) (*Recording, error) {
@@ -153,73 +159,177 @@ func parseCache(path string, data []byte) (*Recording, error) {
 	if err != nil {
 		return nil, err
 	}
+	problem, err := problemSize(f.ProblemSize)
+	if err != nil {
+		return nil, fmt.Errorf("problem_size: %w", err)
+	}
 	rec := &Recording{
 		Kernel:  f.KernelName,
-		Problem: problemSize(f.ProblemSize),
+		Problem: problem,
 		device:  deviceClass(f.DeviceName),
 		space:   space,
 		trials:  make(map[string]evaluate.Trial, len(keys)),
 	}
+	rec.setObjective(f.Objective, f.HigherBetter)
 	for _, k := range keys {
-		var e cacheEntry
+		var e map[string]json.RawMessage
 		if err := json.Unmarshal(f.Cache[k], &e); err != nil {
 			return nil, fmt.Errorf("cache[%q]: %w", k, err)
 		}
-		st, t, err := cacheStatus(e.Time)
+		tr, err := rec.cacheTrial(k, e, f.TuneParams)
 		if err != nil {
-			return nil, fmt.Errorf("cache[%q]: time: %w", k, err)
-		}
-		tr := evaluate.Trial{
-			Key:    k,
-			Status: st,
-			Time:   t,
-			Times:  e.Times,
-			Cost:   (e.CompileTime + e.BenchmarkTime + e.FrameworkTime) / 1000,
-			Device: rec.device,
-		}
-		for _, c := range []struct {
-			name string
-			v    *float64
-		}{{"nvml_energy", e.NVMLEnergy}, {"nvml_power", e.NVMLPower}} {
-			if c.v != nil && !(*c.v > 0 && !math.IsInf(*c.v, 0)) && st == evaluate.StatusOK {
-				return nil, fmt.Errorf("cache[%q]: %s: %v is not a positive number", k, c.name, *c.v)
-			}
-		}
-		if st == evaluate.StatusOK {
-			if e.NVMLPower != nil {
-				tr.PowerW = *e.NVMLPower
-			}
-			switch {
-			case e.NVMLEnergy != nil:
-				tr.EnergyMJ = *e.NVMLEnergy * 1000
-			case e.NVMLPower != nil:
-				tr.EnergyMJ = *e.NVMLPower * t // W × ms = mJ
-			}
+			return nil, fmt.Errorf("cache[%q]: %w", k, err)
 		}
 		rec.add(tr)
-		if e.FrameworkTime > 0 {
-			rec.frameworkMS += e.FrameworkTime
-			rec.framework++
-		}
 	}
+	rec.finish()
 	return rec, nil
 }
 
-// cacheStatus maps a cache entry's time to a status: a number is a valid
-// time, Kernel Tuner's error strings are failures.
-func cacheStatus(v any) (evaluate.Status, float64, error) {
-	switch x := v.(type) {
-	case json.Number, float64:
-		var f float64
-		if n, ok := x.(json.Number); ok {
-			var err error
-			if f, err = strconv.ParseFloat(string(n), 64); err != nil {
-				return "", 0, err
-			}
-		} else {
-			f = x.(float64)
+// cacheTrial reads one cache entry: the objective's value (or failure),
+// the repetitions, the timing columns and every other number recorded.
+func (r *Recording) cacheTrial(key string, e map[string]json.RawMessage, params map[string][]any) (evaluate.Trial, error) {
+	objRaw, ok := e[r.objective]
+	if !ok {
+		return evaluate.Trial{}, fmt.Errorf("%s: missing (the file's objective)", r.objective)
+	}
+	st, v, err := cacheStatus(decodeAny(objRaw), r.objective == "time")
+	if err != nil {
+		return evaluate.Trial{}, fmt.Errorf("%s: %w", r.objective, err)
+	}
+	tr := evaluate.Trial{Key: key, Status: st, Time: v, Device: r.device}
+	if raw, ok := e["times"]; ok {
+		if err := json.Unmarshal(raw, &tr.Times); err != nil {
+			return tr, fmt.Errorf("times: %w", err)
 		}
-		if math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
+	}
+	if raw, ok := e["timestamp"]; ok {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			tr.At = parseStamp(s)
+		}
+	}
+	for name, raw := range e {
+		if _, isParam := params[name]; isParam || name == "times" || name == "timestamp" || name == r.objective {
+			continue
+		}
+		x, ok := number(decodeAny(raw))
+		if !ok {
+			continue // a failure string in another column, or a list
+		}
+		if phase, ok := cachePhases[name]; ok {
+			if tr.PhasesMS == nil {
+				tr.PhasesMS = map[string]float64{}
+			}
+			tr.PhasesMS[phase] = x
+			continue
+		}
+		if tr.Observables == nil {
+			tr.Observables = map[string]float64{}
+		}
+		tr.Observables[name] = x
+	}
+	if r.objective != "time" && st == evaluate.StatusOK {
+		tr.Observables = withValue(tr.Observables, r.objective, v)
+	}
+	if err := energy(&tr); err != nil {
+		return tr, err
+	}
+	ph := tr.PhasesMS
+	tr.Cost = (ph["compilation"] + ph["benchmark"] + ph["framework"]) / 1000
+	if ph["framework"] > 0 {
+		r.frameworkMS += ph["framework"]
+		r.framework++
+	}
+	return tr, nil
+}
+
+func withValue(m map[string]float64, k string, v float64) map[string]float64 {
+	if m == nil {
+		m = map[string]float64{}
+	}
+	m[k] = v
+	return m
+}
+
+// energy fills a valid trial's energy and power from Kernel Tuner's NVML
+// observer columns: nvml_energy is one run's energy in J, nvml_power the
+// mean power in W.
+func energy(tr *evaluate.Trial) error {
+	if tr.Status != evaluate.StatusOK {
+		return nil
+	}
+	e, hasE := tr.Observables["nvml_energy"]
+	p, hasP := tr.Observables["nvml_power"]
+	for _, c := range []struct {
+		name string
+		v    float64
+		has  bool
+	}{{"nvml_energy", e, hasE}, {"nvml_power", p, hasP}} {
+		if c.has && !(c.v > 0 && !math.IsInf(c.v, 0)) {
+			return fmt.Errorf("%s: %v is not a positive number", c.name, c.v)
+		}
+	}
+	if hasP {
+		tr.PowerW = p
+	}
+	switch {
+	case hasE:
+		tr.EnergyMJ = e * 1000
+	case hasP && tr.Time > 0:
+		tr.EnergyMJ = p * tr.Time // W × ms = mJ
+	}
+	return nil
+}
+
+// decodeAny decodes a JSON value with numbers as json.Number; nil when it
+// does not decode.
+func decodeAny(raw json.RawMessage) any {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	return v
+}
+
+// number is v as a finite float64, if it is a JSON number.
+func number(v any) (float64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(string(n), 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, false
+	}
+	return x, true
+}
+
+// parseStamp reads a recorded timestamp: Python's str(datetime), which
+// Kernel Tuner writes ("2023-01-24 01:03:17.677311+00:00"), or RFC 3339.
+// A timestamp in neither form is left out (zero).
+func parseStamp(s string) time.Time {
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999Z07:00", time.RFC3339Nano, "2006-01-02 15:04:05.999999999"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC()
+		}
+	}
+	return time.Time{}
+}
+
+// cacheStatus maps a cache entry's objective value to a status: a number
+// is a valid value (a time must be positive), Kernel Tuner's error strings
+// are failures.
+func cacheStatus(v any, positive bool) (evaluate.Status, float64, error) {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			return "", 0, err
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) || (positive && f <= 0) {
 			return evaluate.StatusRuntime, 0, nil
 		}
 		return evaluate.StatusOK, f, nil
@@ -241,20 +351,23 @@ func cacheStatus(v any) (evaluate.Status, float64, error) {
 
 type t4File struct {
 	Results []struct {
-		Configuration json.RawMessage `json:"configuration"`
-		Times         struct {
-			Compilation float64   `json:"compilation"`
-			Framework   float64   `json:"framework"`
-			Benchmark   *float64  `json:"benchmark"`
-			Runtimes    []float64 `json:"runtimes"`
-		} `json:"times"`
-		Invalidity   string `json:"invalidity"`
-		Measurements []struct {
+		Timestamp     string                     `json:"timestamp"`
+		Configuration json.RawMessage            `json:"configuration"`
+		Times         map[string]json.RawMessage `json:"times"`
+		Invalidity    string                     `json:"invalidity"`
+		Measurements  []struct {
 			Name  string `json:"name"`
 			Value any    `json:"value"`
 		} `json:"measurements"`
 		Objectives []string `json:"objectives"`
 	} `json:"results"`
+}
+
+// t4Phases are the phase times of a T4 "times" object; compilation_time is
+// the schema's own spelling of what Kernel Tuner writes as compilation.
+var t4Phases = map[string]string{
+	"compilation": "compilation", "compilation_time": "compilation", "benchmark": "benchmark",
+	"framework": "framework", "search_algorithm": "search_algorithm", "validation": "validation",
 }
 
 func parseT4(path string, data []byte) (*Recording, error) {
@@ -274,12 +387,17 @@ func parseT4(path string, data []byte) (*Recording, error) {
 	if len(names) == 0 {
 		return nil, errors.New("results[0].configuration: no parameters")
 	}
+	rec := &Recording{device: "unknown"}
+	obj := "time"
+	if o := f.Results[0].Objectives; len(o) > 0 {
+		obj = o[0]
+	}
+	rec.setObjective(obj, nil)
 	type row struct {
 		vals  []any
 		trial evaluate.Trial
 	}
 	rows := make([]row, 0, len(f.Results))
-	frameworkMS, framework := 0.0, 0
 	seen := make([][]any, len(names))
 	for i, r := range f.Results {
 		var cfg map[string]any
@@ -300,44 +418,67 @@ func parseT4(path string, data []byte) (*Recording, error) {
 			vals[j] = v
 			seen[j] = append(seen[j], v)
 		}
+		if o := r.Objectives; len(o) > 0 && o[0] != obj {
+			return nil, fmt.Errorf("results[%d].objectives: %q, but results[0] has %q", i, o[0], obj)
+		}
 		st, err := t4Status(r.Invalidity)
 		if err != nil {
 			return nil, fmt.Errorf("results[%d].invalidity: %w", i, err)
 		}
-		t := evaluate.Trial{Status: st, Times: r.Times.Runtimes}
-		bench := 0.0
-		if r.Times.Benchmark != nil {
-			bench = *r.Times.Benchmark
-		} else {
-			for _, x := range r.Times.Runtimes {
+		t := evaluate.Trial{Status: st, At: parseStamp(r.Timestamp)}
+		for name, raw := range r.Times {
+			if name == "runtimes" {
+				if err := json.Unmarshal(raw, &t.Times); err != nil {
+					return nil, fmt.Errorf("results[%d].times.runtimes: %w", i, err)
+				}
+				continue
+			}
+			phase, ok := t4Phases[name]
+			if !ok {
+				continue
+			}
+			x, ok := number(decodeAny(raw))
+			if !ok {
+				return nil, fmt.Errorf("results[%d].times.%s: %s is not a number", i, name, raw)
+			}
+			t.PhasesMS = withValue(t.PhasesMS, phase, x)
+		}
+		bench, ok := t.PhasesMS["benchmark"]
+		if !ok {
+			for _, x := range t.Times {
 				bench += x
 			}
 		}
-		t.Cost = (r.Times.Compilation + r.Times.Framework + bench) / 1000
-		if r.Times.Framework > 0 {
-			frameworkMS += r.Times.Framework
-			framework++
+		t.Cost = (t.PhasesMS["compilation"] + t.PhasesMS["framework"] + bench) / 1000
+		if fw := t.PhasesMS["framework"]; fw > 0 {
+			rec.frameworkMS += fw
+			rec.framework++
 		}
-		if st == evaluate.StatusOK {
-			obj := "time"
-			if len(r.Objectives) > 0 {
-				obj = r.Objectives[0]
-			}
-			found := false
-			for _, m := range r.Measurements {
-				if m.Name != obj {
-					continue
+		found := false
+		for _, m := range r.Measurements {
+			x, isNum := number(m.Value)
+			if m.Name != obj {
+				if isNum {
+					t.Observables = withValue(t.Observables, m.Name, x)
 				}
-				n, ok := m.Value.(json.Number)
-				x, err := n.Float64()
-				if !ok || err != nil || !(x > 0) || math.IsInf(x, 0) {
-					return nil, fmt.Errorf("results[%d].measurements[%q]: %v is not a positive number", i, obj, m.Value)
-				}
-				t.Time, found = x, true
+				continue
 			}
-			if !found {
-				return nil, fmt.Errorf("results[%d].measurements: no %q", i, obj)
+			if st != evaluate.StatusOK {
+				continue
 			}
+			if !isNum || (obj == "time" && !(x > 0)) {
+				return nil, fmt.Errorf("results[%d].measurements[%q]: %v is not a %s", i, obj, m.Value, map[bool]string{true: "positive number", false: "number"}[obj == "time"])
+			}
+			t.Time, found = x, true
+			if obj != "time" {
+				t.Observables = withValue(t.Observables, obj, x)
+			}
+		}
+		if st == evaluate.StatusOK && !found {
+			return nil, fmt.Errorf("results[%d].measurements: no %q (the objective)", i, obj)
+		}
+		if err := energy(&t); err != nil {
+			return nil, fmt.Errorf("results[%d].measurements: %w", i, err)
 		}
 		rows = append(rows, row{vals: vals, trial: t})
 	}
@@ -365,7 +506,7 @@ func parseT4(path string, data []byte) (*Recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &Recording{space: space, trials: make(map[string]evaluate.Trial, len(rows)), device: "unknown", frameworkMS: frameworkMS, framework: framework}
+	rec.space, rec.trials = space, make(map[string]evaluate.Trial, len(rows))
 	for i, r := range rows {
 		r.trial.Key = keys[i]
 		r.trial.Device = rec.device
@@ -374,6 +515,7 @@ func parseT4(path string, data []byte) (*Recording, error) {
 		}
 		rec.add(r.trial)
 	}
+	rec.finish()
 	return rec, nil
 }
 
@@ -459,20 +601,31 @@ func values(raw []any, sortNumbers bool) ([]genome.Value, genome.Kind, error) {
 	return out, kind, nil
 }
 
-func problemSize(raw json.RawMessage) []int {
-	var dims []json.Number
-	if json.Unmarshal(raw, &dims) != nil {
-		return nil
-	}
-	out := make([]int, 0, len(dims))
-	for _, d := range dims {
-		i, err := strconv.Atoi(string(d))
-		if err != nil {
-			return nil
+// problemSize reads a cache's problem_size: a list of dims or one number
+// (Kernel Tuner accepts both; a string names no size and gives none).
+func problemSize(raw json.RawMessage) ([]int, error) {
+	switch v := decodeAny(raw).(type) {
+	case nil, string:
+		return nil, nil
+	case json.Number:
+		n, err := strconv.Atoi(string(v))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%s is not a positive integer", v)
 		}
-		out = append(out, i)
+		return []int{n}, nil
+	case []any:
+		out := make([]int, len(v))
+		for i, d := range v {
+			n, ok := d.(json.Number)
+			x, err := strconv.Atoi(string(n))
+			if !ok || err != nil || x <= 0 {
+				return nil, fmt.Errorf("[%d]: %v is not a positive integer", i, d)
+			}
+			out[i] = x
+		}
+		return out, nil
 	}
-	return out
+	return nil, fmt.Errorf("%s: want a number or a list of numbers", raw)
 }
 
 // deviceClass makes a device class from a recorded device name.
@@ -486,11 +639,106 @@ func deviceClass(name string) string {
 	return name
 }
 
-func (r *Recording) add(t evaluate.Trial) {
-	r.trials[t.Key] = t
-	if t.OK() && (r.best == "" || t.Time < r.optimum || (t.Time == r.optimum && t.Key < r.best)) {
-		r.optimum, r.best = t.Time, t.Key
+func (r *Recording) add(t evaluate.Trial) { r.trials[t.Key] = t }
+
+// The fraction rules: how finish makes Time from the objective value v of a
+// valid trial, so that Optimum()/Time is the share of the optimum reached.
+const (
+	// RuleRatio is a positive objective to minimise (time): Time is v and
+	// the fraction optimum/v, the metric of ARCHITECTURE.md.
+	RuleRatio = "optimum/best"
+	// RuleInverse is a positive objective to maximise (GFLOP/s): Time is
+	// 1/v and the fraction v/optimum.
+	RuleInverse = "best/optimum"
+	// RuleRange is an objective with values ≤ 0 (a score): Time is
+	// 1/(1 − 0.99·g) where g = |v − optimum| / |worst − optimum| over the
+	// valid values, so the fraction falls linearly from 1 at the optimum
+	// to 0.01 at the worst valid value.
+	RuleRange = "1-0.99*(best-optimum)/(worst-optimum)"
+)
+
+// finish turns each valid trial's objective value into the positive Time
+// every strategy minimises (see the rules) and finds the optimum.
+func (r *Recording) finish() {
+	lo, hi, positive := math.Inf(1), math.Inf(-1), true
+	for _, t := range r.trials {
+		if !t.OK() {
+			continue
+		}
+		d := r.sign() * t.Time
+		lo, hi = min(lo, d), max(hi, d)
+		positive = positive && t.Time > 0
 	}
+	switch {
+	case positive && !r.maximize:
+		r.rule = RuleRatio
+	case positive:
+		r.rule = RuleInverse
+	default:
+		r.rule = RuleRange
+	}
+	for k, t := range r.trials {
+		if !t.OK() {
+			continue
+		}
+		switch r.rule {
+		case RuleInverse:
+			t.Time = 1 / t.Time
+		case RuleRange:
+			g := 0.0
+			if hi > lo {
+				g = (r.sign()*t.Time - lo) / (hi - lo)
+			}
+			t.Time = 1 / (1 - 0.99*g)
+		}
+		r.trials[k] = t
+		if r.best == "" || t.Time < r.optimum || (t.Time == r.optimum && k < r.best) {
+			r.optimum, r.best = t.Time, k
+		}
+	}
+}
+
+func (r *Recording) sign() float64 {
+	if r.maximize {
+		return -1
+	}
+	return 1
+}
+
+// setObjective records the file's objective ("time" when it names none)
+// and its direction: as the file says, else higher is better for a rate
+// (a name ending in "/s", as GFLOP/s and GB/s).
+func (r *Recording) setObjective(name string, higherBetter *bool) {
+	if name == "" {
+		name = "time"
+	}
+	r.objective = name
+	switch {
+	case higherBetter != nil:
+		r.maximize = *higherBetter
+	default:
+		r.maximize = strings.HasSuffix(name, "/s")
+	}
+}
+
+// Objective is what the recording measured as its objective, whether a
+// higher value is better, and the fraction rule that relates a trial's
+// Time to it (RuleRatio for time: Time is the time in ms).
+func (r *Recording) Objective() (name string, maximize bool, rule string) {
+	return r.objective, r.maximize, r.rule
+}
+
+// Value is a trial's recorded objective value: its time for the objective
+// time, else the observable of the objective's name.
+func (r *Recording) Value(t evaluate.Trial) (float64, bool) {
+	if !t.OK() {
+		return 0, false
+	}
+	if r.rule == RuleRatio && r.objective == "time" {
+		return t.Time, true
+	}
+	v, ok := t.Observables[r.objective]
+	return v, ok
 }
 
 // FrameworkMS is the mean time the recording tuner spent on itself per

@@ -217,6 +217,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"cache":{}}`))
 	f.Add([]byte(`{"tune_params_keys":["p"],"tune_params":{"p":[1,2]},"cache":{"1":{"p":1,"time":2.5,"nvml_energy":0.5},"2":{"p":2,"time":3,"nvml_power":-1}}}`))
 	f.Add([]byte(`{"results":[{"configuration":{"a":true}}]}`))
+	f.Add([]byte(`{"problem_size":20000000,"objective":"score","tune_params_keys":["p"],"tune_params":{"p":[1,2,3]},"cache":{"1":{"p":1,"score":-4,"timestamp":"2023-01-24 01:03:17.677311+00:00","GFLOP/s":3},"2":{"p":2,"score":0,"compile_time":1},"3":{"p":3,"score":"InvalidConfig"}}}`))
+	f.Add([]byte(`{"objective":"GFLOP/s","objective_higher_is_better":true,"problem_size":"n","tune_params_keys":["p"],"tune_params":{"p":[1,2]},"cache":{"1":{"p":1,"GFLOP/s":10},"2":{"p":2,"GFLOP/s":20}}}`))
+	f.Add([]byte(`{"results":[{"timestamp":"2023-12-22T09:54:05Z","configuration":{"a":1.5},"times":{"compilation":1,"validation":2,"runtimes":[1]},"invalidity":"correct","measurements":[{"name":"score","value":-1},{"name":"GB/s","value":3}],"objectives":["score"]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec, err := Parse("fuzz.json", data)
 		if err != nil {
@@ -230,6 +233,9 @@ func FuzzParse(f *testing.F) {
 			tr, err := rec.Evaluate(context.Background(), c, evaluate.Problem{})
 			if err != nil {
 				t.Fatalf("Evaluate(%v): %v", c, err)
+			}
+			if tr.OK() && !(tr.Time > 0) || math.IsInf(tr.Time, 0) {
+				t.Fatalf("Evaluate(%v): valid trial with time %v", c, tr.Time)
 			}
 			if !(tr.EnergyMJ >= 0) || math.IsInf(tr.EnergyMJ, 0) || (!tr.OK() && tr.EnergyMJ != 0) {
 				t.Fatalf("Evaluate(%v): energy %v mJ for status %s", c, tr.EnergyMJ, tr.Status)

@@ -28,6 +28,9 @@ type Job struct {
 	// Default is the config served when nothing is tuned: the space's
 	// default overridden by the spec's default (see Spec.Jobs).
 	Default genome.Config
+	// DefaultNote says why Default is not the default the file names
+	// (it violates the constraints); empty when it is.
+	DefaultNote string
 }
 
 // Jobs builds the spec's evaluator (a new one per call: builtin.New with
@@ -201,14 +204,14 @@ func (s *Spec) job(ev evaluate.Evaluator, p evaluate.Problem, field string) (Job
 	if err != nil {
 		return Job{}, err
 	}
-	c, err := resolveDefault(space, def)
+	c, note, err := resolveDefault(space, def)
 	switch {
 	case errors.Is(err, genome.ErrEmptySpace):
 		return Job{}, s.errf(field, "problem %s: no valid config is left by parameters and constraints", p.Name)
 	case err != nil:
 		return Job{}, s.errf("default", "%w", err)
 	}
-	return Job{Spec: s, Problem: p, Evaluator: ev, Space: space, Default: c}, nil
+	return Job{Spec: s, Problem: p, Evaluator: ev, Space: space, Default: c, DefaultNote: note}, nil
 }
 
 // t1Jobs is the one job of a bare T1 spec.
@@ -221,25 +224,26 @@ func (s *Spec) t1Jobs() ([]Job, error) {
 	if len(s.Problems) > 0 {
 		p = s.Problems[0]
 	}
-	c, err := resolveDefault(space, nil)
+	c, note, err := resolveDefault(space, nil)
 	if err != nil {
 		return nil, s.errf("ConfigurationSpace", "%w", err)
 	}
-	return []Job{{Spec: s, Problem: p, Space: space, Default: c}}, nil
+	return []Job{{Spec: s, Problem: p, Space: space, Default: c, DefaultNote: note}}, nil
 }
 
 // resolveDefault returns the default config of space: its default with the
 // values in fixed (value index by parameter index) when that is valid, else
 // the valid config nearest to it (genome.Space.Distance; the first in
-// enumeration order on ties) that keeps the fixed values.
-func resolveDefault(space *genome.Space, fixed map[int]int) (genome.Config, error) {
+// enumeration order on ties) that keeps the fixed values; the note then
+// says which default was replaced, why and by what.
+func resolveDefault(space *genome.Space, fixed map[int]int) (genome.Config, string, error) {
 	c := space.Default()
 	for i, j := range fixed {
 		c[i] = j
 	}
 	checkErr := space.Check(c)
 	if checkErr == nil {
-		return c, nil
+		return c, "", nil
 	}
 	var best genome.Config
 	bestD := math.Inf(1)
@@ -256,9 +260,10 @@ next:
 	}
 	switch {
 	case best != nil:
-		return best.Clone(), nil
+		note := fmt.Sprintf("the default %s is not a valid config (%v); serving the nearest valid one, %s", space.Key(c), checkErr, space.Key(best))
+		return best.Clone(), note, nil
 	case space.Size() == 0:
-		return nil, genome.ErrEmptySpace
+		return nil, "", genome.ErrEmptySpace
 	}
 	params := space.Params()
 	var vals []string
@@ -267,7 +272,7 @@ next:
 			vals = append(vals, q.Name+" = "+literal(q.Values[j]))
 		}
 	}
-	return nil, fmt.Errorf("no valid config has %s: %w", strings.Join(vals, ", "), checkErr)
+	return nil, "", fmt.Errorf("no valid config has %s: %w", strings.Join(vals, ", "), checkErr)
 }
 
 // narrowing checks the narrowed parameters against the evaluator's and

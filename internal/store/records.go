@@ -40,6 +40,10 @@ type Trial struct {
 	SMClockMHz  float64 `json:"sm_clock_mhz,omitempty"`
 	MemClockMHz float64 `json:"mem_clock_mhz,omitempty"`
 	UtilPct     float64 `json:"util_pct,omitempty"`
+	// PhasesMS (compilation, benchmark, ... in ms, by FAIR T4 name) and
+	// Observables (GFLOP/s, ...) are kept from imported recordings.
+	PhasesMS    map[string]float64 `json:"phases_ms,omitempty"`
+	Observables map[string]float64 `json:"observables,omitempty"`
 }
 
 // Cycle is one tuning run of a job.

@@ -53,7 +53,8 @@ directly in it) with the replay evaluator, and reports per space, per strategy
 and as the mean over spaces:
 
   k=N     mean fraction of the optimum after N unique evaluations
-          (optimum / best valid time so far; failed configs count)
+          (optimum / best valid time so far; failed configs count);
+          only the k a run can reach (up to --budget and the largest space)
   to95    median evaluations to reach 0.95 of the optimum ("-": half the
           seeds never did within the budget)
   sim_s   median simulated tuning seconds to reach 0.95 (compile +
@@ -65,6 +66,18 @@ measurement it ranks the space's configs by the recordings of the same kernel
 on other devices (leave one GPU out; rank transfer, never raw times) and
 measures the best-ranked first. Only strategies that take a warm start
 (portfolio) can.
+
+A recording whose objective is another measured quantity (Kernel Tuner's
+"objective", a T4 file's "objectives") is replayed on that objective, to
+minimise, or to maximise when the file says objective_higher_is_better or the
+name is a rate ending in /s (GFLOP/s). Its fraction of the optimum is
+best/optimum for a positive objective to maximise, and, when any valid value
+is zero or negative (a score), 1 - 0.99*(best-optimum)/(worst-optimum) over
+the valid values: 1 at the optimum, 0.01 at the worst valid config. --json
+gives each space's rule.
+
+Files of the same base name in different folders (the benchmark hub's
+kernel/GPU.json.gz layout) are named folder/name.
 
 For random, the exact expectation of random sampling without replacement is
 printed beside it: the two must agree, which checks the harness.`,
@@ -148,11 +161,24 @@ func loadSpacesFlag(flag string, paths []string) ([]benchSpace, error) {
 		})
 	}
 	wg.Wait()
-	seen := map[string]string{}
-	for i, err := range errs {
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
+	}
+	// Files of one base name in different folders (the benchmark hub's
+	// kernel/GPU.json.gz layout) are named by their folder too: kernel/GPU.
+	count := map[string]int{}
+	for _, s := range out {
+		count[s.Name]++
+	}
+	for i := range out {
+		if count[out[i].Name] > 1 {
+			out[i].Name = filepath.Base(filepath.Dir(files[i])) + "/" + out[i].Name
+		}
+	}
+	seen := map[string]string{}
+	for i := range out {
 		if prev, dup := seen[out[i].Name]; dup {
 			return nil, usagef("spaces %s and %s have the same name %q", prev, files[i], out[i].Name)
 		}
@@ -207,6 +233,14 @@ type spaceInfo struct {
 	Valid   int     `json:"valid"`
 	Optimum float64 `json:"optimum_ms"`
 	Device  string  `json:"device"`
+	// Objective is what the recording measured as its objective when
+	// not time (then optimum_ms is the minimised value, see Rule, and
+	// OptimumValue the best objective value), and Rule how a run's
+	// fraction of the optimum is computed.
+	Objective    string  `json:"objective,omitempty"`
+	Maximize     bool    `json:"maximize,omitempty"`
+	OptimumValue float64 `json:"optimum_value,omitempty"`
+	Rule         string  `json:"fraction_rule"`
 	// FrameworkMS is the recording tuner's own time per config (Kernel
 	// Tuner's framework_time), to set beside a strategy's overhead.
 	FrameworkMS float64 `json:"framework_ms_per_config,omitempty"`
@@ -340,15 +374,46 @@ feed:
 	return nil
 }
 
+// benchKs are the metric's evaluation counts that a run can reach: none
+// past the budget or the largest space, where every fraction would only
+// repeat the last one; the budget itself when no count is that small.
+func benchKs(budget int, spaces []benchSpace) []int {
+	most := 0
+	for _, s := range spaces {
+		most = max(most, s.Size)
+	}
+	budget = min(budget, most)
+	var ks []int
+	for _, k := range evolve.Ks {
+		if k <= budget {
+			ks = append(ks, k)
+		}
+	}
+	if len(ks) == 0 && budget > 0 {
+		ks = []int{budget}
+	}
+	return ks
+}
+
 func report(o benchOptions, spaces []benchSpace, runsOf func(space, strategy string) []evolve.BenchRun) benchReport {
+	ks := benchKs(o.budget, spaces)
 	rep := benchReport{
-		Budget: o.budget, Seeds: o.seeds, Batch: o.batch, Ks: evolve.Ks,
+		Budget: o.budget, Seeds: o.seeds, Batch: o.batch, Ks: ks,
 		RandomExp: map[string]map[int]float64{}, RandomMean: map[int]float64{},
 	}
 	for _, s := range spaces {
-		rep.Spaces = append(rep.Spaces, spaceInfo{Name: s.Name, Configs: s.Size, Valid: len(s.Valid), Optimum: s.Optimum, Device: s.rec.Device(), FrameworkMS: s.rec.FrameworkMS()})
+		info := spaceInfo{Name: s.Name, Configs: s.Size, Valid: len(s.Valid), Optimum: s.Optimum, Device: s.rec.Device(), FrameworkMS: s.rec.FrameworkMS()}
+		var obj string
+		obj, info.Maximize, info.Rule = s.rec.Objective()
+		if obj != "time" || info.Rule != replay.RuleRatio {
+			_, best := s.rec.Optimum()
+			t, _ := s.rec.Trial(best)
+			info.Objective = obj
+			info.OptimumValue, _ = s.rec.Value(t)
+		}
+		rep.Spaces = append(rep.Spaces, info)
 		exp := map[int]float64{}
-		for _, k := range evolve.Ks {
+		for _, k := range ks {
 			exp[k] = evolve.RandomExpectation(s.Valid, s.Size, k)
 			rep.RandomMean[k] += exp[k] / float64(len(spaces))
 		}
@@ -357,11 +422,11 @@ func report(o benchOptions, spaces []benchSpace, runsOf func(space, strategy str
 	for _, st := range o.strategies {
 		var per []evolve.Score
 		for _, s := range spaces {
-			sc := evolve.ScoreRuns(s.Name, st, runsOf(s.Name, st), s.Optimum, evolve.Ks)
+			sc := evolve.ScoreRuns(s.Name, st, runsOf(s.Name, st), s.Optimum, ks)
 			per = append(per, sc)
 			rep.Scores = append(rep.Scores, sc)
 		}
-		rep.Mean = append(rep.Mean, evolve.Mean(st, per, evolve.Ks))
+		rep.Mean = append(rep.Mean, evolve.Mean(st, per, ks))
 	}
 	return rep
 }

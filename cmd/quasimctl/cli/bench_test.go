@@ -132,10 +132,14 @@ func TestBenchTable(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"k=25", "to95", "small_cache", "random (exact)", "mean (1 spaces)"} {
+	for _, want := range []string{"k=5 ", "to95", "small_cache", "random (exact)", "mean (1 spaces)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+	// The space has 5 configs: no run gets to k=25.
+	if strings.Contains(out, "k=25") {
+		t.Errorf("table has k=25 for a space of 5 configs:\n%s", out)
 	}
 	if !strings.Contains(errs, "bench: 4/4 runs") {
 		t.Errorf("no progress on stderr: %q", errs)

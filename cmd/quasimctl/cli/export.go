@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -121,8 +122,12 @@ type (
 		Measurements  []t4Measurement `json:"measurements"`
 		Objectives    []string        `json:"objectives"`
 	}
+	// t4Times is Kernel Tuner's "times" (kernel_tuner/file_utils.py):
+	// each phase in ms. benchmark is written when known: recorded, or a
+	// trial's whole measuring cost when it records no phases.
 	t4Times struct {
 		Compilation     float64   `json:"compilation"`
+		Benchmark       *float64  `json:"benchmark,omitempty"`
 		Framework       float64   `json:"framework"`
 		SearchAlgorithm float64   `json:"search_algorithm"`
 		Validation      float64   `json:"validation"`
@@ -147,13 +152,21 @@ var t4Invalidity = map[string]struct{ invalidity, failure string }{
 	"wrong_result": {"correctness", "wrong_result"},
 }
 
+// t4TimeUnit is the metadata time unit as Kernel Tuner spells it in the
+// T4 files it writes (the FAIR benchmark hub's files carry it too).
+const t4TimeUnit = "miliseconds"
+
 // t4Results builds a T4 document from trials of one job; params names the
 // values of each trial's key, in order. now stamps trials without a time.
+// It writes what Kernel Tuner writes: the objective time (unit ms), the
+// other observables (unit ""), energy and power as Kernel Tuner's NVML
+// observer names them (nvml_energy in J, nvml_power in W), every phase
+// time in ms, and the trial's own timestamp.
 func t4Results(params []string, trials []api.Trial, now time.Time) (t4Doc, error) {
 	if len(params) == 0 {
 		return t4Doc{}, fmt.Errorf("the kernel lists no parameters")
 	}
-	doc := t4Doc{SchemaVersion: "1.0.0", Metadata: t4Metadata{TimeUnit: "milliseconds"}, Results: make([]t4Result, 0, len(trials))}
+	doc := t4Doc{SchemaVersion: "1.0.0", Metadata: t4Metadata{TimeUnit: t4TimeUnit}, Results: make([]t4Result, 0, len(trials))}
 	for _, t := range trials {
 		cfg, err := t4Configuration(params, t.Key)
 		if err != nil {
@@ -170,21 +183,63 @@ func t4Results(params []string, trials []api.Trial, now time.Time) (t4Doc, error
 		r := t4Result{
 			Timestamp:     at.UTC().Format(time.RFC3339Nano),
 			Configuration: cfg,
-			Times:         t4Times{Runtimes: t.TimesMS},
+			Times:         t4PhaseTimes(t),
 			Invalidity:    inv.invalidity,
 			Measurements:  []t4Measurement{{Name: "time", Value: inv.failure, Unit: "ms"}},
 			Objectives:    []string{"time"},
-		}
-		if r.Times.Runtimes == nil {
-			r.Times.Runtimes = []float64{}
 		}
 		if t.Status == "ok" {
 			r.Correctness = 1
 			r.Measurements[0].Value = t.TimeMS
 		}
+		r.Measurements = append(r.Measurements, t4Observables(t)...)
 		doc.Results = append(doc.Results, r)
 	}
 	return doc, nil
+}
+
+// t4PhaseTimes is a trial's "times": its recorded phases, or for a trial
+// that records none (measured by quasimd) its whole cost as benchmark.
+func t4PhaseTimes(t api.Trial) t4Times {
+	ph := t.PhasesMS
+	out := t4Times{
+		Compilation: ph["compilation"], Framework: ph["framework"], SearchAlgorithm: ph["search_algorithm"],
+		Validation: ph["validation"], Runtimes: t.TimesMS,
+	}
+	if b, ok := ph["benchmark"]; ok {
+		out.Benchmark = &b
+	} else if len(ph) == 0 && t.CostS > 0 {
+		b := t.CostS * 1000
+		out.Benchmark = &b
+	}
+	if out.Runtimes == nil {
+		out.Runtimes = []float64{}
+	}
+	return out
+}
+
+// t4Observables are a trial's other measurements, sorted by name, with
+// energy and power under the NVML observer's names unless recorded so.
+func t4Observables(t api.Trial) []t4Measurement {
+	obs := maps.Clone(t.Observables)
+	if obs == nil {
+		obs = map[string]float64{}
+	}
+	if _, ok := obs["nvml_energy"]; !ok && t.EnergyMJ > 0 {
+		obs["nvml_energy"] = t.EnergyMJ / 1000
+	}
+	if _, ok := obs["nvml_power"]; !ok && t.PowerW > 0 {
+		obs["nvml_power"] = t.PowerW
+	}
+	out := make([]t4Measurement, 0, len(obs))
+	for _, name := range slices.Sorted(maps.Keys(obs)) {
+		unit := ""
+		if strings.HasPrefix(name, "time") {
+			unit = "ms" // as Kernel Tuner labels its time columns
+		}
+		out = append(out, t4Measurement{Name: name, Value: obs[name], Unit: unit})
+	}
+	return out
 }
 
 // t4Configuration splits a config key into a JSON object of params: numbers

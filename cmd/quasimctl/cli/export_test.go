@@ -47,13 +47,20 @@ func TestT4Results(t *testing.T) {
 		{Key: "16,True,tiled,-0.5,1e-05", Status: "ok", TimeMS: 4.25, TimesMS: []float64{4.2, 4.3}, At: at},
 		{Key: "32,False,0x10,007,", Status: "wrong_result", At: at},
 		{Key: "8,True,a b,1.0,nan", Status: "invalid"},
+		// Measured by quasimd: the cost is the benchmark phase; energy and
+		// power under the NVML observer's names.
+		{Key: "1,True,x,2.0,0", Status: "ok", TimeMS: 2, CostS: 0.5, EnergyMJ: 300, PowerW: 150, At: at},
+		// Imported: its phases and observables as recorded.
+		{Key: "2,True,x,2.0,0", Status: "runtime", CostS: 1, At: at,
+			PhasesMS:    map[string]float64{"compilation": 900, "framework": 90, "benchmark": 10, "validation": 3, "search_algorithm": 0.5},
+			Observables: map[string]float64{"GFLOP/s": 1234.5, "GB/s": 7, "time_spent": 2}},
 	}
 	doc, err := t4Results([]string{"bx", "unroll", "kind", "f", "eps"}, trials, at)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(doc)
-	want := `{"schema_version":"1.0.0","metadata":{"timeunit":"milliseconds"},"results":[` +
+	want := `{"schema_version":"1.0.0","metadata":{"timeunit":"miliseconds"},"results":[` +
 		`{"timestamp":"2025-03-01T12:00:00.000000005Z","configuration":{"bx":16,"unroll":true,"kind":"tiled","f":-0.5,"eps":1e-05},` +
 		`"times":{"compilation":0,"framework":0,"search_algorithm":0,"validation":0,"runtimes":[4.2,4.3]},"invalidity":"correct","correctness":1,` +
 		`"measurements":[{"name":"time","value":4.25,"unit":"ms"}],"objectives":["time"]},` +
@@ -62,7 +69,13 @@ func TestT4Results(t *testing.T) {
 		`"measurements":[{"name":"time","value":"wrong_result","unit":"ms"}],"objectives":["time"]},` +
 		`{"timestamp":"2025-03-01T12:00:00.000000005Z","configuration":{"bx":8,"unroll":true,"kind":"a b","f":1.0,"eps":"nan"},` +
 		`"times":{"compilation":0,"framework":0,"search_algorithm":0,"validation":0,"runtimes":[]},"invalidity":"constraints","correctness":0,` +
-		`"measurements":[{"name":"time","value":"InvalidConfig","unit":"ms"}],"objectives":["time"]}]}`
+		`"measurements":[{"name":"time","value":"InvalidConfig","unit":"ms"}],"objectives":["time"]},` +
+		`{"timestamp":"2025-03-01T12:00:00.000000005Z","configuration":{"bx":1,"unroll":true,"kind":"x","f":2.0,"eps":0},` +
+		`"times":{"compilation":0,"benchmark":500,"framework":0,"search_algorithm":0,"validation":0,"runtimes":[]},"invalidity":"correct","correctness":1,` +
+		`"measurements":[{"name":"time","value":2,"unit":"ms"},{"name":"nvml_energy","value":0.3,"unit":""},{"name":"nvml_power","value":150,"unit":""}],"objectives":["time"]},` +
+		`{"timestamp":"2025-03-01T12:00:00.000000005Z","configuration":{"bx":2,"unroll":true,"kind":"x","f":2.0,"eps":0},` +
+		`"times":{"compilation":900,"benchmark":10,"framework":90,"search_algorithm":0.5,"validation":3,"runtimes":[]},"invalidity":"runtime","correctness":0,` +
+		`"measurements":[{"name":"time","value":"RuntimeFailedConfig","unit":"ms"},{"name":"GB/s","value":7,"unit":""},{"name":"GFLOP/s","value":1234.5,"unit":""},{"name":"time_spent","value":2,"unit":"ms"}],"objectives":["time"]}]}`
 	if string(got) != want {
 		t.Errorf("t4Results =\n%s\nwant\n%s", got, want)
 	}

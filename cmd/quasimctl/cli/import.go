@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -85,7 +86,10 @@ func runImport(cmd *cobra.Command, g *globalOptions, o importOptions, file strin
 }
 
 // importRequest turns a recording into an import request; problem and device
-// override the recorded ones. Every trial is stamped at.
+// override the recorded ones. Trials keep their recorded timestamps, timing
+// phases and observables; those recorded without a timestamp are stamped at.
+// A recording whose objective is not time keeps its objective among the
+// observables and its recorded time as the trial's time.
 func importRequest(rec *replay.Recording, problem, device string, at time.Time) (api.ImportRequest, error) {
 	if problem == "" {
 		dims := make([]string, len(rec.Problem))
@@ -108,21 +112,39 @@ func importRequest(rec *replay.Recording, problem, device string, at time.Time) 
 		return api.ImportRequest{}, fmt.Errorf("import: %w", err)
 	}
 	req := api.ImportRequest{Problem: problem, Device: device, Trials: make([]api.Trial, 0, rec.Len())}
+	objective, _, rule := rec.Objective()
 	for _, cfg := range sp.All() {
 		t, ok := rec.Trial(sp.Key(cfg))
 		if !ok {
 			continue
 		}
+		ms, obs := t.Time, t.Observables
+		if objective != "time" || rule != replay.RuleRatio {
+			ms = obs["time"]
+			obs = maps.Clone(obs)
+			delete(obs, "time")
+		}
+		if t.OK() && !(ms > 0) {
+			return api.ImportRequest{}, fmt.Errorf("import: %s: config %s: the objective is %s and no time is recorded; quasim stores a time for every valid trial", rec.Name, t.Key, objective)
+		}
+		stamp := t.At
+		if stamp.IsZero() {
+			stamp = at
+		}
 		req.Trials = append(req.Trials, api.Trial{
-			Key:     t.Key,
-			Status:  string(t.Status),
-			TimeMS:  t.Time,
-			TimesMS: t.Times,
-			CostS:   t.Cost,
-			Error:   t.Error,
-			At:      at,
-			Problem: problem,
-			Device:  device,
+			Key:         t.Key,
+			Status:      string(t.Status),
+			TimeMS:      ms,
+			TimesMS:     t.Times,
+			CostS:       t.Cost,
+			Error:       t.Error,
+			At:          stamp,
+			Problem:     problem,
+			Device:      device,
+			EnergyMJ:    t.EnergyMJ,
+			PowerW:      t.PowerW,
+			PhasesMS:    t.PhasesMS,
+			Observables: obs,
 		})
 	}
 	if len(req.Trials) != rec.Len() {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -12,7 +13,10 @@ func newKernelsCommand(g *globalOptions) *cobra.Command {
 		Short: "List the kernels quasimd tunes and their jobs",
 		Long: `kernels lists every kernel spec the daemon has loaded, one line per job
 (problem size and device class), with the job's trial count and the config it
-serves, as name=value per parameter, and its measured time.`,
+serves, as name=value per parameter, and its measured time. A job marked
+"foreign" holds trials this daemon does not tune (imported for another device
+class or problem, or left by a former device): they are listed, exported and
+warm-start the kernel's jobs.`,
 		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ks, err := g.client(cmd).Kernels(cmd.Context())
@@ -38,13 +42,24 @@ serves, as name=value per parameter, and its measured time.`,
 						served, ms = namedKey(j.Served.Key, k.Params), fmtMS(j.Served.TimeMS, 4)
 					}
 					running := "no"
-					if j.Running {
+					switch {
+					case j.Running:
 						running = "yes"
+					case j.Foreign:
+						running = "foreign" // stored trials this daemon does not tune
 					}
 					t.row(append(head, dash(j.Problem), dash(j.Device), strconv.Itoa(j.Trials), served, ms, running)...)
 				}
 			}
-			return t.flush()
+			if err := t.flush(); err != nil {
+				return err
+			}
+			for _, k := range ks {
+				for _, n := range k.Notes {
+					fmt.Fprintf(cmd.OutOrStdout(), "note: %s: %s\n", k.Name, n)
+				}
+			}
+			return nil
 		},
 	}
 }

@@ -1,0 +1,91 @@
+package daemon
+
+import (
+	"slices"
+
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/internal/spec"
+	"github.com/quasim/quasim/internal/store"
+)
+
+// storedJobs is the store's jobs by kernel name, read once per listing
+// request for listed.
+func (s *server) storedJobs() (map[string][]store.JobKey, error) {
+	keys, err := s.st.Jobs()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]store.JobKey{}
+	for _, k := range keys {
+		out[k.Kernel] = append(out[k.Kernel], k)
+	}
+	return out, nil
+}
+
+// listed is the kernel's jobs as listings show them: its own jobs, then
+// the stored jobs of the same spec version that it does not tune, marked
+// foreign: trials imported for another device class (a GPU's cache into a
+// CPU or T1 kernel) or left by a former device. Whatever an import stores
+// is listed and exported this way, before and after a restart.
+func (s *server) listed(k *kernel, stored map[string][]store.JobKey) []*job {
+	own := make(map[store.JobKey]bool, len(k.jobs))
+	for _, j := range k.jobs {
+		own[j.key] = true
+	}
+	out := slices.Clip(k.jobs)
+	for _, key := range stored[k.spec.Name] {
+		if key.SpecHash != k.spec.Hash || own[key] || len(k.jobs) == 0 {
+			continue
+		}
+		out = append(out, &job{key: key, kern: k, spec: s.foreignSpec(k, key), foreign: true})
+	}
+	return out
+}
+
+// foreignSpec is the job spec a foreign job's keys are read with: that of
+// the kernel's own job at the same problem, else the spec's job for that
+// problem, else the kernel's first job (a T1 spec has one problem).
+func (s *server) foreignSpec(k *kernel, key store.JobKey) spec.Job {
+	for _, j := range k.jobs {
+		if j.key.Problem == key.Problem {
+			return j.spec
+		}
+	}
+	if dims, err := parseProblem(key.Problem); err == nil {
+		if sj, err := k.spec.JobFor(dims); err == nil {
+			return sj
+		}
+	}
+	return k.jobs[0].spec
+}
+
+// listedOf is listed for one kernel by name, all problems or one.
+func (s *server) listedOf(name, problem string) ([]*job, error) {
+	k, ok := s.sched.kernel(name)
+	if !ok {
+		return nil, notFoundf("kernel %q is not loaded", name)
+	}
+	stored, err := s.storedJobs()
+	if err != nil {
+		return nil, err
+	}
+	jobs := s.listed(k, stored)
+	if problem == "" {
+		return jobs, nil
+	}
+	dims, err := parseProblem(problem)
+	if err != nil {
+		return nil, invalidf("problem %q: %v", problem, err)
+	}
+	p := evaluate.Problem{Dims: dims}.String()
+	var out []*job
+	for _, j := range jobs {
+		if j.key.Problem == p {
+			out = append(out, j)
+		}
+	}
+	if len(out) == 0 {
+		return nil, notFoundf("kernel %q has no problem %s (have %s)", name, p, problemList(k))
+	}
+	return out, nil
+}
