@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -238,14 +239,22 @@ func (h *Harness) spawn() (*proc, Hello, error) {
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, Hello{}, fmt.Errorf("exec harness %s: %w", name, err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	// An os.Pipe, not cmd.StdoutPipe: Wait closes a StdoutPipe as soon as
+	// the process exits, so a harness that wrote its last lines and exited
+	// (a hello with a bad protocol, say) could lose them to the reader.
+	stdout, w, err := os.Pipe()
 	if err != nil {
 		return nil, Hello{}, fmt.Errorf("exec harness %s: %w", name, err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close() // the child holds its own copy; EOF comes when it exits
+	if err != nil {
+		stdout.Close()
 		return nil, Hello{}, fmt.Errorf("exec harness %s: %w", name, err)
 	}
 	go func() {
+		defer stdout.Close()
 		r := bufio.NewReaderSize(stdout, 64<<10)
 		for {
 			b, err := readLine(r)
