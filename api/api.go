@@ -46,6 +46,7 @@ const (
 	CodeConflict         Code = "conflict"
 	CodePermissionDenied Code = "permission_denied"
 	CodeUnavailable      Code = "unavailable"
+	CodeRateLimited      Code = "rate_limited"
 	CodeInternal         Code = "internal"
 )
 
@@ -61,6 +62,8 @@ var (
 	ErrPermissionDenied = errors.New("permission denied")
 	// ErrUnavailable is a daemon that cannot be reached or is shutting down.
 	ErrUnavailable = errors.New("daemon unavailable")
+	// ErrRateLimited is a request over its caller's rate (HTTP 429).
+	ErrRateLimited = errors.New("rate limited")
 	// ErrInternal is a failure inside the daemon.
 	ErrInternal = errors.New("internal error")
 )
@@ -78,6 +81,8 @@ func CodeOf(err error) Code {
 		return CodePermissionDenied
 	case errors.Is(err, ErrUnavailable):
 		return CodeUnavailable
+	case errors.Is(err, ErrRateLimited):
+		return CodeRateLimited
 	}
 	return CodeInternal
 }
@@ -95,6 +100,8 @@ func (c Code) Sentinel() error {
 		return ErrPermissionDenied
 	case CodeUnavailable:
 		return ErrUnavailable
+	case CodeRateLimited:
+		return ErrRateLimited
 	}
 	return ErrInternal
 }

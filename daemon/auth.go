@@ -81,6 +81,33 @@ func (w *writers) allowed(ctx context.Context) bool {
 	return err == nil && slices.Contains(groups, gid)
 }
 
+// right is what a route needs of its caller.
+type right int
+
+const (
+	read    right = iota // anyone who can connect
+	observe              // any local uid, rate-limited: runtimes reporting what they saw
+	write                // writers: tuning, import, reload, revocation
+)
+
+// authorize checks that r's peer has the right to call pattern; an
+// observer spends one token of its uid's bucket.
+func (s *server) authorize(r *http.Request, pattern string, need right) error {
+	switch need {
+	case write:
+		if !s.writers.allowed(r.Context()) {
+			return permissionf("%s needs uid 0, the daemon's uid, group %s or --operator", pattern, s.writers.group)
+		}
+	case observe:
+		cred, ok := r.Context().Value(credKey{}).(peercred.Cred)
+		if !ok {
+			return permissionf("%s needs a local peer whose uid the socket reports", pattern)
+		}
+		return s.observers.take(cred.UID, 1)
+	}
+	return nil
+}
+
 // validHost accepts what curl --unix-socket and the client send.
 func validHost(h string) bool {
 	if host, _, err := net.SplitHostPort(h); err == nil {
