@@ -288,8 +288,10 @@ func (c *Client) touch(key string) {
 
 // Report sends latencies a launch of kernel at problem with config key
 // measured, in ms, so that quasimd can see drift from the certified
-// latency. It is a write: quasimd accepts it from root, its own user,
-// group quasim and its operators.
+// latency. Any local user may report, for jobs that exist (else an error
+// wrapping api.ErrNotFound names the job), at a rate quasimd limits per
+// uid (api.ErrRateLimited past it; by default 10 reports a second, bursts
+// of 200).
 func (c *Client) Report(ctx context.Context, kernel string, problem []int, key string, latenciesMS []float64) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
