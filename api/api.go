@@ -228,6 +228,9 @@ type Job struct {
 	LastCycle  *time.Time `json:"last_cycle,omitempty"`
 	NextCycle  *time.Time `json:"next_cycle,omitempty"`
 	BudgetLeft int        `json:"budget_left,omitempty"`
+	// RequestedBy, for a job a lookup added (tune_on_miss), is who asked:
+	// "uid 65534 (nobody)".
+	RequestedBy string `json:"requested_by,omitempty"`
 }
 
 // Match says where a config answer came from.

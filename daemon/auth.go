@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -9,8 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quasim/quasim/internal/peercred"
+	"github.com/quasim/quasim/internal/store"
 )
 
 type credKey struct{}
@@ -106,6 +110,30 @@ func (s *server) authorize(r *http.Request, pattern string, need right) error {
 		return s.observers.take(cred.UID, 1)
 	}
 	return nil
+}
+
+// requester is who sent r, for a job r's lookup adds.
+func requester(r *http.Request, now time.Time) store.Requester {
+	cred, ok := r.Context().Value(credKey{}).(peercred.Cred)
+	if !ok {
+		return store.Requester{UID: math.MaxUint32, User: "unknown peer", At: now}
+	}
+	req := store.Requester{UID: cred.UID, At: now}
+	if u, err := user.LookupId(strconv.FormatUint(uint64(cred.UID), 10)); err == nil {
+		req.User = u.Username
+	}
+	return req
+}
+
+// requesterString is how status and listings show who asked.
+func requesterString(r *store.Requester) string {
+	if r == nil {
+		return ""
+	}
+	if r.User != "" {
+		return fmt.Sprintf("uid %d (%s)", r.UID, r.User)
+	}
+	return fmt.Sprintf("uid %d", r.UID)
 }
 
 // validHost accepts what curl --unix-socket and the client send.

@@ -288,7 +288,7 @@ func (s *server) jobInfo(j *job) (api.Job, error) {
 		return api.Job{}, err
 	}
 	v := s.sched.view(j)
-	aj := api.Job{ID: j.key.String(), Problem: j.key.Problem, Device: j.key.Device, Trials: n, Running: v.running}
+	aj := api.Job{ID: j.key.String(), Problem: j.key.Problem, Device: j.key.Device, Trials: n, Running: v.running, RequestedBy: requesterString(j.requestedBy)}
 	if !v.next.IsZero() {
 		next := v.next
 		aj.NextCycle = &next
@@ -381,7 +381,7 @@ func (s *server) getConfig(r *http.Request) (any, error) {
 	// No exact answer: a spec with tune_on_miss gets a job for this
 	// problem (once, rate-limited), so a later lookup is exact.
 	if k.spec.TuneOnMiss && device == k.jobs[0].key.Device {
-		s.sched.miss(name, dims)
+		s.sched.miss(name, dims, requester(r, s.sched.clock()))
 	}
 	if nearest != nil {
 		c, err := s.answer(nearest, nearSv, api.MatchNearest, problem, pol)

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/client"
@@ -116,4 +119,54 @@ func TestRuntimesAsUser(t *testing.T) {
 		t.Errorf("root's report after nobody's flood: %v", err)
 	}
 	d.stop()
+}
+
+// cpuSeconds is the user and system CPU time process pid has used.
+func cpuSeconds(t *testing.T, pid int) float64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fields after the command, which is in parentheses: state is the
+	// first, utime the 12th and stime the 13th.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100 // USER_HZ is 100 on Linux
+}
+
+// SIGTERM while a long measurement runs (sgemm at 4096³, one run tens of
+// seconds here) stops the daemon at once, cleanly: the run is interrupted,
+// the cycle is interrupted, exit code 0, well within the
+// unit's TimeoutStopSec (30 s). Before runs stopped between repetitions
+// only, it waited out --shutdown-timeout and exited 1.
+func TestSigtermDuringLongMeasurement(t *testing.T) {
+	spec := "name: big\nevaluator: builtin:sgemm\nproblems: [\"4096,4096,4096\"]\nschedule: \"@every 1h\"\nbudget: {evals: 2}\n"
+	dir := newDir(t, map[string]string{"big.yaml": spec})
+	d := start(t, dir)
+	// Inputs take about a second of CPU, one run of any config far more
+	// than 4: once the daemon has used 4 s of CPU, a run is in progress.
+	deadline := time.Now().Add(3 * time.Minute)
+	for cpuSeconds(t, d.cmd.Process.Pid) < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("quasimd used under 4 s of CPU in 3 minutes")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var cy api.Cycles
+	d.ctlJSON(&cy, "cycles", "big")
+	if len(cy.Cycles) != 1 || cy.Cycles[0].State != "running" || cy.Cycles[0].Evals != 0 {
+		t.Fatalf("cycles = %+v, want the first one running, no evaluation done", cy.Cycles)
+	}
+	t0 := time.Now()
+	d.stop() // SIGTERM; requires exit 0 within 10 s
+	took := time.Since(t0)
+	t.Logf("SIGTERM during a measurement of sgemm 4096³: exited in %s", took.Round(time.Millisecond))
+	if took > 5*time.Second {
+		t.Errorf("SIGTERM took %s, want well under the unit's TimeoutStopSec of 30s", took)
+	}
+	if !strings.Contains(d.stderr.String(), `"state":"interrupted"`) && !strings.Contains(d.stderr.String(), "interrupted") {
+		t.Errorf("the log does not say the cycle was interrupted")
+	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -12,7 +13,8 @@ func newKernelsCommand(g *globalOptions) *cobra.Command {
 		Short: "List the kernels quasimd tunes and their jobs",
 		Long: `kernels lists every kernel spec the daemon has loaded, one line per job
 (problem size and device class), with the job's trial count and the config it
-serves: its key and measured time.`,
+serves: its key and measured time. Jobs that a runtime's lookup added
+(tune_on_miss) are listed after the table with who asked for them.`,
 		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ks, err := g.client(cmd).Kernels(cmd.Context())
@@ -44,7 +46,17 @@ serves: its key and measured time.`,
 					t.row(append(head, dash(j.Problem), dash(j.Device), strconv.Itoa(j.Trials), served, ms, running)...)
 				}
 			}
-			return t.flush()
+			if err := t.flush(); err != nil {
+				return err
+			}
+			for _, k := range ks {
+				for _, j := range k.Jobs {
+					if j.RequestedBy != "" {
+						fmt.Fprintf(cmd.OutOrStdout(), "%s %s: added by a lookup of %s (tune_on_miss)\n", k.Name, j.Problem, j.RequestedBy)
+					}
+				}
+			}
+			return nil
 		},
 	}
 }
