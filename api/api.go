@@ -192,7 +192,9 @@ type Observation struct {
 	Source      string    `json:"source,omitempty"` // who measured, for the record
 }
 
-// ObservationsRequest is the body of POST /v1/observations.
+// ObservationsRequest is the body of POST /v1/observations. Any local uid
+// may send one, for jobs that exist, at a rate the daemon limits per uid
+// (429 with CodeRateLimited and Retry-After past it).
 type ObservationsRequest struct {
 	Observations []Observation `json:"observations"`
 }

@@ -281,8 +281,10 @@ class Client:
 
     def observe(self, kernel, problem, key, latencies_ms, source="python"):
         """Report latencies (ms) a launch with config key measured, so that
-        quasimd can see drift. Returns the daemon's answer: {"stored": n,
-        "drift": [jobs]}. Raises DaemonError or OSError."""
+        quasimd can see drift. Any local user may, for jobs that exist, at a
+        rate quasimd limits per uid (DaemonError with status 429 past it).
+        Returns the daemon's answer: {"stored": n, "drift": [jobs]}. Raises
+        DaemonError or OSError."""
         body = json.dumps({"observations": [{
             "kernel": kernel, "problem": _problem(problem), "device": self.device or "",
             "key": key, "latencies_ms": list(latencies_ms), "source": source}]})
