@@ -46,6 +46,7 @@ const (
 	CodeConflict         Code = "conflict"
 	CodePermissionDenied Code = "permission_denied"
 	CodeUnavailable      Code = "unavailable"
+	CodeRateLimited      Code = "rate_limited"
 	CodeInternal         Code = "internal"
 )
 
@@ -61,6 +62,8 @@ var (
 	ErrPermissionDenied = errors.New("permission denied")
 	// ErrUnavailable is a daemon that cannot be reached or is shutting down.
 	ErrUnavailable = errors.New("daemon unavailable")
+	// ErrRateLimited is a request over its caller's rate (HTTP 429).
+	ErrRateLimited = errors.New("rate limited")
 	// ErrInternal is a failure inside the daemon.
 	ErrInternal = errors.New("internal error")
 )
@@ -78,6 +81,8 @@ func CodeOf(err error) Code {
 		return CodePermissionDenied
 	case errors.Is(err, ErrUnavailable):
 		return CodeUnavailable
+	case errors.Is(err, ErrRateLimited):
+		return CodeRateLimited
 	}
 	return CodeInternal
 }
@@ -95,6 +100,8 @@ func (c Code) Sentinel() error {
 		return ErrPermissionDenied
 	case CodeUnavailable:
 		return ErrUnavailable
+	case CodeRateLimited:
+		return ErrRateLimited
 	}
 	return ErrInternal
 }
@@ -185,7 +192,9 @@ type Observation struct {
 	Source      string    `json:"source,omitempty"` // who measured, for the record
 }
 
-// ObservationsRequest is the body of POST /v1/observations.
+// ObservationsRequest is the body of POST /v1/observations. Any local uid
+// may send one, for jobs that exist, at a rate the daemon limits per uid
+// (429 with CodeRateLimited and Retry-After past it).
 type ObservationsRequest struct {
 	Observations []Observation `json:"observations"`
 }
@@ -228,6 +237,9 @@ type Job struct {
 	// another device class or problem (imports, a former device). They are
 	// listed, exported and warm-start the kernel's own jobs.
 	Foreign bool `json:"foreign,omitempty"`
+	// RequestedBy, for a job a lookup added (tune_on_miss), is who asked:
+	// "uid 65534 (nobody)".
+	RequestedBy string `json:"requested_by,omitempty"`
 }
 
 // Match says where a config answer came from.

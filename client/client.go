@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quasim/quasim/api"
@@ -23,7 +24,8 @@ import (
 // use; a Client is safe for concurrent use and must not be copied after its
 // first request.
 type Client struct {
-	// Socket is the path of quasimd's Unix socket; "" means DefaultSocket().
+	// Socket is the path of quasimd's Unix socket; "" means the first of
+	// Sockets() that answers.
 	Socket string
 	// Transport carries the requests, for tests; nil means a transport that
 	// dials Socket.
@@ -37,7 +39,8 @@ type Client struct {
 
 	once     sync.Once
 	hc       *http.Client
-	sock     string
+	socks    []string               // the sockets tried, in order
+	dialed   atomic.Pointer[string] // the socket last connected to
 	mismatch sync.Once
 }
 
@@ -47,38 +50,72 @@ const (
 	maxErrorBytes    = 64 << 10
 )
 
-// DefaultSocket is the socket path quasimd listens on by default: the
-// QUASIM_SOCKET environment variable if set; else /run/quasim/quasimd.sock
-// for root; else $XDG_RUNTIME_DIR/quasim/quasimd.sock; else
-// /tmp/quasim-<uid>/quasimd.sock (under $TMPDIR when that is set), the same
-// defaults quasimd listens on.
-func DefaultSocket() string {
-	if s := os.Getenv("QUASIM_SOCKET"); s != "" {
-		return s
-	}
-	uid := os.Getuid()
+// systemSocket is where quasimd listens as a system service (systemd's
+// RuntimeDirectory=quasim). A distribution that keeps the service's socket
+// elsewhere sets it when linking:
+//
+//	-ldflags '-X github.com/quasim/quasim/client.systemSocket=/var/run/quasim/quasimd.sock'
+var systemSocket = "/run/quasim/quasimd.sock"
+
+// SystemSocket is the socket of quasimd run as a system service.
+func SystemSocket() string { return systemSocket }
+
+// UserSocket is the socket of a quasimd a user runs for themselves, where
+// quasimd listens by default for that user: $XDG_RUNTIME_DIR/quasim/quasimd.sock,
+// else /tmp/quasim-<uid>/quasimd.sock (under $TMPDIR when that is set). For
+// root it is SystemSocket.
+func UserSocket() string { return userSocket(getuid(), os.Getenv, os.TempDir()) }
+
+func userSocket(uid int, getenv func(string) string, tmp string) string {
 	if uid == 0 {
-		return "/run/quasim/quasimd.sock"
+		return systemSocket
 	}
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
 		return filepath.Join(d, "quasim", "quasimd.sock")
 	}
-	return filepath.Join(os.TempDir(), "quasim-"+strconv.Itoa(uid), "quasimd.sock")
+	return filepath.Join(tmp, "quasim-"+strconv.Itoa(uid), "quasimd.sock")
 }
+
+// Sockets returns the sockets a Client with no Socket tries, in this
+// order (as Docker and tailscale do):
+//
+//  1. $QUASIM_SOCKET, alone, when it is set;
+//  2. UserSocket, when a daemon answers there;
+//  3. SystemSocket.
+//
+// So an ordinary user reaches the system service unless they run their own
+// daemon. Each new connection tries them in order: a user daemon started
+// later is preferred from then on.
+func Sockets() []string { return sockets(getuid(), os.Getenv, os.TempDir()) }
+
+// getuid is os.Getuid; tests pretend to be another user.
+var getuid = os.Getuid
+
+func sockets(uid int, getenv func(string) string, tmp string) []string {
+	if s := getenv("QUASIM_SOCKET"); s != "" {
+		return []string{s}
+	}
+	if u := userSocket(uid, getenv, tmp); u != systemSocket {
+		return []string{u, systemSocket}
+	}
+	return []string{systemSocket}
+}
+
+// DefaultSocket is the first of Sockets: $QUASIM_SOCKET if set, else
+// UserSocket.
+func DefaultSocket() string { return Sockets()[0] }
 
 func (c *Client) lazyInit() {
 	c.once.Do(func() {
-		c.sock = c.Socket
-		if c.sock == "" {
-			c.sock = DefaultSocket()
+		c.socks = []string{c.Socket}
+		if c.Socket == "" {
+			c.socks = Sockets()
 		}
 		rt := c.Transport
 		if rt == nil {
-			sock := c.sock
 			rt = &http.Transport{
 				DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-					var d net.Dialer
-					return d.DialContext(ctx, "unix", sock)
+					return c.dial(ctx)
 				},
 				MaxIdleConns:       4,
 				IdleConnTimeout:    30 * time.Second,
@@ -87,6 +124,34 @@ func (c *Client) lazyInit() {
 		}
 		c.hc = &http.Client{Transport: rt}
 	})
+}
+
+// dial connects to the first of the client's sockets that answers.
+func (c *Client) dial(ctx context.Context) (net.Conn, error) {
+	var d net.Dialer
+	e := &unavailableError{}
+	for _, s := range c.socks {
+		conn, err := d.DialContext(ctx, "unix", s)
+		if err == nil {
+			c.dialed.Store(&s)
+			return conn, nil
+		}
+		e.sockets = append(e.sockets, s)
+		e.errs = append(e.errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, e
+}
+
+// Dialed is the socket of the client's last connection to the daemon, ""
+// before the first one.
+func (c *Client) Dialed() string {
+	if s := c.dialed.Load(); s != nil {
+		return *s
+	}
+	return ""
 }
 
 // Status returns the daemon's state: version, uptime, directories, counts.
@@ -283,9 +348,9 @@ func (c *Client) doHeader(ctx context.Context, method, path string, q url.Values
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s %s: %w", method, path, ctx.Err())
 		}
-		var op *net.OpError
-		if errors.As(err, &op) && op.Op == "dial" {
-			return nil, &unavailableError{socket: c.sock, err: op}
+		var ue *unavailableError
+		if errors.As(err, &ue) {
+			return nil, ue
 		}
 		return nil, fmt.Errorf("%s %s: %w: %w", method, path, api.ErrUnavailable, unwrapURLError(err))
 	}

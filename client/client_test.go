@@ -375,3 +375,78 @@ func TestDefaultSocket(t *testing.T) {
 		t.Errorf("zero Client Status() error = %v, want ErrUnavailable naming none.sock", err)
 	}
 }
+
+func TestSocketsOrder(t *testing.T) {
+	t.Parallel()
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	sys := client.SystemSocket()
+	for _, tc := range []struct {
+		name string
+		uid  int
+		env  func(string) string
+		want []string
+	}{
+		{"explicit", 1000, env("QUASIM_SOCKET", "/x.sock", "XDG_RUNTIME_DIR", "/run/user/1000"), []string{"/x.sock"}},
+		{"xdg", 1000, env("XDG_RUNTIME_DIR", "/run/user/1000"), []string{"/run/user/1000/quasim/quasimd.sock", sys}},
+		{"tmp", 1000, env(), []string{"/tmp/quasim-1000/quasimd.sock", sys}},
+		{"root", 0, env("XDG_RUNTIME_DIR", "/run/user/0"), []string{sys}},
+		{"root explicit", 0, env("QUASIM_SOCKET", "/x.sock"), []string{"/x.sock"}},
+	} {
+		if got := client.SocketsFor(tc.uid, tc.env, "/tmp"); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: sockets = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// An ordinary user with no daemon of their own reaches the system
+// service; their own daemon, once it answers, is preferred; with neither,
+// the error names both sockets. Not parallel: it sets the environment.
+func TestSystemSocketFallback(t *testing.T) {
+	userDir := filepath.Dir(socketPath(t))
+	t.Setenv("QUASIM_SOCKET", "")
+	t.Setenv("XDG_RUNTIME_DIR", userDir)
+	user := filepath.Join(userDir, "quasim", "quasimd.sock")
+	system := &fakeDaemon{}
+	sysSock := serve(t, system.handler())
+	client.Pretend(t.Cleanup, sysSock, 1000)
+	if got := client.Sockets(); !reflect.DeepEqual(got, []string{user, sysSock}) {
+		t.Fatalf("Sockets() = %q, want %q", got, []string{user, sysSock})
+	}
+	var c client.Client
+	if _, err := c.Status(context.Background()); err != nil || len(system.reqs) != 1 || c.Dialed() != sysSock {
+		t.Fatalf("no user daemon: Status() = %v via %q; want the system daemon's answer", err, c.Dialed())
+	}
+	// A user daemon starts: new clients use it.
+	if err := os.MkdirAll(filepath.Dir(user), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := &fakeDaemon{}
+	srv := &http.Server{Handler: own.handler(), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	var c2 client.Client
+	if _, err := c2.Status(context.Background()); err != nil || len(own.reqs) != 1 || len(system.reqs) != 1 || c2.Dialed() != user {
+		t.Fatalf("user daemon up: Status() = %v via %q; want the user daemon's answer", err, c2.Dialed())
+	}
+	// Neither answers: the error names both.
+	client.Pretend(t.Cleanup, filepath.Join(userDir, "none.sock"), 1000)
+	srv.Close()
+	var c3 client.Client
+	_, err = c3.Status(context.Background())
+	if !errors.Is(err, api.ErrUnavailable) || !strings.Contains(err.Error(), user+": ") || !strings.Contains(err.Error(), "; nor at "+filepath.Join(userDir, "none.sock")+": ") {
+		t.Errorf("no daemon: %v, want ErrUnavailable naming both sockets", err)
+	}
+}

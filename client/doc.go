@@ -1,8 +1,10 @@
 // Package client is the Go client of quasimd's socket API: HTTP/1.1 and JSON
 // under /v1/ on a Unix socket, with the wire types of package api.
 //
-// The zero Client works: it dials DefaultSocket. Every method takes a context
-// first and returns the decoded api type:
+// The zero Client works: it dials the first of Sockets() that answers
+// ($QUASIM_SOCKET; else the user's own daemon; else the system service's
+// /run/quasim/quasimd.sock). Every method takes a context first and
+// returns the decoded api type:
 //
 //	var c client.Client
 //	cfg, err := c.Config(ctx, "sgemm", "1024,1024,1024", "")

@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -60,22 +61,34 @@ func codeOfStatus(status int) api.Code {
 		return api.CodeConflict
 	case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:
 		return api.CodeUnavailable
+	case http.StatusTooManyRequests:
+		return api.CodeRateLimited
 	}
 	return api.CodeInternal
 }
 
-// unavailableError is a failed dial of the daemon's socket.
+// unavailableError is a failed dial of every socket the client tried.
 type unavailableError struct {
-	socket string
-	err    *net.OpError
+	sockets []string
+	errs    []error
 }
 
 func (e *unavailableError) Error() string {
-	var why error = e.err
-	if e.err.Err != nil {
-		why = e.err.Err // the OpError repeats the socket path
+	var b strings.Builder
+	b.WriteString("cannot reach quasimd at ")
+	for i, s := range e.sockets {
+		if i > 0 {
+			b.WriteString("; nor at ")
+		}
+		why := e.errs[i]
+		var op *net.OpError
+		if errors.As(why, &op) && op.Err != nil {
+			why = op.Err // the OpError repeats the socket path
+		}
+		fmt.Fprintf(&b, "%s: %v", s, why)
 	}
-	return fmt.Sprintf("cannot reach quasimd at %s: %v; is quasimd running? (systemctl status quasimd, or start it with: go run ./cmd/quasimd)", e.socket, why)
+	b.WriteString("; is quasimd running? (systemctl status quasimd, or start it with: go run ./cmd/quasimd)")
+	return b.String()
 }
 
-func (e *unavailableError) Unwrap() []error { return []error{api.ErrUnavailable, e.err} }
+func (e *unavailableError) Unwrap() []error { return append([]error{api.ErrUnavailable}, e.errs...) }

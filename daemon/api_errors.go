@@ -23,12 +23,15 @@ func statusOf(err error) (int, api.Code) {
 		return http.StatusForbidden, api.CodePermissionDenied
 	case errors.Is(err, api.ErrUnavailable):
 		return http.StatusServiceUnavailable, api.CodeUnavailable
+	case errors.Is(err, api.ErrRateLimited):
+		return http.StatusTooManyRequests, api.CodeRateLimited
 	}
 	return http.StatusInternalServerError, api.CodeInternal
 }
 
 func writeError(w http.ResponseWriter, err error) {
 	status, code := statusOf(err)
+	setRetryAfter(w, err)
 	writeJSON(w, status, api.Error{Error: err.Error(), Code: code})
 }
 

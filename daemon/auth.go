@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -9,8 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quasim/quasim/internal/peercred"
+	"github.com/quasim/quasim/internal/store"
 )
 
 type credKey struct{}
@@ -79,6 +83,57 @@ func (w *writers) allowed(ctx context.Context) bool {
 	}
 	groups, err := w.groupsOf(cred.UID)
 	return err == nil && slices.Contains(groups, gid)
+}
+
+// right is what a route needs of its caller.
+type right int
+
+const (
+	read    right = iota // anyone who can connect
+	observe              // any local uid, rate-limited: runtimes reporting what they saw
+	write                // writers: tuning, import, reload, revocation
+)
+
+// authorize checks that r's peer has the right to call pattern; an
+// observer spends one token of its uid's bucket.
+func (s *server) authorize(r *http.Request, pattern string, need right) error {
+	switch need {
+	case write:
+		if !s.writers.allowed(r.Context()) {
+			return permissionf("%s needs uid 0, the daemon's uid, group %s or --operator", pattern, s.writers.group)
+		}
+	case observe:
+		cred, ok := r.Context().Value(credKey{}).(peercred.Cred)
+		if !ok {
+			return permissionf("%s needs a local peer whose uid the socket reports", pattern)
+		}
+		return s.observers.take(cred.UID, 1)
+	}
+	return nil
+}
+
+// requester is who sent r, for a job r's lookup adds.
+func requester(r *http.Request, now time.Time) store.Requester {
+	cred, ok := r.Context().Value(credKey{}).(peercred.Cred)
+	if !ok {
+		return store.Requester{UID: math.MaxUint32, User: "unknown peer", At: now}
+	}
+	req := store.Requester{UID: cred.UID, At: now}
+	if u, err := user.LookupId(strconv.FormatUint(uint64(cred.UID), 10)); err == nil {
+		req.User = u.Username
+	}
+	return req
+}
+
+// requesterString is how status and listings show who asked.
+func requesterString(r *store.Requester) string {
+	if r == nil {
+		return ""
+	}
+	if r.User != "" {
+		return fmt.Sprintf("uid %d (%s)", r.UID, r.User)
+	}
+	return fmt.Sprintf("uid %d", r.UID)
 }
 
 // validHost accepts what curl --unix-socket and the client send.

@@ -31,8 +31,13 @@ type Config struct {
 	IdleWait time.Duration
 	IdlePoll time.Duration // how often a waiting cycle looks again (default 5s)
 	LockDir  string        // holds the devices' flock files; empty: in-process locks only
-	Version  string
-	Now      func() time.Time
+	// ObserveRate and ObserveBurst are the token bucket of each uid's
+	// observation reports (zero: DefaultObserveRate, DefaultObserveBurst;
+	// a negative rate: no limit).
+	ObserveRate  float64
+	ObserveBurst int
+	Version      string
+	Now          func() time.Time
 }
 
 // Under systemd, the unit's RuntimeDirectory=, StateDirectory= and
@@ -155,5 +160,11 @@ func (c *Config) defaults() {
 	}
 	if c.Version == "" {
 		c.Version = "dev"
+	}
+	if c.ObserveRate == 0 {
+		c.ObserveRate = DefaultObserveRate
+	}
+	if c.ObserveBurst <= 0 {
+		c.ObserveBurst = DefaultObserveBurst
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/certs"
 	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/internal/peercred"
 	"github.com/quasim/quasim/internal/store"
 )
 
@@ -26,6 +27,8 @@ const (
 
 // postObservations stores what runtimes measured and checks each job it
 // touched for drift. The whole batch is checked before anything is stored.
+// Any local uid may call it (right observe): it only adds to the bounded
+// observations of jobs that exist, at a rate limited per uid.
 func (s *server) postObservations(r *http.Request) (any, error) {
 	var req api.ObservationsRequest
 	if err := decodeBody(r, &req); err != nil {
@@ -83,6 +86,13 @@ func (s *server) postObservations(r *http.Request) (any, error) {
 				return nil, invalidf("observations: over %d latencies in one request", maxLatencies)
 			}
 			b.obs = append(b.obs, store.Observation{At: now, LatencyMS: l, Key: o.Key, Source: o.Source})
+		}
+	}
+	// Beyond the request's token, big batches cost one more per
+	// observeTokenLatencies latencies.
+	if cred, ok := r.Context().Value(credKey{}).(peercred.Cred); ok && total >= observeTokenLatencies {
+		if err := s.observers.take(cred.UID, float64(total/observeTokenLatencies)); err != nil {
+			return nil, err
 		}
 	}
 	resp := api.ObservationsResponse{Drift: []string{}}

@@ -85,6 +85,11 @@ func (s *server) listedOf(name, problem string) ([]*job, error) {
 		}
 	}
 	if len(out) == 0 {
+		// Foreign jobs may have other dims; with none at this problem, a
+		// problem of the wrong shape for the kernel is the caller's error.
+		if _, err := k.parseProblem(problem); err != nil {
+			return nil, err
+		}
 		return nil, notFoundf("kernel %q has no problem %s (have %s)", name, p, problemList(k))
 	}
 	return out, nil

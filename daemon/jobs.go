@@ -33,6 +33,8 @@ type job struct {
 	queued  *runRequest // a run asked for while one was in flight
 	cancel  context.CancelFunc
 	live    store.Cycle // the running cycle as of its last generation
+
+	requestedBy *store.Requester // who asked, for a job a miss added
 }
 
 // kernel is a loaded spec and its jobs. A kernel is not changed once
@@ -172,7 +174,13 @@ func (s *scheduler) loadMissJobs(k *kernel) {
 		if err != nil || sj.Evaluator == nil || sj.Evaluator.Device() != key.Device {
 			continue
 		}
-		k.jobs = append(k.jobs, &job{key: key, kern: k, spec: sj})
+		j := &job{key: key, kern: k, spec: sj}
+		if r, ok, err := s.st.Requester(key); err != nil {
+			s.log.Error().Err(err).Str("job_id", key.String()).Msg("tune_on_miss: who asked")
+		} else if ok {
+			j.requestedBy = &r
+		}
+		k.jobs = append(k.jobs, j)
 		k.missJobs++
 	}
 }
@@ -180,8 +188,9 @@ func (s *scheduler) loadMissJobs(k *kernel) {
 // miss adds a job for a problem a runtime asked for and no job tunes, on
 // the kernel's device class, and starts its first cycle, when the kernel's
 // spec says tune_on_miss. Misses of one problem make one job; new jobs are
-// rate-limited per kernel. It reports whether it added one.
-func (s *scheduler) miss(name string, dims []int) bool {
+// rate-limited per kernel and bounded by the spec's on_miss; the job
+// records who asked (by). It reports whether it added one.
+func (s *scheduler) miss(name string, dims []int, by store.Requester) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := s.kernels[name]
@@ -198,6 +207,10 @@ func (s *scheduler) miss(name string, dims []int) bool {
 	if k.missJobs >= maxMissJobs || now.Sub(k.lastMiss) < missInterval {
 		return false
 	}
+	if err := k.spec.CheckMiss(dims); err != nil {
+		s.log.Debug().Err(err).Str("kernel", name).Uint32("uid", by.UID).Msg("tune_on_miss: refused")
+		return false
+	}
 	sj, err := k.spec.JobFor(dims)
 	if err == nil && (sj.Evaluator == nil || sj.Evaluator.Device() != device) {
 		err = errors.New("not on the kernel's device class")
@@ -208,14 +221,17 @@ func (s *scheduler) miss(name string, dims []int) bool {
 		s.log.Warn().Err(err).Str("kernel", name).Str("problem", problem).Msg("tune_on_miss: cannot tune this problem")
 		return false
 	}
-	j := &job{key: key, kern: nk, spec: sj}
+	j := &job{key: key, kern: nk, spec: sj, requestedBy: &by}
+	if err := s.st.SetRequester(key, by); err != nil {
+		s.log.Error().Err(err).Str("job_id", key.String()).Msg("tune_on_miss: record who asked")
+	}
 	nk.jobs = append(nk.jobs, j)
 	nk.missJobs++
 	s.jobs[key.String()] = j
 	if entry, err := s.cron.AddFunc(k.spec.Schedule, func() { s.trigger(key.String(), runRequest{trigger: "cron"}) }); err == nil {
 		j.entry = entry
 	}
-	s.log.Info().Str("job_id", key.String()).Msg("tune_on_miss: new job for a problem a runtime asked for")
+	s.log.Info().Str("job_id", key.String()).Str("requested_by", requesterString(&by)).Msg("tune_on_miss: new job for a problem a runtime asked for")
 	s.startLocked(j, runRequest{trigger: "miss"})
 	s.epoch.Add(1)
 	return true

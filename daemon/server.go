@@ -46,6 +46,8 @@ type server struct {
 	mu      sync.Mutex
 	answers map[string]cachedAnswer
 
+	observers *limiter // rate of POST /v1/observations per uid
+
 	metrics *metrics         // nil in tests that need none
 	gpus    *introspect.GPUs // the open NVML session; nil without one
 	lockDir string           // the devices' flock files; empty for none
@@ -154,25 +156,25 @@ var jsonType = []string{"application/json"}
 // routes is the route table, sorted by pattern (TestRoutesSorted checks).
 func (s *server) routes() []route {
 	return []route{
-		{api.RouteCerts, false, s.getCerts},
-		{api.RouteCertPubkey, false, s.getPubkey},
-		{api.RouteCertRevoke, true, s.postRevoke},
-		{api.RouteConfig, false, s.getConfig},
-		{api.RouteDevices, false, s.getDevices},
-		{api.RouteKernels, false, s.getKernels},
-		{api.RouteKernelCycles, false, s.getCycles},
-		{api.RouteImport, true, s.postImport},
-		{api.RouteKernelTrials, false, s.getTrials},
-		{api.RouteKernelTune, true, s.postTune},
-		{api.RouteObservations, true, s.postObservations},
-		{api.RouteReload, true, s.postReload},
-		{api.RouteStatus, false, s.getStatus},
+		{api.RouteCerts, read, s.getCerts},
+		{api.RouteCertPubkey, read, s.getPubkey},
+		{api.RouteCertRevoke, write, s.postRevoke},
+		{api.RouteConfig, read, s.getConfig},
+		{api.RouteDevices, read, s.getDevices},
+		{api.RouteKernels, read, s.getKernels},
+		{api.RouteKernelCycles, read, s.getCycles},
+		{api.RouteImport, write, s.postImport},
+		{api.RouteKernelTrials, read, s.getTrials},
+		{api.RouteKernelTune, write, s.postTune},
+		{api.RouteObservations, observe, s.postObservations},
+		{api.RouteReload, write, s.postReload},
+		{api.RouteStatus, read, s.getStatus},
 	}
 }
 
 type route struct {
 	pattern string
-	write   bool
+	right   right
 	h       func(*http.Request) (any, error)
 }
 
@@ -188,8 +190,8 @@ func (s *server) handler() http.Handler {
 			continue
 		}
 		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
-			if rt.write && !s.writers.allowed(r.Context()) {
-				writeError(w, permissionf("%s needs uid 0, the daemon's uid, group %s or --operator", rt.pattern, s.writers.group))
+			if err := s.authorize(r, rt.pattern, rt.right); err != nil {
+				writeError(w, err)
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, api.MaxBodyBytes)
@@ -302,7 +304,7 @@ func (s *server) jobInfo(j *job) (api.Job, error) {
 		return api.Job{}, err
 	}
 	v := s.sched.view(j)
-	aj := api.Job{ID: j.key.String(), Problem: j.key.Problem, Device: j.key.Device, Trials: n, Running: v.running, Foreign: j.foreign}
+	aj := api.Job{ID: j.key.String(), Problem: j.key.Problem, Device: j.key.Device, Trials: n, Running: v.running, Foreign: j.foreign, RequestedBy: requesterString(j.requestedBy)}
 	if !v.next.IsZero() {
 		next := v.next
 		aj.NextCycle = &next
@@ -395,7 +397,7 @@ func (s *server) getConfig(r *http.Request) (any, error) {
 	// No exact answer: a spec with tune_on_miss gets a job for this
 	// problem (once, rate-limited), so a later lookup is exact.
 	if k.spec.TuneOnMiss && device == k.jobs[0].key.Device {
-		s.sched.miss(name, dims)
+		s.sched.miss(name, dims, requester(r, s.sched.clock()))
 	}
 	if nearest != nil {
 		c, err := s.answer(nearest, nearSv, api.MatchNearest, problem, pol)

@@ -6,6 +6,13 @@
 // long-polls the daemon and hot-swaps the cached config when a new one is
 // promoted.
 //
+// With no Options.Socket the client finds the daemon as client.Sockets
+// says: $QUASIM_SOCKET, else the user's own daemon when one answers, else
+// the system service at /run/quasim/quasimd.sock. A lookup answered with
+// the caller's defaults is counted (Client.Stats) and, once per outage,
+// passed to Options.OnFallback, so an application can log that it runs
+// untuned; the package itself never logs.
+//
 //	rt := runtime.New(runtime.Options{})
 //	res := rt.Lookup(ctx, "sgemm", []int{1024, 1024, 1024}, defaults)
 //	launch(res.Config)

@@ -14,8 +14,8 @@ import (
 
 // Options configures a Client. Zero values take the defaults.
 type Options struct {
-	// Socket is quasimd's socket (default client.DefaultSocket, which
-	// honours $QUASIM_SOCKET).
+	// Socket is quasimd's socket; empty tries client.Sockets() in order:
+	// $QUASIM_SOCKET, else the user's own daemon, else the system service.
 	Socket string
 	// Timeout bounds a lookup that must ask the daemon when ctx has no
 	// deadline (default 50ms).
@@ -26,6 +26,20 @@ type Options struct {
 	// Device names the device class to ask for; empty leaves it to the
 	// daemon.
 	Device string
+	// OnFallback, when set, is called with the reason when a lookup
+	// returns the caller's defaults because quasimd could not answer: once
+	// for the first such lookup and once again for the first after quasimd
+	// answered in between, so an application can log each outage once.
+	// It runs on the goroutine of that Lookup and must not block.
+	OnFallback func(reason string)
+}
+
+// Stats counts the lookups that returned the caller's defaults because
+// quasimd could not answer (Stats.Fallbacks; Reason says why the last one
+// did), so an application notices that it runs untuned.
+type Stats struct {
+	Fallbacks uint64
+	Reason    string
 }
 
 // Result is the config to launch with.
@@ -54,6 +68,10 @@ type Client struct {
 
 	mu      sync.Mutex                        // serialises writers of entries
 	entries atomic.Pointer[map[string]*entry] // copied on write: lookups take no lock
+
+	fallbacks atomic.Uint64
+	lastWhy   atomic.Pointer[string]
+	down      atomic.Bool // the last lookup that asked fell back
 }
 
 // entry is one cached answer. res and failed never change after the entry
@@ -118,7 +136,7 @@ func (c *Client) Lookup(ctx context.Context, kernel string, problem []int, defau
 	e := (*c.entries.Load())[string(k)]
 	if e != nil && !e.stale.Load() {
 		if e.failed {
-			return Result{Config: defaults, Reason: e.res.Reason}
+			return c.fallback(defaults, e.res.Reason)
 		}
 		return e.res
 	}
@@ -138,9 +156,32 @@ func (c *Client) Lookup(ctx context.Context, kernel string, problem []int, defau
 	if err != nil {
 		why := reason(err)
 		c.store(key, &entry{res: Result{Reason: why}, failed: true}, retryFailed)
-		return Result{Config: defaults, Reason: why}
+		return c.fallback(defaults, why)
 	}
 	return res
+}
+
+// fallback counts a lookup answered with the caller's defaults, and tells
+// OnFallback at the start of an outage.
+func (c *Client) fallback(defaults map[string]any, why string) Result {
+	c.fallbacks.Add(1)
+	if p := c.lastWhy.Load(); p == nil || *p != why {
+		c.lastWhy.Store(&why)
+	}
+	if !c.down.Load() && c.down.CompareAndSwap(false, true) && c.opt.OnFallback != nil {
+		c.opt.OnFallback(why)
+	}
+	return Result{Config: defaults, Reason: why}
+}
+
+// Stats returns how many lookups fell back to the caller's defaults, and
+// why the last one did.
+func (c *Client) Stats() Stats {
+	st := Stats{Fallbacks: c.fallbacks.Load()}
+	if p := c.lastWhy.Load(); p != nil {
+		st.Reason = *p
+	}
+	return st
 }
 
 // fetch asks the daemon and caches the answer.
@@ -151,6 +192,9 @@ func (c *Client) fetch(ctx context.Context, key, kernel string, problem []int) (
 	}
 	res := fromAPI(cfg)
 	c.store(key, &entry{res: res, etag: etag}, c.opt.TTL)
+	if c.down.Load() {
+		c.down.Store(false)
+	}
 	return res, nil
 }
 
@@ -244,8 +288,10 @@ func (c *Client) touch(key string) {
 
 // Report sends latencies a launch of kernel at problem with config key
 // measured, in ms, so that quasimd can see drift from the certified
-// latency. It is a write: quasimd accepts it from root, its own user,
-// group quasim and its operators.
+// latency. Any local user may report, for jobs that exist (else an error
+// wrapping api.ErrNotFound names the job), at a rate quasimd limits per
+// uid (api.ErrRateLimited past it; by default 10 reports a second, bursts
+// of 200).
 func (c *Client) Report(ctx context.Context, kernel string, problem []int, key string, latenciesMS []float64) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc

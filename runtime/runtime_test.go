@@ -76,7 +76,8 @@ func startDaemon(t testing.TB) (string, func()) {
 
 func TestLookup(t *testing.T) {
 	sock, stop := startDaemon(t)
-	rt := runtime.New(runtime.Options{Socket: sock, TTL: time.Hour})
+	var outages []string
+	rt := runtime.New(runtime.Options{Socket: sock, TTL: time.Hour, OnFallback: func(why string) { outages = append(outages, why) }})
 	ctx := context.Background()
 	res := rt.Lookup(ctx, "reduce", []int{65536}, defaults)
 	if res.Reason != "" || res.Match != api.MatchExact || res.Certificate == "" || res.Key == "" || len(res.Config) != 4 {
@@ -94,6 +95,18 @@ func TestLookup(t *testing.T) {
 	unknown := rt.Lookup(ctx, "nope", []int{1}, defaults)
 	if unknown.Match != "" || unknown.Config["block"] != 1024 || !strings.Contains(unknown.Reason, "nope") {
 		t.Errorf("Lookup(unknown kernel) = %+v, want the defaults and why", unknown)
+	}
+	// Every lookup answered with the defaults counts; the hook hears of
+	// the first one of each run of them.
+	rt.Lookup(ctx, "nope", []int{1}, defaults)
+	rt.Lookup(ctx, "nope", []int{2}, defaults)
+	if st := rt.Stats(); st.Fallbacks != 3 || !strings.Contains(st.Reason, "nope") || len(outages) != 1 || !strings.Contains(outages[0], "nope") {
+		t.Errorf("after 3 fallbacks: Stats() = %+v, OnFallback calls %q; want 3 and one call", st, outages)
+	}
+	rt.Lookup(ctx, "reduce", []int{65537}, defaults)
+	rt.Lookup(ctx, "nope", []int{3}, defaults)
+	if st := rt.Stats(); st.Fallbacks != 4 || len(outages) != 2 {
+		t.Errorf("fallback after an answer: Stats() = %+v, OnFallback calls %q; want 4 and a second call", st, outages)
 	}
 	if err := rt.Report(ctx, "reduce", []int{65536}, res.Key, []float64{0.01, 0.02}); err != nil {
 		t.Errorf("Report: %v", err)
@@ -123,6 +136,9 @@ func TestLookupDaemonDown(t *testing.T) {
 		if res.Config["block"] != 1024 || res.Match != "" || !strings.Contains(res.Reason, "unavailable") {
 			t.Fatalf("lookup %d = %+v, want the defaults, unavailable", i, res)
 		}
+	}
+	if st := rt.Stats(); st.Fallbacks != 3 || !strings.Contains(st.Reason, "none.sock") {
+		t.Errorf("Stats() = %+v, want 3 fallbacks, the reason naming the socket", st)
 	}
 }
 

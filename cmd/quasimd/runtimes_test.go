@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -52,7 +53,8 @@ func TestPythonClient(t *testing.T) {
 		t.Skip("python3 not found: the Python client is not tested here")
 	}
 	d := startServed(t)
-	cmd := exec.Command(py, "-m", "unittest", "-v", "test_quasim_client")
+	// AsUser runs as another user, in TestRuntimesAsUser.
+	cmd := exec.Command(py, "-m", "unittest", "-v", "test_quasim_client.AgainstDaemon", "test_quasim_client.WithoutDaemon")
 	cmd.Dir = filepath.Join("..", "..", "runtime", "python")
 	cmd.Env = append(cmd.Environ(), "QUASIM_TEST_SOCKET="+d.socket, "PYTHONDONTWRITEBYTECODE=1")
 	out, err := cmd.CombinedOutput()
@@ -178,12 +180,18 @@ func BenchmarkCClient(b *testing.B) {
 
 // A lookup for an untuned problem is answered from the nearest tuned one;
 // with tune_on_miss it also queues a job for that problem, so a later
-// lookup is exact, and the job survives a restart.
+// lookup is exact, and the job survives a restart. A problem over the
+// spec's on_miss bounds adds no job, and a job added says who asked.
 func TestTuneOnMiss(t *testing.T) {
-	dir := newDir(t, map[string]string{"reduce.yaml": reduceSpec + "tune_on_miss: true\n"})
+	dir := newDir(t, map[string]string{"reduce.yaml": reduceSpec + "tune_on_miss: true\non_miss: {max_problem: 1000000, max_volume: 1000000}\n"})
 	d := start(t, dir)
 	waitServed(t, d, "65536")
 	var near api.Config
+	// Over the bounds: answered, but no job (and the rate limit not spent).
+	d.ctlJSON(&near, "config", "reduce", "--problem", "8000000")
+	if near.Match != api.MatchNearest {
+		t.Fatalf("problem over the bounds: %+v, want nearest", near)
+	}
 	d.ctlJSON(&near, "config", "reduce", "--problem", "100000")
 	if near.Match != api.MatchNearest || near.From != "65536" {
 		t.Fatalf("untuned problem: %+v, want nearest from 65536", near)
@@ -208,17 +216,40 @@ func TestTuneOnMiss(t *testing.T) {
 	if n := countProblems(ks, "reduce"); n != 2 {
 		t.Errorf("reduce has %d problems after a rate-limited second miss, want 2", n)
 	}
-	// Restart: the missed problem is still tuned and served.
+	asker := fmt.Sprintf("uid %d", os.Getuid())
+	if by := requestedBy(ks, "reduce", "100000"); !strings.HasPrefix(by, asker) || requestedBy(ks, "reduce", "65536") != "" {
+		t.Errorf("job at 100000 requested by %q, want %q; the spec's own job by %q, want none", by, asker, requestedBy(ks, "reduce", "65536"))
+	}
+	// Restart: the missed problem is still tuned and served, and still says
+	// who asked.
 	d.stop()
 	d = start(t, dir)
 	d.ctlJSON(&ks, "kernels")
 	if n := countProblems(ks, "reduce"); n != 2 {
 		t.Errorf("reduce has %d problems after a restart, want 2", n)
 	}
+	if by := requestedBy(ks, "reduce", "100000"); !strings.HasPrefix(by, asker) {
+		t.Errorf("after a restart, job at 100000 requested by %q, want %q", by, asker)
+	}
+	if out, _, _ := d.ctl("kernels"); !strings.Contains(out, "reduce 100000: added by a lookup of "+asker) {
+		t.Errorf("quasimctl kernels does not say who asked:\n%s", out)
+	}
 	d.ctlJSON(&cfg, "config", "reduce", "--problem", "100000")
 	if cfg.Match != api.MatchExact {
 		t.Errorf("after a restart: %+v, want exact", cfg)
 	}
+}
+
+// requestedBy is who asked for kernel name's job at problem.
+func requestedBy(ks []api.Kernel, name, problem string) string {
+	for _, k := range ks {
+		for _, j := range k.Jobs {
+			if k.Name == name && j.Problem == problem {
+				return j.RequestedBy
+			}
+		}
+	}
+	return ""
 }
 
 func countProblems(ks []api.Kernel, name string) int {

@@ -56,7 +56,7 @@ func refAbsSgemm(d []int, in Inputs) ([]float64, []float64) {
 	m, n, k := d[0], d[1], d[2]
 	c := make([]float64, m*n)
 	ca := make([]float64, m*n)
-	byRows(m, func(i int) {
+	byRows(in, m, func(i int) {
 		crow := c[i*n : i*n+n]
 		carow := ca[i*n : i*n+n]
 		for p := range k {
@@ -74,11 +74,11 @@ func refAbsSgemm(d []int, in Inputs) ([]float64, []float64) {
 }
 
 // byRows calls fn(0), ..., fn(rows-1), the rows shared among up to
-// GOMAXPROCS goroutines.
-func byRows(rows int, fn func(i int)) {
+// GOMAXPROCS goroutines; once in is stopped it calls fn no more.
+func byRows(in Inputs, rows int, fn func(i int)) {
 	w := max(1, min(goruntime.GOMAXPROCS(0), rows))
 	parallel(w, func(wk int) {
-		for i := wk; i < rows; i += w {
+		for i := wk; i < rows && !in.stopped(); i += w {
 			fn(i)
 		}
 	})
@@ -157,7 +157,7 @@ func refAbsConv2d(d []int, in Inputs) ([]float64, []float64) {
 	oh, ow := h-f+1, w-f+1
 	out := make([]float64, oh*ow)
 	abs := make([]float64, oh*ow)
-	byRows(oh, func(y int) {
+	byRows(in, oh, func(y int) {
 		for x := range ow {
 			s, sa := 0.0, 0.0
 			for dy := range f {

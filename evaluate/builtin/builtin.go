@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quasim/quasim/evaluate"
@@ -65,7 +66,14 @@ func (o Options) withDefaults() Options {
 // Inputs are the input data of one run. sgemm reads A (m×k, row-major) and
 // B (k×n, row-major); conv2d reads A, the h×w image (row-major), and B, the
 // f×f filter (row-major); reduce reads A, the n-vector, and no B.
-type Inputs struct{ A, B []float32 }
+type Inputs struct {
+	A, B []float32
+
+	// stop, when set, makes a run or reference computation return early,
+	// with a meaningless output: Evaluate and Verify set it once their
+	// context is done, so shutdown need not wait for a long run.
+	stop *atomic.Bool
+}
 
 // Kernel is the evaluator of one builtin kernel. It is safe for concurrent
 // use, though concurrent Evaluate calls disturb each other's timings.
@@ -204,7 +212,8 @@ func (k *Kernel) Run(c genome.Config, p evaluate.Problem, in Inputs) ([]float32,
 // Options.Reps has enough.
 // A kernel that panics gives a trial with StatusRuntime. The error is for a
 // bad problem, a config outside the space (wrapping evaluate.ErrNotInSpace),
-// or a cancelled ctx (ctx.Err(), checked between runs).
+// or a cancelled ctx (ctx.Err(); a run in progress stops within one tile
+// of work).
 func (k *Kernel) Evaluate(ctx context.Context, c genome.Config, p evaluate.Problem) (evaluate.Trial, error) {
 	s, err := k.space(p)
 	if err != nil {
@@ -217,6 +226,9 @@ func (k *Kernel) Evaluate(ctx context.Context, c genome.Config, p evaluate.Probl
 		return evaluate.Trial{}, err
 	}
 	in := k.cachedInputs(p)
+	var stop atomic.Bool
+	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
+	in.stop = &stop
 	tr := evaluate.Trial{Key: s.Key(c), Device: k.opt.Device, At: k.opt.Now()}
 	start := time.Now()
 	fail := func(err error) (evaluate.Trial, error) {
@@ -249,6 +261,9 @@ func (k *Kernel) Evaluate(ctx context.Context, c genome.Config, p evaluate.Probl
 		t0 := time.Now()
 		err := once()
 		d := time.Since(t0)
+		if err := ctx.Err(); err != nil {
+			return evaluate.Trial{}, err // the run was cut short
+		}
 		if err != nil {
 			return fail(err)
 		}

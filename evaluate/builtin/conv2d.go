@@ -87,6 +87,9 @@ func prepareConv2d(v map[string]genome.Value, d []int) runner {
 		parallel(cfg.workers, func(wk int) {
 			buf := bufs[wk]
 			for t := wk; t < ntx*nty; t += cfg.workers {
+				if in.stopped() {
+					return
+				}
 				y0, x0 := (t/ntx)*cfg.ty, (t%ntx)*cfg.tx
 				y1, x1 := min(y0+cfg.ty, oh), min(x0+cfg.tx, ow)
 				src, off, ld := img, y0*w+x0, w
@@ -221,6 +224,9 @@ func refConv2d(d []int, in Inputs) []float64 {
 	oh, ow := h-f+1, w-f+1
 	out := make([]float64, oh*ow)
 	for y := range oh {
+		if in.stopped() {
+			break
+		}
 		for x := range ow {
 			s := 0.0
 			for dy := range f {

@@ -146,6 +146,9 @@ func boolParam(name string) genome.Param {
 	return genome.Param{Name: name, Kind: genome.KindBool, Values: []genome.Value{genome.Bool(false), genome.Bool(true)}}
 }
 
+// stopped reports whether the run on in should stop: its context is done.
+func (in Inputs) stopped() bool { return in.stop != nil && in.stop.Load() }
+
 // ceilDiv is a/b rounded up, for positive a and b.
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 

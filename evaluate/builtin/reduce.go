@@ -59,12 +59,13 @@ func prepareReduce(v map[string]genome.Value, d []int) runner {
 	nb := ceilDiv(n, cfg.block)
 	// forBlocks hands out blocks to the workers; each block is processed by
 	// exactly one call of fn.
-	forBlocks := func(a []float32, fn func(b int, seg []float32)) {
+	forBlocks := func(in Inputs, fn func(b int, seg []float32)) {
+		a := in.A
 		var next atomic.Int64
 		parallel(cfg.workers, func(int) {
 			for {
 				b := int(next.Add(1) - 1)
-				if b >= nb {
+				if b >= nb || in.stopped() {
 					return
 				}
 				fn(b, a[b*cfg.block:min((b+1)*cfg.block, n)])
@@ -77,7 +78,7 @@ func prepareReduce(v map[string]genome.Value, d []int) runner {
 		sum := sum64ByUnroll(cfg.unroll)
 		part := make([]float64, nb)
 		return func(in Inputs, out []float32) {
-			forBlocks(in.A, func(b int, seg []float32) { part[b] = sum(seg) })
+			forBlocks(in, func(b int, seg []float32) { part[b] = sum(seg) })
 			var s float64
 			for _, x := range part {
 				s += x
@@ -88,7 +89,7 @@ func prepareReduce(v map[string]genome.Value, d []int) runner {
 		sum := kahanByUnroll(cfg.unroll)
 		ps, pc := make([]float32, nb), make([]float32, nb)
 		return func(in Inputs, out []float32) {
-			forBlocks(in.A, func(b int, seg []float32) { ps[b], pc[b] = sum(seg) })
+			forBlocks(in, func(b int, seg []float32) { ps[b], pc[b] = sum(seg) })
 			var s, c float32
 			for b := range ps {
 				kahanMerge(&s, &c, ps[b], pc[b])
@@ -99,7 +100,7 @@ func prepareReduce(v map[string]genome.Value, d []int) runner {
 		sum := sum32ByUnroll(cfg.unroll)
 		part := make([]float32, nb)
 		return func(in Inputs, out []float32) {
-			forBlocks(in.A, func(b int, seg []float32) { part[b] = sum(seg) })
+			forBlocks(in, func(b int, seg []float32) { part[b] = sum(seg) })
 			var s float32
 			for _, x := range part {
 				s += x

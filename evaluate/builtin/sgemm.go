@@ -125,6 +125,9 @@ func prepareSgemm(v map[string]genome.Value, d []int) runner {
 						}
 					}
 					for ib := w; ib < nbm; ib += cfg.workers {
+						if in.stopped() {
+							return
+						}
 						t.i0 = ib * cfg.tm
 						t.i1 = min(t.i0+cfg.tm, m)
 						switch {
@@ -239,6 +242,9 @@ func refSgemm(d []int, in Inputs) []float64 {
 	m, n, k := d[0], d[1], d[2]
 	c := make([]float64, m*n)
 	for i := range m {
+		if in.stopped() {
+			break
+		}
 		for p := range k {
 			a := float64(in.A[i*k+p])
 			for j := range n {

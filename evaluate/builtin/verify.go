@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/quasim/quasim/evaluate"
@@ -81,7 +82,8 @@ func (k *Kernel) verify(ctx context.Context, c genome.Config, p evaluate.Problem
 	if err := ctx.Err(); err != nil {
 		return evaluate.VerifyReport{}, err
 	}
-	v := &verification{k: k, ctx: ctx, c: c, vals: sp.Map(c), s: s.WithDefaults(), gen: gen}
+	v := &verification{k: k, ctx: ctx, c: c, vals: sp.Map(c), s: s.WithDefaults(), gen: gen, stop: new(atomic.Bool)}
+	defer context.AfterFunc(ctx, func() { v.stop.Store(true) })()
 	rep, err := v.run(p.Dims)
 	if err != nil {
 		return evaluate.VerifyReport{}, err
@@ -94,6 +96,7 @@ func (k *Kernel) verify(ctx context.Context, c genome.Config, p evaluate.Problem
 type verification struct {
 	k    *Kernel
 	ctx  context.Context
+	stop *atomic.Bool // set once ctx is done: runs and references stop early
 	c    genome.Config
 	vals map[string]genome.Value
 	s    evaluate.VerifySettings
@@ -139,7 +142,12 @@ func (v *verification) once(pr *prepared, in Inputs) ([]float32, error) {
 		return nil, err
 	}
 	out := make([]float32, pr.n)
-	if err := protect(func() { pr.run(in, out) }); err != nil {
+	in.stop = v.stop
+	err := protect(func() { pr.run(in, out) })
+	if cerr := v.ctx.Err(); cerr != nil {
+		return nil, cerr // the run was cut short
+	}
+	if err != nil {
 		return nil, errKernel{err}
 	}
 	return out, nil
@@ -253,8 +261,13 @@ func (v *verification) run(dims []int) (evaluate.VerifyReport, error) {
 			return evaluate.VerifyReport{}, err
 		}
 		t0 := time.Now()
-		err := protect(func() { main.run(first.in, out) })
+		in := first.in
+		in.stop = v.stop
+		err := protect(func() { main.run(in, out) })
 		d := time.Since(t0)
+		if err := v.ctx.Err(); err != nil {
+			return evaluate.VerifyReport{}, err
+		}
 		if err != nil {
 			return fail("latency", errKernel{err})
 		}
@@ -294,6 +307,7 @@ func (v *verification) check(pr *prepared, cs vcase) ([]float32, []float64, erro
 // reference returns the reference of a case and its magnitude sums (nil
 // when the kernel has no refAbs).
 func (v *verification) reference(cs vcase) ([]float64, []float64) {
+	cs.in.stop = v.stop
 	if f := v.k.def.verify.refAbs; f != nil {
 		return f(cs.dims, cs.in)
 	}

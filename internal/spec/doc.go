@@ -33,6 +33,9 @@
 //	                             # tolerance abs|rel|ulp, value >= 0, repeats >= 0,
 //	                             # nondeterministic reject|certify; used by certification
 //	tune_on_miss: false          # a lookup of an untuned problem adds a job for it (default false)
+//	on_miss:                     # bounds on those jobs, so a lookup cannot start costly work:
+//	  max_problem: 1024,1024,1024  # largest size per dim (default: each dim's largest in problems)
+//	  max_volume: 1.1e9          # largest product of the dims (default: the largest in problems)
 //	timeout: 60s                 # longest one exec harness run may take (default 60s)
 //
 // An unknown key at the top level or inside budget or verify is an error, as
@@ -71,7 +74,7 @@
 // evaluator (with a replay path made absolute), objective, problems (dims,
 // in file order; a map's in name order), problem_dims, parameters (values
 // sorted), constraints (in order, as written), schedule (as written),
-// budget, default, verify, tune_on_miss and, for a T1 file, its parameters
+// budget, default, verify, tune_on_miss, on_miss when given and, for a T1 file, its parameters
 // (names, kinds, values, defaults), conditions and problem size. It does not
 // cover the file's path, its bytes, comments, formatting or key order, nor
 // the content of a replay file. A builtin kernel's spec without problems

@@ -20,6 +20,7 @@ func FuzzParse(f *testing.F) {
 		"name: k\nevaluator: replay:x.json\nproblems: {a: '1,2', b: [3, 4]}\nconstraints: ['a <']\n",
 		"a: &a [*a]\n",
 		"name: k\nevaluator: builtin:reduce\nparameters: {unroll: [.inf]}\ndefault: {unroll: 1e400}\n",
+		"name: k\nevaluator: builtin:sgemm\ntune_on_miss: true\non_miss: {max_problem: 1024x1024x1024, max_volume: 1e9}\n",
 	} {
 		f.Add([]byte(s), false)
 	}

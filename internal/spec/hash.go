@@ -29,6 +29,7 @@ type canonicalSpec struct {
 	Default     map[string]any   `json:"default,omitempty"`
 	Verify      *Verify          `json:"verify,omitempty"`
 	TuneOnMiss  bool             `json:"tune_on_miss,omitempty"`
+	OnMiss      *OnMiss          `json:"on_miss,omitempty"`
 	Timeout     string           `json:"timeout,omitempty"`
 	T1          *canonicalT1     `json:"t1,omitempty"`
 }
@@ -116,6 +117,10 @@ func (s *Spec) canonical() []byte {
 		for name, v := range s.Default {
 			c.Default[name] = native(v)
 		}
+	}
+	if !s.OnMiss.isZero() {
+		o := s.OnMiss
+		c.OnMiss = &o
 	}
 	if s.Verify != (Verify{}) {
 		v := s.Verify

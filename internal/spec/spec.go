@@ -69,6 +69,7 @@ type Spec struct {
 	Default     map[string]genome.Value // partial default config (nil if none)
 	Verify      Verify
 	TuneOnMiss  bool
+	OnMiss      OnMiss // bounds on the jobs misses add; see MissBounds
 	// Timeout bounds one measurement by an exec harness (0: its default).
 	Timeout time.Duration
 	// HarnessLog receives an exec harness's stderr (nil discards it); set
@@ -81,7 +82,7 @@ type Spec struct {
 // topKeys are the keys a spec file may hold, in the order they are checked.
 var topKeys = []string{
 	"name", "evaluator", "objective", "problems", "problem_dims", "parameters",
-	"constraints", "schedule", "budget", "default", "verify", "tune_on_miss", "timeout",
+	"constraints", "schedule", "budget", "default", "verify", "tune_on_miss", "on_miss", "timeout",
 }
 
 // Parse reads one spec file; path names it in errors and resolves a
@@ -477,6 +478,13 @@ func (s *Spec) decode(d decoder, root *node) error {
 	// tune_on_miss
 	if n = field("tune_on_miss"); n != nil {
 		if s.TuneOnMiss, err = d.boolean("tune_on_miss", n); err != nil {
+			return err
+		}
+	}
+
+	// on_miss
+	if n = field("on_miss"); n != nil {
+		if err := s.decodeOnMiss(d, n); err != nil {
 			return err
 		}
 	}

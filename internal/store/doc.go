@@ -22,7 +22,7 @@
 //	│   └── <name>/                      one bucket per spec name
 //	│       └── <hash>                   Spec JSON {"v":1,"name","hash","source","raw","loaded"}
 //	├── jobs/                            registry of every job with any record (added in schema 2)
-//	│   └── <jobkey>                     {"v":1,"kernel","spec_hash","problem","device","created"}
+//	│   └── <jobkey>                     {"v":1,"kernel","spec_hash","problem","device","created","requested_by"?:{"uid","user","at"}}
 //	├── trials/
 //	│   └── <jobkey>/
 //	│       ├── seq/                     insertion order; the bucket sequence is the last trial number

@@ -164,6 +164,9 @@ type (
 		Problem  string    `json:"problem"`
 		Device   string    `json:"device"`
 		Created  time.Time `json:"created"`
+		// RequestedBy is who asked for a job a lookup added; optional, so
+		// records without it stay valid.
+		RequestedBy *Requester `json:"requested_by,omitempty"`
 	}
 )
 

@@ -21,6 +21,12 @@
 #define MAX_RESPONSE (1 << 20)
 #define RETRY_FAILED_MS 1000
 
+/* The socket of quasimd run as a system service; a distribution that keeps
+ * it elsewhere builds with -DQUASIM_SYSTEM_SOCKET='"/var/run/quasim/quasimd.sock"'. */
+#ifndef QUASIM_SYSTEM_SOCKET
+#define QUASIM_SYSTEM_SOCKET "/run/quasim/quasimd.sock"
+#endif
+
 struct entry {
 	int used;
 	int failed;
@@ -31,12 +37,25 @@ struct entry {
 };
 
 struct quasim_client {
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char path[2][sizeof(((struct sockaddr_un *)0)->sun_path)]; /* tried in order */
+	int npath;
 	int timeout_ms;
 	int ttl_ms;
 	unsigned next;
 	struct entry cache[CACHE_SIZE];
+	unsigned long fallbacks;
+	char last_reason[256];
+	int down; /* the last lookup that asked fell back */
+	quasim_fallback_fn on_fallback;
+	void *on_fallback_arg;
 };
+
+/* warn is the default fallback hook: one line on stderr. */
+static void warn(const char *reason, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "quasim: quasimd could not answer; using the caller's defaults: %s\n", reason);
+}
 
 static long long now_ms(void)
 {
@@ -69,18 +88,49 @@ quasim_client *quasim_open(const char *socket_path, int timeout_ms, int ttl_ms)
 		return NULL;
 	q->timeout_ms = timeout_ms > 0 ? timeout_ms : 50;
 	q->ttl_ms = ttl_ms > 0 ? ttl_ms : 10000;
+	q->on_fallback = warn;
 	if (!socket_path || !*socket_path)
 		socket_path = getenv("QUASIM_SOCKET");
+	q->npath = 1;
 	if (socket_path && *socket_path) {
-		copy(q->path, sizeof q->path, socket_path);
-	} else if (getuid() == 0) {
-		copy(q->path, sizeof q->path, "/run/quasim/quasimd.sock");
-	} else if (getenv("XDG_RUNTIME_DIR") && *getenv("XDG_RUNTIME_DIR")) {
-		snprintf(q->path, sizeof q->path, "%s/quasim/quasimd.sock", getenv("XDG_RUNTIME_DIR"));
-	} else {
-		snprintf(q->path, sizeof q->path, "/tmp/quasim-%u/quasimd.sock", (unsigned)getuid());
+		copy(q->path[0], sizeof q->path[0], socket_path);
+		return q;
 	}
+	/* The user's own daemon's socket, then the system service's. */
+	const char *run = getenv("XDG_RUNTIME_DIR");
+	if (getuid() == 0) {
+		copy(q->path[0], sizeof q->path[0], QUASIM_SYSTEM_SOCKET);
+		return q;
+	} else if (run && *run) {
+		snprintf(q->path[0], sizeof q->path[0], "%s/quasim/quasimd.sock", run);
+	} else {
+		const char *tmp = getenv("TMPDIR");
+		snprintf(q->path[0], sizeof q->path[0], "%s/quasim-%u/quasimd.sock", tmp && *tmp ? tmp : "/tmp", (unsigned)getuid());
+	}
+	copy(q->path[1], sizeof q->path[1], QUASIM_SYSTEM_SOCKET);
+	q->npath = 2;
 	return q;
+}
+
+const char *quasim_socket(const quasim_client *q, int i)
+{
+	return i >= 0 && i < q->npath ? q->path[i] : NULL;
+}
+
+unsigned long quasim_fallbacks(const quasim_client *q)
+{
+	return q->fallbacks;
+}
+
+const char *quasim_last_reason(const quasim_client *q)
+{
+	return q->last_reason;
+}
+
+void quasim_on_fallback(quasim_client *q, quasim_fallback_fn fn, void *arg)
+{
+	q->on_fallback = fn;
+	q->on_fallback_arg = arg;
 }
 
 void quasim_close(quasim_client *q)
@@ -443,6 +493,39 @@ static void escape(char *dst, size_t cap, const char *src)
 	dst[n] = 0;
 }
 
+/* dial connects to the socket at path by deadline; -1 with why set when it
+ * cannot. */
+static int dial(const char *path, long long deadline, char *why, size_t cap)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (fd < 0) {
+		snprintf(why, cap, "socket: %s", strerror(errno));
+		return -1;
+	}
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	struct sockaddr_un sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	copy(sa.sun_path, sizeof sa.sun_path, path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		int err = errno;
+		if (err != EINPROGRESS && err != EAGAIN) {
+			close(fd);
+			snprintf(why, cap, "%s", strerror(err));
+			return -1;
+		}
+		int soerr = 0;
+		socklen_t len = sizeof soerr;
+		if (wait_fd(fd, POLLOUT, deadline) || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) || soerr) {
+			close(fd);
+			snprintf(why, cap, "%s", soerr ? strerror(soerr) : "connect timed out");
+			return -1;
+		}
+	}
+	return fd;
+}
+
 int quasim_fetch(quasim_client *q, const char *kernel, const char *problem,
                  const char *etag, int wait_ms, quasim_result *out)
 {
@@ -463,31 +546,16 @@ int quasim_fetch(quasim_client *q, const char *kernel, const char *problem,
 		return -1;
 	}
 
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	char why[2][160];
+	int fd = -1;
+	for (int i = 0; i < q->npath && fd < 0; i++)
+		fd = dial(q->path[i], deadline, why[i], sizeof why[i]);
 	if (fd < 0) {
-		set_reason(out, "quasimd unavailable: socket: %s", strerror(errno));
+		if (q->npath == 2)
+			set_reason(out, "quasimd unavailable: %s: %s; nor at %s: %s", q->path[0], why[0], q->path[1], why[1]);
+		else
+			set_reason(out, "quasimd unavailable: %s: %s", q->path[0], why[0]);
 		return -1;
-	}
-	fcntl(fd, F_SETFD, FD_CLOEXEC);
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	struct sockaddr_un sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	copy(sa.sun_path, sizeof sa.sun_path, q->path);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		int err = errno;
-		if (err != EINPROGRESS && err != EAGAIN) {
-			close(fd);
-			set_reason(out, "quasimd unavailable: %s: %s", q->path, strerror(err));
-			return -1;
-		}
-		int soerr = 0;
-		socklen_t len = sizeof soerr;
-		if (wait_fd(fd, POLLOUT, deadline) || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) || soerr) {
-			close(fd);
-			set_reason(out, "quasimd unavailable: %s: %s", q->path, soerr ? strerror(soerr) : "connect timed out");
-			return -1;
-		}
 	}
 	for (int off = 0; off < n;) {
 		ssize_t w = send(fd, req + off, (size_t)(n - off), MSG_NOSIGNAL);
@@ -615,6 +683,19 @@ static struct entry *slot(quasim_client *q, const char *kernel, const char *prob
 	return e;
 }
 
+/* fallback counts a lookup answered with the caller's defaults and calls
+ * the hook at the start of an outage. */
+static void fallback(quasim_client *q, const char *reason)
+{
+	q->fallbacks++;
+	copy(q->last_reason, sizeof q->last_reason, reason);
+	if (!q->down) {
+		q->down = 1;
+		if (q->on_fallback)
+			q->on_fallback(reason, q->on_fallback_arg);
+	}
+}
+
 static void use_defaults(quasim_result *out, const quasim_param *defaults, int ndefaults, const char *reason)
 {
 	char why[sizeof out->reason];
@@ -636,6 +717,7 @@ int quasim_lookup(quasim_client *q, const char *kernel, const char *problem,
 		int ttl = e->failed ? (q->ttl_ms < RETRY_FAILED_MS ? q->ttl_ms : RETRY_FAILED_MS) : q->ttl_ms;
 		if (now - e->at_ms < ttl) {
 			if (e->failed) {
+				fallback(q, e->r.reason);
 				use_defaults(out, defaults, ndefaults, e->r.reason);
 				return -1;
 			}
@@ -645,12 +727,15 @@ int quasim_lookup(quasim_client *q, const char *kernel, const char *problem,
 	}
 	quasim_result fresh;
 	int rc = quasim_fetch(q, kernel, problem, NULL, 0, &fresh);
+	if (rc == 0)
+		q->down = 0;
 	if (strlen(kernel) >= sizeof e->kernel || strlen(problem) >= sizeof e->problem) {
 		/* not cacheable: answer without storing */
 		if (rc == 0) {
 			*out = fresh;
 			return 0;
 		}
+		fallback(q, fresh.reason);
 		use_defaults(out, defaults, ndefaults, fresh.reason);
 		return -1;
 	}
@@ -672,6 +757,7 @@ int quasim_lookup(quasim_client *q, const char *kernel, const char *problem,
 	e = slot(q, kernel, problem);
 	e->failed = 1, e->at_ms = now_ms();
 	copy(e->r.reason, sizeof e->r.reason, fresh.reason);
+	fallback(q, fresh.reason);
 	use_defaults(out, defaults, ndefaults, fresh.reason);
 	return -1;
 }

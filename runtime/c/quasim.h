@@ -48,8 +48,11 @@ typedef struct {
 
 typedef struct quasim_client quasim_client;
 
-/* quasim_open returns a client of the daemon at socket_path (NULL: $QUASIM_SOCKET
- * or quasimd's default socket for this user). timeout_ms bounds each request to
+/* quasim_open returns a client of the daemon at socket_path. NULL tries, in
+ * order: $QUASIM_SOCKET alone when set; else the user's own daemon's socket
+ * ($XDG_RUNTIME_DIR/quasim/quasimd.sock, else /tmp/quasim-<uid>/quasimd.sock),
+ * then the system service's (/run/quasim/quasimd.sock; for root only that
+ * one), on every request. timeout_ms bounds each request to
  * the daemon (<= 0: 50 ms); ttl_ms is how long a cached answer is used
  * (<= 0: 10 s). NULL when out of memory. */
 quasim_client *quasim_open(const char *socket_path, int timeout_ms, int ttl_ms);
@@ -68,6 +71,22 @@ int quasim_lookup(quasim_client *q, const char *kernel, const char *problem,
  * with out->reason set on failure. */
 int quasim_fetch(quasim_client *q, const char *kernel, const char *problem,
                  const char *etag, int wait_ms, quasim_result *out);
+
+/* quasim_socket returns the i-th socket the client tries (0 first), or NULL. */
+const char *quasim_socket(const quasim_client *q, int i);
+
+/* quasim_fallbacks counts the lookups that returned the caller's defaults
+ * because quasimd could not answer; quasim_last_reason says why the last
+ * one did ("" before any). */
+unsigned long quasim_fallbacks(const quasim_client *q);
+const char *quasim_last_reason(const quasim_client *q);
+
+/* quasim_on_fallback sets the hook called with the reason when a lookup
+ * falls back to the defaults: for the first one, and again for the first
+ * after quasimd answered in between (once per outage). The default hook
+ * writes one line to stderr; fn NULL silences it. */
+typedef void (*quasim_fallback_fn)(const char *reason, void *arg);
+void quasim_on_fallback(quasim_client *q, quasim_fallback_fn fn, void *arg);
 
 /* quasim_get returns the value of parameter name in r, or NULL. */
 const char *quasim_get(const quasim_result *r, const char *name);

@@ -1,6 +1,7 @@
 /* test_quasim: the C client against a running quasimd that serves a
  * certified config of kernel "reduce" at problem 65536.
- * usage: test_quasim SOCKET */
+ * usage: test_quasim SOCKET; an empty SOCKET makes the client find it
+ * (quasim_open(NULL, ...)). */
 #define _POSIX_C_SOURCE 200809L
 #include "quasim.h"
 
@@ -21,6 +22,12 @@ static int failed;
 		}                                                            \
 	} while (0)
 
+static void count(const char *reason, void *arg)
+{
+	(void)reason;
+	++*(int *)arg;
+}
+
 static double ms_since(struct timespec t0)
 {
 	struct timespec t;
@@ -36,8 +43,10 @@ int main(int argc, char **argv)
 	}
 	quasim_param defaults[] = {{"block", "1024"}};
 	quasim_result r;
-	quasim_client *q = quasim_open(argv[1], 2000, 60000);
+	quasim_client *q = quasim_open(argv[1][0] ? argv[1] : NULL, 2000, 60000);
 	CHECK(q != NULL, "quasim_open");
+	printf("sockets tried: %s%s%s\n", quasim_socket(q, 0), quasim_socket(q, 1) ? ", then " : "",
+	       quasim_socket(q, 1) ? quasim_socket(q, 1) : "");
 
 	int rc = quasim_lookup(q, "reduce", "65536", defaults, 1, &r);
 	CHECK(rc == 0, "lookup rc %d: %s", rc, r.reason);
@@ -83,6 +92,18 @@ int main(int argc, char **argv)
 	rc = quasim_lookup(q, "no-such-kernel", "1", defaults, 1, &r);
 	CHECK(rc == -1 && r.n == 1 && !strcmp(quasim_get(&r, "block"), "1024") && strstr(r.reason, "no-such-kernel"),
 	      "unknown kernel: rc %d n %d reason %s", rc, r.n, r.reason);
+
+	/* Each fallback counts; the hook hears of the first of each run. */
+	int calls = 0;
+	quasim_on_fallback(q, count, &calls);
+	quasim_lookup(q, "no-such-kernel", "2", defaults, 1, &r);
+	CHECK(quasim_fallbacks(q) == 2 && calls == 0, "fallbacks %lu hook calls %d, want 2 and 0 (same outage)",
+	      quasim_fallbacks(q), calls);
+	rc = quasim_lookup(q, "reduce", "65537", defaults, 1, &r);
+	CHECK(rc == 0, "reduce 65537: rc %d %s", rc, r.reason);
+	quasim_lookup(q, "no-such-kernel", "3", defaults, 1, &r);
+	CHECK(quasim_fallbacks(q) == 3 && calls == 1 && strstr(quasim_last_reason(q), "no-such-kernel"),
+	      "fallbacks %lu hook calls %d reason %s, want 3, 1 and why", quasim_fallbacks(q), calls, quasim_last_reason(q));
 	quasim_close(q);
 
 	/* No daemon: the defaults within the timeout. */
@@ -94,6 +115,9 @@ int main(int argc, char **argv)
 	      "no daemon: rc %d reason %s", rc, r.reason);
 	CHECK(took < 50, "no daemon: took %.3f ms", took);
 	printf("no daemon: defaults in %.3f ms (%s)\n", took, r.reason);
+	/* The default hook wrote one line on stderr, and writes no second. */
+	quasim_lookup(q, "sgemm", "1", defaults, 1, &r);
+	CHECK(quasim_fallbacks(q) == 2, "no daemon: fallbacks %lu, want 2", quasim_fallbacks(q));
 	quasim_close(q);
 
 	if (failed)

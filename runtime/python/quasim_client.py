@@ -4,7 +4,7 @@ Standard library only (http.client over an AF_UNIX socket). The calls are
 those of the Go package github.com/quasim/quasim/runtime:
 
     from quasim_client import Client
-    rt = Client()                       # $QUASIM_SOCKET or the default socket
+    rt = Client()                       # finds the socket: see sockets()
     res = rt.lookup("sgemm", [1024, 1024, 1024], defaults={"tile": 16})
     launch(**res.config)                # res.reason says why, if these are the defaults
 
@@ -13,49 +13,79 @@ within the timeout, and when the daemon is down or does not know the kernel
 the caller's defaults come back with the reason: a launch is never blocked.
 watch() long-polls the daemon and swaps the cached config when a new one is
 promoted.
+
+Each lookup answered with the caller's defaults because quasimd could not
+answer is counted (Client.fallbacks, Client.last_reason), and the first of
+each outage is logged once as a warning on the "quasim" logger (which
+Python prints on stderr when the application configured no logging);
+pass on_fallback to do something else.
 """
 
 import http.client
 import json
+import logging
 import os
 import socket
 import threading
 import time
 import urllib.parse
 
-__all__ = ["Client", "Result", "default_socket"]
+__all__ = ["Client", "Result", "default_socket", "sockets", "SYSTEM_SOCKET"]
 
 HOST = "quasimd"  # the Host the daemon accepts
 
+# The socket of quasimd run as a system service (systemd RuntimeDirectory=quasim).
+SYSTEM_SOCKET = "/run/quasim/quasimd.sock"
 
-def default_socket():
-    """$QUASIM_SOCKET, else quasimd's default socket for this user."""
+_log = logging.getLogger("quasim")
+
+
+def sockets():
+    """The sockets a Client with no socket_path tries, in order:
+    $QUASIM_SOCKET alone when set; else the user's own daemon's socket
+    ($XDG_RUNTIME_DIR/quasim/quasimd.sock, else /tmp/quasim-<uid>/quasimd.sock)
+    when a daemon answers there, then the system service's SYSTEM_SOCKET.
+    For root only SYSTEM_SOCKET."""
     env = os.environ.get("QUASIM_SOCKET")
     if env:
-        return env
+        return [env]
     uid = os.getuid()
     if uid == 0:
-        return "/run/quasim/quasimd.sock"
+        return [SYSTEM_SOCKET]
     run = os.environ.get("XDG_RUNTIME_DIR")
     if run:
-        return os.path.join(run, "quasim", "quasimd.sock")
-    return os.path.join("/tmp", "quasim-%d" % uid, "quasimd.sock")
+        return [os.path.join(run, "quasim", "quasimd.sock"), SYSTEM_SOCKET]
+    tmp = os.environ.get("TMPDIR") or "/tmp"
+    return [os.path.join(tmp, "quasim-%d" % uid, "quasimd.sock"), SYSTEM_SOCKET]
+
+
+def default_socket():
+    """The first of sockets()."""
+    return sockets()[0]
 
 
 class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path, timeout):
+    def __init__(self, paths, timeout):
         super().__init__(HOST, timeout=timeout)
-        self._path = path
+        self._paths = paths
 
     def connect(self):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(self.timeout)
-        try:
-            s.connect(self._path)
-        except OSError:
-            s.close()
-            raise
-        self.sock = s
+        errs = []
+        for path in self._paths:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(self.timeout)
+            try:
+                s.connect(path)
+            except socket.timeout:
+                s.close()
+                raise
+            except OSError as e:
+                s.close()
+                errs.append("%s: %s" % (path, e.strerror or e))
+                continue
+            self.sock = s
+            return
+        raise ConnectionError("cannot reach quasimd at " + "; nor at ".join(errs))
 
 
 class Result:
@@ -121,11 +151,19 @@ class Client:
 
     RETRY_FAILED = 1.0  # seconds a failed first lookup is remembered
 
-    def __init__(self, socket_path=None, timeout=0.05, ttl=10.0, device=None):
-        self.socket_path = socket_path or default_socket()
+    def __init__(self, socket_path=None, timeout=0.05, ttl=10.0, device=None, on_fallback=None):
+        """socket_path None tries sockets() in order on each request.
+        on_fallback(reason), if given, replaces the warning logged at the
+        start of each outage."""
+        self.sockets = [socket_path] if socket_path else sockets()
+        self.socket_path = self.sockets[0]
         self.timeout = timeout
         self.ttl = ttl
         self.device = device
+        self.on_fallback = on_fallback
+        self.fallbacks = 0  # lookups answered with the defaults
+        self.last_reason = ""  # why the last of them was
+        self._down = False
         self._lock = threading.Lock()
         self._cache = {}
 
@@ -150,7 +188,7 @@ class Client:
         t = self.timeout if timeout is None else timeout
         if wait:
             t += wait
-        conn = _UnixConnection(self.socket_path, t)
+        conn = _UnixConnection(self.sockets, t)
         try:
             conn.request("GET", path, headers=headers)
             resp = conn.getresponse()
@@ -177,7 +215,7 @@ class Client:
         if e is not None:
             if e.failed:
                 if now - e.at < min(self.ttl, self.RETRY_FAILED):
-                    return Result(defaults, reason=e.result.reason)
+                    return self._fallback(defaults, e.result.reason)
             elif now - e.at < self.ttl:
                 return e.result
         try:
@@ -190,10 +228,26 @@ class Client:
                 self._store(key, _Entry(stale, e.etag, time.monotonic()))
                 return stale
             self._store(key, _Entry(Result(None, reason=why), "", time.monotonic(), failed=True))
-            return Result(defaults, reason=why)
+            return self._fallback(defaults, why)
         res = Result._from_answer(answer)
         self._store(key, _Entry(res, etag, time.monotonic()))
+        self._down = False
         return res
+
+    def _fallback(self, defaults, why):
+        """Count a lookup answered with the defaults; tell at the start of
+        an outage."""
+        with self._lock:
+            self.fallbacks += 1
+            self.last_reason = why
+            first = not self._down
+            self._down = True
+        if first:
+            if self.on_fallback is not None:
+                self.on_fallback(why)
+            else:
+                _log.warning("quasimd could not answer; using the caller's defaults: %s", why)
+        return Result(defaults, reason=why)
 
     def watch(self, kernel, problem, callback=None, stop=None, wait=30.0):
         """Long-poll until stop (a threading.Event) is set, keeping the cache
@@ -227,12 +281,14 @@ class Client:
 
     def observe(self, kernel, problem, key, latencies_ms, source="python"):
         """Report latencies (ms) a launch with config key measured, so that
-        quasimd can see drift. Returns the daemon's answer: {"stored": n,
-        "drift": [jobs]}. Raises DaemonError or OSError."""
+        quasimd can see drift. Any local user may, for jobs that exist, at a
+        rate quasimd limits per uid (DaemonError with status 429 past it).
+        Returns the daemon's answer: {"stored": n, "drift": [jobs]}. Raises
+        DaemonError or OSError."""
         body = json.dumps({"observations": [{
             "kernel": kernel, "problem": _problem(problem), "device": self.device or "",
             "key": key, "latencies_ms": list(latencies_ms), "source": source}]})
-        conn = _UnixConnection(self.socket_path, max(self.timeout, 1.0))
+        conn = _UnixConnection(self.sockets, max(self.timeout, 1.0))
         try:
             conn.request("POST", "/v1/observations", body=body, headers={"Content-Type": "application/json"})
             resp = conn.getresponse()

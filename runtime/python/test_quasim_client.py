@@ -3,6 +3,9 @@
 QUASIM_TEST_SOCKET names the socket of a daemon that serves a certified
 config of kernel "reduce" at problem 65536 (the Go test TestPythonClient in
 cmd/quasimd starts one and runs these). Without it the tests are skipped.
+QUASIM_TEST_SYSTEM_SOCKET, set by TestRuntimesFindSystemSocket, which runs
+the AsUser tests as an ordinary user, names a daemon to be found as the
+system service.
 """
 
 import http.client
@@ -17,6 +20,7 @@ import quasim_client
 from quasim_client import Client
 
 SOCKET = os.environ.get("QUASIM_TEST_SOCKET")
+SYSTEM = os.environ.get("QUASIM_TEST_SYSTEM_SOCKET")
 DEFAULTS = {"block": 1024}
 
 
@@ -52,6 +56,18 @@ class AgainstDaemon(unittest.TestCase):
         with self.assertRaises(quasim_client.DaemonError) as cm:
             rt.observe("reduce", [65536], res.key, [-1])
         self.assertIn("latencies_ms[0]", str(cm.exception))
+
+    def test_fallbacks_counted(self):
+        calls = []
+        rt = Client(SOCKET, timeout=2.0, on_fallback=calls.append)
+        rt.lookup("no-such-kernel", [1], DEFAULTS)
+        rt.lookup("no-such-kernel", [2], DEFAULTS)
+        self.assertEqual(rt.fallbacks, 2)
+        self.assertIn("no-such-kernel", rt.last_reason)
+        self.assertEqual(len(calls), 1, "one call per outage")
+        self.assertEqual(rt.lookup("reduce", [65536], DEFAULTS).match, "exact")
+        rt.lookup("no-such-kernel", [3], DEFAULTS)
+        self.assertEqual((rt.fallbacks, len(calls)), (3, 2))
 
     def test_etag_not_modified(self):
         rt = Client(SOCKET, timeout=2.0)
@@ -89,7 +105,7 @@ class AgainstDaemon(unittest.TestCase):
 
 
 def revoke(cert):
-    conn = quasim_client._UnixConnection(SOCKET, 5.0)
+    conn = quasim_client._UnixConnection([SOCKET], 5.0)
     try:
         body = json.dumps({"reason": "python client test: hot swap"})
         conn.request("POST", "/v1/certs/%s/revoke" % cert, body=body, headers={"Content-Type": "application/json"})
@@ -112,6 +128,30 @@ class WithoutDaemon(unittest.TestCase):
             self.assertIs(res.config, DEFAULTS)
             self.assertIn("unavailable", res.reason)
 
+    def test_fallback_logged_once(self):
+        rt = Client(os.path.join(tempfile.mkdtemp(), "none.sock"), timeout=0.02)
+        with self.assertLogs("quasim", "WARNING") as logs:
+            rt.lookup("reduce", [65536], DEFAULTS)
+            rt.lookup("sgemm", [1], DEFAULTS)
+        self.assertEqual(len(logs.output), 1, logs.output)
+        self.assertIn("none.sock", logs.output[0])
+        self.assertEqual(rt.fallbacks, 2)
+
+    def test_sockets_order(self):
+        env = {k: os.environ.pop(k) for k in ("QUASIM_SOCKET", "XDG_RUNTIME_DIR") if k in os.environ}
+        try:
+            os.environ["XDG_RUNTIME_DIR"] = "/run/user/7"
+            want = ["/run/user/7/quasim/quasimd.sock", quasim_client.SYSTEM_SOCKET]
+            if os.getuid() == 0:
+                want = [quasim_client.SYSTEM_SOCKET]
+            self.assertEqual(quasim_client.sockets(), want)
+            os.environ["QUASIM_SOCKET"] = "/x/y.sock"
+            self.assertEqual(quasim_client.sockets(), ["/x/y.sock"])
+        finally:
+            for k in ("QUASIM_SOCKET", "XDG_RUNTIME_DIR"):
+                os.environ.pop(k, None)
+            os.environ.update(env)
+
     def test_default_socket_honours_env(self):
         old = os.environ.get("QUASIM_SOCKET")
         os.environ["QUASIM_SOCKET"] = "/x/y.sock"
@@ -122,6 +162,31 @@ class WithoutDaemon(unittest.TestCase):
                 del os.environ["QUASIM_SOCKET"]
             else:
                 os.environ["QUASIM_SOCKET"] = old
+
+
+@unittest.skipUnless(SYSTEM, "QUASIM_TEST_SYSTEM_SOCKET is not set")
+class AsUser(unittest.TestCase):
+    """Run as an ordinary user with no daemon of their own."""
+
+    def setUp(self):
+        self.assertNotEqual(os.getuid(), 0, "run these as an ordinary user")
+        self.assertNotIn("QUASIM_SOCKET", os.environ)
+        quasim_client.SYSTEM_SOCKET = SYSTEM
+
+    def test_finds_system_socket(self):
+        rt = Client(timeout=2.0)
+        self.assertEqual(rt.sockets[1], SYSTEM)
+        res = rt.lookup("reduce", [65536], DEFAULTS)
+        self.assertEqual((res.match, res.reason, rt.fallbacks), ("exact", "", 0))
+
+    def test_observe_as_user(self):
+        rt = Client(timeout=2.0)
+        res = rt.lookup("reduce", [65536], DEFAULTS)
+        self.assertEqual(rt.observe("reduce", [65536], res.key, [0.001])["stored"], 1)
+        with self.assertRaises(quasim_client.DaemonError) as cm:
+            rt.observe("reduce", [99], res.key, [0.001])
+        self.assertEqual(cm.exception.status, 404)
+        self.assertIn("99", str(cm.exception))
 
 
 if __name__ == "__main__":

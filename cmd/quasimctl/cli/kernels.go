@@ -16,7 +16,8 @@ func newKernelsCommand(g *globalOptions) *cobra.Command {
 serves, as name=value per parameter, and its measured time. A job marked
 "foreign" holds trials this daemon does not tune (imported for another device
 class or problem, or left by a former device): they are listed, exported and
-warm-start the kernel's jobs.`,
+warm-start the kernel's jobs. Jobs that a runtime's lookup added
+(tune_on_miss) are listed after the table with who asked for them.`,
 		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ks, err := g.client(cmd).Kernels(cmd.Context())
@@ -57,6 +58,11 @@ warm-start the kernel's jobs.`,
 			for _, k := range ks {
 				for _, n := range k.Notes {
 					fmt.Fprintf(cmd.OutOrStdout(), "note: %s: %s\n", k.Name, n)
+				}
+				for _, j := range k.Jobs {
+					if j.RequestedBy != "" {
+						fmt.Fprintf(cmd.OutOrStdout(), "%s %s: added by a lookup of %s (tune_on_miss)\n", k.Name, j.Problem, j.RequestedBy)
+					}
 				}
 			}
 			return nil

@@ -20,6 +20,7 @@ sgemm                                         512,512,512  cpu/test  0       -  
 k       replay     -         3       5        -            -         0       -                             -        no
 locked  exec       -         1       0        -            -         0       -                             -        no
 empty   builtin    -         0       0        -            -         0       -                             -        no
+sgemm 512,512,512: added by a lookup of uid 65534 (nobody) (tune_on_miss)
 `
 	if out != want {
 		t.Errorf("kernels =\n%s\nwant\n%s", out, want)

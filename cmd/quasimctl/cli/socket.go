@@ -20,7 +20,7 @@ type globalOptions struct {
 func addGlobalFlags(root *cobra.Command) *globalOptions {
 	g := &globalOptions{}
 	fs := root.PersistentFlags()
-	fs.StringVar(&g.socket, "socket", client.DefaultSocket(), "quasimd's Unix socket ($QUASIM_SOCKET sets the default)")
+	fs.StringVar(&g.socket, "socket", "", "quasimd's Unix socket (default: $QUASIM_SOCKET; else the user's own daemon's, "+client.UserSocket()+", when one answers there; else the service's, "+client.SystemSocket()+")")
 	fs.BoolVar(&g.json, "json", false, "print JSON instead of tables")
 	return g
 }

@@ -60,7 +60,7 @@ func newFakeDaemon(t *testing.T, setup ...func(*fakeDaemon)) *fakeDaemon {
 			{Name: "sgemm", Evaluator: "builtin", Schedule: "@hourly", Params: []string{"bx", "unroll", "kind"}, Configs: 120, Jobs: []api.Job{
 				{ID: "sgemm/256,256,256/cpu", Problem: "256,256,256", Device: "cpu/test", Trials: 12, Running: true,
 					Served: &api.Config{Key: "16,True,tiled", TimeMS: 4.2134}},
-				{ID: "sgemm/512,512,512/cpu", Problem: "512,512,512", Device: "cpu/test", Trials: 0},
+				{ID: "sgemm/512,512,512/cpu", Problem: "512,512,512", Device: "cpu/test", Trials: 0, RequestedBy: "uid 65534 (nobody)"},
 			}},
 			{Name: "k", Evaluator: "replay", Schedule: "", Params: []string{"bx", "f", "mode"}, Configs: 5},
 			{Name: "locked", Evaluator: "exec", Params: []string{"x"}},
