@@ -369,6 +369,7 @@ schedule: "@every 24h"
 budget: {evals: %d}
 `, budget)})
 	rng := rand.New(rand.NewPCG(42, uint64(time.Now().UnixNano())))
+	t0 := time.Now()
 	committed := map[string]bool{}
 	during := 0
 	for i := range kills {
@@ -410,15 +411,19 @@ budget: {evals: %d}
 		t.Fatalf("cycles after the kills: %+v; want one done cycle of %d evaluations", cycles.Cycles, budget)
 	}
 	have := map[string]bool{}
+	twice := 0
 	for _, tr := range trials.Trials {
 		if have[tr.Key] {
 			t.Errorf("trial %s stored twice", tr.Key)
+			twice++
 		}
 		have[tr.Key] = true
 	}
+	lost := 0
 	for k := range committed {
 		if !have[k] {
 			t.Errorf("committed trial %s lost", k)
+			lost++
 		}
 	}
 	if len(have) != budget {
@@ -429,9 +434,14 @@ budget: {evals: %d}
 		t.Fatal(err)
 	}
 	defer st.Close()
+	check := "clean"
 	if err := st.Check(); err != nil {
 		t.Errorf("store check: %v", err)
+		check = err.Error()
 	}
+	// The figures of the README's reliability table.
+	t.Logf("%d kills (%d during a running cycle): %d committed trials seen before the kills, %d lost, %d stored twice; bbolt check %s; cycles %d, finished %d/%d evaluations (%s); wall %s",
+		kills, during, len(committed), lost, twice, check, n, cycles.Cycles[0].Evals, budget, cycles.Cycles[0].State, time.Since(t0).Round(time.Second))
 }
 
 func TestUnauthorizedWrite(t *testing.T) {
