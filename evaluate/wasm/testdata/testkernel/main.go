@@ -1,7 +1,7 @@
 //go:build wasip1
 
 // testkernel is a wasm kernel for tests: config mode picks how it behaves
-// (ok, panic, slow, oom, invalid).
+// (ok, panic, slow, oom, invalid, hang: a run that never returns).
 package main
 
 import (
@@ -10,7 +10,7 @@ import (
 )
 
 const params = `{"name":"testkernel","version":"1","params":[` +
-	`{"name":"mode","values":["ok","panic","slow","oom","invalid"],"default":"ok"},` +
+	`{"name":"mode","values":["ok","panic","slow","oom","invalid","hang"],"default":"ok"},` +
 	`{"name":"n","values":[1,2],"default":1}]}`
 
 var (
@@ -54,6 +54,10 @@ func run() int32 {
 	case 3:
 		for {
 			keep = append(keep, make([]byte, 16<<20))
+		}
+	case 5:
+		for {
+			n++
 		}
 	}
 	return 0
