@@ -1,16 +1,18 @@
 //go:build wasip1
 
 // testkernel is a wasm kernel for tests: config mode picks how it behaves
-// (ok, panic, slow, oom, invalid, hang: a run that never returns).
+// (ok, panic, slow, oom, invalid, hang: a run that never returns, nan: a
+// NaN checksum); n is the checksum otherwise.
 package main
 
 import (
+	"math"
 	"time"
 	"unsafe"
 )
 
 const params = `{"name":"testkernel","version":"1","params":[` +
-	`{"name":"mode","values":["ok","panic","slow","oom","invalid","hang"],"default":"ok"},` +
+	`{"name":"mode","values":["ok","panic","slow","oom","invalid","hang","nan"],"default":"ok"},` +
 	`{"name":"n","values":[1,2],"default":1}]}`
 
 var (
@@ -64,6 +66,11 @@ func run() int32 {
 }
 
 //go:wasmexport quasim_checksum
-func checksum() float64 { return float64(n) }
+func checksum() float64 {
+	if mode == 6 {
+		return math.NaN()
+	}
+	return float64(n)
+}
 
 func main() {}
