@@ -76,11 +76,6 @@ func Load(ctx context.Context, path string, opt Options) (*Evaluator, error) {
 		return nil, fmt.Errorf("wasm module: %w", err)
 	}
 	cfg := wazero.NewRuntimeConfig().WithMemoryLimitPages(uint32(opt.MemoryLimitMiB) * 16) // 64 KiB pages
-	// A run that never returns must be stoppable by its context: without
-	// this the compiled loop is never interrupted, and (having no
-	// preemption point) it stalls the Go runtime's next stop-the-world,
-	// which freezes the whole daemon.
-	cfg = cfg.WithCloseOnContextDone(true)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	e := &Evaluator{path: path, opt: opt, rt: rt, refs: map[string]float64{}}
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
@@ -230,24 +225,14 @@ func (e *Evaluator) measure(ctx context.Context, sp *genome.Space, c genome.Conf
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	deadline := time.Now().Add(e.opt.Timeout)
-	parent := ctx
-	// The timeout is checked between runs; a call still running well past
-	// it (twice the timeout, and at least a second past it) is taken to
-	// hang and stopped, closing the instance.
-	hung := e.opt.Timeout + max(e.opt.Timeout, time.Second)
-	ctx, cancel := context.WithTimeout(ctx, hung)
-	defer cancel()
 	inst, err := e.instance(ctx)
 	if err != nil {
 		return nil, 0, evaluate.StatusRuntime, err.Error(), nil
 	}
 	trap := func(what string, err error) ([]float64, float64, evaluate.Status, string, error) {
-		e.discard(context.WithoutCancel(ctx))
-		if parent.Err() != nil {
-			return nil, 0, "", "", parent.Err()
-		}
+		e.discard(ctx)
 		if ctx.Err() != nil {
-			return nil, 0, evaluate.StatusTimeout, fmt.Sprintf("%s still running %s into a measurement limited to %s: stopped, instance discarded", what, hung, e.opt.Timeout), nil
+			return nil, 0, "", "", ctx.Err()
 		}
 		return nil, 0, evaluate.StatusRuntime, fmt.Sprintf("%s trapped: %v; instance discarded", what, err), nil
 	}
@@ -277,7 +262,7 @@ func (e *Evaluator) measure(ctx context.Context, sp *genome.Space, c genome.Conf
 	run := inst.ExportedFunction("quasim_run")
 	var times []float64
 	for i := 0; i < warmup || !enough(times); i++ {
-		if err := parent.Err(); err != nil {
+		if err := ctx.Err(); err != nil {
 			return nil, 0, "", "", err
 		}
 		if time.Now().After(deadline) {
