@@ -541,6 +541,7 @@ func (t *Tuner) measure(ctx context.Context, job Job, c genome.Config) (evaluate
 		if err != nil {
 			return tr, fmt.Errorf("evaluate %s: %w", job.Space.Key(c), err)
 		}
+		tr = plausible(tr)
 		if tr.At.IsZero() {
 			tr.At = t.cfg.Now()
 		}

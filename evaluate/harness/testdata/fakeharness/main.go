@@ -1,7 +1,9 @@
 // fakeharness is an exec harness for tests: config mode picks how it
-// behaves (ok, crash, hang, garbage, fail, wrongsum), n the time it reports.
+// behaves (ok, crash, hang, garbage, fail, wrongsum, cold, noisy; nan,
+// slow and wrongfast when asked for), n the time it reports.
 // FAKE_HELLO=bad makes it say a bad hello, FAKE_HELLO=none say nothing;
-// FAKE_DEVICE sets the device class it declares.
+// FAKE_DEVICE sets the device class it declares; FAKE_MODES, a comma-separated
+// list, replaces the modes it declares.
 package main
 
 import (
@@ -9,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -24,8 +27,12 @@ func main() {
 	if d := os.Getenv("FAKE_DEVICE"); d != "" {
 		device = `"device":"` + d + `",`
 	}
+	modes := `"ok","crash","hang","garbage","fail","wrongsum","cold","noisy"`
+	if m := os.Getenv("FAKE_MODES"); m != "" {
+		modes = `"` + strings.ReplaceAll(m, ",", `","`) + `"`
+	}
 	fmt.Println(`{"type":"hello","protocol":1,"name":"fake","version":"1",` + device + `"params":[` +
-		`{"name":"mode","values":["ok","crash","hang","garbage","fail","wrongsum","cold","noisy"],"default":"ok"},` +
+		`{"name":"mode","values":[` + modes + `],"default":"ok"},` +
 		`{"name":"n","values":[1,2,3,4],"default":2}],"constraints":["n <= 4"]}`)
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
@@ -44,7 +51,7 @@ func main() {
 			return
 		}
 		n, _ := req.Config["n"].(float64)
-		sum := 42.0
+		sum, slow := 42.0, 1.0
 		switch req.Config["mode"] {
 		case "crash":
 			fmt.Fprintln(os.Stderr, "fake: crashing as asked")
@@ -57,12 +64,20 @@ func main() {
 		case "fail":
 			fmt.Printf(`{"type":"result","id":%d,"error_class":"compile","error":"fake: does not compile"}`+"\n", req.ID)
 			continue
+		case "nan": // as Python's json.dumps writes a NaN: not JSON
+			fmt.Printf(`{"type":"result","id":%d,"times_ms":[NaN],"checksum":NaN}`+"\n", req.ID)
+			continue
 		case "wrongsum":
 			sum = 43
+		case "wrongfast": // wrong, and 4x faster than ok
+			sum, slow = 43, 0.25
+		case "slow": // right, and really 4x slower than ok
+			time.Sleep(time.Duration(max(1, req.Repetitions)) * time.Millisecond)
+			slow = 4
 		}
 		times := make([]float64, max(1, req.Repetitions))
 		for i := range times {
-			times[i] = 1 + n/2 + float64(i%3)*0.01
+			times[i] = slow*(1+n/2) + float64(i%3)*0.01
 		}
 		res := map[string]any{"type": "result", "id": req.ID, "times_ms": times, "checksum": sum}
 		switch req.Config["mode"] {

@@ -1,16 +1,18 @@
 //go:build wasip1
 
 // testkernel is a wasm kernel for tests: config mode picks how it behaves
-// (ok, panic, slow, oom, invalid).
+// (ok, panic, slow, oom, invalid, hang: a run that returns only after a
+// second, nan: a NaN checksum); n is the checksum otherwise.
 package main
 
 import (
+	"math"
 	"time"
 	"unsafe"
 )
 
 const params = `{"name":"testkernel","version":"1","params":[` +
-	`{"name":"mode","values":["ok","panic","slow","oom","invalid"],"default":"ok"},` +
+	`{"name":"mode","values":["ok","panic","slow","oom","invalid","hang","nan"],"default":"ok"},` +
 	`{"name":"n","values":[1,2],"default":1}]}`
 
 var (
@@ -55,11 +57,19 @@ func run() int32 {
 		for {
 			keep = append(keep, make([]byte, 16<<20))
 		}
+	case 5:
+		for start := time.Now(); time.Since(start) < time.Second; {
+		}
 	}
 	return 0
 }
 
 //go:wasmexport quasim_checksum
-func checksum() float64 { return float64(n) }
+func checksum() float64 {
+	if mode == 6 {
+		return math.NaN()
+	}
+	return float64(n)
+}
 
 func main() {}
