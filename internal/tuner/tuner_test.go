@@ -3,7 +3,10 @@ package tuner
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/quasim/quasim/evaluate"
@@ -159,4 +162,44 @@ func TestInterruptedGenerationLosesNothing(t *testing.T) {
 	if len(trials) != size {
 		t.Errorf("%d configs measured after exhausting a space of %d", len(trials), size)
 	}
+}
+
+// A store that takes no writes (opened read-only, as a full disk refuses
+// the writes that need space) fails a cycle at once: the returned cycle is
+// failed and ended, with ErrStore, whether it was new (ID 0: never stored)
+// or an interrupted one it meant to resume.
+func TestCycleFailsWhenStoreRefusesWrites(t *testing.T) {
+	job := reduceJob(t)
+	path := filepath.Join(t.TempDir(), "quasim.db")
+	rw, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw.Close() // created and migrated
+	check := func(name string, wantID int) {
+		t.Helper()
+		ro, err := store.Open(path, store.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		cy, err := newTuner(ro).Cycle(context.Background(), job, Budget{Evals: 4}, "api", 1, nil)
+		if !errors.Is(err, ErrStore) || !errors.Is(err, store.ErrReadOnly) {
+			t.Errorf("%s: error %v, want ErrStore and the store's", name, err)
+		}
+		if cy.ID != wantID || cy.State != "failed" || cy.Ended.IsZero() || cy.Trigger == "" || !strings.Contains(cy.Error, "state file not written") {
+			t.Errorf("%s: cycle = %+v, want cycle %d failed and ended, saying why", name, cy, wantID)
+		}
+	}
+	check("new cycle", 0)
+	rw, err = store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := rw.NewCycle(job.Key, store.Cycle{Trigger: "cron", State: Unfinished, Budget: 4})
+	rw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("resumed cycle", old.ID)
 }

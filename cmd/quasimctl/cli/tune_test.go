@@ -210,11 +210,11 @@ func TestTuneWaitSkipped(t *testing.T) {
 func TestTuneWaitTimeoutWhileWaiting(t *testing.T) {
 	t.Parallel()
 	f := newFakeDaemon(t, idleScript(1<<30, "done"))
-	_, errs, code := f.ctl(t, "tune", "sgemm", "--problem", "256,256,256", "--wait", "--poll", "5ms", "--timeout", "200ms")
+	_, errs, code := f.ctl(t, "tune", "sgemm", "--problem", "256,256,256", "--wait", "--poll", "5ms", "--timeout", "2s")
 	if code != 1 {
 		t.Fatalf("tune --wait --timeout = %d, want 1 (stderr %q)", code, errs)
 	}
-	mustContain(t, "stderr", errs, "wait for the cycles of sgemm: gave up after --timeout 200ms (cycles go on in quasimd): cycle 7 (256,256,256) waiting for an idle device: CPU load of other processes 1.98 above 0.30")
+	mustContain(t, "stderr", errs, "wait for the cycles of sgemm: gave up after --timeout 2s (cycles go on in quasimd): cycle 7 (256,256,256) waiting for an idle device: CPU load of other processes 1.98 above 0.30")
 }
 
 // A tune that resumes the job's interrupted cycle (same ID, started long
