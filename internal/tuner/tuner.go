@@ -153,6 +153,9 @@ var ErrBusy = errors.New("device busy with other work")
 // writes again).
 var ErrStore = errors.New("state file not written")
 
+// notWritten marks err, of a write the store refused, as ErrStore.
+func notWritten(err error) error { return fmt.Errorf("%w: %w", ErrStore, err) }
+
 // Cycle tunes job until the budget is spent or ctx is done. An interrupted
 // earlier cycle of the job is resumed with its remaining budget instead of
 // starting a new one. A cancelled cycle checkpoints what it measured, is
@@ -262,7 +265,7 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 			// never propose them again. The next cycle resumes from the
 			// previous policy and re-learns these trials from the store.
 			if err := t.cfg.Store.Checkpoint(job.Key, trials, nil, nil); err != nil {
-				return t.fail(job, cy, fmt.Errorf("%w: checkpoint: %w", ErrStore, err))
+				return t.fail(job, cy, notWritten(err))
 			}
 			if ctx.Err() != nil {
 				cy.State = Unfinished
@@ -427,14 +430,14 @@ func (t *Tuner) openCycle(job Job, budget Budget, trigger, strategy string) (sto
 		if last.State == Unfinished || last.State == "running" || last.State == "waiting" {
 			last.State = "running"
 			if err := st.PutCycle(job.Key, last); err != nil {
-				return last, true, fmt.Errorf("%w: %w", ErrStore, err)
+				return last, true, notWritten(err)
 			}
 			return last, true, nil
 		}
 	}
 	stored, err := st.NewCycle(job.Key, cy)
 	if err != nil {
-		return cy, false, fmt.Errorf("%w: %w", ErrStore, err)
+		return cy, false, notWritten(err)
 	}
 	return stored, false, nil
 }
@@ -474,7 +477,7 @@ func (t *Tuner) waitIdle(ctx context.Context, job Job, cy *store.Cycle, waited *
 	state := cy.State
 	cy.State, cy.Busy = "waiting", why
 	if err := t.cfg.Store.PutCycle(job.Key, *cy); err != nil {
-		return fmt.Errorf("%w: %w", ErrStore, err)
+		return notWritten(err)
 	}
 	if progress != nil {
 		progress(*cy)
@@ -494,7 +497,7 @@ func (t *Tuner) waitIdle(ctx context.Context, job Job, cy *store.Cycle, waited *
 			cy.WaitedS += time.Since(t0).Seconds()
 			cy.State = Unfinished
 			if err := t.cfg.Store.PutCycle(job.Key, *cy); err != nil {
-				return errors.Join(ctx.Err(), fmt.Errorf("%w: %w", ErrStore, err))
+				return errors.Join(ctx.Err(), notWritten(err))
 			}
 			return ctx.Err()
 		case <-timer.C:
@@ -508,7 +511,7 @@ func (t *Tuner) waitIdle(ctx context.Context, job Job, cy *store.Cycle, waited *
 				progress(*cy)
 			}
 			if err := t.cfg.Store.PutCycle(job.Key, *cy); err != nil {
-				return fmt.Errorf("%w: %w", ErrStore, err)
+				return notWritten(err)
 			}
 			return nil
 		}
@@ -524,7 +527,7 @@ func (t *Tuner) waitIdle(ctx context.Context, job Job, cy *store.Cycle, waited *
 	}
 	log.Warn().Str("busy", why).Float64("waited_s", cy.WaitedS).Str("state", cy.State).Msg("device stayed busy; cycle given up")
 	if err := t.cfg.Store.PutCycle(job.Key, *cy); err != nil {
-		return errors.Join(fmt.Errorf("%w: %s", ErrBusy, why), fmt.Errorf("%w: %w", ErrStore, err))
+		return errors.Join(fmt.Errorf("%w: %s", ErrBusy, why), notWritten(err))
 	}
 	return fmt.Errorf("%w: %s", ErrBusy, why)
 }
@@ -606,7 +609,7 @@ func (t *Tuner) checkpoint(job Job, trials []store.Trial, strat evolve.Strategy,
 		return fmt.Errorf("marshal policy: %w", err)
 	}
 	if err := t.cfg.Store.Checkpoint(job.Key, trials, policy, cy); err != nil {
-		return fmt.Errorf("%w: checkpoint: %w", ErrStore, err)
+		return notWritten(err)
 	}
 	return nil
 }
@@ -619,7 +622,7 @@ func (t *Tuner) fail(job Job, cy store.Cycle, err error) (store.Cycle, error) {
 		return cy, err
 	}
 	if perr := t.cfg.Store.PutCycle(job.Key, cy); perr != nil {
-		err = errors.Join(err, fmt.Errorf("%w: %w", ErrStore, perr))
+		err = errors.Join(err, notWritten(perr))
 	}
 	return cy, err
 }
@@ -643,7 +646,7 @@ func (t *Tuner) finish(ctx context.Context, job Job, cy store.Cycle, measureS fl
 	cy.State, cy.Ended, cy.Promoted = "done", t.cfg.Now(), res.Served
 	if err := t.cfg.Store.PutCycle(job.Key, cy); err != nil {
 		// Done, all but its record: the caller may write it later.
-		return cy, fmt.Errorf("%w: %w", ErrStore, err)
+		return cy, notWritten(err)
 	}
 	log.Info().Int("evals", cy.Evals).Str("best", cy.BestKey).Float64("best_ms", cy.BestMS).Str("served", res.Served).Str("cert", res.Cert).Int("rejected", len(res.Rejected)).
 		Float64("measure_s", measureS).Float64("verify_s", verifyS).Interface("allocation", cy.Allocation).Msg("cycle done")

@@ -98,13 +98,14 @@ func TestTuneTimeout(t *testing.T) {
 	t.Parallel()
 	// The cycle of the second job never starts.
 	f := newFakeDaemon(t, tuneScript("done"))
-	_, errs, code := f.ctl(t, "tune", "sgemm", "--wait", "--poll", "5ms", "--timeout", "200ms")
+	// Long enough for the requests before the wait on a loaded machine.
+	_, errs, code := f.ctl(t, "tune", "sgemm", "--wait", "--poll", "5ms", "--timeout", "2s")
 	if code != 1 {
 		t.Fatalf("tune --wait --timeout = %d, want 1 (stderr %q)", code, errs)
 	}
 	mustContain(t, "stderr", errs,
 		"sgemm: waiting for the cycle of job sgemm/512,512,512/cpu to start",
-		"wait for the cycles of sgemm: gave up after --timeout 200ms")
+		"wait for the cycles of sgemm: gave up after --timeout 2s")
 }
 
 func TestTuneNoWait(t *testing.T) {
