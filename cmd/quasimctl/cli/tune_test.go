@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"io"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -280,5 +282,39 @@ func TestProgressRedrawsOnTerminal(t *testing.T) {
 	p.draw()
 	if got, want := b.String(), "k 1: 5/10 evals, best 0.500 ms, ETA 10s\n"; got != want {
 		t.Errorf("output off a terminal = %q, want %q", got, want)
+	}
+}
+
+// Progress redraws only on a terminal: not in a pipe, a file or
+// /dev/null (a character device, but no terminal), nor when TERM=dumb.
+func TestIsTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	for name, w := range map[string]io.Writer{"pipe": w, "/dev/null": null, "buffer": &strings.Builder{}} {
+		if isTerminal(w) {
+			t.Errorf("%s taken for a terminal", name)
+		}
+	}
+	pty, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal to check the positive case: %v", err)
+	}
+	defer pty.Close()
+	t.Setenv("TERM", "xterm")
+	if !isTerminal(pty) {
+		t.Errorf("a pseudo-terminal is not taken for a terminal")
+	}
+	t.Setenv("TERM", "dumb")
+	if isTerminal(pty) {
+		t.Errorf("a terminal with TERM=dumb is taken for one that redraws")
 	}
 }
