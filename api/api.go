@@ -365,6 +365,10 @@ type Cycle struct {
 	// other work, and Busy what it last found using the device.
 	WaitedS float64 `json:"waited_s,omitempty"`
 	Busy    string  `json:"busy,omitempty"`
+	// Unsaved is true while the record is only in quasimd's memory: the
+	// state file refused it (a full disk) and is written once it takes
+	// writes again.
+	Unsaved bool `json:"unsaved,omitempty"`
 }
 
 // Cycles is GET /v1/kernels/{kernel}/cycles.

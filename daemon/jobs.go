@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -35,6 +36,9 @@ type job struct {
 	live    store.Cycle // the running cycle as of its last generation
 
 	requestedBy *store.Requester // who asked, for a job a miss added
+	// unsaved are ended cycles whose record the store refused (see
+	// unsaved.go), oldest first.
+	unsaved []store.Cycle
 }
 
 // kernel is a loaded spec and its jobs. A kernel is not changed once
@@ -96,6 +100,10 @@ type scheduler struct {
 	// changed, which invalidates cached config answers and wakes the
 	// runtimes waiting for a change.
 	epoch epoch
+
+	flushMu    sync.Mutex         // one writer of kept cycle records at a time
+	stopRetry  context.CancelFunc // ends retryUnsaved; set by start
+	retryEvery time.Duration      // how often kept cycle records are retried (tests)
 
 	mu       sync.Mutex
 	ctx      context.Context // cycles run under it; set by start
@@ -437,12 +445,30 @@ func (s *scheduler) run(ctx context.Context, j *job, req runRequest) {
 		s.finished(j)
 		return
 	}
+	// Records kept from a full disk go first, or this cycle would resume
+	// one that ended; while the store refuses them, the cycle fails.
+	if err := s.flush(j); err != nil {
+		err = fmt.Errorf("%w: %w", tuner.ErrStore, err)
+		s.settle(j, s.notOpened(req, err))
+		if s.metrics != nil {
+			s.metrics.cycleEnded(j.key.Kernel, "failed")
+		}
+		s.log.Error().Err(err).Str("job_id", j.key.String()).Msg("cycle failed")
+		s.finished(j)
+		return
+	}
 	cy, err := s.tn.Cycle(ctx, tj, req.budget, req.trigger, s.seed, func(c store.Cycle) {
 		s.mu.Lock()
 		j.live = c
 		s.mu.Unlock()
 	})
-	if s.metrics != nil && cy.ID > 0 {
+	if err != nil && cy.State == "" {
+		cy = s.notOpened(req, err)
+	}
+	if cy.State != "" {
+		s.settle(j, cy)
+	}
+	if s.metrics != nil && cy.State != "" {
 		s.metrics.cycleEnded(j.key.Kernel, cy.State)
 	}
 	switch {
@@ -535,12 +561,18 @@ func (s *scheduler) start(ctx context.Context) {
 	s.ctx = ctx
 	s.mu.Unlock()
 	s.cron.Start()
+	rctx, cancel := context.WithCancel(ctx)
+	s.stopRetry = cancel
+	s.wg.Go(func() { s.retryUnsaved(rctx) })
 }
 
 // stop stops cron, cancels running cycles (they checkpoint and stay
 // interrupted) and waits for them up to timeout.
 func (s *scheduler) stop(deadline time.Time) error {
 	<-s.cron.Stop().Done()
+	if s.stopRetry != nil {
+		s.stopRetry()
+	}
 	s.mu.Lock()
 	for _, j := range s.jobs {
 		j.queued = nil

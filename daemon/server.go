@@ -540,6 +540,7 @@ func (s *server) getCycles(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		cycles, unsaved := withUnsaved(cycles, s.sched.unsavedOf(j))
 		v := s.sched.view(j)
 		for _, c := range cycles {
 			if v.running && v.live.ID == c.ID {
@@ -550,6 +551,7 @@ func (s *server) getCycles(r *http.Request) (any, error) {
 				Trigger: c.Trigger, State: c.State, Started: c.Started, Budget: c.Budget, BudgetS: c.BudgetS,
 				Evals: c.Evals, BestKey: c.BestKey, BestMS: c.BestMS, Promoted: c.Promoted, Error: c.Error,
 				Strategy: c.Strategy, Allocation: c.Allocation, WaitedS: c.WaitedS, Busy: c.Busy,
+				Unsaved: unsaved[c.ID],
 			}
 			if !c.Ended.IsZero() {
 				e := c.Ended

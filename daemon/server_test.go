@@ -35,7 +35,12 @@ type testServer struct {
 
 func newTestServer(t testing.TB, dir string) *testServer {
 	t.Helper()
-	st := storetest.New(t)
+	return newTestServerOn(t, dir, storetest.New(t))
+}
+
+// newTestServerOn is newTestServer on the store st.
+func newTestServerOn(t testing.TB, dir string, st *store.Store) *testServer {
+	t.Helper()
 	sched := &scheduler{
 		dir: dir, st: st, cron: newCron(), log: zerolog.Nop(), clock: time.Now,
 		tn: tuner.New(tuner.Config{Store: st, NewStrategy: defaultStrategy}),

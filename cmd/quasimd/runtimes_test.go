@@ -288,6 +288,20 @@ func waitServedKernel(t *testing.T, d *proc, kernel, problem string) api.Config 
 	}
 }
 
+// fetchCert gets and decodes certificate id from the daemon.
+func fetchCert(t *testing.T, c *client.Client, id string) *certs.Certificate {
+	t.Helper()
+	body, _, err := c.Cert(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := certs.Decode(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
+}
+
 // Runtimes report latencies twice the certified median (and above its
 // p95): the served config is marked stale (quasimctl status says why), a
 // re-tune runs, and a newly certified config is served afterwards.
@@ -297,14 +311,7 @@ func TestDrift(t *testing.T) {
 	cfg := waitServedKernel(t, d, "sgemm", "256,256,256")
 	c := &client.Client{Socket: d.socket}
 	ctx := context.Background()
-	body, _, err := c.Cert(ctx, cfg.Certificate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := certs.Decode(body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert := fetchCert(t, c, cfg.Certificate)
 	// Drift is a median above the certified p95; on a loaded 2-core machine
 	// that p95 can be over twice the median, so the reports are above both.
 	slow := max(2*cert.Latency.MedianMS, 1.5*cert.Latency.P95MS)
@@ -365,6 +372,53 @@ func TestDrift(t *testing.T) {
 	d.ctlJSON(&st, "status")
 	if len(st.Stale) != 0 {
 		t.Errorf("still stale after the re-tune: %+v", st.Stale)
+	}
+}
+
+// A drift re-tune that keeps the served config (here the space has one
+// config, so it must) verifies it again: the stale mark goes, and the
+// config is served under a new certificate, as the README says.
+func TestDriftSameConfig(t *testing.T) {
+	spec := reduceSpec + "parameters: {block: [1024], unroll: [2], workers: [1], acc: [float64]}\n"
+	d := start(t, newDir(t, map[string]string{"reduce.yaml": spec}))
+	cfg := waitServed(t, d, "65536")
+	c := &client.Client{Socket: d.socket}
+	ctx := context.Background()
+	cert := fetchCert(t, c, cfg.Certificate)
+	lat := make([]float64, 20)
+	for i := range lat {
+		lat[i] = 100 * cert.Latency.P95MS
+	}
+	resp, err := c.Observe(ctx, api.ObservationsRequest{Observations: []api.Observation{{Kernel: "reduce", Problem: "65536", Key: cfg.Key, LatenciesMS: lat, Source: "test"}}})
+	if err != nil || len(resp.Drift) != 1 {
+		t.Fatalf("20 slow runs: %+v, %v; want drift", resp, err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var cycles api.Cycles
+		d.ctlJSON(&cycles, "cycles", "reduce")
+		last := cycles.Cycles[len(cycles.Cycles)-1]
+		if last.Trigger == "drift" && last.State != "running" && last.State != "waiting" {
+			if last.State != "done" || last.Promoted != cfg.Key {
+				t.Fatalf("drift cycle = %+v, want done, promoting %s again", last, cfg.Key)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no drift cycle ended within 60s: %+v", cycles.Cycles)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var now api.Config
+	d.ctlJSON(&now, "config", "reduce", "--problem", "65536")
+	if now.Key != cfg.Key || now.Stale != "" || now.Certificate == "" || now.Certificate == cfg.Certificate {
+		t.Errorf("after the drift cycle: %s stale %q, certificate %s; want %s not stale, with a new certificate (was %s)",
+			now.Key, now.Stale, now.Certificate, cfg.Key, cfg.Certificate)
+	}
+	var st api.Status
+	d.ctlJSON(&st, "status")
+	if len(st.Stale) != 0 {
+		t.Errorf("status still lists stale jobs after re-verification: %+v", st.Stale)
 	}
 }
 

@@ -44,14 +44,23 @@ func (t *Tuner) Certify(ctx context.Context, job Job, cycle int) (Certification,
 	if err != nil {
 		return Certification{}, fmt.Errorf("load certificates: %w", err)
 	}
-	valid := map[string]store.CertMeta{} // key -> a live certificate
+	valid := map[string]store.CertMeta{} // key -> its newest live certificate
 	revoked := map[string]bool{}
 	for _, m := range metas {
 		if m.Revoked {
 			revoked[m.Key] = true
-		} else if _, ok := valid[m.Key]; !ok {
+		} else if v, ok := valid[m.Key]; !ok || m.IssuedAt.After(v.IssuedAt) {
+			// A re-verified config keeps the certificate of how it runs now.
 			valid[m.Key] = m
 		}
+	}
+	// A served config marked stale (runtimes saw it drift) no longer meets
+	// its certificate: it is verified again, so that keeping it clears the
+	// mark under a certificate of how it runs now.
+	if old, ok, err := st.Served(job.Key); err != nil {
+		return Certification{}, err
+	} else if ok && old.Stale != "" {
+		delete(valid, old.Key)
 	}
 	var cands []store.Trial
 	for _, tr := range trials {
@@ -195,11 +204,13 @@ func (t *Tuner) serve(job Job, tr store.Trial, meta store.CertMeta, front []stor
 	if err != nil {
 		return res, err
 	}
-	if ok && old.Key == tr.Key && old.Certificate == meta.ID && slices.Equal(old.Front, front) {
+	// A stale record is always replaced: the promotion clears the mark.
+	same := ok && old.Stale == "" && old.Key == tr.Key && old.Certificate == meta.ID
+	if same && slices.Equal(old.Front, front) {
 		return res, nil
 	}
 	sv := store.Served{Key: tr.Key, TimeMS: tr.TimeMS, Cycle: cycle, PromotedAt: t.cfg.Now(), Certificate: meta.ID, Front: front}
-	if ok && old.Key == tr.Key && old.Certificate == meta.ID {
+	if same {
 		// Only the front moved: the served config keeps its record.
 		sv.PromotedAt, sv.Cycle, sv.Stale, sv.StaleAt = old.PromotedAt, old.Cycle, old.Stale, old.StaleAt
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quasim/quasim/certs"
 	"github.com/quasim/quasim/evaluate"
@@ -109,5 +110,54 @@ func TestCertificateSigned(t *testing.T) {
 	}
 	if c.Key != sv.Key || meta.Key != sv.Key || !c.Passed() || len(c.Checks) != 5 {
 		t.Errorf("certificate %+v for served %s", c, sv.Key)
+	}
+}
+
+// A served config marked stale by drift, and still the best at the next
+// certification (a drift cycle that finds nothing better), is verified
+// again: it is served under a new certificate, promoted anew, and the
+// stale mark is gone.
+func TestStaleConfigReverified(t *testing.T) {
+	st := storetest.New(t)
+	key := signer(t)
+	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tn := New(Config{Store: st, Signer: key, Now: func() time.Time { clock = clock.Add(time.Second); return clock },
+		NewStrategy: func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewES(s, seed, evolve.ESOptions{}) }})
+	job := reduceJob(t)
+	if _, err := tn.Cycle(context.Background(), job, Budget{Evals: 6}, "api", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	old, ok, _ := st.Served(job.Key)
+	if !ok || old.Certificate == "" {
+		t.Fatalf("served = %+v", old)
+	}
+	stale := old
+	stale.Stale, stale.StaleAt = "drift: test", clock
+	if err := st.PutServed(job.Key, stale); err != nil {
+		t.Fatal(err)
+	}
+	res, err := tn.Certify(context.Background(), job, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, ok, _ := st.Served(job.Key)
+	if !ok || res.Served != old.Key || sv.Key != old.Key {
+		t.Fatalf("served %+v after re-certification, want %s kept", sv, old.Key)
+	}
+	if sv.Stale != "" || !sv.StaleAt.IsZero() {
+		t.Errorf("re-verified config still stale: %q since %v", sv.Stale, sv.StaleAt)
+	}
+	if sv.Certificate == old.Certificate || res.Cert != sv.Certificate {
+		t.Errorf("certificate %s (result %s), want a new one, not the drifted %s", sv.Certificate, res.Cert, old.Certificate)
+	}
+	if !sv.PromotedAt.After(stale.StaleAt) || sv.Cycle != 2 {
+		t.Errorf("promoted at %v by cycle %d; want after the drift (%v), by cycle 2", sv.PromotedAt, sv.Cycle, stale.StaleAt)
+	}
+	// A config that is not stale keeps its certificate and record.
+	if _, err := tn.Certify(context.Background(), job, 3); err != nil {
+		t.Fatal(err)
+	}
+	if again, _, _ := st.Served(job.Key); again.Certificate != sv.Certificate || !again.PromotedAt.Equal(sv.PromotedAt) {
+		t.Errorf("fresh served config re-certified: %+v, was %+v", again, sv)
 	}
 }

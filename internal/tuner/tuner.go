@@ -147,10 +147,21 @@ const Unfinished = "interrupted"
 // idle of other work; the cycle record says what was using it.
 var ErrBusy = errors.New("device busy with other work")
 
+// ErrStore is returned by a cycle that failed because the store did not
+// take a write (a full disk): the returned cycle is failed, and its record
+// may not be on disk (the caller can write it once the store takes
+// writes again).
+var ErrStore = errors.New("state file not written")
+
+// notWritten marks err, of a write the store refused, as ErrStore.
+func notWritten(err error) error { return fmt.Errorf("%w: %w", ErrStore, err) }
+
 // Cycle tunes job until the budget is spent or ctx is done. An interrupted
 // earlier cycle of the job is resumed with its remaining budget instead of
 // starting a new one. A cancelled cycle checkpoints what it measured, is
-// left "interrupted" and returns ctx's error.
+// left "interrupted" and returns ctx's error. A write the store refuses
+// fails the cycle at once (ErrStore): the returned cycle says so, with ID 0
+// when the store could not even create its record.
 func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger string, seed uint64, progress func(store.Cycle)) (store.Cycle, error) {
 	if budget.Evals <= 0 && budget.Seconds <= 0 {
 		return store.Cycle{}, errors.New("cycle budget: no evaluations and no seconds")
@@ -163,7 +174,7 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 	}
 	cy, resumed, err := t.openCycle(job, budget, trigger, strat.Name())
 	if err != nil {
-		return cy, err
+		return t.fail(job, cy, err)
 	}
 	if resumed {
 		// The interrupted cycle keeps the budget it was started with.
@@ -201,6 +212,9 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 	for !done() {
 		w0 := t.cfg.Now()
 		if err := t.waitIdle(ctx, job, &cy, &waited, progress, log); err != nil {
+			if errors.Is(err, ErrStore) && cy.State != Unfinished && cy.State != "skipped" {
+				return t.fail(job, cy, err)
+			}
 			return cy, err
 		}
 		idle += t.cfg.Now().Sub(w0)
@@ -251,7 +265,7 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 			// never propose them again. The next cycle resumes from the
 			// previous policy and re-learns these trials from the store.
 			if err := t.cfg.Store.Checkpoint(job.Key, trials, nil, nil); err != nil {
-				return cy, fmt.Errorf("checkpoint: %w", err)
+				return t.fail(job, cy, notWritten(err))
 			}
 			if ctx.Err() != nil {
 				cy.State = Unfinished
@@ -270,7 +284,7 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 			cy.Allocation = subtract(alloc.Allocation(), base)
 		}
 		if err := t.checkpoint(job, trials, strat, &cy); err != nil {
-			return cy, err
+			return t.fail(job, cy, err)
 		}
 		if progress != nil {
 			progress(cy)
@@ -395,32 +409,37 @@ func subtract(a, b map[string]int) map[string]int {
 	return out
 }
 
-// openCycle resumes the job's interrupted cycle or starts a new one.
+// openCycle resumes the job's interrupted cycle or starts a new one. On an
+// error it returns the cycle it meant to run, with ID 0 when it is new.
 func (t *Tuner) openCycle(job Job, budget Budget, trigger, strategy string) (store.Cycle, bool, error) {
 	st := t.cfg.Store
-	cycles, err := st.Cycles(job.Key)
-	if err != nil {
-		return store.Cycle{}, false, fmt.Errorf("load cycles: %w", err)
-	}
-	if n := len(cycles); n > 0 {
-		last := cycles[n-1]
-		if last.State == Unfinished || last.State == "running" || last.State == "waiting" {
-			last.State = "running"
-			if err := st.PutCycle(job.Key, last); err != nil {
-				return last, false, err
-			}
-			return last, true, nil
-		}
-	}
-	cy, err := st.NewCycle(job.Key, store.Cycle{
+	cy := store.Cycle{
 		Trigger:  trigger,
 		State:    "running",
 		Started:  t.cfg.Now(),
 		Budget:   budget.Evals,
 		BudgetS:  budget.Seconds,
 		Strategy: strategy,
-	})
-	return cy, false, err
+	}
+	cycles, err := st.Cycles(job.Key)
+	if err != nil {
+		return cy, false, fmt.Errorf("load cycles: %w", err)
+	}
+	if n := len(cycles); n > 0 {
+		last := cycles[n-1]
+		if last.State == Unfinished || last.State == "running" || last.State == "waiting" {
+			last.State = "running"
+			if err := st.PutCycle(job.Key, last); err != nil {
+				return last, true, notWritten(err)
+			}
+			return last, true, nil
+		}
+	}
+	stored, err := st.NewCycle(job.Key, cy)
+	if err != nil {
+		return cy, false, notWritten(err)
+	}
+	return stored, false, nil
 }
 
 // applyKnobs sets the device settings of config c, when the tuner has
@@ -458,7 +477,7 @@ func (t *Tuner) waitIdle(ctx context.Context, job Job, cy *store.Cycle, waited *
 	state := cy.State
 	cy.State, cy.Busy = "waiting", why
 	if err := t.cfg.Store.PutCycle(job.Key, *cy); err != nil {
-		return err
+		return notWritten(err)
 	}
 	if progress != nil {
 		progress(*cy)
@@ -477,7 +496,10 @@ func (t *Tuner) waitIdle(ctx context.Context, job Job, cy *store.Cycle, waited *
 			*waited += time.Since(t0)
 			cy.WaitedS += time.Since(t0).Seconds()
 			cy.State = Unfinished
-			return errors.Join(ctx.Err(), t.cfg.Store.PutCycle(job.Key, *cy))
+			if err := t.cfg.Store.PutCycle(job.Key, *cy); err != nil {
+				return errors.Join(ctx.Err(), notWritten(err))
+			}
+			return ctx.Err()
 		case <-timer.C:
 		}
 		*waited += time.Since(t0)
@@ -488,7 +510,10 @@ func (t *Tuner) waitIdle(ctx context.Context, job Job, cy *store.Cycle, waited *
 			if progress != nil {
 				progress(*cy)
 			}
-			return t.cfg.Store.PutCycle(job.Key, *cy)
+			if err := t.cfg.Store.PutCycle(job.Key, *cy); err != nil {
+				return notWritten(err)
+			}
+			return nil
 		}
 		cy.Busy = why
 		if progress != nil {
@@ -502,7 +527,7 @@ func (t *Tuner) waitIdle(ctx context.Context, job Job, cy *store.Cycle, waited *
 	}
 	log.Warn().Str("busy", why).Float64("waited_s", cy.WaitedS).Str("state", cy.State).Msg("device stayed busy; cycle given up")
 	if err := t.cfg.Store.PutCycle(job.Key, *cy); err != nil {
-		return errors.Join(ErrBusy, err)
+		return errors.Join(fmt.Errorf("%w: %s", ErrBusy, why), notWritten(err))
 	}
 	return fmt.Errorf("%w: %s", ErrBusy, why)
 }
@@ -585,15 +610,20 @@ func (t *Tuner) checkpoint(job Job, trials []store.Trial, strat evolve.Strategy,
 		return fmt.Errorf("marshal policy: %w", err)
 	}
 	if err := t.cfg.Store.Checkpoint(job.Key, trials, policy, cy); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+		return notWritten(err)
 	}
 	return nil
 }
 
+// fail ends the cycle failed with err, in memory and, when the store takes
+// it, on disk; a cycle the store never created (ID 0) is only returned.
 func (t *Tuner) fail(job Job, cy store.Cycle, err error) (store.Cycle, error) {
 	cy.State, cy.Error, cy.Ended = "failed", err.Error(), t.cfg.Now()
+	if cy.ID == 0 {
+		return cy, err
+	}
 	if perr := t.cfg.Store.PutCycle(job.Key, cy); perr != nil {
-		err = errors.Join(err, perr)
+		err = errors.Join(err, notWritten(perr))
 	}
 	return cy, err
 }
@@ -616,7 +646,8 @@ func (t *Tuner) finish(ctx context.Context, job Job, cy store.Cycle, measureS fl
 	}
 	cy.State, cy.Ended, cy.Promoted = "done", t.cfg.Now(), res.Served
 	if err := t.cfg.Store.PutCycle(job.Key, cy); err != nil {
-		return cy, err
+		// Done, all but its record: the caller may write it later.
+		return cy, notWritten(err)
 	}
 	log.Info().Int("evals", cy.Evals).Str("best", cy.BestKey).Float64("best_ms", cy.BestMS).Str("served", res.Served).Str("cert", res.Cert).Int("rejected", len(res.Rejected)).
 		Float64("measure_s", measureS).Float64("verify_s", verifyS).Interface("allocation", cy.Allocation).Msg("cycle done")

@@ -3,7 +3,13 @@ package tuner
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/quasim/quasim/evaluate"
@@ -158,5 +164,113 @@ func TestInterruptedGenerationLosesNothing(t *testing.T) {
 	trials, _ := st.Trials(job.Key)
 	if len(trials) != size {
 		t.Errorf("%d configs measured after exhausting a space of %d", len(trials), size)
+	}
+}
+
+// A store that takes no writes (opened read-only, as a full disk refuses
+// the writes that need space) fails a cycle at once: the returned cycle is
+// failed and ended, with ErrStore, whether it was new (ID 0: never stored)
+// or an interrupted one it meant to resume.
+func TestCycleFailsWhenStoreRefusesWrites(t *testing.T) {
+	job := reduceJob(t)
+	path := filepath.Join(t.TempDir(), "quasim.db")
+	rw, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw.Close() // created and migrated
+	check := func(name string, wantID int) {
+		t.Helper()
+		ro, err := store.Open(path, store.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		cy, err := newTuner(ro).Cycle(context.Background(), job, Budget{Evals: 4}, "api", 1, nil)
+		if !errors.Is(err, ErrStore) || !errors.Is(err, store.ErrReadOnly) {
+			t.Errorf("%s: error %v, want ErrStore and the store's", name, err)
+		}
+		if cy.ID != wantID || cy.State != "failed" || cy.Ended.IsZero() || cy.Trigger == "" || !strings.Contains(cy.Error, "state file not written") {
+			t.Errorf("%s: cycle = %+v, want cycle %d failed and ended, saying why", name, cy, wantID)
+		}
+	}
+	check("new cycle", 0)
+	rw, err = store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := rw.NewCycle(job.Key, store.Cycle{Trigger: "cron", State: Unfinished, Budget: 4})
+	rw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("resumed cycle", old.ID)
+}
+
+// fsizeChild names the environment variable that makes
+// TestCycleFailsWhenFileCannotGrow run its body in a child process.
+const fsizeChild = "QUASIM_TUNER_FSIZE_CHILD"
+
+// A state file that cannot grow (here RLIMIT_FSIZE at its current size,
+// which any user may set, standing in for a full disk) fails the cycle at
+// the first checkpoint that needs more room: the cycle comes back failed
+// with ErrStore and the write error, its record on disk is failed too (it
+// fits in the file), and once the file may grow again the next cycle runs.
+// The limit is per process, so the body runs in a child.
+func TestCycleFailsWhenFileCannotGrow(t *testing.T) {
+	if os.Getenv(fsizeChild) == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCycleFailsWhenFileCannotGrow$", "-test.v", "-test.count=1")
+		cmd.Env = append(os.Environ(), fsizeChild+"=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), "--- PASS: TestCycleFailsWhenFileCannotGrow") {
+			t.Fatalf("child did not run the test:\n%s", out)
+		}
+		t.Logf("child:\n%s", out)
+		return
+	}
+	path := filepath.Join(t.TempDir(), "quasim.db")
+	st, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	job := reduceJob(t)
+	tn := newTuner(st)
+	if _, err := tn.Cycle(context.Background(), job, Budget{Evals: 4}, "start", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: uint64(fi.Size()), Max: old.Max}); err != nil {
+		t.Skipf("cannot limit the file size: %v", err)
+	}
+	// Every config of the space: far more trials than the file has room for.
+	cy, err := tn.Cycle(context.Background(), job, Budget{Evals: 1000}, "api", 1, nil)
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(err, ErrStore) || cy.State != "failed" || cy.Ended.IsZero() || cy.ID != 2 || !strings.Contains(cy.Error, "state file not written") {
+		t.Fatalf("cycle on a file that cannot grow = %+v, %v; want cycle 2 failed with ErrStore", cy, err)
+	}
+	t.Logf("failed after %d evaluations: %s", cy.Evals, cy.Error)
+	cycles, err := st.Cycles(job.Key)
+	if err != nil || len(cycles) != 2 || cycles[1].State != "failed" || cycles[1].Error != cy.Error {
+		t.Fatalf("stored cycles %+v, %v; want cycle 2 failed", cycles, err)
+	}
+	next, err := tn.Cycle(context.Background(), job, Budget{Evals: 4}, "api", 1, nil)
+	if err != nil || next.ID != 3 || next.State != "done" {
+		t.Fatalf("cycle after the limit went = %+v, %v; want cycle 3 done", next, err)
+	}
+	if err := st.Check(); err != nil {
+		t.Error(err)
 	}
 }

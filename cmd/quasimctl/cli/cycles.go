@@ -69,6 +69,9 @@ func printCycles(w io.Writer, cycles []api.Cycle, now time.Time) error {
 		if c.Busy != "" {
 			note = strings.TrimPrefix(note+"; ", "; ") + "device busy: " + c.Busy
 		}
+		if c.Unsaved {
+			note = strings.TrimPrefix(note+"; ", "; ") + "not yet in the state file"
+		}
 		t.row(strconv.Itoa(c.ID), dash(c.Problem), dash(c.Device), dash(c.Trigger), dash(c.State), fmtTime(c.Started),
 			fmtDuration(end.Sub(c.Started)), evals, fmtMS(c.BestMS, 4), dash(c.BestKey), dash(c.Promoted), dash(fmtAllocation(c.Allocation)), waited, dash(note))
 	}

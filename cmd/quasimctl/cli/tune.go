@@ -32,10 +32,14 @@ func newTuneCommand(g *globalOptions) *cobra.Command {
 or (without --problem) every problem of the kernel, and prints the jobs it
 queued.
 
-With --wait it follows the new cycles, printing their progress on stderr,
-until none is running, then prints how each ended. It exits with status 1 if
-a cycle failed or was cancelled. Interrupting the wait (or --timeout) leaves
-the cycles running in quasimd.`,
+With --wait it follows the new cycles until each has ended, then prints how
+each ended. A cycle waiting for its device to be idle of other work is
+followed too, and shown as waiting. Progress goes to stderr: on a terminal
+one line per job (evaluations, best time, ETA), redrawn in place; otherwise
+a line whenever a job's progress changes. It exits with status 1 unless
+every cycle is done (failed, skipped for a busy device, or interrupted), and
+when --timeout runs out, saying what each job was still doing. Interrupting
+the wait (or --timeout) leaves the cycles running in quasimd.`,
 		Example: `  quasimctl tune sgemm --problem 256,256,256 --budget 20 --wait`,
 		Args:    exactArgs(1, "KERNEL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -67,10 +71,18 @@ func runTune(cmd *cobra.Command, g *globalOptions, o tuneOptions, kernel string)
 	}
 	c := g.client(cmd)
 	out := cmd.OutOrStdout()
+	var base map[string]baseline
+	var baseErr error
+	if o.wait {
+		base, baseErr = baselines(ctx, c, kernel)
+	}
 	sent := time.Now()
 	resp, err := c.Tune(ctx, kernel, api.TuneRequest{Problem: o.problem, Budget: o.budget})
 	if err != nil {
 		return timeoutError(cmd, err, o.timeout, "tune "+kernel)
+	}
+	if baseErr != nil {
+		return fmt.Errorf("tune %s: queued, but its cycles cannot be followed: %w", kernel, baseErr)
 	}
 	if !o.wait {
 		if g.json {
@@ -82,7 +94,7 @@ func runTune(cmd *cobra.Command, g *globalOptions, o tuneOptions, kernel string)
 		}
 		return nil
 	}
-	cycles, err := waitCycles(ctx, cmd.ErrOrStderr(), c, kernel, resp.Jobs, sent, o.poll)
+	cycles, err := waitCycles(ctx, cmd.ErrOrStderr(), c, kernel, resp.Jobs, base, sent, o.poll)
 	if err != nil {
 		return timeoutError(cmd, err, o.timeout, "wait for the cycles of "+kernel)
 	}
@@ -94,15 +106,31 @@ func runTune(cmd *cobra.Command, g *globalOptions, o tuneOptions, kernel string)
 	if err != nil {
 		return err
 	}
-	var bad []string
+	// Only the last cycle of each job counts: an earlier one ended and a
+	// queued one followed.
+	last := map[string]api.Cycle{}
 	for _, cy := range cycles {
-		if cy.State == "failed" || cy.State == "cancelled" {
-			s := fmt.Sprintf("cycle %d (%s) %s", cy.ID, cy.Problem, cy.State)
-			if cy.Error != "" {
-				s += ": " + cy.Error
-			}
-			bad = append(bad, s)
+		if cy.ID >= last[cy.Job].ID {
+			last[cy.Job] = cy
 		}
+	}
+	var bad []string
+	for _, j := range resp.Jobs {
+		cy, ok := last[j]
+		if !ok || cy.State == "done" {
+			continue
+		}
+		s := fmt.Sprintf("cycle %d (%s) %s", cy.ID, cy.Problem, cy.State)
+		switch {
+		case cy.Error != "":
+			s += ": " + cy.Error
+		case cy.Busy != "":
+			s += ": device busy: " + cy.Busy
+		}
+		if cy.State == "interrupted" {
+			s += " (its next start resumes it)"
+		}
+		bad = append(bad, s)
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("tune %s: %s", kernel, strings.Join(bad, "; "))
@@ -114,16 +142,67 @@ func runTune(cmd *cobra.Command, g *globalOptions, o tuneOptions, kernel string)
 // exceeded".
 func timeoutError(cmd *cobra.Command, err error, timeout time.Duration, what string) error {
 	if errors.Is(err, context.DeadlineExceeded) && cmd.Context().Err() == nil && timeout > 0 {
-		return fmt.Errorf("%s: gave up after --timeout %s (cycles go on in quasimd)", what, timeout)
+		msg := fmt.Sprintf("%s: gave up after --timeout %s (cycles go on in quasimd)", what, timeout)
+		var we *waitError
+		if errors.As(err, &we) && we.pending != "" {
+			msg += ": " + we.pending
+		}
+		return errors.New(msg)
 	}
 	return err
 }
 
+// waitError is a wait cut short, with what the cycles were doing.
+type waitError struct {
+	err     error
+	pending string
+}
+
+func (e *waitError) Error() string { return e.err.Error() + ": " + e.pending }
+func (e *waitError) Unwrap() error { return e.err }
+
+// baseline is a job's newest cycle before a tune request: the request's
+// cycle is a later one, or this one resumed when it was interrupted.
+type baseline struct {
+	id    int
+	state string
+}
+
+// baselines reads the newest cycle of each of kernel's jobs.
+func baselines(ctx context.Context, c *client.Client, kernel string) (map[string]baseline, error) {
+	cs, err := c.Cycles(ctx, kernel)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]baseline{}
+	for _, cy := range cs.Cycles {
+		if cy.ID >= out[cy.Job].id {
+			out[cy.Job] = baseline{cy.ID, cy.State}
+		}
+	}
+	return out, nil
+}
+
+// ours reports whether cy is a cycle the tune request sent at sent started:
+// one newer than the job's baseline and started since, or the baseline's
+// interrupted cycle resumed (it keeps its ID and start time).
+func (b baseline) ours(cy api.Cycle, sent time.Time) bool {
+	if cy.ID > b.id {
+		// A daemon may store start times to the second.
+		return !cy.Started.Before(sent.Truncate(time.Second))
+	}
+	return cy.ID == b.id && b.state == "interrupted" && cy.State != "interrupted"
+}
+
+// inFlight reports whether a cycle has yet to end: measuring, or waiting
+// for its device to be idle of other work.
+func inFlight(cy api.Cycle) bool { return cy.State == "running" || cy.State == "waiting" }
+
 // waitCycles polls kernel's cycles every poll until each of jobs has a cycle
-// started since sent and none of those is running; it prints progress to
-// stderr when a cycle's evaluations or best time change, and returns those
-// cycles.
-func waitCycles(ctx context.Context, stderr io.Writer, c *client.Client, kernel string, jobs []string, sent time.Time, poll time.Duration) ([]api.Cycle, error) {
+// of the tune request (see baseline) and none of those is in flight; it shows
+// their progress on stderr (see progress) and returns those cycles. When ctx
+// ends first, its error says what each job was doing.
+func waitCycles(ctx context.Context, stderr io.Writer, c *client.Client, kernel string, jobs []string, base map[string]baseline, sent time.Time, poll time.Duration) ([]api.Cycle, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
@@ -131,97 +210,74 @@ func waitCycles(ctx context.Context, stderr io.Writer, c *client.Client, kernel 
 	for _, j := range jobs {
 		want[j] = true
 	}
-	// A daemon may store start times to the second.
-	since := sent.Truncate(time.Second)
-	printed := map[string]string{} // by job and cycle: what was last printed
-	waiting := map[string]bool{}
+	p := newProgress(stderr, jobs)
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
+	var latest map[string]api.Cycle // by job: its newest cycle of the request
 	for first := true; ; first = false {
 		cs, err := c.Cycles(ctx, kernel)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, &waitError{err, pending(jobs, latest)}
+			}
 			return nil, err
 		}
 		now := time.Now()
 		var mine []api.Cycle
-		started := map[string]bool{}
-		running := false
+		latest = map[string]api.Cycle{}
+		flying := false
 		for _, cy := range cs.Cycles {
-			if !want[cy.Job] || cy.Started.Before(since) {
+			if !want[cy.Job] || !base[cy.Job].ours(cy, sent) {
 				continue
 			}
-			mine = append(mine, cy)
-			started[cy.Job] = true
-			if cy.State != "running" {
-				continue
-			}
-			running = true
 			if cy.Kernel == "" {
 				cy.Kernel = kernel
 			}
-			id := cy.Job + "#" + strconv.Itoa(cy.ID)
-			if key := fmt.Sprint(cy.Evals, cy.BestMS); printed[id] != key {
-				printed[id] = key
-				fmt.Fprintln(stderr, progressLine(cy, now))
+			mine = append(mine, cy)
+			if cy.ID >= latest[cy.Job].ID {
+				latest[cy.Job] = cy
 			}
-		}
-		if !running && len(started) == len(want) {
-			return mine, nil
+			flying = flying || inFlight(cy)
 		}
 		for _, j := range jobs {
-			if !started[j] && !waiting[j] && !first {
-				waiting[j] = true
-				fmt.Fprintf(stderr, "%s: waiting for the cycle of job %s to start\n", kernel, j)
+			if cy, ok := latest[j]; ok {
+				p.show(cy, now)
+			} else if !first {
+				p.set(j, fmt.Sprintf("%s: waiting for the cycle of job %s to start", kernel, j), "start", false)
 			}
+		}
+		p.draw()
+		if !flying && len(latest) == len(want) {
+			return mine, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return mine, &waitError{ctx.Err(), pending(jobs, latest)}
 		case <-tick.C:
 		}
 	}
 }
 
-// progressLine is "sgemm 256,256,256: 12/20 evals, best 4.21 ms, ETA 6s".
-func progressLine(cy api.Cycle, now time.Time) string {
-	var b strings.Builder
-	b.WriteString(cy.Kernel)
-	if cy.Problem != "" {
-		b.WriteString(" " + cy.Problem)
-	}
-	b.WriteString(": " + strconv.Itoa(cy.Evals))
-	if cy.Budget > 0 {
-		b.WriteString("/" + strconv.Itoa(cy.Budget))
-	}
-	b.WriteString(" evals, best ")
-	if cy.BestMS > 0 {
-		b.WriteString(fmtMS(cy.BestMS, 3) + " ms")
-	} else {
-		b.WriteString("-")
-	}
-	if eta, ok := cycleETA(cy, now); ok {
-		b.WriteString(", ETA " + eta.String())
-	}
-	return b.String()
-}
-
-// cycleETA estimates a running cycle's time left: elapsed/evals*(budget-evals),
-// capped by what is left of a time budget.
-func cycleETA(cy api.Cycle, now time.Time) (time.Duration, bool) {
-	elapsed := max(now.Sub(cy.Started), 0)
-	var eta time.Duration
-	ok := false
-	if cy.Budget > 0 && cy.Evals > 0 {
-		eta = elapsed / time.Duration(cy.Evals) * time.Duration(max(cy.Budget-cy.Evals, 0))
-		ok = true
-	}
-	if cy.BudgetS > 0 {
-		left := max(time.Duration(cy.BudgetS*float64(time.Second))-elapsed, 0)
-		if !ok || left < eta {
-			eta, ok = left, true
+// pending says what each job not yet ended was doing: "cycle 3 (65536)
+// waiting for an idle device: CPU load ...", "job J: cycle not started".
+func pending(jobs []string, latest map[string]api.Cycle) string {
+	var out []string
+	for _, j := range jobs {
+		cy, ok := latest[j]
+		switch {
+		case !ok:
+			out = append(out, "job "+j+": cycle not started")
+		case cy.State == "waiting":
+			s := fmt.Sprintf("cycle %d (%s) waiting for an idle device", cy.ID, cy.Problem)
+			if cy.Busy != "" {
+				s += ": " + cy.Busy
+			}
+			out = append(out, s)
+		case cy.State == "running":
+			out = append(out, fmt.Sprintf("cycle %d (%s) running, %s evals", cy.ID, cy.Problem, evalsDone(cy)))
 		}
 	}
-	return eta.Round(time.Second), ok
+	return strings.Join(out, "; ")
 }
 
 // printTuneResult prints how each waited-for cycle ended.

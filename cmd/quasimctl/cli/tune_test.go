@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"io"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -98,13 +100,14 @@ func TestTuneTimeout(t *testing.T) {
 	t.Parallel()
 	// The cycle of the second job never starts.
 	f := newFakeDaemon(t, tuneScript("done"))
-	_, errs, code := f.ctl(t, "tune", "sgemm", "--wait", "--poll", "5ms", "--timeout", "200ms")
+	// Long enough for the requests before the wait on a loaded machine.
+	_, errs, code := f.ctl(t, "tune", "sgemm", "--wait", "--poll", "5ms", "--timeout", "2s")
 	if code != 1 {
 		t.Fatalf("tune --wait --timeout = %d, want 1 (stderr %q)", code, errs)
 	}
 	mustContain(t, "stderr", errs,
 		"sgemm: waiting for the cycle of job sgemm/512,512,512/cpu to start",
-		"wait for the cycles of sgemm: gave up after --timeout 200ms")
+		"wait for the cycles of sgemm: gave up after --timeout 2s")
 }
 
 func TestTuneNoWait(t *testing.T) {
@@ -149,5 +152,169 @@ func TestProgressLine(t *testing.T) {
 		if got := progressLine(tt.c, tt.now); got != tt.want {
 			t.Errorf("progressLine(%+v) = %q, want %q", tt.c, got, tt.want)
 		}
+	}
+}
+
+// idleScript makes the new cycle of sgemmJob wait for an idle device for
+// waitPolls polls; then it ends in state final, having run when final is
+// "done" (a "skipped" cycle measured nothing).
+func idleScript(waitPolls int, final string) func(*fakeDaemon) {
+	return func(f *fakeDaemon) {
+		f.script = func(kernel string, poll int, tuned time.Time) []api.Cycle {
+			c := api.Cycle{ID: 7, Job: sgemmJob, Kernel: "sgemm", Problem: "256,256,256", Device: "cpu/test", Trigger: "api",
+				State: "waiting", Started: tuned.Add(time.Millisecond), Budget: 4, WaitedS: float64(poll),
+				Busy: "CPU load of other processes 1.98 above 0.30"}
+			switch {
+			case poll <= waitPolls:
+			case poll == waitPolls+1 && final == "done":
+				c.State, c.Busy, c.Evals, c.BestMS = "running", "", 2, 4.5
+			default:
+				c.State, c.Ended = final, ptr(tuned.Add(time.Second))
+				if final == "done" {
+					c.Busy, c.Evals, c.BestMS, c.BestKey, c.Promoted = "", 4, 4.2, "16,True,tiled", "16,True,tiled"
+				}
+			}
+			return []api.Cycle{c}
+		}
+	}
+}
+
+// A cycle waiting for an idle device is followed until it is done; the
+// wait is shown once (not a terminal), then the progress.
+func TestTuneWaitWaitsForIdleDevice(t *testing.T) {
+	t.Parallel()
+	f := newFakeDaemon(t, idleScript(3, "done"))
+	out, errs, code := f.ctl(t, "tune", "sgemm", "--problem", "256,256,256", "--wait", "--poll", "5ms")
+	if code != 0 {
+		t.Fatalf("tune --wait = %d, want 0 (stdout %q, stderr %q)", code, out, errs)
+	}
+	lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("tune --wait progress = %q, want 2 lines: the wait, then the progress", errs)
+	}
+	mustContain(t, "wait line", lines[0], "sgemm 256,256,256: waiting for an idle device (CPU load of other processes 1.98 above 0.30), 0/4 evals, waited 1s")
+	mustContain(t, "progress line", lines[1], "sgemm 256,256,256: 2/4 evals, best 4.50 ms")
+	mustContain(t, "stdout", out, "done", "16,True,tiled")
+}
+
+// A cycle given up because the device stayed busy fails the wait.
+func TestTuneWaitSkipped(t *testing.T) {
+	t.Parallel()
+	f := newFakeDaemon(t, idleScript(2, "skipped"))
+	out, errs, code := f.ctl(t, "tune", "sgemm", "--problem", "256,256,256", "--wait", "--poll", "5ms")
+	if code != 1 {
+		t.Fatalf("tune --wait on a skipped cycle = %d, want 1 (stdout %q, stderr %q)", code, out, errs)
+	}
+	mustContain(t, "stdout", out, "skipped")
+	mustContain(t, "stderr", errs, "quasimctl: tune sgemm: cycle 7 (256,256,256) skipped: device busy: CPU load of other processes 1.98 above 0.30")
+}
+
+// --timeout while the cycle waits for an idle device exits 1 and says so.
+func TestTuneWaitTimeoutWhileWaiting(t *testing.T) {
+	t.Parallel()
+	f := newFakeDaemon(t, idleScript(1<<30, "done"))
+	_, errs, code := f.ctl(t, "tune", "sgemm", "--problem", "256,256,256", "--wait", "--poll", "5ms", "--timeout", "2s")
+	if code != 1 {
+		t.Fatalf("tune --wait --timeout = %d, want 1 (stderr %q)", code, errs)
+	}
+	mustContain(t, "stderr", errs, "wait for the cycles of sgemm: gave up after --timeout 2s (cycles go on in quasimd): cycle 7 (256,256,256) waiting for an idle device: CPU load of other processes 1.98 above 0.30")
+}
+
+// A tune that resumes the job's interrupted cycle (same ID, started long
+// before the request) is followed to its end.
+func TestTuneWaitResumed(t *testing.T) {
+	t.Parallel()
+	old := fakeT0.Add(-time.Hour)
+	f := newFakeDaemon(t, func(f *fakeDaemon) {
+		f.cycles["sgemm"] = append(f.cycles["sgemm"], api.Cycle{ID: 7, Job: sgemmJob, Kernel: "sgemm", Problem: "256,256,256",
+			Trigger: "cron", State: "interrupted", Started: old, Budget: 4, Evals: 2})
+		f.script = func(kernel string, poll int, tuned time.Time) []api.Cycle {
+			c := api.Cycle{ID: 7, Job: sgemmJob, Kernel: "sgemm", Problem: "256,256,256", Trigger: "cron", State: "running", Started: old, Budget: 4, Evals: 3, BestMS: 2}
+			if poll > 2 {
+				c.State, c.Evals, c.Ended, c.Promoted = "done", 4, ptr(tuned), "16,True,tiled"
+			}
+			return []api.Cycle{c}
+		}
+	})
+	out, errs, code := f.ctl(t, "tune", "sgemm", "--problem", "256,256,256", "--wait", "--poll", "5ms", "--timeout", "5s")
+	if code != 0 {
+		t.Fatalf("tune --wait resuming cycle 7 = %d, want 0 (stdout %q, stderr %q)", code, out, errs)
+	}
+	mustContain(t, "stdout", out, "7 ", "done", "16,True,tiled")
+}
+
+// On a terminal each job has one line, redrawn in place: the cursor goes
+// back up over the lines drawn before and each line is cleared first.
+func TestProgressRedrawsOnTerminal(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	jobs := []string{"k/1/cpu", "k/2/cpu"}
+	p := newProgress(&b, jobs)
+	p.tty = true
+	now := fakeT0.Add(10 * time.Second)
+	c1 := api.Cycle{ID: 1, Job: jobs[0], Kernel: "k", Problem: "1", State: "running", Started: fakeT0, Budget: 10, Evals: 5, BestMS: 1}
+	p.show(c1, now)
+	p.draw()
+	c2 := api.Cycle{ID: 4, Job: jobs[1], Kernel: "k", Problem: "2", State: "waiting", Started: fakeT0, Budget: 10, Busy: "busy", WaitedS: 3}
+	c1.Evals = 8
+	p.show(c2, now)
+	p.show(c1, now)
+	p.draw()
+	c1.State, c1.Evals, c1.BestMS = "done", 10, 0.5
+	p.show(c1, now)
+	p.draw()
+	want := "\r\x1b[2Kk 1: 5/10 evals, best 1.00 ms, ETA 10s\n" +
+		"\x1b[1A\r\x1b[2Kk 1: 8/10 evals, best 1.00 ms, ETA 3s\n\r\x1b[2Kk 2: waiting for an idle device (busy), 0/10 evals, waited 3s\n" +
+		"\x1b[2A\r\x1b[2Kk 1: done, 10/10 evals, best 0.500 ms\n\r\x1b[2Kk 2: waiting for an idle device (busy), 0/10 evals, waited 3s\n"
+	if got := b.String(); got != want {
+		t.Errorf("terminal output =\n%q\nwant\n%q", got, want)
+	}
+	// Not a terminal: a line per change, none for an ended cycle.
+	b.Reset()
+	p = newProgress(&b, jobs)
+	c1.State, c1.Evals = "running", 5
+	for range 2 {
+		p.show(c1, now)
+		p.draw()
+	}
+	c1.State = "done"
+	p.show(c1, now)
+	p.draw()
+	if got, want := b.String(), "k 1: 5/10 evals, best 0.500 ms, ETA 10s\n"; got != want {
+		t.Errorf("output off a terminal = %q, want %q", got, want)
+	}
+}
+
+// Progress redraws only on a terminal: not in a pipe, a file or
+// /dev/null (a character device, but no terminal), nor when TERM=dumb.
+func TestIsTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	for name, w := range map[string]io.Writer{"pipe": w, "/dev/null": null, "buffer": &strings.Builder{}} {
+		if isTerminal(w) {
+			t.Errorf("%s taken for a terminal", name)
+		}
+	}
+	pty, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal to check the positive case: %v", err)
+	}
+	defer pty.Close()
+	t.Setenv("TERM", "xterm")
+	if !isTerminal(pty) {
+		t.Errorf("a pseudo-terminal is not taken for a terminal")
+	}
+	t.Setenv("TERM", "dumb")
+	if isTerminal(pty) {
+		t.Errorf("a terminal with TERM=dumb is taken for one that redraws")
 	}
 }
