@@ -141,40 +141,19 @@ func (s *Store) MarkTrial(job JobKey, key, status, errText string) error {
 		return fmt.Errorf("mark trial %q %q: empty status: %w", job.String(), key, ErrInvalid)
 	}
 	err := s.update(func(tx *bolt.Tx) error {
-		jb, err := jobBucket(tx, bucketTrials, job)
+		tr, seq, found, err := trialByKey(tx, job, key)
 		if err != nil {
 			return err
 		}
-		var seqs, keys *bolt.Bucket
-		if jb != nil {
-			seqs, keys = jb.Bucket(bucketTrialSeq), jb.Bucket(bucketTrialKeys)
-		}
-		if seqs == nil || keys == nil || key == "" {
+		if !found {
 			return ErrNotFound
-		}
-		sk := keys.Get([]byte(key))
-		if sk == nil {
-			return ErrNotFound
-		}
-		keyWhere := path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialKeys), quoted(key))
-		seq, err := decodeU64(sk, keyWhere)
-		if err != nil {
-			return err
-		}
-		where := path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialSeq), numbered(seq))
-		v := seqs.Get(u64(seq))
-		if v == nil {
-			return fmt.Errorf("decode %s: %w: names trial %s, which is missing", keyWhere, ErrCorrupt, where)
-		}
-		tr, err := decodeTrial(v, where)
-		if err != nil {
-			return err
-		}
-		if tr.Key != key {
-			return fmt.Errorf("decode %s: %w: names trial %s, which is of config %q", keyWhere, ErrCorrupt, where, tr.Key)
 		}
 		tr.Status, tr.Error = status, errText
 		data, err := encode(&trialRecord{V: recordVersion, Trial: tr})
+		if err != nil {
+			return err
+		}
+		seqs, err := trialSeqs(tx, job)
 		if err != nil {
 			return err
 		}
