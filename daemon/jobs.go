@@ -69,6 +69,8 @@ type scheduler struct {
 	// changed, which invalidates cached config answers and wakes the
 	// runtimes waiting for a change.
 	epoch epoch
+	// index holds what config lookups need; changed keeps it current.
+	index lookupIndex
 
 	mu       sync.Mutex
 	ctx      context.Context // cycles run under it; set by start
@@ -415,7 +417,7 @@ func (s *scheduler) run(ctx context.Context, j *job, req runRequest) {
 
 // finished marks a job's run over and starts what was queued behind it.
 func (s *scheduler) finished(j *job) {
-	s.epoch.Add(1) // the run may have promoted a config
+	s.changed(j.key) // the run may have promoted a config
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j.running, j.cancel, j.live = false, nil, store.Cycle{}
@@ -426,6 +428,14 @@ func (s *scheduler) finished(j *job) {
 		j.queued = nil
 		s.startLocked(j, *q)
 	}
+}
+
+// changed says that what jobs serve may have changed (a promotion, a
+// revocation, a stale mark, new trials): the lookup index drops what it
+// holds of them, and runtimes waiting for a change wake.
+func (s *scheduler) changed(jobs ...store.JobKey) {
+	s.index.invalidate(jobs...)
+	s.epoch.Add(1)
 }
 
 // snapshot returns the kernels sorted by name and the spec errors.

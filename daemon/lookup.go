@@ -1,0 +1,346 @@
+package daemon
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/quasim/quasim/internal/store"
+)
+
+// lookupIndex keeps in memory what a config lookup needs, so that a miss
+// (nearest problem, or the default) costs about what an exact hit does
+// however many jobs a kernel has:
+//
+//   - per job, its served record and the trials the answer names (the
+//     served config's, its front's and the default's), read once through
+//     the trials' key index (store.ServedViews) and kept until that job
+//     changes;
+//   - per published kernel, its jobs by device class and problem
+//     dimensionality, sorted by the sum of their problem's log sizes,
+//     which bounds the log distance from below: a nearest search walks
+//     out from the query's place and stops once that bound passes the
+//     best distance found;
+//   - per kernel, the encoded answers by query.
+//
+// A change to a job (a cycle ended, drift, a revocation, an import) drops
+// that job's entry and its kernel's answers, nothing else; a reload or a
+// job added by a miss publishes a new kernel, whose index is rebuilt from
+// the entries still held. Its zero value is ready to use.
+type lookupIndex struct {
+	mu      sync.Mutex
+	ver     uint64                  // bumped by every invalidate
+	entries map[string]*servedEntry // by job key
+	kernels map[string]*kernelIndex // by kernel name
+}
+
+// maxAnswers bounds the answers cached per kernel; past it one cached
+// answer is dropped for each new one.
+const maxAnswers = 4096
+
+// servedEntry is what the store holds for one job that a lookup needs.
+type servedEntry struct {
+	store.ServedView
+	defaultMS float64 // the default config's measured time; 0 if none ok
+}
+
+// kernelIndex is a published kernel's jobs arranged for lookups.
+type kernelIndex struct {
+	k       *kernel
+	ver     uint64 // lookupIndex.ver when any of its jobs last changed
+	devices map[string]map[int]*problemIndex
+	// defaults is, by problem, the job whose default config a default
+	// answer serves: the last of the kernel's jobs at that problem.
+	defaults map[string]*job
+	answers  map[string]cachedAnswer
+}
+
+// problemIndex holds a kernel's jobs of one device class and one number of
+// dimensions.
+type problemIndex struct {
+	exact map[string]*job // by problem string: the first job at it
+	pts   []point         // sorted by sum, then order
+}
+
+type point struct {
+	j     *job
+	logs  []float64 // log of each dimension (at least 1)
+	sum   float64
+	order int // index in the kernel's jobs: ties go to the first
+}
+
+// invalidate drops what the index holds of jobs and their kernels'
+// cached answers.
+func (x *lookupIndex) invalidate(jobs ...store.JobKey) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.ver++
+	for _, key := range jobs {
+		delete(x.entries, key.String())
+		if ki := x.kernels[key.Kernel]; ki != nil {
+			ki.ver = x.ver
+			ki.answers = nil
+		}
+	}
+}
+
+// kernel returns k's index, building it (and reading the entries of the
+// jobs it does not hold yet, in one transaction) when k is new.
+func (x *lookupIndex) kernel(st *store.Store, k *kernel) (*kernelIndex, error) {
+	x.mu.Lock()
+	ki := x.kernels[k.spec.Name]
+	x.mu.Unlock()
+	if ki != nil && ki.k == k {
+		return ki, nil
+	}
+	if err := x.load(st, k.jobs); err != nil {
+		return nil, err
+	}
+	ki = buildKernelIndex(k)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if cur := x.kernels[k.spec.Name]; cur != nil && cur.k == k {
+		return cur, nil // built meanwhile by another lookup
+	}
+	ki.ver = x.ver
+	if x.kernels == nil {
+		x.kernels = map[string]*kernelIndex{}
+	}
+	x.kernels[k.spec.Name] = ki
+	return ki, nil
+}
+
+func buildKernelIndex(k *kernel) *kernelIndex {
+	ki := &kernelIndex{k: k, devices: map[string]map[int]*problemIndex{}, defaults: map[string]*job{}}
+	for i, j := range k.jobs {
+		ki.defaults[j.key.Problem] = j
+		dims, err := parseProblem(j.key.Problem)
+		if err != nil {
+			continue
+		}
+		byDims := ki.devices[j.key.Device]
+		if byDims == nil {
+			byDims = map[int]*problemIndex{}
+			ki.devices[j.key.Device] = byDims
+		}
+		pi := byDims[len(dims)]
+		if pi == nil {
+			pi = &problemIndex{exact: map[string]*job{}}
+			byDims[len(dims)] = pi
+		}
+		if _, ok := pi.exact[j.key.Problem]; !ok {
+			pi.exact[j.key.Problem] = j
+		}
+		p := point{j: j, logs: make([]float64, len(dims)), order: i}
+		for d, n := range dims {
+			p.logs[d] = math.Log(float64(max(n, 1)))
+			p.sum += p.logs[d]
+		}
+		pi.pts = append(pi.pts, p)
+	}
+	for _, byDims := range ki.devices {
+		for _, pi := range byDims {
+			slices.SortFunc(pi.pts, func(a, b point) int {
+				if c := cmpFloat(a.sum, b.sum); c != 0 {
+					return c
+				}
+				return a.order - b.order
+			})
+		}
+	}
+	return ki
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// load reads the entries of those of jobs the index does not hold, in one
+// read transaction; a job whose records do not decode keeps its error in
+// its entry, which its lookups then report.
+func (x *lookupIndex) load(st *store.Store, jobs []*job) error {
+	x.mu.Lock()
+	ver := x.ver
+	var missing []*job
+	for _, j := range jobs {
+		if _, ok := x.entries[j.key.String()]; !ok {
+			missing = append(missing, j)
+		}
+	}
+	x.mu.Unlock()
+	if len(missing) == 0 {
+		return nil
+	}
+	keys := make([]store.JobKey, len(missing))
+	extra := make([][]string, len(missing))
+	for i, j := range missing {
+		keys[i] = j.key
+		if d := defaultKey(j); d != "" {
+			extra[i] = []string{d}
+		}
+	}
+	views, err := st.ServedViews(keys, extra)
+	if err != nil {
+		return err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.ver != ver {
+		return nil // a job changed meanwhile: what was read may be older; read on use
+	}
+	if x.entries == nil {
+		x.entries = make(map[string]*servedEntry, len(missing))
+	}
+	for i, j := range missing {
+		x.entries[j.key.String()] = newServedEntry(j, views[i])
+	}
+	return nil
+}
+
+// entry returns j's entry, read from the store when the index lacks it.
+func (x *lookupIndex) entry(st *store.Store, j *job) (*servedEntry, error) {
+	x.mu.Lock()
+	e, ok := x.entries[j.key.String()]
+	ver := x.ver
+	x.mu.Unlock()
+	if !ok {
+		var d []string
+		if k := defaultKey(j); k != "" {
+			d = []string{k}
+		}
+		views, err := st.ServedViews([]store.JobKey{j.key}, [][]string{d})
+		if err != nil {
+			return nil, err
+		}
+		e = newServedEntry(j, views[0])
+		x.mu.Lock()
+		if x.ver == ver {
+			if x.entries == nil {
+				x.entries = map[string]*servedEntry{}
+			}
+			x.entries[j.key.String()] = e
+		}
+		x.mu.Unlock()
+	}
+	return e, e.Err
+}
+
+func newServedEntry(j *job, v store.ServedView) *servedEntry {
+	e := &servedEntry{ServedView: v}
+	if t, ok := v.Trials[defaultKey(j)]; ok && t.Status == "ok" {
+		e.defaultMS = t.TimeMS
+	}
+	return e
+}
+
+// defaultKey is the key of the config j serves when nothing is tuned;
+// empty when it has none.
+func defaultKey(j *job) string {
+	if j.spec.Default == nil || j.spec.Space == nil {
+		return ""
+	}
+	return j.spec.Space.Key(j.spec.Default)
+}
+
+// cached returns the answer cached for query under ki, if any.
+func (x *lookupIndex) cached(ki *kernelIndex, query string) (cachedAnswer, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	a, ok := ki.answers[query]
+	return a, ok
+}
+
+// cache keeps a, computed from what the index held at version ver, unless
+// one of ki's jobs changed since.
+func (x *lookupIndex) cache(ki *kernelIndex, ver uint64, query string, a cachedAnswer) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if ki.ver > ver {
+		return
+	}
+	if ki.answers == nil {
+		ki.answers = map[string]cachedAnswer{}
+	}
+	if len(ki.answers) >= maxAnswers {
+		for q := range ki.answers {
+			delete(ki.answers, q)
+			break
+		}
+	}
+	ki.answers[query] = a
+}
+
+// version returns the index's change count, to pass to cache.
+func (x *lookupIndex) version() uint64 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.ver
+}
+
+// nearest finds the served job of pi nearest to dims on the log scale
+// (logDistance), skipping the job at skip: the first in the kernel's job
+// order among those equally near. It reads the entries it lacks.
+func (x *lookupIndex) nearest(st *store.Store, pi *problemIndex, dims []int, skip *job) (*job, *servedEntry, float64, error) {
+	q := make([]float64, len(dims))
+	qsum := 0.0
+	for i, n := range dims {
+		q[i] = math.Log(float64(max(n, 1)))
+		qsum += q[i]
+	}
+	var (
+		best      *job
+		bestE     *servedEntry
+		bestD     = math.Inf(1)
+		bestOrder int
+	)
+	consider := func(p point) error {
+		if p.j == skip {
+			return nil
+		}
+		d := 0.0
+		for i := range q {
+			d += math.Abs(q[i] - p.logs[i])
+		}
+		if d > bestD || (d == bestD && p.order > bestOrder) {
+			return nil
+		}
+		e, err := x.entry(st, p.j)
+		if err != nil {
+			return err
+		}
+		if e.HasServed {
+			best, bestE, bestD, bestOrder = p.j, e, d, p.order
+		}
+		return nil
+	}
+	// |sum(q) - sum(p)| <= logDistance(q, p): walk out from qsum on both
+	// sides, nearer side first, until the bound passes the best distance.
+	hi := sort.Search(len(pi.pts), func(i int) bool { return pi.pts[i].sum >= qsum })
+	lo := hi - 1
+	const slack = 1e-9 // rounding of the sums
+	for lo >= 0 || hi < len(pi.pts) {
+		var p point
+		switch {
+		case hi >= len(pi.pts) || (lo >= 0 && qsum-pi.pts[lo].sum <= pi.pts[hi].sum-qsum):
+			p = pi.pts[lo]
+			lo--
+		default:
+			p = pi.pts[hi]
+			hi++
+		}
+		if math.Abs(qsum-p.sum) > bestD+slack {
+			break
+		}
+		if err := consider(p); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	return best, bestE, bestD, nil
+}
