@@ -49,6 +49,7 @@ type servedEntry struct {
 type kernelIndex struct {
 	k       *kernel
 	ver     uint64 // lookupIndex.ver when any of its jobs last changed
+	stale   bool   // a job changed: its served slices need a refresh
 	devices map[string]map[int]*problemIndex
 	// defaults is, by problem, the job whose default config a default
 	// answer serves: the last of the kernel's jobs at that problem.
@@ -61,6 +62,9 @@ type kernelIndex struct {
 type problemIndex struct {
 	exact map[string]*job // by problem string: the first job at it
 	pts   []point         // sorted by sum, then order
+	// served are the points of pts that serve a config, in their order;
+	// replaced, never changed, under lookupIndex.mu.
+	served []point
 }
 
 type point struct {
@@ -79,35 +83,57 @@ func (x *lookupIndex) invalidate(jobs ...store.JobKey) {
 	for _, key := range jobs {
 		delete(x.entries, key.String())
 		if ki := x.kernels[key.Kernel]; ki != nil {
-			ki.ver = x.ver
+			ki.ver, ki.stale = x.ver, true
 			ki.answers = nil
 		}
 	}
 }
 
-// kernel returns k's index, building it (and reading the entries of the
-// jobs it does not hold yet, in one transaction) when k is new.
+// kernel returns k's index, building it when k is new, and bringing its
+// served jobs up to date when some changed: the entries it lacks are read
+// in one transaction.
 func (x *lookupIndex) kernel(st *store.Store, k *kernel) (*kernelIndex, error) {
 	x.mu.Lock()
 	ki := x.kernels[k.spec.Name]
-	x.mu.Unlock()
-	if ki != nil && ki.k == k {
+	if ki != nil && ki.k == k && !ki.stale {
+		x.mu.Unlock()
 		return ki, nil
 	}
+	x.mu.Unlock()
 	if err := x.load(st, k.jobs); err != nil {
 		return nil, err
 	}
-	ki = buildKernelIndex(k)
+	if ki == nil || ki.k != k {
+		ki = buildKernelIndex(k)
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if cur := x.kernels[k.spec.Name]; cur != nil && cur.k == k {
-		return cur, nil // built meanwhile by another lookup
+	if cur := x.kernels[k.spec.Name]; cur != nil && cur.k == k && !cur.stale {
+		return cur, nil // brought up to date meanwhile by another lookup
+	} else if cur != nil && cur.k == k {
+		ki = cur
 	}
-	ki.ver = x.ver
+	for _, byDims := range ki.devices {
+		for _, pi := range byDims {
+			// A job whose entry is missing (it changed while the others
+			// were read) stays a candidate; nearest reads it.
+			served := make([]point, 0, len(pi.served))
+			for _, p := range pi.pts {
+				if e, ok := x.entries[p.j.key.String()]; !ok || e.HasServed {
+					served = append(served, p)
+				}
+			}
+			pi.served = served
+		}
+	}
+	ki.stale = false
 	if x.kernels == nil {
 		x.kernels = map[string]*kernelIndex{}
 	}
-	x.kernels[k.spec.Name] = ki
+	if x.kernels[k.spec.Name] != ki {
+		ki.ver = x.ver
+		x.kernels[k.spec.Name] = ki
+	}
 	return ki, nil
 }
 
@@ -284,7 +310,8 @@ func (x *lookupIndex) version() uint64 {
 	return x.ver
 }
 
-// nearest finds the served job of pi nearest to dims on the log scale
+// nearest finds the served job of pi (as of the kernel's last refresh, see
+// kernel) nearest to dims on the log scale
 // (logDistance), skipping the job at skip: the first in the kernel's job
 // order among those equally near. It reads the entries it lacks.
 func (x *lookupIndex) nearest(st *store.Store, pi *problemIndex, dims []int, skip *job) (*job, *servedEntry, float64, error) {
@@ -320,19 +347,22 @@ func (x *lookupIndex) nearest(st *store.Store, pi *problemIndex, dims []int, ski
 		}
 		return nil
 	}
+	x.mu.Lock()
+	pts := pi.served
+	x.mu.Unlock()
 	// |sum(q) - sum(p)| <= logDistance(q, p): walk out from qsum on both
 	// sides, nearer side first, until the bound passes the best distance.
-	hi := sort.Search(len(pi.pts), func(i int) bool { return pi.pts[i].sum >= qsum })
+	hi := sort.Search(len(pts), func(i int) bool { return pts[i].sum >= qsum })
 	lo := hi - 1
 	const slack = 1e-9 // rounding of the sums
-	for lo >= 0 || hi < len(pi.pts) {
+	for lo >= 0 || hi < len(pts) {
 		var p point
 		switch {
-		case hi >= len(pi.pts) || (lo >= 0 && qsum-pi.pts[lo].sum <= pi.pts[hi].sum-qsum):
-			p = pi.pts[lo]
+		case hi >= len(pts) || (lo >= 0 && qsum-pts[lo].sum <= pts[hi].sum-qsum):
+			p = pts[lo]
 			lo--
 		default:
-			p = pi.pts[hi]
+			p = pts[hi]
 			hi++
 		}
 		if math.Abs(qsum-p.sum) > bestD+slack {

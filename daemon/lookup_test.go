@@ -12,6 +12,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/internal/spec"
 	"github.com/quasim/quasim/internal/store"
 	"github.com/quasim/quasim/internal/store/storetest"
 )
@@ -49,7 +50,7 @@ func TestNearestAgreesWithScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	sizes := []int{1, 2, 3, 64, 100, 128, 256, 300, 512, 1000, 1024, 4096}
 	dim := func() int { return sizes[rng.IntN(len(sizes))] }
-	k := &kernel{}
+	k := &kernel{spec: &spec.Spec{Name: "k"}}
 	seen := map[string]bool{}
 	for len(k.jobs) < 400 {
 		nd := 1 + rng.IntN(3)
@@ -70,8 +71,34 @@ func TestNearestAgreesWithScan(t *testing.T) {
 		}
 	}
 	var x lookupIndex
-	ki := buildKernelIndex(k)
-	for range 2000 {
+	check := func() {
+		t.Helper()
+		ki, err := x.kernel(st, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		queryAll(t, rng, &x, ki, st, k, dim)
+	}
+	check()
+	// Jobs that start or stop serving, and say so, are found or not at once.
+	var changed []store.JobKey
+	for _, j := range k.jobs[:100] {
+		if _, ok, _ := st.Served(j.key); ok {
+			if err := st.ClearServed(j.key); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := st.PutServed(j.key, store.Served{Key: "c", TimeMS: 1}); err != nil {
+			t.Fatal(err)
+		}
+		changed = append(changed, j.key)
+	}
+	x.invalidate(changed...)
+	check()
+}
+
+func queryAll(t *testing.T, rng *rand.Rand, x *lookupIndex, ki *kernelIndex, st *store.Store, k *kernel, dim func() int) {
+	t.Helper()
+	for range 1000 {
 		nd := 1 + rng.IntN(3)
 		dims := make([]int, nd)
 		for i := range dims {

@@ -1,0 +1,174 @@
+package daemon
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/quasim/quasim/internal/store"
+	"github.com/quasim/quasim/internal/tuner"
+)
+
+// BenchmarkLookupJobs times GET /v1/configs over the real socket for a
+// kernel of N jobs: half on one device class, each serving a config, half
+// on another, serving none. exact asks a served job's problem, nearest a
+// problem between two of them, default a problem of the other device
+// class (its own job serves nothing and no job near it does). Each lookup
+// asks a problem the one before did not, and the kernel's cached answers
+// are dropped before each (out of the timing), as a cycle's end does: what
+// is timed is the answer made from the index. cached repeats one exact
+// query, which the answer cache serves.
+//
+//	go test ./daemon -run '^$' -bench LookupJobs -benchtime 2000x
+func BenchmarkLookupJobs(b *testing.B) {
+	for _, n := range []int{10, 1000, 100000} {
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
+			ts, probs := newJobsServer(b, n)
+			conn, err := net.Dial("unix", ts.socket)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			br := bufio.NewReader(conn)
+			get := func(path string) {
+				if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: quasimd\r\n\r\n", path); err != nil {
+					b.Fatal(err)
+				}
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatalf("GET %s = %d %s", path, resp.StatusCode, body)
+				}
+			}
+			kinds := []struct {
+				name string
+				path func(i int) string
+				drop bool
+			}{
+				{"exact", func(i int) string { return fmt.Sprintf("/v1/configs/bench?problem=%d", probs[i%len(probs)]) }, true},
+				{"nearest", func(i int) string {
+					return fmt.Sprintf("/v1/configs/bench?problem=%d", probs[i%len(probs)]+1)
+				}, true},
+				{"default", func(i int) string {
+					return fmt.Sprintf("/v1/configs/bench?problem=%d&device=cpu/bench-b", probs[i%len(probs)])
+				}, true},
+				{"cached", func(int) string { return fmt.Sprintf("/v1/configs/bench?problem=%d", probs[0]) }, false},
+			}
+			for _, kind := range kinds {
+				b.Run(kind.name, func(b *testing.B) {
+					get(kind.path(0)) // the index is built
+					lat := make([]time.Duration, 0, b.N)
+					b.ResetTimer()
+					for i := range b.N {
+						path := kind.path(i + 1)
+						if kind.drop {
+							ts.sched.index.dropAnswers("bench")
+						}
+						t0 := time.Now()
+						get(path)
+						lat = append(lat, time.Since(t0))
+					}
+					b.StopTimer()
+					b.ReportMetric(float64(percentile(lat, 0.50).Nanoseconds())/1e3, "p50_us")
+					b.ReportMetric(float64(percentile(lat, 0.99).Nanoseconds())/1e3, "p99_us")
+					b.ReportMetric(0, "ns/op")
+				})
+			}
+		})
+	}
+}
+
+// dropAnswers forgets the answers cached for kernel name, as a change to
+// one of its jobs does.
+func (x *lookupIndex) dropAnswers(name string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if ki := x.kernels[name]; ki != nil {
+		ki.answers = nil
+	}
+}
+
+// newJobsServer serves a kernel "bench" of n jobs made from the builtin
+// reduce kernel's first job, at problems 1000, 1002, ...: the first n/2
+// (at least one) on device cpu/bench-a, each serving a config with its
+// trial and a trial of its default, the rest on cpu/bench-b. It returns
+// the served problems. The store is on /dev/shm where there is one, as
+// writing 100,000 jobs with an fsync each would take minutes on a disk.
+func newJobsServer(b *testing.B, n int) (*testServer, []int) {
+	dir := b.TempDir()
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if dir, err = os.MkdirTemp("/dev/shm", "quasim-bench"); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { os.RemoveAll(dir) })
+	}
+	st, err := store.Open(dir+"/quasim.db", store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	ts := newTestServerOn(b, dir+"/none", st)
+	reduce, ok := ts.sched.kernel("reduce")
+	if !ok {
+		b.Fatal("no builtin reduce")
+	}
+	tmpl := reduce.jobs[0]
+	sp := *reduce.spec
+	sp.Name, sp.TuneOnMiss = "bench", false
+	k := &kernel{spec: &sp}
+	all := tmpl.spec.Space.All()
+	served := tmpl.spec.Space.Key(all[len(all)/2])
+	def := defaultKey(tmpl)
+	var probs []int
+	start := time.Now()
+	for i := range n {
+		device := "cpu/bench-b"
+		if i < max(n/2, 1) {
+			device = "cpu/bench-a"
+		}
+		p := 1000 + 2*i
+		sj := tmpl.spec
+		key := store.JobKey{Kernel: "bench", SpecHash: sp.Hash, Problem: fmt.Sprint(p), Device: device}
+		k.jobs = append(k.jobs, &job{key: key, kern: k, spec: sj})
+		if device != "cpu/bench-a" {
+			continue
+		}
+		probs = append(probs, p)
+		at := time.Unix(1700000000, 0).UTC()
+		trials := []store.Trial{
+			{Key: def, Status: "ok", TimeMS: 2, TimesMS: []float64{2, 2.01, 1.99}, At: at, Cycle: 1},
+			{Key: served, Status: "ok", TimeMS: 1.25, TimesMS: []float64{1.25, 1.26, 1.24}, At: at, Cycle: 1},
+		}
+		if _, err := st.AddTrials(key, trials); err != nil {
+			b.Fatal(err)
+		}
+		if err := st.PutServed(key, store.Served{Key: served, TimeMS: 1.25, Cycle: 1, PromotedAt: at}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Logf("%d jobs stored in %v", n, time.Since(start).Round(time.Millisecond))
+	ts.sched.mu.Lock()
+	ts.sched.kernels["bench"] = k
+	ts.sched.mu.Unlock()
+	return ts, probs
+}
+
+// newTestServerOn is newTestServer on the store st.
+func newTestServerOn(b *testing.B, dir string, st *store.Store) *testServer {
+	sched := &scheduler{
+		dir: dir, st: st, cron: newCron(), log: zerolog.Nop(), clock: time.Now,
+		tn: tuner.New(tuner.Config{Store: st, NewStrategy: defaultStrategy}),
+	}
+	return serveTest(b, sched, st)
+}
