@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,21 +104,9 @@ func (x *lookupIndex) dropAnswers(name string) {
 // reduce kernel's first job, at problems 1000, 1002, ...: the first n/2
 // (at least one) on device cpu/bench-a, each serving a config with its
 // trial and a trial of its default, the rest on cpu/bench-b. It returns
-// the served problems. The store is on /dev/shm where there is one, as
-// writing 100,000 jobs with an fsync each would take minutes on a disk.
+// the served problems.
 func newJobsServer(b *testing.B, n int) (*testServer, []int) {
-	dir := b.TempDir()
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		if dir, err = os.MkdirTemp("/dev/shm", "quasim-bench"); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { os.RemoveAll(dir) })
-	}
-	st, err := store.Open(dir+"/quasim.db", store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
+	dir, st := shmStore(b)
 	ts := newTestServerOn(b, dir+"/none", st)
 	reduce, ok := ts.sched.kernel("reduce")
 	if !ok {
@@ -171,4 +160,77 @@ func newTestServerOn(b *testing.B, dir string, st *store.Store) *testServer {
 		tn: tuner.New(tuner.Config{Store: st, NewStrategy: defaultStrategy}),
 	}
 	return serveTest(b, sched, st)
+}
+
+// BenchmarkLoadJobs times what a start (or reload) does for a spec of N
+// problems: read and build the kernel's jobs, schedule them on a running
+// cron, and build the lookup index; each job serves a config, as after
+// the first cycles.
+//
+//	go test ./daemon -run '^$' -bench LoadJobs -benchtime 1x
+func BenchmarkLoadJobs(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
+			dir, st := shmStore(b)
+			specDir := dir + "/kernels"
+			if err := os.Mkdir(specDir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			var spec strings.Builder
+			spec.WriteString("name: bench\nevaluator: builtin:reduce\nschedule: \"@every 6h\"\nproblems:\n")
+			for i := range n {
+				fmt.Fprintf(&spec, "  - \"%d\"\n", 1000+2*i)
+			}
+			if err := os.WriteFile(specDir+"/bench.yaml", []byte(spec.String()), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			sched := &scheduler{
+				dir: specDir, st: st, cron: newCron(), log: zerolog.Nop(), clock: time.Now,
+				tn: tuner.New(tuner.Config{Store: st, NewStrategy: defaultStrategy}),
+			}
+			ks, errs := sched.load()
+			if len(errs) > 0 || ks["bench"] == nil {
+				b.Fatalf("load: %v", errs)
+			}
+			for _, j := range ks["bench"].jobs {
+				if err := st.PutServed(j.key, store.Served{Key: defaultKey(j), TimeMS: 1, Cycle: 1}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sched.cron.Start()
+			defer sched.cron.Stop()
+			b.ResetTimer()
+			for range b.N {
+				t0 := time.Now()
+				ks, errs := sched.load()
+				loaded := time.Since(t0)
+				sched.apply(ks, errs)
+				applied := time.Since(t0)
+				if _, err := sched.index.kernel(st, ks["bench"]); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(loaded.Seconds(), "load_s")
+				b.ReportMetric((applied - loaded).Seconds(), "apply_s")
+				b.ReportMetric((time.Since(t0) - applied).Seconds(), "index_s")
+			}
+		})
+	}
+}
+
+// shmStore opens a store on /dev/shm where there is one, as writing
+// 100,000 jobs with an fsync each would take minutes on a disk.
+func shmStore(b *testing.B) (string, *store.Store) {
+	dir := b.TempDir()
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if dir, err = os.MkdirTemp("/dev/shm", "quasim-bench"); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { os.RemoveAll(dir) })
+	}
+	st, err := store.Open(dir+"/quasim.db", store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return dir, st
 }

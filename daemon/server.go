@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robfig/cron/v3"
 	"github.com/rs/zerolog"
 
 	"github.com/quasim/quasim/api"
@@ -248,6 +249,7 @@ func (s *server) getStatus(*http.Request) (any, error) {
 
 func (s *server) getKernels(*http.Request) (any, error) {
 	ks, _ := s.sched.snapshot()
+	next := s.sched.nextRuns()
 	out := make([]api.Kernel, 0, len(ks))
 	for _, k := range ks {
 		ak := api.Kernel{
@@ -261,7 +263,7 @@ func (s *server) getKernels(*http.Request) (any, error) {
 				}
 				ak.Configs = j.spec.Space.Size()
 			}
-			aj, err := s.jobInfo(j)
+			aj, err := s.jobInfo(j, next)
 			if err != nil {
 				return nil, err
 			}
@@ -272,15 +274,14 @@ func (s *server) getKernels(*http.Request) (any, error) {
 	return out, nil
 }
 
-func (s *server) jobInfo(j *job) (api.Job, error) {
+func (s *server) jobInfo(j *job, nextRuns map[cron.EntryID]time.Time) (api.Job, error) {
 	n, err := s.st.TrialCount(j.key)
 	if err != nil {
 		return api.Job{}, err
 	}
 	v := s.sched.view(j)
 	aj := api.Job{ID: j.key.String(), Problem: j.key.Problem, Device: j.key.Device, Trials: n, Running: v.running}
-	if !v.next.IsZero() {
-		next := v.next
+	if next := nextRuns[v.entry]; v.entry != 0 && !next.IsZero() {
 		aj.NextCycle = &next
 	}
 	if v.running && v.live.Budget > 0 {
@@ -295,16 +296,10 @@ func (s *server) jobInfo(j *job) (api.Job, error) {
 		}
 		aj.Served = &c
 	}
-	cycles, err := s.st.Cycles(j.key)
-	if err != nil {
+	if last, ok, err := s.st.LastCycle(j.key, true); err != nil {
 		return aj, err
-	}
-	for i := len(cycles) - 1; i >= 0; i-- {
-		if !cycles[i].Ended.IsZero() {
-			t := cycles[i].Ended
-			aj.LastCycle = &t
-			break
-		}
+	} else if ok {
+		aj.LastCycle = &last.Ended
 	}
 	return aj, nil
 }

@@ -144,3 +144,36 @@ func (s *Store) TrialsAfter(job JobKey, seq uint64, limit int) (trials []Trial, 
 	}
 	return trials, last, more, nil
 }
+
+// LastCycle returns job's newest cycle, or with ended its newest cycle
+// that has ended, reading back from the newest so that a long history is
+// not decoded; ok is false when there is none.
+func (s *Store) LastCycle(job JobKey, ended bool) (cy Cycle, ok bool, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		b, err := jobBucket(tx, bucketCycles, job)
+		if err != nil || b == nil {
+			return err
+		}
+		c := b.Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			where := path(string(bucketRoot), string(bucketCycles), quoted(job.String()), quoted(string(k)))
+			id, err := decodeU64(k, where)
+			if err != nil {
+				return err
+			}
+			where = path(string(bucketRoot), string(bucketCycles), quoted(job.String()), numbered(id))
+			if cy, err = decodeCycle(v, where); err != nil {
+				return err
+			}
+			if !ended || !cy.Ended.IsZero() {
+				ok = true
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Cycle{}, false, fmt.Errorf("last cycle %q: %w", job.String(), err)
+	}
+	return cy, ok, nil
+}

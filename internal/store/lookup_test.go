@@ -152,3 +152,32 @@ func TestTrialsAfter(t *testing.T) {
 		t.Errorf("TrialsAfter of a job never written = %v, %d, %v, %v", none, last, more, err)
 	}
 }
+
+func TestLastCycle(t *testing.T) {
+	t.Parallel()
+	s := storetest.New(t)
+	if _, ok, err := s.LastCycle(jobA, false); ok || err != nil {
+		t.Fatalf("LastCycle of a job with none = %v, %v", ok, err)
+	}
+	t0 := time.Unix(1000, 0).UTC()
+	for i := range 3 {
+		cy, err := s.NewCycle(jobA, store.Cycle{Trigger: "cron", State: "running", Started: t0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			cy.State, cy.Ended = "done", t0.Add(time.Duration(i+1)*time.Minute)
+			if err := s.PutCycle(jobA, cy); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	last, ok, err := s.LastCycle(jobA, false)
+	if err != nil || !ok || last.ID != 3 || last.State != "running" {
+		t.Errorf("LastCycle(any) = %+v, %v, %v; want cycle 3, running", last, ok, err)
+	}
+	last, ok, err = s.LastCycle(jobA, true)
+	if err != nil || !ok || last.ID != 2 || !last.Ended.Equal(t0.Add(2*time.Minute)) {
+		t.Errorf("LastCycle(ended) = %+v, %v, %v; want cycle 2", last, ok, err)
+	}
+}
