@@ -307,11 +307,21 @@ type Trial struct {
 	UtilPct     float64 `json:"util_pct,omitempty"`
 }
 
-// Trials is GET /v1/kernels/{kernel}/trials.
+// Trials is one page of GET /v1/kernels/{kernel}/trials?limit=&cursor=:
+// at most limit trials (DefaultTrialsLimit when not given, MaxTrialsLimit
+// at most), job after job in insertion order. Next is the cursor of the
+// page after it, to pass as cursor; empty on the last page.
 type Trials struct {
 	Kernel string  `json:"kernel"`
 	Trials []Trial `json:"trials"`
+	Next   string  `json:"next,omitempty"`
 }
+
+// Page sizes of GET /v1/kernels/{kernel}/trials.
+const (
+	DefaultTrialsLimit = 1000
+	MaxTrialsLimit     = 10000
+)
 
 // Cycle is one tuning run of a job.
 type Cycle struct {

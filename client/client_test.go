@@ -151,9 +151,11 @@ func TestMethods(t *testing.T) {
 		{"Tune", func() (any, error) { return c.Tune(ctx, "sgemm", api.TuneRequest{Problem: "8,8", Budget: 5}) }, tuneV,
 			request{Method: "POST", Path: "/v1/kernels/sgemm/tune", Kernel: "sgemm", Body: json.RawMessage(`{"problem":"8,8","budget":5}`)}},
 		{"Trials", func() (any, error) { return c.Trials(ctx, "sgemm", "8,8") }, trialsV,
-			request{Method: "GET", Path: "/v1/kernels/sgemm/trials", Kernel: "sgemm", Query: "problem=8%2C8"}},
+			request{Method: "GET", Path: "/v1/kernels/sgemm/trials", Kernel: "sgemm", Query: "limit=10000&problem=8%2C8"}},
 		{"TrialsAll", func() (any, error) { return c.Trials(ctx, "sgemm", "") }, trialsV,
-			request{Method: "GET", Path: "/v1/kernels/sgemm/trials", Kernel: "sgemm"}},
+			request{Method: "GET", Path: "/v1/kernels/sgemm/trials", Kernel: "sgemm", Query: "limit=10000"}},
+		{"TrialsPage", func() (any, error) { return c.TrialsPage(ctx, "sgemm", "8,8", 5, "abc") }, trialsV,
+			request{Method: "GET", Path: "/v1/kernels/sgemm/trials", Kernel: "sgemm", Query: "cursor=abc&limit=5&problem=8%2C8"}},
 		{"Cycles", func() (any, error) { return c.Cycles(ctx, "sgemm") }, cyclesV,
 			request{Method: "GET", Path: "/v1/kernels/sgemm/cycles", Kernel: "sgemm"}},
 		{"Import", func() (any, error) {

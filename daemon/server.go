@@ -473,25 +473,6 @@ func (s *server) jobsOf(name, problem string) (*kernel, []*job, error) {
 	return k, out, nil
 }
 
-func (s *server) getTrials(r *http.Request) (any, error) {
-	name := r.PathValue("kernel")
-	_, jobs, err := s.jobsOf(name, r.URL.Query().Get("problem"))
-	if err != nil {
-		return nil, err
-	}
-	out := api.Trials{Kernel: name, Trials: []api.Trial{}}
-	for _, j := range jobs {
-		trials, err := s.st.Trials(j.key)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range trials {
-			out.Trials = append(out.Trials, apiTrial(t, j))
-		}
-	}
-	return out, nil
-}
-
 func (s *server) getCycles(r *http.Request) (any, error) {
 	name := r.PathValue("kernel")
 	_, jobs, err := s.jobsOf(name, r.URL.Query().Get("problem"))

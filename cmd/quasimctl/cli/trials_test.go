@@ -39,3 +39,33 @@ func TestTrials(t *testing.T) {
 		t.Errorf("trials --json = %+v, want %+v", got, want)
 	}
 }
+
+func TestTrialsPages(t *testing.T) {
+	t.Parallel()
+	f := newFakeDaemon(t)
+	all := f.trials["sgemm"]
+	if len(all) < 2 {
+		t.Fatalf("the fake daemon has %d sgemm trials, want 2 or more", len(all))
+	}
+	out, errs, code := f.ctl(t, "trials", "sgemm", "--limit", "1")
+	if code != 0 || strings.Count(out, "\n") != 2 || !strings.Contains(out, all[0].Key) {
+		t.Fatalf("trials --limit 1 = %d\n%s%s", code, out, errs)
+	}
+	mustContain(t, "stderr", errs, "--cursor at-1 for the next page")
+	out, errs, code = f.ctl(t, "trials", "sgemm", "--limit", "1", "--cursor", "at-1")
+	if code != 0 || !strings.Contains(out, all[1].Key) || strings.Contains(out, all[0].Key) {
+		t.Errorf("trials --cursor at-1 = %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = f.ctl(t, "trials", "sgemm", "--all", "--json")
+	if code != 0 || errs != "" {
+		t.Fatalf("trials --all = %d %s", code, errs)
+	}
+	if got := decodeStrict[api.Trials](t, out); len(got.Trials) != len(all) || got.Next != "" {
+		t.Errorf("trials --all --json: %d trials, next %q; want %d and none", len(got.Trials), got.Next, len(all))
+	}
+	for _, args := range [][]string{{"--limit", "0"}, {"--limit", "10001"}, {"--all", "--cursor", "at-1"}} {
+		if _, errs, code := f.ctl(t, append([]string{"trials", "sgemm"}, args...)...); code != 2 {
+			t.Errorf("trials %v = %d %q, want 2", args, code, errs)
+		}
+	}
+}
