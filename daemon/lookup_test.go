@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -210,5 +211,28 @@ func TestImportUpdatesDefaultTime(t *testing.T) {
 	}
 	if c := get(); c.DefaultMS != 7.5 {
 		t.Errorf("default_ms after importing the default's trial = %v, want 7.5", c.DefaultMS)
+	}
+}
+
+func TestProfile(t *testing.T) {
+	ts := newTestServer(t, filepath.Join(t.TempDir(), "none"))
+	// The test runs as the daemon's own uid, which may write.
+	if status, body := ts.get(t, "/debug/pprof/heap?gc=1", nil); status != 200 || len(body) == 0 {
+		t.Errorf("GET heap profile = %d, %d bytes", status, len(body))
+	}
+	if status, body := ts.get(t, "/debug/pprof/goroutine?debug=1", nil); status != 200 || !strings.Contains(string(body), "goroutine profile") {
+		t.Errorf("GET goroutine profile = %d %.80s", status, body)
+	}
+	if status, _ := ts.get(t, "/debug/pprof/nope", nil); status != 404 {
+		t.Errorf("GET unknown profile = %d, want 404", status)
+	}
+	if os.Getuid() == 0 {
+		t.Log("running as root, which may always write: the refusal of a reader is not checked")
+		return
+	}
+	ts.srv.writers = newWriters(nil, "")
+	ts.srv.writers.self = 1 << 30 // no longer the daemon's uid
+	if status, _ := ts.get(t, "/debug/pprof/heap", nil); status != 403 {
+		t.Errorf("GET heap profile as a reader = %d, want 403", status)
 	}
 }

@@ -175,6 +175,7 @@ func (s *server) handler() http.Handler {
 		mux.Handle("GET /metrics", s.metrics.handler())
 	}
 	mux.HandleFunc(api.RouteCert, s.getCert)
+	mux.HandleFunc(routeProfile, s.getProfile)
 	for _, rt := range s.routes() {
 		if rt.pattern == api.RouteConfig {
 			continue
