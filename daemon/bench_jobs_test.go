@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,18 @@ func BenchmarkLookupJobs(b *testing.B) {
 	for _, n := range []int{10, 1000, 100000} {
 		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
 			ts, probs := newJobsServer(b, n)
+			heap := func() float64 {
+				goruntime.GC()
+				var m goruntime.MemStats
+				goruntime.ReadMemStats(&m)
+				return float64(m.HeapAlloc) / (1 << 20)
+			}
+			before := heap()
+			k, _ := ts.sched.kernel("bench")
+			if _, err := ts.sched.index.kernel(ts.st, k); err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("the index of %d jobs holds %.1f MiB", n, heap()-before)
 			conn, err := net.Dial("unix", ts.socket)
 			if err != nil {
 				b.Fatal(err)

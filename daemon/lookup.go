@@ -31,7 +31,7 @@ import (
 type lookupIndex struct {
 	mu      sync.Mutex
 	ver     uint64                  // bumped by every invalidate
-	entries map[string]*servedEntry // by job key
+	entries map[store.JobKey]*servedEntry
 	kernels map[string]*kernelIndex // by kernel name
 }
 
@@ -39,10 +39,27 @@ type lookupIndex struct {
 // answer is dropped for each new one.
 const maxAnswers = 4096
 
-// servedEntry is what the store holds for one job that a lookup needs.
+// servedEntry is what the store holds for one job that a lookup needs,
+// kept small: 100,000 jobs are held at once.
 type servedEntry struct {
-	store.ServedView
-	defaultMS float64 // the default config's measured time; 0 if none ok
+	Served    store.Served
+	HasServed bool
+	trials    []store.Trial // of the served config and its front, where stored
+	defaultMS float64       // the default config's measured time; 0 if none ok
+	err       error         // why the job's records could not be read
+}
+
+// notServed is the entry of every job that serves nothing; never changed.
+var notServed = &servedEntry{}
+
+// trial returns the stored trial of config key, if the entry holds it.
+func (e *servedEntry) trial(key string) (store.Trial, bool) {
+	for _, t := range e.trials {
+		if t.Key == key {
+			return t, true
+		}
+	}
+	return store.Trial{}, false
 }
 
 // kernelIndex is a published kernel's jobs arranged for lookups.
@@ -81,7 +98,7 @@ func (x *lookupIndex) invalidate(jobs ...store.JobKey) {
 	defer x.mu.Unlock()
 	x.ver++
 	for _, key := range jobs {
-		delete(x.entries, key.String())
+		delete(x.entries, key)
 		if ki := x.kernels[key.Kernel]; ki != nil {
 			ki.ver, ki.stale = x.ver, true
 			ki.answers = nil
@@ -119,7 +136,7 @@ func (x *lookupIndex) kernel(st *store.Store, k *kernel) (*kernelIndex, error) {
 			// were read) stays a candidate; nearest reads it.
 			served := make([]point, 0, len(pi.served))
 			for _, p := range pi.pts {
-				if e, ok := x.entries[p.j.key.String()]; !ok || e.HasServed {
+				if e, ok := x.entries[p.j.key]; !ok || e.HasServed {
 					served = append(served, p)
 				}
 			}
@@ -196,7 +213,7 @@ func (x *lookupIndex) load(st *store.Store, jobs []*job) error {
 	ver := x.ver
 	var missing []*job
 	for _, j := range jobs {
-		if _, ok := x.entries[j.key.String()]; !ok {
+		if _, ok := x.entries[j.key]; !ok {
 			missing = append(missing, j)
 		}
 	}
@@ -222,10 +239,10 @@ func (x *lookupIndex) load(st *store.Store, jobs []*job) error {
 		return nil // a job changed meanwhile: what was read may be older; read on use
 	}
 	if x.entries == nil {
-		x.entries = make(map[string]*servedEntry, len(missing))
+		x.entries = make(map[store.JobKey]*servedEntry, len(missing))
 	}
 	for i, j := range missing {
-		x.entries[j.key.String()] = newServedEntry(j, views[i])
+		x.entries[j.key] = newServedEntry(j, views[i])
 	}
 	return nil
 }
@@ -233,7 +250,7 @@ func (x *lookupIndex) load(st *store.Store, jobs []*job) error {
 // entry returns j's entry, read from the store when the index lacks it.
 func (x *lookupIndex) entry(st *store.Store, j *job) (*servedEntry, error) {
 	x.mu.Lock()
-	e, ok := x.entries[j.key.String()]
+	e, ok := x.entries[j.key]
 	ver := x.ver
 	x.mu.Unlock()
 	if !ok {
@@ -249,19 +266,33 @@ func (x *lookupIndex) entry(st *store.Store, j *job) (*servedEntry, error) {
 		x.mu.Lock()
 		if x.ver == ver {
 			if x.entries == nil {
-				x.entries = map[string]*servedEntry{}
+				x.entries = map[store.JobKey]*servedEntry{}
 			}
-			x.entries[j.key.String()] = e
+			x.entries[j.key] = e
 		}
 		x.mu.Unlock()
 	}
-	return e, e.Err
+	return e, e.err
 }
 
 func newServedEntry(j *job, v store.ServedView) *servedEntry {
-	e := &servedEntry{ServedView: v}
+	if v.Err == nil && !v.HasServed {
+		return notServed
+	}
+	e := &servedEntry{Served: v.Served, HasServed: v.HasServed, err: v.Err}
 	if t, ok := v.Trials[defaultKey(j)]; ok && t.Status == "ok" {
 		e.defaultMS = t.TimeMS
+	}
+	keys := []string{v.Served.Key}
+	for _, p := range v.Served.Front {
+		keys = append(keys, p.Key)
+	}
+	for _, k := range keys {
+		if t, ok := v.Trials[k]; ok {
+			if _, dup := e.trial(k); !dup {
+				e.trials = append(e.trials, t)
+			}
+		}
 	}
 	return e
 }

@@ -152,7 +152,7 @@ func TestLookupInvalidatesOnlyWhatChanged(t *testing.T) {
 	held := func(k store.JobKey) bool {
 		x.mu.Lock()
 		defer x.mu.Unlock()
-		_, ok := x.entries[k.String()]
+		_, ok := x.entries[k]
 		return ok
 	}
 	if cachedOf("sgemm") != 2 || cachedOf("reduce") != 1 || !held(sgemm) || !held(reduce) {

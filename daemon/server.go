@@ -432,7 +432,7 @@ func (s *server) answer(j *job, e *servedEntry, match api.Match, problem string,
 	if front != nil {
 		out.Front = &front.FrontChoice
 	}
-	if t, ok := e.Trials[sv.Key]; ok {
+	if t, ok := e.trial(sv.Key); ok {
 		at := apiTrial(t, j)
 		out.Trial = &at
 	}
