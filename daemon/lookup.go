@@ -30,7 +30,7 @@ import (
 // the entries still held. Its zero value is ready to use.
 type lookupIndex struct {
 	mu      sync.Mutex
-	ver     uint64                  // bumped by every invalidate
+	ver     uint64 // bumped by every invalidate
 	entries map[store.JobKey]*servedEntry
 	kernels map[string]*kernelIndex // by kernel name
 }
