@@ -65,7 +65,8 @@ bench-search: build
 
 # Lookup latency of the socket API against a raw socket echo (README).
 bench-lookup:
-	$(GO) test ./daemon -run '^$$' -bench 'Lookup' -benchtime 20000x
+	$(GO) test ./daemon -run '^$$' -bench '^BenchmarkLookup$$' -benchtime 20000x
+	$(GO) test ./daemon -run '^$$' -bench 'LookupJobs' -benchtime 2000x
 
 # Installs the binaries and the systemd unit, and creates the quasim user
 # and group when they do not exist (run as root).
