@@ -3,8 +3,10 @@ package daemon
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -234,5 +236,72 @@ func TestProfile(t *testing.T) {
 	ts.srv.writers.self = 1 << 30 // no longer the daemon's uid
 	if status, _ := ts.get(t, "/debug/pprof/heap", nil); status != 403 {
 		t.Errorf("GET heap profile as a reader = %d, want 403", status)
+	}
+}
+
+// TestLookupWhileChanging looks up while a job starts and stops serving and
+// says so; the answers after the last change must show it (run with -race).
+func TestLookupWhileChanging(t *testing.T) {
+	ts := newTestServer(t, filepath.Join(t.TempDir(), "none"))
+	key, cfg := ts.serve(t, "sgemm", "256,256,256")
+	paths := []string{"/v1/configs/sgemm?problem=256,256,256", "/v1/configs/sgemm?problem=300,300,300", "/v1/configs/sgemm?problem=128,128,128"}
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for g := range 3 {
+		go func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				req, _ := http.NewRequest("GET", "http://quasimd"+paths[(g+i)%len(paths)], nil)
+				resp, err := ts.client.Do(req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					errs <- fmt.Errorf("GET %s = %d", paths[(g+i)%len(paths)], resp.StatusCode)
+					return
+				}
+			}
+		}()
+	}
+	served := true
+	for range 50 {
+		if served {
+			if err := ts.st.ClearServed(key); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := ts.st.PutServed(key, store.Served{Key: cfg, TimeMS: 1.25, PromotedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		served = !served
+		ts.sched.changed(key)
+	}
+	close(done)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 50 changes leave it serving again.
+	for _, p := range paths {
+		status, body := ts.get(t, p, nil)
+		var c api.Config
+		if status != 200 || json.Unmarshal(body, &c) != nil {
+			t.Fatalf("GET %s = %d %s", p, status, body)
+		}
+		want := api.MatchNearest
+		if strings.Contains(p, "256,256,256") {
+			want = api.MatchExact
+		}
+		if c.Match != want || c.Key != cfg {
+			t.Errorf("GET %s after the last change = %s %s, want %s %s", p, c.Match, c.Key, want, cfg)
+		}
 	}
 }
