@@ -253,3 +253,46 @@ func shmStore(b *testing.B) (string, *store.Store) {
 	b.Cleanup(func() { st.Close() })
 	return dir, st
 }
+
+// BenchmarkKernelsListing times GET /v1/kernels with sgemm's 256,256,256
+// job holding a trial of each of its configs (3,024; at most 18,000), of
+// 20 timed runs each, and serving one of them.
+//
+//	go test ./daemon -run '^$' -bench KernelsListing -benchtime 20x
+func BenchmarkKernelsListing(b *testing.B) {
+	_, st := shmStore(b)
+	ts := newTestServerOn(b, b.TempDir()+"/none", st)
+	k, _ := ts.sched.kernel("sgemm")
+	var j *job
+	for _, jj := range k.jobs {
+		if jj.key.Problem == "256,256,256" {
+			j = jj
+		}
+	}
+	all := j.spec.Space.All()
+	n := min(len(all), 18000)
+	at := time.Unix(1700000000, 0).UTC()
+	for lo := 0; lo < n; lo += 1000 {
+		var trials []store.Trial
+		for i := lo; i < min(n, lo+1000); i++ {
+			t := store.Trial{Key: j.spec.Space.Key(all[i]), Status: "ok", TimeMS: 1 + float64(i)/float64(n), CostS: 0.1, At: at, Cycle: 1}
+			for r := range 20 {
+				t.TimesMS = append(t.TimesMS, t.TimeMS+float64(r)/1000)
+			}
+			trials = append(trials, t)
+		}
+		if _, err := st.AddTrials(j.key, trials); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := st.PutServed(j.key, store.Served{Key: j.spec.Space.Key(all[0]), TimeMS: 1, PromotedAt: at}); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%d trials", n)
+	b.ResetTimer()
+	for range b.N {
+		if status, body := ts.get(b, "/v1/kernels", nil); status != 200 {
+			b.Fatalf("GET /v1/kernels = %d %s", status, body)
+		}
+	}
+}
