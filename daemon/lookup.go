@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -185,7 +186,7 @@ func buildKernelIndex(k *kernel) *kernelIndex {
 	for _, byDims := range ki.devices {
 		for _, pi := range byDims {
 			slices.SortFunc(pi.pts, func(a, b point) int {
-				if c := cmpFloat(a.sum, b.sum); c != 0 {
+				if c := cmp.Compare(a.sum, b.sum); c != 0 {
 					return c
 				}
 				return a.order - b.order
@@ -193,16 +194,6 @@ func buildKernelIndex(k *kernel) *kernelIndex {
 		}
 	}
 	return ki
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // load reads the entries of those of jobs the index does not hold, in one

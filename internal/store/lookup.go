@@ -125,13 +125,7 @@ func (s *Store) TrialsAfter(job JobKey, seq uint64, limit int) (trials []Trial, 
 				more = true
 				return nil
 			}
-			where := path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialSeq), quoted(string(k)))
-			n, err := decodeU64(k, where)
-			if err != nil {
-				return err
-			}
-			where = path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialSeq), numbered(n))
-			tr, err := decodeTrial(v, where)
+			tr, n, err := decodeSeqTrial(job, k, v)
 			if err != nil {
 				return err
 			}

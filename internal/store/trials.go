@@ -115,24 +115,28 @@ func (s *Store) Trials(job JobKey) ([]Trial, error) {
 			return err
 		}
 		return seqs.ForEach(func(k, v []byte) error {
-			where := path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialSeq), quoted(string(k)))
-			seq, err := decodeU64(k, where)
-			if err != nil {
-				return err
-			}
-			where = path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialSeq), numbered(seq))
-			tr, err := decodeTrial(v, where)
-			if err != nil {
-				return err
-			}
+			tr, _, err := decodeSeqTrial(job, k, v)
 			out = append(out, tr)
-			return nil
+			return err
 		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list trials %q: %w", job.String(), err)
 	}
 	return out, nil
+}
+
+// decodeSeqTrial decodes the trial at key k, value v of job's seq/ bucket,
+// and its number.
+func decodeSeqTrial(job JobKey, k, v []byte) (Trial, uint64, error) {
+	where := path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialSeq), quoted(string(k)))
+	seq, err := decodeU64(k, where)
+	if err != nil {
+		return Trial{}, 0, err
+	}
+	where = path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialSeq), numbered(seq))
+	tr, err := decodeTrial(v, where)
+	return tr, seq, err
 }
 
 // MarkTrial sets the status (and error text) of a stored trial of job; ErrNotFound if the job has no trial with that key.
