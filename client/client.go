@@ -99,6 +99,18 @@ func (c *Client) Kernels(ctx context.Context) ([]api.Kernel, error) {
 	return call[[]api.Kernel](ctx, c, http.MethodGet, "/v1/kernels", nil, nil)
 }
 
+// KernelsPage lists the kernels with at most limit of their jobs in all (0:
+// the daemon's default page) from cursor (empty: the first), with the
+// cursor of the next page in Next.
+func (c *Client) KernelsPage(ctx context.Context, limit int, cursor string) (api.KernelsPage, error) {
+	q := url.Values{}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	q.Set("cursor", cursor) // present, even empty, asks for a page
+	return call[api.KernelsPage](ctx, c, http.MethodGet, "/v1/kernels", q, nil)
+}
+
 // Config returns the config a runtime should use for kernel at problem on
 // device; an empty problem or device is left to the daemon.
 func (c *Client) Config(ctx context.Context, kernel, problem, device string) (api.Config, error) {

@@ -111,6 +111,10 @@ func (f *fakeDaemon) handler() http.Handler {
 				w.Write([]byte("go away\n"))
 				return
 			}
+			if pattern == api.RouteKernels && r.URL.Query().Has("cursor") {
+				writeJSON(w, http.StatusOK, api.KernelsPage{Kernels: kernelsV, Next: "c2"})
+				return
+			}
 			writeJSON(w, http.StatusOK, v)
 		})
 	}
@@ -142,6 +146,8 @@ func TestMethods(t *testing.T) {
 	}{
 		{"Status", func() (any, error) { return c.Status(ctx) }, statusV, request{Method: "GET", Path: "/v1/status"}},
 		{"Kernels", func() (any, error) { return c.Kernels(ctx) }, kernelsV, request{Method: "GET", Path: "/v1/kernels"}},
+		{"KernelsPage", func() (any, error) { return c.KernelsPage(ctx, 5, "c1") }, api.KernelsPage{Kernels: kernelsV, Next: "c2"},
+			request{Method: "GET", Path: "/v1/kernels", Query: "cursor=c1&limit=5"}},
 		{"Config", func() (any, error) { return c.Config(ctx, "sgemm", "8,8", "cpu/x y") }, configV,
 			request{Method: "GET", Path: "/v1/configs/sgemm", Kernel: "sgemm", Query: "device=cpu%2Fx+y&problem=8%2C8"}},
 		{"ConfigNoQuery", func() (any, error) { return c.Config(ctx, "sgemm", "", "") }, configV,

@@ -34,18 +34,83 @@ func decodeCursor(s string) (job string, seq uint64, err error) {
 	return job, seq, nil
 }
 
-// pageLimit reads ?limit=: DefaultTrialsLimit when absent, at most
-// MaxTrialsLimit.
-func pageLimit(r *http.Request) (int, error) {
+// pageLimit reads ?limit= of things: def when absent, at most most.
+func pageLimit(r *http.Request, def, most int, things string) (int, error) {
 	v := r.URL.Query().Get("limit")
 	if v == "" {
-		return api.DefaultTrialsLimit, nil
+		return def, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > api.MaxTrialsLimit {
-		return 0, invalidf("limit %q: want a number of trials from 1 to %d", v, api.MaxTrialsLimit)
+	if err != nil || n < 1 || n > most {
+		return 0, invalidf("limit %q: want a number of %s from 1 to %d", v, things, most)
 	}
 	return n, nil
+}
+
+// kernelsPage is GET /v1/kernels?limit=&cursor= (api.KernelsPage). The
+// cursor names the first job of the next page.
+func (s *server) kernelsPage(r *http.Request) (api.KernelsPage, error) {
+	limit, err := pageLimit(r, api.DefaultJobsLimit, api.MaxJobsLimit, "jobs")
+	if err != nil {
+		return api.KernelsPage{}, err
+	}
+	ks, _ := s.sched.snapshot()
+	firstK, firstJ := 0, 0
+	if c := r.URL.Query().Get("cursor"); c != "" {
+		id, _, err := decodeCursor(c)
+		if err != nil {
+			return api.KernelsPage{}, invalidf("cursor %q: %v", c, err)
+		}
+		firstK = -1
+		for i, k := range ks {
+			for n, j := range k.jobs {
+				if j.key.String() == id {
+					firstK, firstJ = i, n
+				}
+			}
+		}
+		if firstK < 0 {
+			return api.KernelsPage{}, invalidf("cursor %q: names job %s, which is no longer loaded (reloaded?); start again without a cursor", c, id)
+		}
+	}
+	next := s.sched.nextRuns()
+	out := api.KernelsPage{Kernels: []api.Kernel{}}
+	jobs := 0
+	for i := firstK; i < len(ks); i++ {
+		k := ks[i]
+		ak := kernelInfo(k)
+		from := 0
+		if i == firstK {
+			from = firstJ
+		}
+		for _, j := range k.jobs[from:] {
+			if jobs == limit {
+				out.Next = encodeCursor(j.key.String(), 0)
+				break
+			}
+			aj, err := s.jobInfo(j, next)
+			if err != nil {
+				return api.KernelsPage{}, err
+			}
+			ak.Jobs = append(ak.Jobs, aj)
+			jobs++
+		}
+		if out.Next != "" {
+			if len(ak.Jobs) > 0 {
+				out.Kernels = append(out.Kernels, ak)
+			}
+			return out, nil
+		}
+		out.Kernels = append(out.Kernels, ak)
+		if jobs == limit && i+1 < len(ks) {
+			// The page is full; the next kernel starts the next page.
+			if nk := ks[i+1]; len(nk.jobs) > 0 {
+				out.Next = encodeCursor(nk.jobs[0].key.String(), 0)
+				return out, nil
+			}
+		}
+	}
+	return out, nil
 }
 
 func (s *server) getTrials(r *http.Request) (any, error) {
@@ -55,7 +120,7 @@ func (s *server) getTrials(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	limit, err := pageLimit(r)
+	limit, err := pageLimit(r, api.DefaultTrialsLimit, api.MaxTrialsLimit, "trials")
 	if err != nil {
 		return nil, err
 	}

@@ -115,3 +115,61 @@ func FuzzDecodeCursor(f *testing.F) {
 		}
 	})
 }
+
+func TestKernelsPaging(t *testing.T) {
+	ts := newTestServer(t, filepath.Join(t.TempDir(), "none"))
+	status, body := ts.get(t, "/v1/kernels", nil)
+	var all []api.Kernel
+	if status != 200 || json.Unmarshal(body, &all) != nil {
+		t.Fatalf("GET /v1/kernels = %d %.200s", status, body)
+	}
+	var want []string
+	for _, k := range all {
+		for _, j := range k.Jobs {
+			want = append(want, k.Name+" "+j.ID)
+		}
+	}
+	if len(want) < 4 {
+		t.Fatalf("%d builtin jobs, want 4 or more", len(want))
+	}
+	for _, limit := range []int{1, 2, 3, len(want) - 1, len(want), len(want) + 1} {
+		var got []string
+		cursor, pages := "", 0
+		for {
+			status, body := ts.get(t, fmt.Sprintf("/v1/kernels?limit=%d&cursor=%s", limit, cursor), nil)
+			var page api.KernelsPage
+			if status != 200 || json.Unmarshal(body, &page) != nil {
+				t.Fatalf("limit %d: GET = %d %.200s", limit, status, body)
+			}
+			n := 0
+			for _, k := range page.Kernels {
+				if k.Configs == 0 || len(k.Params) == 0 {
+					t.Errorf("limit %d: kernel %s without params or configs", limit, k.Name)
+				}
+				for _, j := range k.Jobs {
+					got = append(got, k.Name+" "+j.ID)
+					n++
+				}
+			}
+			if n > limit {
+				t.Fatalf("limit %d: a page of %d jobs", limit, n)
+			}
+			pages++
+			if page.Next == "" {
+				break
+			}
+			if pages > len(want)+1 {
+				t.Fatalf("limit %d: paging does not end", limit)
+			}
+			cursor = page.Next
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("limit %d: paged jobs\n%v\nwant\n%v", limit, got, want)
+		}
+	}
+	for _, q := range []string{"limit=0", "limit=x", fmt.Sprintf("limit=%d", api.MaxJobsLimit+1), "cursor=***", "cursor=" + encodeCursor("nope|x|1|cpu", 0)} {
+		if status, _ := ts.get(t, "/v1/kernels?"+q, nil); status != 400 {
+			t.Errorf("GET /v1/kernels?%s = %d, want 400", q, status)
+		}
+	}
+}

@@ -248,22 +248,16 @@ func (s *server) getStatus(*http.Request) (any, error) {
 	return st, nil
 }
 
-func (s *server) getKernels(*http.Request) (any, error) {
+func (s *server) getKernels(r *http.Request) (any, error) {
+	if q := r.URL.Query(); q.Has("limit") || q.Has("cursor") {
+		return s.kernelsPage(r)
+	}
 	ks, _ := s.sched.snapshot()
 	next := s.sched.nextRuns()
 	out := make([]api.Kernel, 0, len(ks))
 	for _, k := range ks {
-		ak := api.Kernel{
-			Name: k.spec.Name, SpecHash: k.spec.Hash, Source: k.spec.Source, Evaluator: k.spec.Evaluator,
-			Schedule: k.spec.Schedule, Objective: k.spec.Objective, Jobs: []api.Job{},
-		}
-		for i, j := range k.jobs {
-			if i == 0 {
-				for _, p := range j.spec.Space.Params() {
-					ak.Params = append(ak.Params, p.Name)
-				}
-				ak.Configs = j.spec.Space.Size()
-			}
+		ak := kernelInfo(k)
+		for _, j := range k.jobs {
 			aj, err := s.jobInfo(j, next)
 			if err != nil {
 				return nil, err
@@ -273,6 +267,21 @@ func (s *server) getKernels(*http.Request) (any, error) {
 		out = append(out, ak)
 	}
 	return out, nil
+}
+
+// kernelInfo is k's entry of GET /v1/kernels, without its jobs.
+func kernelInfo(k *kernel) api.Kernel {
+	ak := api.Kernel{
+		Name: k.spec.Name, SpecHash: k.spec.Hash, Source: k.spec.Source, Evaluator: k.spec.Evaluator,
+		Schedule: k.spec.Schedule, Objective: k.spec.Objective, Jobs: []api.Job{},
+	}
+	if len(k.jobs) > 0 {
+		for _, p := range k.jobs[0].spec.Space.Params() {
+			ak.Params = append(ak.Params, p.Name)
+		}
+		ak.Configs = k.jobs[0].spec.Space.Size()
+	}
+	return ak
 }
 
 func (s *server) jobInfo(j *job, nextRuns map[cron.EntryID]time.Time) (api.Job, error) {
