@@ -53,6 +53,7 @@ fuzz-smoke:
 	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzRecover$$' -fuzztime 20000x
 	$(GO) test ./evaluate -run '^$$' -fuzz '^FuzzParseObjective$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzDecodeCursor$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzVerifyBytes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
@@ -74,7 +75,8 @@ bench-search: build
 
 # Lookup latency of the socket API against a raw socket echo (README).
 bench-lookup:
-	$(GO) test ./daemon -run '^$$' -bench 'Lookup' -benchtime 20000x
+	$(GO) test ./daemon -run '^$$' -bench '^BenchmarkLookup$$' -benchtime 20000x
+	$(GO) test ./daemon -run '^$$' -bench 'LookupJobs' -benchtime 2000x
 
 # Installs the binaries, the systemd unit, the README (the unit's
 # Documentation=) and the privileges drop-in beside it, and creates the quasim user

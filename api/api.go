@@ -206,6 +206,23 @@ type ObservationsResponse struct {
 	Drift  []string `json:"drift"`
 }
 
+// KernelsPage is GET /v1/kernels?limit=&cursor=: the kernels with at most
+// limit jobs in all (DefaultJobsLimit when only cursor is given,
+// MaxJobsLimit at most), kernel after kernel, a kernel whose jobs span
+// pages appearing on each with those of the page. Next is the cursor of
+// the page after it; empty on the last. Without limit and cursor, GET
+// /v1/kernels answers every kernel with all its jobs, as a []Kernel.
+type KernelsPage struct {
+	Kernels []Kernel `json:"kernels"`
+	Next    string   `json:"next,omitempty"`
+}
+
+// Page sizes of GET /v1/kernels?limit=, in jobs.
+const (
+	DefaultJobsLimit = 1000
+	MaxJobsLimit     = 10000
+)
+
 // Kernel is one entry of GET /v1/kernels.
 type Kernel struct {
 	Name      string   `json:"name"`
@@ -333,11 +350,21 @@ type Trial struct {
 	Observables map[string]float64 `json:"observables,omitempty"`
 }
 
-// Trials is GET /v1/kernels/{kernel}/trials.
+// Trials is one page of GET /v1/kernels/{kernel}/trials?limit=&cursor=:
+// at most limit trials (DefaultTrialsLimit when not given, MaxTrialsLimit
+// at most), job after job in insertion order. Next is the cursor of the
+// page after it, to pass as cursor; empty on the last page.
 type Trials struct {
 	Kernel string  `json:"kernel"`
 	Trials []Trial `json:"trials"`
+	Next   string  `json:"next,omitempty"`
 }
+
+// Page sizes of GET /v1/kernels/{kernel}/trials.
+const (
+	DefaultTrialsLimit = 1000
+	MaxTrialsLimit     = 10000
+)
 
 // Cycle is one tuning run of a job.
 type Cycle struct {

@@ -164,6 +164,18 @@ func (c *Client) Kernels(ctx context.Context) ([]api.Kernel, error) {
 	return call[[]api.Kernel](ctx, c, http.MethodGet, "/v1/kernels", nil, nil)
 }
 
+// KernelsPage lists the kernels with at most limit of their jobs in all (0:
+// the daemon's default page) from cursor (empty: the first), with the
+// cursor of the next page in Next.
+func (c *Client) KernelsPage(ctx context.Context, limit int, cursor string) (api.KernelsPage, error) {
+	q := url.Values{}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	q.Set("cursor", cursor) // present, even empty, asks for a page
+	return call[api.KernelsPage](ctx, c, http.MethodGet, "/v1/kernels", q, nil)
+}
+
 // Config returns the config a runtime should use for kernel at problem on
 // device; an empty problem or device is left to the daemon.
 func (c *Client) Config(ctx context.Context, kernel, problem, device string) (api.Config, error) {
@@ -243,9 +255,32 @@ func (c *Client) Tune(ctx context.Context, kernel string, req api.TuneRequest) (
 	return call[api.TuneResponse](ctx, c, http.MethodPost, p, nil, req)
 }
 
-// Trials returns kernel's stored trials; a non-empty problem keeps only that
-// problem's.
+// Trials returns all of kernel's stored trials, page after page; a
+// non-empty problem keeps only that problem's.
 func (c *Client) Trials(ctx context.Context, kernel, problem string) (api.Trials, error) {
+	all := api.Trials{Kernel: kernel, Trials: []api.Trial{}}
+	cursor := ""
+	for {
+		page, err := c.TrialsPage(ctx, kernel, problem, api.MaxTrialsLimit, cursor)
+		if err != nil {
+			return api.Trials{}, err
+		}
+		all.Kernel = page.Kernel
+		all.Trials = append(all.Trials, page.Trials...)
+		if page.Next == "" {
+			return all, nil
+		}
+		if page.Next == cursor {
+			return api.Trials{}, fmt.Errorf("trials of %s: the daemon sent cursor %q again", kernel, cursor)
+		}
+		cursor = page.Next
+	}
+}
+
+// TrialsPage returns one page of kernel's stored trials: at most limit
+// (0: the daemon's default page) from cursor (empty: the first), with the
+// cursor of the next page in Next.
+func (c *Client) TrialsPage(ctx context.Context, kernel, problem string, limit int, cursor string) (api.Trials, error) {
 	p, err := kernelPath("/v1/kernels/", kernel, "/trials")
 	if err != nil {
 		return api.Trials{}, err
@@ -253,6 +288,12 @@ func (c *Client) Trials(ctx context.Context, kernel, problem string) (api.Trials
 	q := url.Values{}
 	if problem != "" {
 		q.Set("problem", problem)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	if cursor != "" {
+		q.Set("cursor", cursor)
 	}
 	return call[api.Trials](ctx, c, http.MethodGet, p, q, nil)
 }

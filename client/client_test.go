@@ -111,6 +111,10 @@ func (f *fakeDaemon) handler() http.Handler {
 				w.Write([]byte("go away\n"))
 				return
 			}
+			if pattern == api.RouteKernels && r.URL.Query().Has("cursor") {
+				writeJSON(w, http.StatusOK, api.KernelsPage{Kernels: kernelsV, Next: "c2"})
+				return
+			}
 			writeJSON(w, http.StatusOK, v)
 		})
 	}
@@ -142,6 +146,8 @@ func TestMethods(t *testing.T) {
 	}{
 		{"Status", func() (any, error) { return c.Status(ctx) }, statusV, request{Method: "GET", Path: "/v1/status"}},
 		{"Kernels", func() (any, error) { return c.Kernels(ctx) }, kernelsV, request{Method: "GET", Path: "/v1/kernels"}},
+		{"KernelsPage", func() (any, error) { return c.KernelsPage(ctx, 5, "c1") }, api.KernelsPage{Kernels: kernelsV, Next: "c2"},
+			request{Method: "GET", Path: "/v1/kernels", Query: "cursor=c1&limit=5"}},
 		{"Config", func() (any, error) { return c.Config(ctx, "sgemm", "8,8", "cpu/x y") }, configV,
 			request{Method: "GET", Path: "/v1/configs/sgemm", Kernel: "sgemm", Query: "device=cpu%2Fx+y&problem=8%2C8"}},
 		{"ConfigNoQuery", func() (any, error) { return c.Config(ctx, "sgemm", "", "") }, configV,
@@ -151,9 +157,11 @@ func TestMethods(t *testing.T) {
 		{"Tune", func() (any, error) { return c.Tune(ctx, "sgemm", api.TuneRequest{Problem: "8,8", Budget: 5}) }, tuneV,
 			request{Method: "POST", Path: "/v1/kernels/sgemm/tune", Kernel: "sgemm", Body: json.RawMessage(`{"problem":"8,8","budget":5}`)}},
 		{"Trials", func() (any, error) { return c.Trials(ctx, "sgemm", "8,8") }, trialsV,
-			request{Method: "GET", Path: "/v1/kernels/sgemm/trials", Kernel: "sgemm", Query: "problem=8%2C8"}},
+			request{Method: "GET", Path: "/v1/kernels/sgemm/trials", Kernel: "sgemm", Query: "limit=10000&problem=8%2C8"}},
 		{"TrialsAll", func() (any, error) { return c.Trials(ctx, "sgemm", "") }, trialsV,
-			request{Method: "GET", Path: "/v1/kernels/sgemm/trials", Kernel: "sgemm"}},
+			request{Method: "GET", Path: "/v1/kernels/sgemm/trials", Kernel: "sgemm", Query: "limit=10000"}},
+		{"TrialsPage", func() (any, error) { return c.TrialsPage(ctx, "sgemm", "8,8", 5, "abc") }, trialsV,
+			request{Method: "GET", Path: "/v1/kernels/sgemm/trials", Kernel: "sgemm", Query: "cursor=abc&limit=5&problem=8%2C8"}},
 		{"Cycles", func() (any, error) { return c.Cycles(ctx, "sgemm") }, cyclesV,
 			request{Method: "GET", Path: "/v1/kernels/sgemm/cycles", Kernel: "sgemm"}},
 		{"Import", func() (any, error) {

@@ -142,7 +142,7 @@ func (s *server) postRevoke(r *http.Request) (any, error) {
 	}
 	// The store took the point off the job's front as it revoked it; the
 	// cached answers go either way.
-	s.sched.epoch.Add(1)
+	s.sched.changed(meta.Job)
 	if sv, ok, err := s.st.Served(meta.Job); err != nil {
 		return nil, err
 	} else if ok {

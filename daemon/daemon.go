@@ -193,8 +193,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
-	sched.start(ctx)
-	doReload()
+	sched.start(ctx, func() { doReload() })
 
 	// Metrics may also be served on TCP, for a Prometheus server to scrape:
 	// that listener serves GET /metrics and nothing else.

@@ -159,7 +159,7 @@ func (s *server) checkDrift(j *job, now time.Time) (bool, error) {
 	if err := s.st.PutServed(j.key, sv); err != nil {
 		return false, err
 	}
-	s.sched.epoch.Add(1)
+	s.sched.changed(j.key)
 	s.log.Warn().Str("job_id", j.key.String()).Str("reason", sv.Stale).Msg("served config drifting; re-tuning")
 	if err := s.sched.trigger(j.key.String(), runRequest{trigger: "drift"}); err != nil {
 		s.log.Error().Err(err).Str("job_id", j.key.String()).Msg("re-tune not queued")

@@ -100,6 +100,8 @@ type scheduler struct {
 	// changed, which invalidates cached config answers and wakes the
 	// runtimes waiting for a change.
 	epoch epoch
+	// index holds what config lookups need; changed keeps it current.
+	index lookupIndex
 
 	flushMu    sync.Mutex         // one writer of kept cycle records at a time
 	stopRetry  context.CancelFunc // ends retryUnsaved; set by start
@@ -299,6 +301,7 @@ func (s *scheduler) apply(kernels map[string]*kernel, errs []string) {
 	s.closeUnused(fresh, s.jobs, next)
 	s.kernels, s.jobs, s.specErrs = kernels, next, errs
 	s.epoch.Add(1)
+	var stored map[string][]store.JobKey // for deviceChanged
 	for id, j := range next {
 		if j.entry != 0 || j.spec.Evaluator == nil {
 			continue
@@ -312,7 +315,7 @@ func (s *scheduler) apply(kernels map[string]*kernel, errs []string) {
 		j.entry = entry
 		if s.needsStart(j) {
 			trigger := "start"
-			if from := s.deviceChanged(j); from != "" {
+			if from := s.deviceChanged(j, &stored); from != "" {
 				// A new driver or device: the job is new, its first cycle
 				// warm-starts from what the old device class measured.
 				trigger = "device-change"
@@ -325,17 +328,26 @@ func (s *scheduler) apply(kernels map[string]*kernel, errs []string) {
 
 // deviceChanged names another device class that serves the same kernel
 // spec at the same problem when j has nothing served yet: the device or
-// its driver changed. Empty when there is none.
-func (s *scheduler) deviceChanged(j *job) string {
+// its driver changed. Empty when there is none. jobs holds the stored
+// jobs by kernel|spec hash|problem, listed on first need (once per apply:
+// listing them for each new job made a start quadratic in jobs).
+func (s *scheduler) deviceChanged(j *job, jobs *map[string][]store.JobKey) string {
 	if _, served, err := s.st.Served(j.key); err != nil || served {
 		return ""
 	}
-	keys, err := s.st.Jobs()
-	if err != nil {
-		return ""
+	same := func(k store.JobKey) string { return k.Kernel + "|" + k.SpecHash + "|" + k.Problem }
+	if *jobs == nil {
+		keys, err := s.st.Jobs()
+		if err != nil {
+			return ""
+		}
+		*jobs = map[string][]store.JobKey{}
+		for _, k := range keys {
+			(*jobs)[same(k)] = append((*jobs)[same(k)], k)
+		}
 	}
-	for _, k := range keys {
-		if k.Kernel == j.key.Kernel && k.SpecHash == j.key.SpecHash && k.Problem == j.key.Problem && k.Device != j.key.Device {
+	for _, k := range (*jobs)[same(j.key)] {
+		if k.Device != j.key.Device {
 			if _, served, err := s.st.Served(k); err == nil && served {
 				return k.Device
 			}
@@ -376,12 +388,11 @@ func (s *scheduler) needsStart(j *job) bool {
 	if _, served, err := s.st.Served(j.key); err != nil || !served {
 		return true
 	}
-	cycles, err := s.st.Cycles(j.key)
-	if err != nil || len(cycles) == 0 {
+	last, ok, err := s.st.LastCycle(j.key, false)
+	if err != nil || !ok {
 		return false
 	}
-	last := cycles[len(cycles)-1].State
-	return last == tuner.Unfinished || last == "running"
+	return last.State == tuner.Unfinished || last.State == "running"
 }
 
 // Errors of trigger.
@@ -485,7 +496,7 @@ func (s *scheduler) run(ctx context.Context, j *job, req runRequest) {
 
 // finished marks a job's run over and starts what was queued behind it.
 func (s *scheduler) finished(j *job) {
-	s.epoch.Add(1) // the run may have promoted a config
+	s.changed(j.key) // the run may have promoted a config
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j.running, j.cancel, j.live = false, nil, store.Cycle{}
@@ -496,6 +507,14 @@ func (s *scheduler) finished(j *job) {
 		j.queued = nil
 		s.startLocked(j, *q)
 	}
+}
+
+// changed says that what jobs serve may have changed (a promotion, a
+// revocation, a stale mark, new trials): the lookup index drops what it
+// holds of them, and runtimes waiting for a change wake.
+func (s *scheduler) changed(jobs ...store.JobKey) {
+	s.index.invalidate(jobs...)
+	s.epoch.Add(1)
 }
 
 // snapshot returns the kernels sorted by name and the spec errors.
@@ -529,17 +548,24 @@ func (s *scheduler) kernel(name string) (*kernel, bool) {
 type jobView struct {
 	running bool
 	live    store.Cycle
-	next    time.Time
+	entry   cron.EntryID // its cron entry; nextRuns says when it runs
 }
 
 func (s *scheduler) view(j *job) jobView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := jobView{running: j.running, live: j.live}
-	if j.entry != 0 {
-		v.next = s.cron.Entry(j.entry).Next
+	return jobView{running: j.running, live: j.live, entry: j.entry}
+}
+
+// nextRuns returns when each cron entry runs next, from one snapshot of
+// them: cron.Entry copies them all for each job it is asked about.
+func (s *scheduler) nextRuns() map[cron.EntryID]time.Time {
+	entries := s.cron.Entries()
+	out := make(map[cron.EntryID]time.Time, len(entries))
+	for _, e := range entries {
+		out[e.ID] = e.Next
 	}
-	return v
+	return out
 }
 
 func (s *scheduler) runningJobs() []string {
@@ -555,11 +581,15 @@ func (s *scheduler) runningJobs() []string {
 	return out
 }
 
-// start lets cycles run under ctx and starts cron.
-func (s *scheduler) start(ctx context.Context) {
+// start lets cycles run under ctx, runs load (the first load of the
+// specs), then starts cron: entries added before cron runs are appended,
+// while each one added to a running cron re-sorts all of them, which made
+// a start with 100,000 jobs quadratic.
+func (s *scheduler) start(ctx context.Context, load func()) {
 	s.mu.Lock()
 	s.ctx = ctx
 	s.mu.Unlock()
+	load()
 	s.cron.Start()
 	rctx, cancel := context.WithCancel(ctx)
 	s.stopRetry = cancel

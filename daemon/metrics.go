@@ -92,10 +92,11 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.sched.clock()
 	for _, k := range ks {
 		for _, j := range k.jobs {
-			sv, ok, err := c.sched.st.Served(j.key)
-			if err != nil || !ok {
+			e, err := c.sched.index.entry(c.sched.st, j) // the lookups' copy: no read per job and scrape
+			if err != nil || !e.HasServed {
 				continue
 			}
+			sv := e.Served
 			labels := []string{j.key.Kernel, j.key.Problem, j.key.Device}
 			ch <- prometheus.MustNewConstMetric(descSinceTuned, prometheus.GaugeValue, now.Sub(sv.PromotedAt).Seconds(), labels...)
 			stale := 0.0

@@ -14,9 +14,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/robfig/cron/v3"
 	"github.com/rs/zerolog"
 
 	"github.com/quasim/quasim/api"
@@ -40,12 +40,6 @@ type server struct {
 	pub      ed25519.PublicKey
 	keyID    string
 
-	// answers caches encoded config answers by query; an entry is valid
-	// while the scheduler's epoch (bumped whenever served configs or
-	// kernels may change) is the one it was made in.
-	mu      sync.Mutex
-	answers map[string]cachedAnswer
-
 	observers *limiter // rate of POST /v1/observations per uid
 
 	metrics *metrics         // nil in tests that need none
@@ -54,7 +48,6 @@ type server struct {
 }
 
 type cachedAnswer struct {
-	epoch uint64
 	body  []byte
 	etag  []string // the ETag header: a hash of body
 	match api.Match
@@ -117,37 +110,37 @@ func (s *server) cachedConfig(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// cachedAnswer is the encoded config answer for r, from the cache while the
-// epoch it was made in lasts.
+// cachedAnswer is the encoded config answer for r, from the kernel's
+// cache in the lookup index while none of its jobs changes.
 func (s *server) cachedAnswer(r *http.Request, q url.Values) (cachedAnswer, error) {
-	key := r.PathValue("kernel") + "?problem=" + q.Get("problem") + "&device=" + q.Get("device") +
+	key := "problem=" + q.Get("problem") + "&device=" + q.Get("device") +
 		"&objective=" + q.Get("objective") + "&max_slowdown=" + q.Get("max_slowdown")
-	epoch := s.sched.epoch.Load()
-	s.mu.Lock()
-	a, ok := s.answers[key]
-	s.mu.Unlock()
-	if ok && a.epoch == epoch {
-		return a, nil
+	var a cachedAnswer
+	name := r.PathValue("kernel")
+	k, ok := s.sched.kernel(name)
+	if !ok {
+		return a, notFoundf("kernel %q is not loaded", name)
 	}
-	v, err := s.getConfig(r)
+	idx := &s.sched.index
+	ver := idx.version()
+	ki, err := idx.kernel(s.st, k)
 	if err != nil {
 		return a, err
 	}
-	body, err := json.Marshal(v)
+	if a, ok := idx.cached(ki, key); ok {
+		return a, nil
+	}
+	c, err := s.config(r, ki, q)
+	if err != nil {
+		return a, err
+	}
+	body, err := json.Marshal(c)
 	if err != nil {
 		return a, err
 	}
 	sum := sha256.Sum256(body)
-	a = cachedAnswer{epoch: epoch, body: append(body, '\n'), etag: []string{`"` + hex.EncodeToString(sum[:8]) + `"`}}
-	if c, ok := v.(api.Config); ok {
-		a.match = c.Match
-	}
-	s.mu.Lock()
-	if s.answers == nil || len(s.answers) > 4096 {
-		s.answers = map[string]cachedAnswer{}
-	}
-	s.answers[key] = a
-	s.mu.Unlock()
+	a = cachedAnswer{body: append(body, '\n'), etag: []string{`"` + hex.EncodeToString(sum[:8]) + `"`}, match: c.Match}
+	idx.cache(ki, ver, key, a)
 	return a, nil
 }
 
@@ -185,6 +178,7 @@ func (s *server) handler() http.Handler {
 		mux.Handle("GET /metrics", s.metrics.handler())
 	}
 	mux.HandleFunc(api.RouteCert, s.getCert)
+	mux.HandleFunc(routeProfile, s.getProfile)
 	for _, rt := range s.routes() {
 		if rt.pattern == api.RouteConfig {
 			continue
@@ -249,10 +243,10 @@ func (s *server) getStatus(*http.Request) (any, error) {
 				return nil, err
 			}
 			st.Trials += n
-			if sv, ok, err := s.st.Served(j.key); err != nil {
+			if e, err := s.sched.index.entry(s.st, j); err != nil {
 				return nil, err
-			} else if ok && sv.Stale != "" {
-				st.Stale = append(st.Stale, api.Stale{Job: j.key.String(), Reason: sv.Stale, Since: sv.StaleAt})
+			} else if e.HasServed && e.Served.Stale != "" {
+				st.Stale = append(st.Stale, api.Stale{Job: j.key.String(), Reason: e.Served.Stale, Since: e.Served.StaleAt})
 			}
 		}
 	}
@@ -265,88 +259,104 @@ func (s *server) getStatus(*http.Request) (any, error) {
 	return st, nil
 }
 
-func (s *server) getKernels(*http.Request) (any, error) {
+func (s *server) getKernels(r *http.Request) (any, error) {
+	if q := r.URL.Query(); q.Has("limit") || q.Has("cursor") {
+		return s.kernelsPage(r)
+	}
 	ks, _ := s.sched.snapshot()
+	next := s.sched.nextRuns()
 	out := make([]api.Kernel, 0, len(ks))
 	stored, err := s.storedJobs()
 	if err != nil {
 		return nil, err
 	}
 	for _, k := range ks {
-		ak := api.Kernel{
-			Name: k.spec.Name, SpecHash: k.spec.Hash, Source: k.spec.Source, Evaluator: k.spec.Evaluator,
-			Schedule: k.spec.Schedule, Objective: k.spec.Objective, Jobs: []api.Job{},
-		}
-		for i, j := range s.listed(k, stored) {
-			if i == 0 {
-				for _, p := range j.spec.Space.Params() {
-					ak.Params = append(ak.Params, p.Name)
-				}
-				ak.Configs = j.spec.Space.Size()
-			}
-			aj, err := s.jobInfo(j)
+		ak := kernelInfo(k)
+		for _, j := range s.listed(k, stored) {
+			aj, err := s.jobInfo(j, next)
 			if err != nil {
 				return nil, err
 			}
 			ak.Jobs = append(ak.Jobs, aj)
-			if n := j.spec.DefaultNote; n != "" && !j.foreign && !slices.Contains(ak.Notes, n) {
-				ak.Notes = append(ak.Notes, n)
-			}
 		}
 		out = append(out, ak)
 	}
 	return out, nil
 }
 
-func (s *server) jobInfo(j *job) (api.Job, error) {
+// kernelInfo is k's entry of GET /v1/kernels, without its jobs.
+func kernelInfo(k *kernel) api.Kernel {
+	ak := api.Kernel{
+		Name: k.spec.Name, SpecHash: k.spec.Hash, Source: k.spec.Source, Evaluator: k.spec.Evaluator,
+		Schedule: k.spec.Schedule, Objective: k.spec.Objective, Jobs: []api.Job{},
+	}
+	if len(k.jobs) > 0 {
+		for _, p := range k.jobs[0].spec.Space.Params() {
+			ak.Params = append(ak.Params, p.Name)
+		}
+		ak.Configs = k.jobs[0].spec.Space.Size()
+	}
+	for _, j := range k.jobs {
+		if n := j.spec.DefaultNote; n != "" && !slices.Contains(ak.Notes, n) {
+			ak.Notes = append(ak.Notes, n)
+		}
+	}
+	return ak
+}
+
+func (s *server) jobInfo(j *job, nextRuns map[cron.EntryID]time.Time) (api.Job, error) {
 	n, err := s.st.TrialCount(j.key)
 	if err != nil {
 		return api.Job{}, err
 	}
 	v := s.sched.view(j)
 	aj := api.Job{ID: j.key.String(), Problem: j.key.Problem, Device: j.key.Device, Trials: n, Running: v.running, Foreign: j.foreign, RequestedBy: requesterString(j.requestedBy)}
-	if !v.next.IsZero() {
-		next := v.next
+	if next := nextRuns[v.entry]; v.entry != 0 && !next.IsZero() {
 		aj.NextCycle = &next
 	}
 	if v.running && v.live.Budget > 0 {
 		aj.BudgetLeft = v.live.Budget - v.live.Evals
 	}
-	if sv, ok, err := s.st.Served(j.key); err != nil {
+	if e, err := s.sched.index.entry(s.st, j); err != nil {
 		return aj, err
-	} else if ok {
-		c, err := s.answer(j, sv, api.MatchExact, j.key.Problem, nil)
+	} else if e.HasServed {
+		c, err := s.answer(j, e, api.MatchExact, j.key.Problem, nil)
 		if err != nil {
 			return aj, err
 		}
 		aj.Served = &c
 	}
-	cycles, err := s.st.Cycles(j.key)
-	if err != nil {
+	if last, ok, err := s.st.LastCycle(j.key, true); err != nil {
 		return aj, err
-	}
-	for i := len(cycles) - 1; i >= 0; i-- {
-		if !cycles[i].Ended.IsZero() {
-			t := cycles[i].Ended
-			aj.LastCycle = &t
-			break
-		}
+	} else if ok {
+		aj.LastCycle = &last.Ended
 	}
 	return aj, nil
 }
 
 // getConfig answers a runtime: the exact job's served config, else the
-// served config of the nearest tuned problem size, else the default.
+// served config of the nearest tuned problem size, else the default. The
+// socket serves it through cachedConfig.
 func (s *server) getConfig(r *http.Request) (any, error) {
 	name := r.PathValue("kernel")
 	k, ok := s.sched.kernel(name)
 	if !ok {
 		return nil, notFoundf("kernel %q is not loaded", name)
 	}
-	if len(k.jobs) == 0 {
-		return nil, notFoundf("kernel %q has no jobs", name)
+	ki, err := s.sched.index.kernel(s.st, k)
+	if err != nil {
+		return nil, err
 	}
-	q := r.URL.Query()
+	return s.config(r, ki, r.URL.Query())
+}
+
+// config answers the query q of the kernel ki indexes from the index.
+func (s *server) config(r *http.Request, ki *kernelIndex, q url.Values) (api.Config, error) {
+	k := ki.k
+	name := k.spec.Name
+	if len(k.jobs) == 0 {
+		return api.Config{}, notFoundf("kernel %q has no jobs", name)
+	}
 	problem := q.Get("problem")
 	device := q.Get("device")
 	if device == "" {
@@ -354,65 +364,56 @@ func (s *server) getConfig(r *http.Request) (any, error) {
 	}
 	if problem == "" {
 		if len(k.jobs) > 1 {
-			return nil, invalidf("problem: kernel %q has %d problems (%s); name one", name, len(k.jobs), problemList(k))
+			return api.Config{}, invalidf("problem: kernel %q has %d problems (%s); name one", name, len(k.jobs), problemList(k))
 		}
 		problem = k.jobs[0].key.Problem
 	}
 	dims, err := k.parseProblem(problem)
 	if err != nil {
-		return nil, err
+		return api.Config{}, err
 	}
 	problem = evaluate.Problem{Dims: dims}.String()
 	pol, err := parsePolicy(q)
 	if err != nil {
-		return nil, err
+		return api.Config{}, err
 	}
-	var (
-		nearest *job
-		nearSv  store.Served
-		nearD   = math.Inf(1)
-	)
-	for _, j := range k.jobs {
-		if j.key.Device != device {
-			continue
+	idx := &s.sched.index
+	var exact *job
+	if pi := ki.devices[device][len(dims)]; pi != nil {
+		if j := pi.exact[problem]; j != nil {
+			e, err := idx.entry(s.st, j)
+			if err != nil {
+				return api.Config{}, err
+			}
+			if e.HasServed {
+				return s.answer(j, e, api.MatchExact, problem, pol)
+			}
+			exact = j
 		}
-		sv, ok, err := s.st.Served(j.key)
+		// No exact answer: a spec with tune_on_miss gets a job for this
+		// problem (once, rate-limited), so a later lookup is exact.
+		if k.spec.TuneOnMiss && device == k.jobs[0].key.Device {
+			s.sched.miss(name, dims, requester(r, s.sched.clock()))
+		}
+		nearest, e, d, err := idx.nearest(s.st, pi, dims, exact)
 		if err != nil {
-			return nil, err
+			return api.Config{}, err
 		}
-		if !ok {
-			continue
+		if nearest != nil {
+			c, err := s.answer(nearest, e, api.MatchNearest, problem, pol)
+			if err != nil {
+				return api.Config{}, err
+			}
+			c.From = nearest.key.Problem
+			c.Confidence = math.Exp(-d)
+			return c, nil
 		}
-		if j.key.Problem == problem {
-			return s.answer(j, sv, api.MatchExact, problem, pol)
-		}
-		jd, err := parseProblem(j.key.Problem)
-		if err != nil || len(jd) != len(dims) {
-			continue
-		}
-		if d := logDistance(dims, jd); d < nearD {
-			nearest, nearSv, nearD = j, sv, d
-		}
-	}
-	// No exact answer: a spec with tune_on_miss gets a job for this
-	// problem (once, rate-limited), so a later lookup is exact.
-	if k.spec.TuneOnMiss && device == k.jobs[0].key.Device {
+	} else if k.spec.TuneOnMiss && device == k.jobs[0].key.Device {
 		s.sched.miss(name, dims, requester(r, s.sched.clock()))
 	}
-	if nearest != nil {
-		c, err := s.answer(nearest, nearSv, api.MatchNearest, problem, pol)
-		if err != nil {
-			return nil, err
-		}
-		c.From = nearest.key.Problem
-		c.Confidence = math.Exp(-nearD)
-		return c, nil
-	}
 	j := k.jobs[0]
-	for _, jj := range k.jobs {
-		if jj.key.Problem == problem {
-			j = jj
-		}
+	if jj := ki.defaults[problem]; jj != nil {
+		j = jj
 	}
 	c := api.Config{
 		Kernel: name, Problem: problem, Device: device, Match: api.MatchDefault, SpecHash: k.spec.Hash,
@@ -439,7 +440,10 @@ func logDistance(a, b []int) float64 {
 	return d
 }
 
-func (s *server) answer(j *job, sv store.Served, match api.Match, problem string, pol *policy) (api.Config, error) {
+// answer is the api.Config of job j's served config (or the point of its
+// front pol chooses) from its lookup entry, with no trial decoded.
+func (s *server) answer(j *job, e *servedEntry, match api.Match, problem string, pol *policy) (api.Config, error) {
+	sv := e.Served
 	front, note := pol.choose(sv)
 	if front != nil {
 		sv.Key, sv.TimeMS, sv.Certificate = front.chosen.Key, front.chosen.TimeMS, front.chosen.Certificate
@@ -452,23 +456,14 @@ func (s *server) answer(j *job, sv store.Served, match api.Match, problem string
 	out := api.Config{
 		Kernel: j.key.Kernel, Problem: problem, Device: j.key.Device, Config: j.spec.Space.WireConfigMap(c),
 		Key: sv.Key, Match: match, TimeMS: sv.TimeMS, Certificate: sv.Certificate, SpecHash: j.key.SpecHash,
-		PromotedAt: &at, Stale: sv.Stale, Note: note,
+		PromotedAt: &at, Stale: sv.Stale, Note: note, DefaultMS: e.defaultMS,
 	}
 	if front != nil {
 		out.Front = &front.FrontChoice
 	}
-	trials, err := s.st.Trials(j.key)
-	if err != nil {
-		return out, err
-	}
-	for _, t := range trials {
-		if t.Key == sv.Key {
-			at := apiTrial(t, j)
-			out.Trial = &at
-		}
-		if j.spec.Default != nil && t.Key == j.spec.Space.Key(j.spec.Default) && t.Status == string(evaluate.StatusOK) {
-			out.DefaultMS = t.TimeMS
-		}
+	if t, ok := e.trial(sv.Key); ok {
+		at := apiTrial(t, j)
+		out.Trial = &at
 	}
 	return out, nil
 }
@@ -507,25 +502,6 @@ func (s *server) jobsOf(name, problem string) (*kernel, []*job, error) {
 		return nil, nil, notFoundf("kernel %q has no problem %s (have %s)", name, p, problemList(k))
 	}
 	return k, out, nil
-}
-
-func (s *server) getTrials(r *http.Request) (any, error) {
-	name := r.PathValue("kernel")
-	jobs, err := s.listedOf(name, r.URL.Query().Get("problem"))
-	if err != nil {
-		return nil, err
-	}
-	out := api.Trials{Kernel: name, Trials: []api.Trial{}}
-	for _, j := range jobs {
-		trials, err := s.st.Trials(j.key)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range trials {
-			out.Trials = append(out.Trials, apiTrial(t, j))
-		}
-	}
-	return out, nil
 }
 
 func (s *server) getCycles(r *http.Request) (any, error) {
@@ -657,6 +633,7 @@ func (s *server) postImport(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.sched.changed(key) // a trial of its default config changes its answers
 	return api.ImportResponse{Job: key.String(), Stored: stored, Skipped: skipped + len(trials) - stored}, nil
 }
 

@@ -45,6 +45,12 @@ func newTestServerOn(t testing.TB, dir string, st *store.Store) *testServer {
 		dir: dir, st: st, cron: newCron(), log: zerolog.Nop(), clock: time.Now,
 		tn: tuner.New(tuner.Config{Store: st, NewStrategy: defaultStrategy}),
 	}
+	return serveTest(t, sched, st)
+}
+
+// serveTest loads sched's kernels and serves them on a real Unix socket.
+func serveTest(t testing.TB, sched *scheduler, st *store.Store) *testServer {
+	t.Helper()
 	sched.apply(sched.load())
 	srv := &server{sched: sched, st: st, writers: newWriters(nil, ""), log: zerolog.Nop(), version: "test", started: time.Now()}
 	srv.reload = func() api.ReloadResponse { return api.ReloadResponse{} }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -171,6 +172,18 @@ func (f *fakeDaemon) handler() http.Handler {
 			if p := r.URL.Query().Get("problem"); p == "" || p == t.Problem {
 				out.Trials = append(out.Trials, t)
 			}
+		}
+		// Pages as the daemon does, with the offset as the cursor.
+		limit, from := api.DefaultTrialsLimit, 0
+		if v := r.URL.Query().Get("limit"); v != "" {
+			limit, _ = strconv.Atoi(v)
+		}
+		if v := r.URL.Query().Get("cursor"); v != "" {
+			from, _ = strconv.Atoi(strings.TrimPrefix(v, "at-"))
+		}
+		out.Trials = out.Trials[min(from, len(out.Trials)):]
+		if len(out.Trials) > limit {
+			out.Trials, out.Next = out.Trials[:limit], "at-"+strconv.Itoa(from+limit)
 		}
 		return out, nil
 	})

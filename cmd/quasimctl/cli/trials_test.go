@@ -2,6 +2,7 @@ package cli
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,4 +39,46 @@ func TestTrials(t *testing.T) {
 	if got := decodeStrict[api.Trials](t, out); !reflect.DeepEqual(got, want) {
 		t.Errorf("trials --json = %+v, want %+v", got, want)
 	}
+}
+
+func TestTrialsPages(t *testing.T) {
+	t.Parallel()
+	f := newFakeDaemon(t)
+	all := f.trials["sgemm"]
+	if len(all) < 2 {
+		t.Fatalf("the fake daemon has %d sgemm trials, want 2 or more", len(all))
+	}
+	out, errs, code := f.ctl(t, "trials", "sgemm", "--limit", "1")
+	if code != 0 || strings.Count(out, "\n") != 2 || !hasConfigRow(out, all[0].Key) {
+		t.Fatalf("trials --limit 1 = %d\n%s%s", code, out, errs)
+	}
+	mustContain(t, "stderr", errs, "--cursor at-1 for the next page")
+	out, errs, code = f.ctl(t, "trials", "sgemm", "--limit", "1", "--cursor", "at-1")
+	if code != 0 || !hasConfigRow(out, all[1].Key) || hasConfigRow(out, all[0].Key) {
+		t.Errorf("trials --cursor at-1 = %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = f.ctl(t, "trials", "sgemm", "--all", "--json")
+	if code != 0 || errs != "" {
+		t.Fatalf("trials --all = %d %s", code, errs)
+	}
+	if got := decodeStrict[api.Trials](t, out); len(got.Trials) != len(all) || got.Next != "" {
+		t.Errorf("trials --all --json: %d trials, next %q; want %d and none", len(got.Trials), got.Next, len(all))
+	}
+	for _, args := range [][]string{{"--limit", "0"}, {"--limit", "10001"}, {"--all", "--cursor", "at-1"}} {
+		if _, errs, code := f.ctl(t, append([]string{"trials", "sgemm"}, args...)...); code != 2 {
+			t.Errorf("trials %v = %d %q, want 2", args, code, errs)
+		}
+	}
+}
+
+// hasConfigRow says whether a row of the trials table starts with the
+// values of the config key (a column per parameter).
+func hasConfigRow(table, key string) bool {
+	vals := strings.Split(key, ",")
+	for _, line := range strings.Split(table, "\n") {
+		if f := strings.Fields(line); len(f) >= len(vals) && slices.Equal(f[:len(vals)], vals) {
+			return true
+		}
+	}
+	return false
 }
