@@ -61,7 +61,8 @@ func putCycle(tx *bolt.Tx, job JobKey, cy Cycle) error {
 	return b.Put(u64(uint64(cy.ID)), data)
 }
 
-// Cycles returns job's cycles by ID ascending.
+// Cycles returns job's cycles by ID ascending. A cycle that does not
+// decode is skipped and reported to Options.OnCorrupt.
 func (s *Store) Cycles(job JobKey) ([]Cycle, error) {
 	out := []Cycle{}
 	err := s.view(func(tx *bolt.Tx) error {
@@ -73,12 +74,14 @@ func (s *Store) Cycles(job JobKey) ([]Cycle, error) {
 			where := path(string(bucketRoot), string(bucketCycles), quoted(job.String()), quoted(string(k)))
 			id, err := decodeU64(k, where)
 			if err != nil {
-				return err
+				s.corrupt(bucketCycles, where, err)
+				return nil
 			}
 			where = path(string(bucketRoot), string(bucketCycles), quoted(job.String()), numbered(id))
 			cy, err := decodeCycle(v, where)
 			if err != nil {
-				return err
+				s.corrupt(bucketCycles, where, err)
+				return nil
 			}
 			out = append(out, cy)
 			return nil

@@ -94,9 +94,11 @@ func (s *Store) Observations(job JobKey, limit int) ([]Observation, error) {
 		}
 		c := b.Cursor()
 		for k, v := c.Last(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
-			o, err := decodeObservation(v, path(string(bucketRoot), string(bucketObservations), quoted(job.String()), fmt.Sprintf("%x", k)))
+			where := path(string(bucketRoot), string(bucketObservations), quoted(job.String()), fmt.Sprintf("%x", k))
+			o, err := decodeObservation(v, where)
 			if err != nil {
-				return err
+				s.corrupt(bucketObservations, where, err)
+				continue
 			}
 			out = append(out, o)
 		}

@@ -99,7 +99,8 @@ func addTrials(tx *bolt.Tx, job JobKey, trials []Trial) (int, error) {
 	return stored, nil
 }
 
-// Trials returns job's trials in insertion order.
+// Trials returns job's trials in insertion order. A trial that does not
+// decode is skipped and reported to Options.OnCorrupt.
 func (s *Store) Trials(job JobKey) ([]Trial, error) {
 	out := []Trial{}
 	err := s.view(func(tx *bolt.Tx) error {
@@ -111,12 +112,14 @@ func (s *Store) Trials(job JobKey) ([]Trial, error) {
 			where := path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialSeq), quoted(string(k)))
 			seq, err := decodeU64(k, where)
 			if err != nil {
-				return err
+				s.corrupt(bucketTrials, where, err)
+				return nil
 			}
 			where = path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialSeq), numbered(seq))
 			tr, err := decodeTrial(v, where)
 			if err != nil {
-				return err
+				s.corrupt(bucketTrials, where, err)
+				return nil
 			}
 			out = append(out, tr)
 			return nil
