@@ -275,6 +275,9 @@ func (s *Store) Revoke(id, reason string, at time.Time) (CertMeta, error) {
 // it after. The served config itself is the caller's to replace.
 func dropFromFront(tx *bolt.Tx, job JobKey, id string) error {
 	sv, ok, err := getServed(tx, job)
+	if errors.Is(err, ErrCorrupt) {
+		return nil // it serves nothing (Served), and the next promotion replaces it
+	}
 	if err != nil || !ok {
 		return err
 	}

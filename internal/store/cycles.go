@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -170,7 +171,10 @@ func getServed(tx *bolt.Tx, job JobKey) (Served, bool, error) {
 	return sv, err == nil, err
 }
 
-// Served returns the config job serves, and whether it serves one.
+// Served returns the config job serves, and whether it serves one. A
+// served record that does not decode serves nothing (the job falls back
+// to its default until a promotion replaces it) and is reported to
+// Options.OnCorrupt.
 func (s *Store) Served(job JobKey) (Served, bool, error) {
 	var (
 		sv Served
@@ -179,6 +183,10 @@ func (s *Store) Served(job JobKey) (Served, bool, error) {
 	err := s.view(func(tx *bolt.Tx) error {
 		var err error
 		sv, ok, err = getServed(tx, job)
+		if errors.Is(err, ErrCorrupt) {
+			s.corrupt(bucketServed, path(string(bucketRoot), string(bucketServed), quoted(job.String())), err)
+			return nil
+		}
 		return err
 	})
 	if err != nil {
