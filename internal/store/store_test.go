@@ -700,7 +700,7 @@ func TestCorrupt(t *testing.T) {
 			wantName: `v1/cycles/"` + jobA.String() + `"/1`,
 		},
 		{
-			name: "served",
+			name:    "served",
 			skipped: true,
 			breakIt: func(tx *bolt.Tx) error {
 				return bucket(tx, "served").Put([]byte(jobA.String()), []byte(`{"v":1,"time_ms":"fast"}`))
