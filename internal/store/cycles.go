@@ -8,7 +8,10 @@ import (
 )
 
 // NewCycle stores cy as job's next cycle, with the ID it assigns from the
-// job's cycle sequence (1, 2, ...), and returns it.
+// job's cycle sequence (1, 2, ...), and returns it. In the same transaction
+// it applies the job's retention: the newest Options.CyclesKept cycles are
+// kept, older ones deleted, and the trials are compacted (see
+// Options.TrialTimesKept).
 func (s *Store) NewCycle(job JobKey, cy Cycle) (Cycle, error) {
 	if err := job.validate(); err != nil {
 		return Cycle{}, fmt.Errorf("new cycle %q: %w", job.String(), err)
@@ -27,7 +30,10 @@ func (s *Store) NewCycle(job JobKey, cy Cycle) (Cycle, error) {
 		if err != nil {
 			return err
 		}
-		return b.Put(u64(id), data)
+		if err := b.Put(u64(id), data); err != nil {
+			return err
+		}
+		return s.retain(tx, job, b)
 	})
 	if err != nil {
 		return Cycle{}, fmt.Errorf("new cycle %q: %w", job.String(), err)
@@ -193,4 +199,50 @@ func (s *Store) Served(job JobKey) (Served, bool, error) {
 		return Served{}, false, fmt.Errorf("get served %q: %w", job.String(), err)
 	}
 	return sv, ok, nil
+}
+
+// DefaultCyclesKept is how many cycles of a job NewCycle keeps when
+// Options.CyclesKept is zero: at a cycle a day, more than half a year.
+const DefaultCyclesKept = 200
+
+// DefaultTrialTimesKept is how many of a job's ok trials keep their
+// repetition times when Options.TrialTimesKept is zero: the fastest ones,
+// the candidates a certification may take.
+const DefaultTrialTimesKept = 64
+
+func (o Options) cyclesKept() int {
+	if o.CyclesKept == 0 {
+		return DefaultCyclesKept
+	}
+	return o.CyclesKept
+}
+
+func (o Options) trialTimesKept() int {
+	if o.TrialTimesKept == 0 {
+		return DefaultTrialTimesKept
+	}
+	return o.TrialTimesKept
+}
+
+// retain applies the job's retention in tx, at the start of a cycle:
+// the cycle bucket b keeps its newest cyclesKept cycles, and the job's
+// trials are compacted (compactTrials).
+func (s *Store) retain(tx *bolt.Tx, job JobKey, b *bolt.Bucket) error {
+	if keep := s.opt.cyclesKept(); keep > 0 {
+		// Counted by cursor: Stats does not see this transaction's writes.
+		var keys [][]byte
+		c := b.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			keys = append(keys, append([]byte{}, k...))
+		}
+		for _, k := range keys[:max(0, len(keys)-keep)] {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+	}
+	if keep := s.opt.trialTimesKept(); keep > 0 {
+		return compactTrials(tx, job, keep)
+	}
+	return nil
 }

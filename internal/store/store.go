@@ -30,6 +30,11 @@ type Options struct {
 	// CyclesKept is how many cycles of a job NewCycle keeps, the newest
 	// (default DefaultCyclesKept); a negative value keeps all.
 	CyclesKept int
+	// TrialTimesKept is how many of a job's ok trials, the fastest, keep
+	// their repetition times (Trial.TimesMS) when NewCycle compacts the
+	// job's trials (default DefaultTrialTimesKept); a negative value keeps
+	// every trial's times.
+	TrialTimesKept int
 }
 
 func (o Options) lockTimeout() time.Duration {

@@ -416,14 +416,19 @@ func TestCycles(t *testing.T) {
 		}
 		want = append(want, c)
 	}
+	// The newest DefaultCyclesKept are kept.
+	if err := s.PutCycle(jobA, want[41]); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("PutCycle of cycle 42, beyond the %d kept = %v, want ErrNotFound", store.DefaultCyclesKept, err)
+	}
+	want = want[300-store.DefaultCyclesKept:]
 	done := want[41]
 	done.State, done.Ended, done.Evals, done.BestKey, done.BestMS, done.Promoted, done.Error = "done", at(1000), 100, "8,8", 1.25, "8,8", ""
 	must(t, s.PutCycle(jobA, done))
 	want[41] = done
-	failed := want[299]
+	failed := want[len(want)-1]
 	failed.State, failed.Error = "failed", "device lost"
 	must(t, s.PutCycle(jobA, failed))
-	want[299] = failed
+	want[len(want)-1] = failed
 	for _, id := range []int{0, -1, 301} {
 		if err := s.PutCycle(jobA, store.Cycle{ID: id}); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("PutCycle(ID %d) = %v, want ErrNotFound", id, err)

@@ -1,7 +1,11 @@
 package store
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -280,4 +284,48 @@ func putPolicy(tx *bolt.Tx, job JobKey, policy []byte) error {
 		return err
 	}
 	return b.Put([]byte(job.String()), policy)
+}
+
+// compactTrials drops the repetition times (TimesMS) of job's trials in tx
+// but those of the keep fastest ok trials, which a certification may still
+// take; a trial that is not ok keeps its own. Every trial keeps its key,
+// status, median time, energy, cost, time and cycle: what resuming a
+// search, a warm start, `trials` and export need. A trial that does not
+// decode is left as it is.
+func compactTrials(tx *bolt.Tx, job JobKey, keep int) error {
+	seqs, err := trialSeqs(tx, job)
+	if err != nil || seqs == nil {
+		return err
+	}
+	type timed struct {
+		seq uint64
+		tr  Trial
+	}
+	var ok []timed
+	err = seqs.ForEach(func(k, v []byte) error {
+		if len(k) != 8 || !bytes.Contains(v, []byte(`"times_ms"`)) {
+			return nil
+		}
+		tr, err := decodeTrial(v, "")
+		if err != nil || len(tr.TimesMS) == 0 || tr.Status != "ok" {
+			return nil
+		}
+		ok = append(ok, timed{binary.BigEndian.Uint64(k), tr})
+		return nil
+	})
+	if err != nil || len(ok) <= keep {
+		return err
+	}
+	slices.SortStableFunc(ok, func(a, b timed) int { return cmp.Compare(a.tr.TimeMS, b.tr.TimeMS) })
+	for _, t := range ok[keep:] {
+		t.tr.TimesMS = nil
+		data, err := encode(&trialRecord{V: recordVersion, Trial: t.tr})
+		if err != nil {
+			return err
+		}
+		if err := seqs.Put(u64(t.seq), data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
