@@ -86,7 +86,7 @@ type state struct {
 	RNG  []byte `json:"rng"`
 	evolve.History
 	Model  *model `json:"model,omitempty"`
-	Fitted int    `json:"fitted"` // len(Told) at the last fit
+	Fitted int    `json:"fitted"`          // len(Told) at the last fit
 	Steps  []Step `json:"steps,omitempty"` // the newest MaxSteps
 }
 

@@ -149,10 +149,12 @@ func copyRecords(stx, dtx *bolt.Tx, rep *SalvageReport) error {
 				return err
 			}
 			tr := r.rec.(Trial)
-			if len(r.key) != 8 || seqs.Get(r.key) != nil || tr.Key == "" || keys.Get([]byte(tr.Key)) != nil {
-				// A damaged page can hold a key twice.
+			if seqs.Get(r.key) != nil || (tr.Key != "" && keys.Get([]byte(tr.Key)) != nil) {
+				return nil // read twice (a damaged page can be referenced twice): copied already
+			}
+			if len(r.key) != 8 || tr.Key == "" {
 				rep.Lost[r.bucket]++
-				rep.Corrupt = append(rep.Corrupt, Corruption{Bucket: r.bucket, Where: r.where, Err: fmt.Errorf("%s: %w: bad or repeated sequence key, or config key %q empty or stored twice", r.where, ErrCorrupt, tr.Key)})
+				rep.Corrupt = append(rep.Corrupt, Corruption{Bucket: r.bucket, Where: r.where, Err: fmt.Errorf("%s: %w: bad sequence key or empty config key", r.where, ErrCorrupt)})
 				return nil
 			}
 			if err := seqs.Put(r.key, val); err != nil {
@@ -171,9 +173,7 @@ func copyRecords(stx, dtx *bolt.Tx, rep *SalvageReport) error {
 				return err
 			}
 			if b.Get(r.key) != nil {
-				rep.Lost[r.bucket]++
-				rep.Corrupt = append(rep.Corrupt, Corruption{Bucket: r.bucket, Where: r.where, Err: fmt.Errorf("%s: %w: key stored twice", r.where, ErrCorrupt)})
-				return nil
+				return nil // read twice: copied already
 			}
 			if err := b.Put(r.key, val); err != nil {
 				return err
@@ -232,6 +232,8 @@ func copyRecords(stx, dtx *bolt.Tx, rep *SalvageReport) error {
 	case err != nil:
 		// The records may still be there: read them as the current schema.
 		rep.Unreadable = append(rep.Unreadable, fmt.Sprintf("schema version: %v", err))
+	case v == 0:
+		// No root bucket (its name damaged): visitRecords reports it.
 	case v != len(migrations):
 		return fmt.Errorf("schema version %d; salvage reads version %d only: open the file with this quasimd first to migrate it", v, len(migrations))
 	}

@@ -155,8 +155,13 @@ func scan(b *bolt.Bucket, where string, problem func(string, error), fn func(k, 
 		fnErr error
 	)
 	err := safely(func() error {
+		size := b.Tx().Size()
 		c := b.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
+			// A damaged page can give lengths no sound file has.
+			if len(k) > bolt.MaxKeySize || int64(len(v)) > size {
+				return fmt.Errorf("%w: key of %d bytes, value of %d, in a file of %d", ErrDamaged, len(k), len(v), size)
+			}
 			last = append(last[:0], k...)
 			if fnErr = fn(k, v); fnErr != nil {
 				return fnErr

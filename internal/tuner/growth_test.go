@@ -15,8 +15,8 @@ import (
 
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evaluate/builtin"
-	"github.com/quasim/quasim/genome"
 	"github.com/quasim/quasim/evolve"
+	"github.com/quasim/quasim/genome"
 	"github.com/quasim/quasim/internal/store"
 	"github.com/quasim/quasim/internal/strategies"
 )
