@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -62,10 +63,18 @@ type pageWalker struct {
 	visits   int
 	problems []string
 	stopped  bool
+
+	// Salvage mode: the walk goes on past any number of problems, skipping
+	// what is bad, and hands every leaf value and bucket found to these,
+	// with the names of the buckets above it (bbolt's memory is not
+	// involved: the bytes are the walker's own).
+	salvage bool
+	value   func(trail []string, k, v []byte)
+	bucket  func(trail []string, name []byte, seq uint64)
 }
 
 func (w *pageWalker) problem(format string, args ...any) {
-	if len(w.problems) < maxProblems {
+	if len(w.problems) < maxProblems || w.salvage {
 		w.problems = append(w.problems, fmt.Sprintf(format, args...))
 	}
 }
@@ -106,33 +115,55 @@ func (w *pageWalker) readMeta(off int64) bmeta {
 	}
 }
 
+func validPageSize(n uint32) bool {
+	return n >= minBoltPageSize && n <= 1<<20 && n&(n-1) == 0
+}
+
 func (w *pageWalker) run() {
 	m0 := w.readMeta(0)
-	if !m0.ok {
+	if m0.ok && !validPageSize(m0.pageSize) {
+		m0 = bmeta{why: fmt.Sprintf("page size %d", m0.pageSize)}
+	}
+	var m bmeta
+	switch {
+	case m0.ok:
+		w.pageSize = uint64(m0.pageSize)
+		m = m0
+		if m1 := w.readMeta(int64(w.pageSize)); m1.ok && m1.txid > m0.txid {
+			m = m1
+		} else if !m1.ok {
+			w.problem("meta page 1: %s", m1.why)
+		}
+	case !w.salvage:
 		w.problem("meta page 0: %s", m0.why)
 		return // bbolt finds the page size from meta 0 first; without it nothing is sure
-	}
-	if m0.pageSize < minBoltPageSize || m0.pageSize > 1<<20 || m0.pageSize&(m0.pageSize-1) != 0 {
-		w.problem("meta page 0: page size %d", m0.pageSize)
-		return
-	}
-	w.pageSize = uint64(m0.pageSize)
-	m := m0
-	if m1 := w.readMeta(int64(w.pageSize)); m1.ok && m1.txid > m0.txid {
-		m = m1
-	} else if !m1.ok {
-		w.problem("meta page 1: %s", m1.why)
+	default:
+		// Salvage: look for meta page 1 at each page size bbolt allows.
+		w.problem("meta page 0: %s", m0.why)
+		for ps := uint32(minBoltPageSize); ps <= 1<<16; ps *= 2 {
+			if m1 := w.readMeta(int64(ps)); m1.ok && m1.pageSize == ps {
+				w.pageSize, m = uint64(ps), m1
+				break
+			}
+		}
+		if !m.ok {
+			w.problem("meta page 1: not found")
+			return
+		}
 	}
 	w.hwm = m.hwm
 	if need := int64(m.hwm * w.pageSize); m.hwm > uint64(1<<62)/w.pageSize || need > w.size {
 		w.problem("file is %d bytes but its pages reach %d bytes: truncated", w.size, need)
-		return
+		if !w.salvage {
+			return
+		}
+		w.hwm = uint64(w.size) / w.pageSize // read what is there
 	}
 	w.seen[0], w.seen[1] = true, true
-	if m.freelist != noFreelistPgid {
+	if m.freelist != noFreelistPgid && !w.salvage {
 		w.freelist(m.freelist)
 	}
-	w.tree(m.root, 0, "root")
+	w.tree(m.root, 0, "root", nil)
 }
 
 // header reads page id's header: flags, count, overflow.
@@ -205,9 +236,9 @@ func (w *pageWalker) freelist(id uint64) {
 	}
 }
 
-// tree walks the b+tree whose page is id.
-func (w *pageWalker) tree(id uint64, depth int, what string) {
-	if w.stopped || len(w.problems) >= maxProblems {
+// tree walks the b+tree whose page is id, of the bucket trail.
+func (w *pageWalker) tree(id uint64, depth int, what string, trail []string) {
+	if w.stopped || (len(w.problems) >= maxProblems && !w.salvage) {
 		return
 	}
 	if w.visits++; w.visits%256 == 0 && time.Now().After(w.deadline) {
@@ -234,12 +265,12 @@ func (w *pageWalker) tree(id uint64, depth int, what string) {
 	if !ok {
 		return
 	}
-	w.elements(buf, id, flags, depth, what)
+	w.elements(buf, id, flags, depth, what, trail)
 }
 
 // elements checks the elements of a branch or leaf page held in buf (an
 // inline bucket's page included) and walks their children.
-func (w *pageWalker) elements(buf []byte, id uint64, flags uint16, depth int, what string) {
+func (w *pageWalker) elements(buf []byte, id uint64, flags uint16, depth int, what string, trail []string) {
 	le := binary.LittleEndian
 	count := int(le.Uint16(buf[10:]))
 	if pageHeaderSize+count*elemSize > len(buf) {
@@ -255,7 +286,7 @@ func (w *pageWalker) elements(buf []byte, id uint64, flags uint16, depth int, wh
 				w.problem("%s: branch page %d: element %d outside the page", what, id, i)
 				return
 			}
-			w.tree(child, depth+1, what)
+			w.tree(child, depth+1, what, trail)
 			continue
 		}
 		eflags, pos, ksize, vsize := le.Uint32(e[0:]), uint64(le.Uint32(e[4:])), uint64(le.Uint32(e[8:])), uint64(le.Uint32(e[12:]))
@@ -263,18 +294,25 @@ func (w *pageWalker) elements(buf []byte, id uint64, flags uint16, depth int, wh
 			w.problem("%s: leaf page %d: element %d outside the page", what, id, i)
 			return
 		}
-		if eflags&bucketLeafFlag == 0 {
-			continue
-		}
 		key := buf[base+pos : base+pos+ksize]
 		val := buf[base+pos+ksize : base+pos+ksize+vsize]
+		if eflags&bucketLeafFlag == 0 {
+			if w.value != nil {
+				w.value(trail, key, val)
+			}
+			continue
+		}
 		sub := fmt.Sprintf("%s/%q", what, key)
 		if len(val) < 16 {
 			w.problem("%s: bucket header of %d bytes", sub, len(val))
 			continue
 		}
+		if w.bucket != nil {
+			w.bucket(trail, key, le.Uint64(val[8:]))
+		}
+		subTrail := append(slices.Clone(trail), string(key))
 		if root := le.Uint64(val); root != 0 {
-			w.tree(root, depth+1, sub)
+			w.tree(root, depth+1, sub, subTrail)
 			continue
 		}
 		inline := val[16:]
@@ -282,6 +320,6 @@ func (w *pageWalker) elements(buf []byte, id uint64, flags uint16, depth int, wh
 			w.problem("%s: inline bucket is no leaf page", sub)
 			continue
 		}
-		w.elements(inline, id, leafPageFlag, depth+1, sub)
+		w.elements(inline, id, leafPageFlag, depth+1, sub, subTrail)
 	}
 }

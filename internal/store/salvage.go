@@ -1,11 +1,15 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"sort"
+	"strings"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -42,35 +46,37 @@ func (r *SalvageReport) Buckets() []string {
 
 // Salvage copies every readable record of the state file at from into a
 // new state file at to, which must not exist, and reports what it copied
-// and lost. from is opened read-only and never written. Records are copied
-// byte for byte under their keys (trial and cycle numbers, sequences and
-// certificate ids stay as they were) once they decode; the indexes (trial
-// config keys, each job's certificates, the job registry) are rebuilt from
-// what was copied. A record that does not decode, and a part of the file
-// bbolt cannot read, is reported and skipped.
+// and lost. from is read with plain reads, page by page (the walker of
+// checkPages, in salvage mode: bbolt itself would panic, fault or loop on
+// the damaged pages), under a shared lock, and never written. Records are
+// copied byte for byte under their keys (trial and cycle numbers,
+// sequences and certificate ids stay as they were) once they decode; the
+// indexes (trial config keys, each job's certificates, the job registry)
+// are rebuilt from what was copied. A record that does not decode, and a
+// page that cannot be read, is reported and skipped.
 func Salvage(from, to string, opt Options) (*SalvageReport, error) {
 	if _, err := os.Lstat(to); err == nil {
 		return nil, fmt.Errorf("salvage to %s: %w: the file exists; name a new file", to, ErrInvalid)
 	}
-	if _, err := os.Stat(from); err != nil {
+	f, err := os.Open(from)
+	if err != nil {
 		return nil, fmt.Errorf("salvage %s: %w", from, err)
 	}
-	// No free list preload: salvage reads, and a damaged free list must
-	// not stop it.
-	src, err := openBolt(from, &bolt.Options{Timeout: opt.lockTimeout(), ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("salvage %s: nothing can be read: %w", from, openError(from, err))
+	defer f.Close()
+	if err := flockShared(f, opt.lockTimeout()); err != nil {
+		return nil, fmt.Errorf("salvage %s: %w", from, err)
 	}
-	defer src.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("salvage %s: %w", from, err)
+	}
 	dst, err := Open(to, Options{LockTimeout: opt.LockTimeout, CheckTimeout: -1})
 	if err != nil {
 		return nil, fmt.Errorf("salvage to %s: %w", to, err)
 	}
 	rep := &SalvageReport{From: from, To: to, Copied: map[string]int{}, Lost: map[string]int{}}
-	err = src.View(func(stx *bolt.Tx) error {
-		return dst.update(func(dtx *bolt.Tx) error {
-			return copyRecords(stx, dtx, rep)
-		})
+	err = dst.update(func(dtx *bolt.Tx) error {
+		return copyRecords(f, fi.Size(), dtx, rep)
 	})
 	if cerr := dst.Close(); err == nil {
 		err = cerr
@@ -82,9 +88,87 @@ func Salvage(from, to string, opt Options) (*SalvageReport, error) {
 	return rep, nil
 }
 
-// copyRecords copies the readable records of stx into the empty current
-// schema of dtx, rebuilding the indexes.
-func copyRecords(stx, dtx *bolt.Tx, rep *SalvageReport) error {
+// flockShared takes a shared lock on f as bbolt's read-only open does,
+// waiting at most timeout for a writer (a running quasimd) to let go.
+func flockShared(f *os.File, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if err != syscall.EWOULDBLOCK {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("state file is locked by another process (is quasimd running? stop it first): %w", ErrLocked)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// salvaged turns a value the walker found at trail (the bucket names above
+// it), key k, into the record of the schema it is; false for the indexes
+// (rebuilt) and the version key.
+func salvaged(trail []string, k, v []byte, seq uint64) (rawRecord, bool, error) {
+	if len(trail) < 2 || trail[0] != string(bucketRoot) {
+		if len(trail) == 1 && trail[0] == string(bucketRoot) && string(k) == string(keyVersion) {
+			return rawRecord{}, false, nil
+		}
+		where := path(append(slices.Clone(trail), quoted(string(k)))...)
+		return rawRecord{where: where}, false, fmt.Errorf("%s: %w: not where the schema puts a record", where, ErrCorrupt)
+	}
+	name := trail[1]
+	r := rawRecord{bucket: name, key: k, value: v, seq: seq}
+	wherePath := slices.Clone(trail) // v1/name/"job or spec"/seq, as errors name them
+	if len(wherePath) > 2 {
+		wherePath[2] = quoted(wherePath[2])
+	}
+	r.where = path(append(wherePath, keyName(name, k))...)
+	switch {
+	case name == string(bucketSpecs) && len(trail) == 3:
+		r.job = trail[2]
+		sp, err := decodeSpec(v, r.where)
+		if err == nil && sp.Name != r.job {
+			err = fmt.Errorf("decode %s: %w: record names spec %q", r.where, ErrCorrupt, sp.Name)
+		}
+		r.rec, r.err = sp, err
+	case name == string(bucketJobs) && len(trail) == 2:
+		r.rec, r.err = decodeJob(v, r.where)
+	case name == string(bucketTrials) && len(trail) == 4 && trail[3] == string(bucketTrialSeq):
+		r.job = trail[2]
+		r.rec, r.err = decodeTrial(v, r.where)
+	case name == string(bucketTrials) && len(trail) == 4 && trail[3] == string(bucketTrialKeys),
+		name == string(bucketJobCerts) && len(trail) == 3:
+		return rawRecord{}, false, nil // indexes, rebuilt
+	case name == string(bucketPolicies) && len(trail) == 2:
+		r.job, r.rec = string(k), bytes.Clone(v)
+	case name == string(bucketServed) && len(trail) == 2:
+		r.rec, r.err = decodeServed(v, r.where)
+	case name == string(bucketCycles) && len(trail) == 3:
+		r.job = trail[2]
+		r.rec, r.err = decodeCycle(v, r.where)
+	case name == string(bucketObservations) && len(trail) == 3:
+		r.job = trail[2]
+		r.rec, r.err = decodeObservation(v, r.where)
+	case name == string(bucketCerts) && len(trail) == 2:
+		r.rec, r.err = decodeCert(v, r.where)
+	case name == string(bucketRevocations) && len(trail) == 2:
+		r.rec, r.err = decodeRevocation(v, r.where)
+	default:
+		return r, false, fmt.Errorf("%s: %w: not where the schema puts a record", r.where, ErrCorrupt)
+	}
+	if r.job != "" && name != string(bucketSpecs) {
+		if err := checkJobName([]byte(r.job)); err != nil && r.err == nil {
+			r.err = fmt.Errorf("%s: %w", r.where, err)
+		}
+	}
+	return r, true, nil
+}
+
+// copyRecords copies the readable records of the file f, of size bytes,
+// into the empty current schema of dtx, rebuilding the indexes.
+func copyRecords(f io.ReaderAt, size int64, dtx *bolt.Tx, rep *SalvageReport) error {
 	droot, err := root(dtx)
 	if err != nil {
 		return err
@@ -222,33 +306,35 @@ func copyRecords(stx, dtx *bolt.Tx, rep *SalvageReport) error {
 		rep.Copied[r.bucket]++
 		return nil
 	}
-	var v int
-	err = safely(func() error {
-		var err error
-		v, err = readVersion(stx)
-		return err
-	})
-	switch {
-	case err != nil:
-		// The records may still be there: read them as the current schema.
-		rep.Unreadable = append(rep.Unreadable, fmt.Sprintf("schema version: %v", err))
-	case v == 0:
-		// No root bucket (its name damaged): visitRecords reports it.
-	case v != len(migrations):
-		return fmt.Errorf("schema version %d; salvage reads version %d only: open the file with this quasimd first to migrate it", v, len(migrations))
+	seqs := map[string]uint64{} // bucket trail -> its sequence
+	var copyErr error
+	w := &pageWalker{f: f, size: size, deadline: time.Now().Add(365 * 24 * time.Hour), seen: map[uint64]bool{}, salvage: true,
+		bucket: func(trail []string, name []byte, seq uint64) {
+			seqs[strings.Join(append(slices.Clone(trail), string(name)), "\x00")] = seq
+		},
+		value: func(trail []string, k, v []byte) {
+			if copyErr != nil {
+				return
+			}
+			r, ok, err := salvaged(trail, k, v, seqs[strings.Join(trail, "\x00")])
+			switch {
+			case err != nil:
+				b := "root"
+				if len(trail) > 1 {
+					b = trail[1]
+				}
+				rep.Lost[b]++
+				rep.Corrupt = append(rep.Corrupt, Corruption{Bucket: b, Where: r.where, Err: err})
+			case ok:
+				copyErr = copyOne(r)
+			}
+		},
 	}
-	err = visitRecords(stx, copyOne, func(where string, err error) {
-		if errors.Is(err, ErrDamaged) {
-			rep.Unreadable = append(rep.Unreadable, fmt.Sprintf("%s: %v", where, err))
-			return
-		}
-		b := topName(where)
-		rep.Lost[b]++
-		rep.Corrupt = append(rep.Corrupt, Corruption{Bucket: b, Where: where, Err: err})
-	})
-	if err != nil {
-		return err
+	w.run()
+	if copyErr != nil {
+		return copyErr
 	}
+	rep.Unreadable = append(rep.Unreadable, w.problems...)
 	// The job registry: each job with a copied record, with its own record
 	// where that was readable.
 	djobs := droot.Bucket(bucketJobs)
