@@ -34,6 +34,10 @@ func run() int {
 	}
 	var cfg daemon.Config
 	fs := flag.NewFlagSet("quasimd", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: quasimd [flags]\n       quasimd db check|salvage ...   check or salvage the state file offline (quasimd db for help)\n\nflags:")
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&cfg.Socket, "socket", daemon.DefaultSocket(), "Unix socket of the API ($QUASIMD_SOCKET)")
 	fs.StringVar(&cfg.StateDir, "state-dir", daemon.DefaultStateDir(), "directory of the store ($QUASIMD_STATE_DIR)")
 	fs.StringVar(&cfg.KernelsDir, "kernels", daemon.DefaultKernelsDir, "directory of kernel specs; missing or empty tunes the builtin kernels ($QUASIMD_KERNELS)")
