@@ -94,6 +94,16 @@ func openBolt(path string, o *bolt.Options) (db *bolt.DB, err error) {
 func CheckFile(path string, opt Options) (*Report, error) {
 	start := time.Now()
 	deadline := start.Add(opt.checkTimeout())
+	// The shared lock first: the pages of a file a quasimd is writing are
+	// not worth reading.
+	lf, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer lf.Close()
+	if err := flockShared(lf, opt.lockTimeout()); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	rep := &Report{Path: path, Size: fileSize(path), Complete: true}
 	probs, complete, err := checkPages(path, deadline)
 	if err != nil {

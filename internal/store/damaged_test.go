@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -299,5 +300,21 @@ func TestCorruptRecordCostsItself(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].Bucket != "trials" || !strings.HasSuffix(got[0].Where, "/seq/17") {
 		t.Errorf("reported %+v, want trial 17", got)
+	}
+}
+
+// TestCheckLocked: CheckFile and Salvage wait for the lock of a store open
+// for writing, and then give up with ErrLocked rather than read pages being
+// written.
+func TestCheckLocked(t *testing.T) {
+	t.Parallel()
+	path, _ := filled(t)
+	s := openPath(t, path, store.Options{})
+	must(t, s.PutSpec(store.Spec{Name: "x", Hash: "1", Loaded: at(1)}))
+	if _, err := store.CheckFile(path, store.Options{LockTimeout: 100 * time.Millisecond}); !errors.Is(err, store.ErrLocked) {
+		t.Errorf("CheckFile of an open store = %v, want ErrLocked", err)
+	}
+	if _, err := store.Salvage(path, filepath.Join(t.TempDir(), "new.db"), store.Options{LockTimeout: 100 * time.Millisecond}); !errors.Is(err, store.ErrLocked) {
+		t.Errorf("Salvage of an open store = %v, want ErrLocked", err)
 	}
 }

@@ -101,7 +101,7 @@ func flockShared(f *os.File, timeout time.Duration) error {
 			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("state file is locked by another process (is quasimd running? stop it first): %w", ErrLocked)
+			return fmt.Errorf("state file is locked by another process (is another quasimd running?): %w", ErrLocked)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
