@@ -110,7 +110,7 @@ func CheckFile(path string, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("check %s: %w", path, err)
 	}
 	rep.Problems, rep.Complete = probs, complete
-	if rep.Damaged() {
+	if rep.Damaged() || !complete { // bbolt reads only pages checked first
 		rep.Took = time.Since(start)
 		return rep, nil
 	}
@@ -191,7 +191,7 @@ func walk(tx *bolt.Tx, rep *Report, deadline time.Time) error {
 		c := b.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			rep.Keys++
-			if rep.Keys%1024 == 0 && time.Now().After(deadline) {
+			if rep.Keys%1024 == 1 && time.Now().After(deadline) {
 				return errDeadline
 			}
 			if v == nil {

@@ -318,3 +318,18 @@ func TestCheckLocked(t *testing.T) {
 		t.Errorf("Salvage of an open store = %v, want ErrLocked", err)
 	}
 }
+
+// TestCheckBound: a check cut short by its time bound reports itself
+// incomplete, not damaged, and Open goes on.
+func TestCheckBound(t *testing.T) {
+	t.Parallel()
+	path, _ := filled(t)
+	rep, err := store.CheckFile(path, store.Options{CheckTimeout: time.Nanosecond})
+	if err != nil || rep.Complete || rep.Damaged() {
+		t.Fatalf("CheckFile within 1 ns = %+v, %v; want incomplete and not damaged", rep, err)
+	}
+	s := openPath(t, path, store.Options{CheckTimeout: time.Nanosecond})
+	if rep := s.CheckReport(); rep == nil || rep.Complete {
+		t.Errorf("CheckReport = %+v, want the incomplete check", rep)
+	}
+}

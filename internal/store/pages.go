@@ -241,7 +241,7 @@ func (w *pageWalker) tree(id uint64, depth int, what string, trail []string) {
 	if w.stopped || (len(w.problems) >= maxProblems && !w.salvage) {
 		return
 	}
-	if w.visits++; w.visits%256 == 0 && time.Now().After(w.deadline) {
+	if w.visits++; w.visits%256 == 1 && time.Now().After(w.deadline) {
 		w.stopped = true
 		return
 	}
