@@ -43,6 +43,7 @@ fuzz-smoke:
 	$(GO) test ./evaluate/replay -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/store -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/store -run '^$$' -fuzz '^FuzzOpenDamaged$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./cmd/quasimctl/cli -run '^$$' -fuzz '^FuzzParseTraceLine$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/strategies -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime 20000x
 	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzHello$$' -fuzztime $(FUZZTIME)

@@ -44,10 +44,12 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return fmt.Errorf("state dir: %w", err)
 	}
-	st, err := store.Open(filepath.Join(cfg.StateDir, "quasim.db"), store.Options{LockTimeout: 2 * time.Second})
+	corrupt := newCorruptRecords(log)
+	st, err := store.Open(filepath.Join(cfg.StateDir, StateFile), store.Options{LockTimeout: 2 * time.Second, OnCorrupt: corrupt.skipped})
 	if err != nil {
 		return err
 	}
+	corrupt.opened(st.CheckReport(), log)
 	defer func() { err = errors.Join(err, st.Close()) }()
 
 	key, created, err := certs.LoadOrCreateKey(filepath.Join(cfg.StateDir, "issuer.key"))
@@ -135,7 +137,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	m := newMetrics(sched)
 	devCol := newDeviceCollector(gpus, rapl, gate)
 	go devCol.run(ctx, 30*time.Second)
-	m.reg.MustRegister(devCol)
+	m.reg.MustRegister(devCol, corrupt.counter)
 	*sched = scheduler{
 		metrics: m,
 		dir:     cfg.KernelsDir,

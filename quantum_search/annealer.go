@@ -86,9 +86,14 @@ type state struct {
 	RNG  []byte `json:"rng"`
 	evolve.History
 	Model  *model `json:"model,omitempty"`
-	Fitted int    `json:"fitted"` // len(Told) at the last fit
-	Steps  []Step `json:"steps,omitempty"`
+	Fitted int    `json:"fitted"`          // len(Told) at the last fit
+	Steps  []Step `json:"steps,omitempty"` // the newest MaxSteps
 }
+
+// MaxSteps is how many Step records an Annealer keeps, the newest: its
+// state is stored after every generation, and a long-lived job would
+// otherwise carry a record of every annealing it ever ran.
+const MaxSteps = 64
 
 // Annealer is the FMQA strategy: factorization machine surrogate, QUBO,
 // simulated annealing. See the package documentation.

@@ -257,3 +257,28 @@ func BenchmarkAskTell(b *testing.B) {
 		}
 	}
 }
+
+// TestStepsBounded: a long run keeps the newest MaxSteps step records.
+func TestStepsBounded(t *testing.T) {
+	t.Parallel()
+	bs := evolvetest.Synthetic(t)
+	a := New(bs.Space, 5, Options{})
+	for range MaxSteps + 20 {
+		cs, _ := a.Ask(1)
+		if len(cs) == 0 {
+			break
+		}
+		var res []evolve.Result
+		for _, c := range cs {
+			m, _ := bs.Measure(c)
+			res = append(res, evolve.Result{Config: c, OK: m.OK, Value: m.Time})
+		}
+		if err := a.Tell(res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := a.History()
+	if len(h) != MaxSteps || h[len(h)-1].Told <= h[0].Told {
+		t.Fatalf("%d steps kept, told %d..%d; want the newest %d", len(h), h[0].Told, h[len(h)-1].Told, MaxSteps)
+	}
+}

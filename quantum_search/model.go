@@ -324,6 +324,9 @@ func (a *Annealer) anneal(n int) []genome.Config {
 	step.Sweeps = a.opt.Sweeps * a.opt.Batch
 	step.Candidates = len(list)
 	a.st.Steps = append(a.st.Steps, step)
+	if n := len(a.st.Steps); n > MaxSteps {
+		a.st.Steps = slices.Clone(a.st.Steps[n-MaxSteps:])
+	}
 	var out []genome.Config
 	for _, c := range list[:min(n, len(list))] {
 		out = append(out, c.c)

@@ -99,8 +99,16 @@ type descentState struct {
 	Radius   float64 `json:"radius"` // current trust radius
 	Misses   int     `json:"misses"` // own proposals since the descent last improved
 	Restarts int     `json:"restarts"`
-	Steps    []Step  `json:"steps,omitempty"`
+	Steps    []Step  `json:"steps,omitempty"` // the newest MaxSteps, and every pending one
+	Iters    int     `json:"iters,omitempty"` // proposals made: the Iter of the last step
 }
+
+// MaxSteps is how many resolved Step records a Descent keeps, the newest:
+// its state is stored after every generation, and a long-lived job would
+// otherwise carry every proposal it ever made. Steps still waiting for
+// their result are kept whatever their age: their results adapt the
+// radius.
+const MaxSteps = 64
 
 // NewDescent returns surrogate-gradient descent over space, seeded by seed.
 // It panics on a nil space.
@@ -119,8 +127,8 @@ func NewDescent(space *genome.Space, seed uint64, opt DescentOptions) *Descent {
 // Name implements evolve.Strategy.
 func (d *Descent) Name() string { return "schedules" }
 
-// Steps returns the proposals made so far, oldest first. The caller must
-// not modify them.
+// Steps returns the newest proposals (see MaxSteps), oldest first. The
+// caller must not modify them.
 func (d *Descent) Steps() []Step { return d.st.Steps }
 
 func (d *Descent) index() {
@@ -193,13 +201,41 @@ func (d *Descent) next() genome.Config {
 	if c == nil {
 		return nil
 	}
+	d.st.Iters++
 	step := Step{
-		Iter: len(d.st.Steps) + 1, Anchor: d.space.Key(d.st.Told[anchor].Config), Radius: r,
+		Iter: d.st.Iters, Anchor: d.space.Key(d.st.Told[anchor].Config), Radius: r,
 		Theta: best, Predicted: finite(bestF), FitRMSE: finite(m.looRMSE()), Config: d.space.Key(c),
 	}
 	d.mine[pack(c)] = len(d.st.Steps)
 	d.st.Steps = append(d.st.Steps, step)
+	d.trimSteps()
 	return c
+}
+
+// trimSteps drops the oldest resolved steps beyond MaxSteps and renumbers
+// the index of pending ones.
+func (d *Descent) trimSteps() {
+	drop := len(d.st.Steps) - MaxSteps
+	if drop <= 0 {
+		return
+	}
+	pending := make(map[int]string, len(d.mine))
+	for k, i := range d.mine {
+		pending[i] = k
+	}
+	kept := make([]Step, 0, MaxSteps+len(pending))
+	for i, s := range d.st.Steps {
+		k, isPending := pending[i]
+		if drop > 0 && !isPending {
+			drop--
+			continue
+		}
+		if isPending {
+			d.mine[k] = len(kept)
+		}
+		kept = append(kept, s)
+	}
+	d.st.Steps = kept
 }
 
 // descend follows the surrogate's negative gradient from th within [lo,hi]
@@ -439,6 +475,7 @@ func (d *Descent) UnmarshalBinary(data []byte) error {
 		if len(s.Theta) != d.space.Len() {
 			return fmt.Errorf("%w: step %d has %d coordinates, want %d", evolve.ErrBadState, i, len(s.Theta), d.space.Len())
 		}
+		st.Iters = max(st.Iters, s.Iter) // a state from before Iters kept every step
 	}
 	pcg := *d.pcg
 	if err := pcg.UnmarshalBinary(st.RNG); err != nil {

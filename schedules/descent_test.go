@@ -107,3 +107,46 @@ func TestSurrogate(t *testing.T) {
 		t.Errorf("leave-one-out error %v", m.looRMSE())
 	}
 }
+
+// TestDescentStepsBounded: a long run keeps MaxSteps step records, the
+// newest, numbered over the whole run, also across a marshal round trip.
+func TestDescentStepsBounded(t *testing.T) {
+	t.Parallel()
+	bs := evolvetest.Synthetic(t)
+	d := NewDescent(bs.Space, 5, DescentOptions{})
+	proposals := 0
+	for i := range 60 {
+		cs, _ := d.Ask(4)
+		if len(cs) == 0 {
+			break
+		}
+		var res []evolve.Result
+		for _, c := range cs {
+			m, _ := bs.Measure(c)
+			res = append(res, evolve.Result{Config: c, OK: m.OK, Value: m.Time})
+		}
+		if err := d.Tell(res); err != nil {
+			t.Fatal(err)
+		}
+		if i%7 == 0 {
+			b, err := d.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d = NewDescent(bs.Space, 5, DescentOptions{})
+			if err := d.UnmarshalBinary(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		proposals = d.st.Iters
+	}
+	steps := d.Steps()
+	if proposals <= MaxSteps || len(steps) != MaxSteps {
+		t.Fatalf("%d steps kept of %d proposals, want the newest %d", len(steps), proposals, MaxSteps)
+	}
+	for i, s := range steps {
+		if want := proposals - MaxSteps + 1 + i; s.Iter != want {
+			t.Errorf("step %d has Iter %d, want %d", i, s.Iter, want)
+		}
+	}
+}

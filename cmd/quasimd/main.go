@@ -23,11 +23,21 @@ import (
 	"github.com/quasim/quasim/internal/version"
 )
 
+// main runs the daemon, or with "db check|salvage" the offline tools of
+// its state file (daemon.DB). Exit codes: 0 ok, 1 runtime error, 2 bad
+// configuration or a damaged state file (which a restart cannot cure).
 func main() { os.Exit(run()) }
 
 func run() int {
+	if len(os.Args) > 1 && os.Args[1] == "db" {
+		return daemon.DB(os.Args[2:], os.Stdout, os.Stderr)
+	}
 	var cfg daemon.Config
 	fs := flag.NewFlagSet("quasimd", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: quasimd [flags]\n       quasimd db check|salvage ...   check or salvage the state file offline (quasimd db for help)\n\nflags:")
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&cfg.Socket, "socket", daemon.DefaultSocket(), "Unix socket of the API ($QUASIMD_SOCKET)")
 	fs.StringVar(&cfg.StateDir, "state-dir", daemon.DefaultStateDir(), "directory of the store ($QUASIMD_STATE_DIR)")
 	fs.StringVar(&cfg.KernelsDir, "kernels", daemon.DefaultKernels(), "directory of kernel specs; missing or empty tunes the builtin kernels ($QUASIMD_KERNELS)")
@@ -121,6 +131,11 @@ func run() int {
 	}()
 	if err := daemon.Run(ctx, cfg, reload, log); err != nil {
 		log.Error().Err(err).Msg("quasimd exited")
+		if errors.Is(err, daemon.ErrDamaged) {
+			// Not a runtime error a restart can cure: say it plainly.
+			fmt.Fprintf(os.Stderr, "quasimd: not starting: %v\n", err)
+			return 2
+		}
 		return 1
 	}
 	return 0

@@ -159,7 +159,9 @@ func (s *Store) Cert(id string) ([]byte, CertMeta, error) {
 // Certs lists metadata of every certificate, newest IssuedAt first; JobCerts those of one job, best (lowest TimeMS) first.
 //
 // Both include revoked certificates, with their revocation filled; equal
-// times are in id order.
+// times are in id order. A certificate whose record (or revocation) does
+// not decode, or is missing from the index, is skipped and reported to
+// Options.OnCorrupt.
 func (s *Store) Certs() ([]CertMeta, error) {
 	out := []CertMeta{}
 	err := s.view(func(tx *bolt.Tx) error {
@@ -173,14 +175,16 @@ func (s *Store) Certs() ([]CertMeta, error) {
 		}
 		return certs.ForEach(func(id, v []byte) error {
 			if v == nil {
-				return fmt.Errorf("bucket %s: %w: a bucket, not a certificate", certWhere(id), ErrCorrupt)
+				s.corrupt(bucketCerts, certWhere(id), fmt.Errorf("bucket %s: %w: a bucket, not a certificate", certWhere(id), ErrCorrupt))
+				return nil
 			}
 			_, meta, err := certFromRecord(v, id)
-			if err != nil {
-				return err
+			if err == nil {
+				meta, err = withRevocation(revs, meta)
 			}
-			if meta, err = withRevocation(revs, meta); err != nil {
-				return err
+			if err != nil {
+				s.corrupt(bucketCerts, certWhere(id), err)
+				return nil
 			}
 			out = append(out, meta)
 			return nil
@@ -207,11 +211,16 @@ func (s *Store) JobCerts(job JobKey) ([]CertMeta, error) {
 			_, meta, err := readCert(tx, id)
 			switch {
 			case errors.Is(err, ErrNotFound):
-				return fmt.Errorf("index %s: %w: certificate missing from %s", where, ErrCorrupt, path(string(bucketRoot), string(bucketCerts)))
-			case err != nil:
+				err = fmt.Errorf("index %s: %w: certificate missing from %s", where, ErrCorrupt, path(string(bucketRoot), string(bucketCerts)))
+			case err == nil && meta.Job != job:
+				err = fmt.Errorf("index %s: %w: certificate is of job %q", where, ErrCorrupt, meta.Job.String())
+			}
+			if errors.Is(err, ErrCorrupt) {
+				s.corrupt(bucketCerts, where, err)
+				return nil
+			}
+			if err != nil {
 				return err
-			case meta.Job != job:
-				return fmt.Errorf("index %s: %w: certificate is of job %q", where, ErrCorrupt, meta.Job.String())
 			}
 			out = append(out, meta)
 			return nil
@@ -266,6 +275,9 @@ func (s *Store) Revoke(id, reason string, at time.Time) (CertMeta, error) {
 // it after. The served config itself is the caller's to replace.
 func dropFromFront(tx *bolt.Tx, job JobKey, id string) error {
 	sv, ok, err := getServed(tx, job)
+	if errors.Is(err, ErrCorrupt) {
+		return nil // it serves nothing (Served), and the next promotion replaces it
+	}
 	if err != nil || !ok {
 		return err
 	}

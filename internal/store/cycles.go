@@ -1,13 +1,17 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 )
 
 // NewCycle stores cy as job's next cycle, with the ID it assigns from the
-// job's cycle sequence (1, 2, ...), and returns it.
+// job's cycle sequence (1, 2, ...), and returns it. In the same transaction
+// it applies the job's retention: the newest Options.CyclesKept cycles are
+// kept, older ones deleted, and the trials are compacted (see
+// Options.TrialTimesKept).
 func (s *Store) NewCycle(job JobKey, cy Cycle) (Cycle, error) {
 	if err := job.validate(); err != nil {
 		return Cycle{}, fmt.Errorf("new cycle %q: %w", job.String(), err)
@@ -26,7 +30,10 @@ func (s *Store) NewCycle(job JobKey, cy Cycle) (Cycle, error) {
 		if err != nil {
 			return err
 		}
-		return b.Put(u64(id), data)
+		if err := b.Put(u64(id), data); err != nil {
+			return err
+		}
+		return s.retain(tx, job, b)
 	})
 	if err != nil {
 		return Cycle{}, fmt.Errorf("new cycle %q: %w", job.String(), err)
@@ -61,7 +68,8 @@ func putCycle(tx *bolt.Tx, job JobKey, cy Cycle) error {
 	return b.Put(u64(uint64(cy.ID)), data)
 }
 
-// Cycles returns job's cycles by ID ascending.
+// Cycles returns job's cycles by ID ascending. A cycle that does not
+// decode is skipped and reported to Options.OnCorrupt.
 func (s *Store) Cycles(job JobKey) ([]Cycle, error) {
 	out := []Cycle{}
 	err := s.view(func(tx *bolt.Tx) error {
@@ -73,12 +81,14 @@ func (s *Store) Cycles(job JobKey) ([]Cycle, error) {
 			where := path(string(bucketRoot), string(bucketCycles), quoted(job.String()), quoted(string(k)))
 			id, err := decodeU64(k, where)
 			if err != nil {
-				return err
+				s.corrupt(bucketCycles, where, err)
+				return nil
 			}
 			where = path(string(bucketRoot), string(bucketCycles), quoted(job.String()), numbered(id))
 			cy, err := decodeCycle(v, where)
 			if err != nil {
-				return err
+				s.corrupt(bucketCycles, where, err)
+				return nil
 			}
 			out = append(out, cy)
 			return nil
@@ -167,7 +177,10 @@ func getServed(tx *bolt.Tx, job JobKey) (Served, bool, error) {
 	return sv, err == nil, err
 }
 
-// Served returns the config job serves, and whether it serves one.
+// Served returns the config job serves, and whether it serves one. A
+// served record that does not decode serves nothing (the job falls back
+// to its default until a promotion replaces it) and is reported to
+// Options.OnCorrupt.
 func (s *Store) Served(job JobKey) (Served, bool, error) {
 	var (
 		sv Served
@@ -176,10 +189,60 @@ func (s *Store) Served(job JobKey) (Served, bool, error) {
 	err := s.view(func(tx *bolt.Tx) error {
 		var err error
 		sv, ok, err = getServed(tx, job)
+		if errors.Is(err, ErrCorrupt) {
+			s.corrupt(bucketServed, path(string(bucketRoot), string(bucketServed), quoted(job.String())), err)
+			return nil
+		}
 		return err
 	})
 	if err != nil {
 		return Served{}, false, fmt.Errorf("get served %q: %w", job.String(), err)
 	}
 	return sv, ok, nil
+}
+
+// DefaultCyclesKept is how many cycles of a job NewCycle keeps when
+// Options.CyclesKept is zero: at a cycle a day, more than half a year.
+const DefaultCyclesKept = 200
+
+// DefaultTrialTimesKept is how many of a job's ok trials keep their
+// repetition times when Options.TrialTimesKept is zero: the fastest ones,
+// the candidates a certification may take.
+const DefaultTrialTimesKept = 64
+
+func (o Options) cyclesKept() int {
+	if o.CyclesKept == 0 {
+		return DefaultCyclesKept
+	}
+	return o.CyclesKept
+}
+
+func (o Options) trialTimesKept() int {
+	if o.TrialTimesKept == 0 {
+		return DefaultTrialTimesKept
+	}
+	return o.TrialTimesKept
+}
+
+// retain applies the job's retention in tx, at the start of a cycle:
+// the cycle bucket b keeps its newest cyclesKept cycles, and the job's
+// trials are compacted (compactTrials).
+func (s *Store) retain(tx *bolt.Tx, job JobKey, b *bolt.Bucket) error {
+	if keep := s.opt.cyclesKept(); keep > 0 {
+		// Counted by cursor: Stats does not see this transaction's writes.
+		var keys [][]byte
+		c := b.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			keys = append(keys, append([]byte{}, k...))
+		}
+		for _, k := range keys[:max(0, len(keys)-keep)] {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+	}
+	if keep := s.opt.trialTimesKept(); keep > 0 {
+		return compactTrials(tx, job, keep)
+	}
+	return nil
 }

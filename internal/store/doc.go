@@ -100,6 +100,63 @@
 // through keys/), never the job's other trials; listings page them
 // (TrialsAfter).
 //
+// # Damage, corrupt records and salvage
+//
+// Open checks an existing file before it opens it for writing, so a
+// damaged file is never written to. First checkPages reads the file with
+// plain reads, no bbolt code: both meta pages, the free list and every
+// branch, leaf, overflow and inline page reachable from the root (in range,
+// of the right type, referenced once, elements inside their page, the file
+// as long as its pages). bbolt trusts its pages, and on a damaged one it
+// panics (a file truncated to 12 KB: "invalid freelist page"), faults on
+// mmapped pages past the end of the file, loops on a page cycle or
+// allocates without bound; so it only opens a file that passed. Then a
+// read-only bbolt handle reads every key and value and decodes every record
+// of the schema (behind recover and debug.SetPanicOnFault), and bbolt's
+// tx.Check runs. The whole check is bounded by Options.CheckTimeout
+// (default 20 s; a cut-short check is Report.Complete false and Open goes
+// on). Damage is ErrDamaged, with what is wrong and how to salvage;
+// CheckFile gives the same Report without opening for writing.
+//
+// A record that does not decode (a Corruption) costs that record only:
+// Jobs, Specs, Trials, Cycles, Observations, Certs and JobCerts skip it,
+// Served treats it as nothing served, and each is reported to
+// Options.OnCorrupt (quasimd counts them in
+// quasim_store_corrupt_records_total{bucket} and logs them, sampled). Reads
+// of one named record (Spec, Cert, MarkTrial, ...) still return ErrCorrupt.
+//
+// Salvage copies every readable record into a new file: it reads the
+// damaged file page by page with the same walker, in a mode that skips bad
+// pages instead of stopping (a page referenced twice is read once, so it
+// cannot loop), under a shared lock, and never writes to it. A record is
+// copied byte for byte under its key once it decodes; trial numbers, cycle
+// IDs, bucket sequences and certificate ids stay; the indexes (trials'
+// keys/, jobcerts/, jobs/) are rebuilt from what was copied. The report
+// counts what was copied and lost per bucket, names each lost record, and
+// lists the unreadable pages, whose records cannot be counted.
+//
+// # Retention
+//
+// A long-lived job must not grow the file without bound. NewCycle applies
+// the job's retention in its transaction:
+//
+//   - cycles/<jobkey>/ keeps the newest Options.CyclesKept cycles (default
+//     DefaultCyclesKept, 200: more than half a year of daily cycles); older
+//     ones are deleted. Cycle IDs still come from the bucket sequence.
+//   - trials keep every record (key, status, median time, energy, cost,
+//     time, cycle: what resuming a search, warm starts, certification
+//     candidates, `trials` and export need), but only the
+//     Options.TrialTimesKept fastest ok trials (default
+//     DefaultTrialTimesKept, 64) keep their repetition times (times_ms): a
+//     certification of a replayed job reads them from its candidates, which
+//     are the fastest. Trials that are not ok keep theirs.
+//
+// Negative values keep everything. Policies are the strategies' own: they
+// bound their step records (schedules.MaxSteps, quantumsearch.MaxSteps,
+// 64 each); their histories hold one result per distinct config measured,
+// bounded by the search space. No bucket changed its layout, so retention
+// needs no migration.
+//
 // # Errors
 //
 // Reads of a job that was never written return empty results, not errors;

@@ -25,4 +25,8 @@ var (
 	// ErrCorrupt is returned when a stored value or key does not decode; the
 	// error names the bucket and key.
 	ErrCorrupt = errors.New("corrupt record")
+	// ErrDamaged is returned by Open when the state file's structure is
+	// damaged (truncated, a bad page, a bad free list): the file is not
+	// written to, and its readable records can be copied out with Salvage.
+	ErrDamaged = errors.New("state file damaged")
 )

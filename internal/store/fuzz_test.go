@@ -1,8 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 )
 
 // FuzzDecode feeds arbitrary bytes to every record decoder: they may fail,
@@ -52,6 +56,61 @@ func FuzzDecode(f *testing.F) {
 		}
 		if k, err := ParseJobKey(string(data)); err == nil && k.String() != string(data) {
 			t.Errorf("ParseJobKey(%q).String() = %q", data, k.String())
+		}
+	})
+}
+
+// FuzzOpenDamaged feeds arbitrary state files, seeded with a real one and
+// damaged copies, to CheckFile, Open and Salvage: they may refuse a file,
+// and must not panic, fault, hang or write to a file they find damaged.
+func FuzzOpenDamaged(f *testing.F) {
+	dir := f.TempDir()
+	path := filepath.Join(dir, "seed.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	job := JobKey{Kernel: "k", SpecHash: "h", Problem: "8", Device: "cpu/x"}
+	cy, err := s.NewCycle(job, Cycle{Trigger: "api"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := s.Checkpoint(job, []Trial{{Key: "1,2", Status: "ok", TimeMS: 1, TimesMS: []float64{1, 1}}}, []byte("policy"), &cy); err != nil {
+		f.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		f.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	for _, at := range []int{20, 4096 + 40, 2*4096 + 8, len(good) - 100} {
+		bad := bytes.Clone(good)
+		bad[at] ^= 0x5a
+		f.Add(bad)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(t.TempDir(), "quasim.db")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := CheckFile(p, Options{CheckTimeout: 5 * time.Second})
+		if err == nil && !rep.Damaged() {
+			if s, err := Open(p, Options{}); err == nil {
+				_, _ = s.Jobs()
+				_, _ = s.Trials(job)
+				_ = s.Close()
+			}
+			return
+		}
+		if err == nil {
+			if now, _ := os.ReadFile(p); !bytes.Equal(now, data) {
+				t.Fatalf("a damaged file was written to")
+			}
+			_, _ = Salvage(p, filepath.Join(t.TempDir(), "new.db"), Options{})
 		}
 	})
 }

@@ -127,7 +127,13 @@ func (s *Store) TrialsAfter(job JobKey, seq uint64, limit int) (trials []Trial, 
 			}
 			tr, n, err := decodeSeqTrial(job, k, v)
 			if err != nil {
-				return err
+				// A corrupt trial costs itself only, as in Trials; the
+				// page goes on past it.
+				s.corrupt(bucketTrials, seqWhere(job, k), err)
+				if len(k) == 8 {
+					last = n
+				}
+				continue
 			}
 			trials, last = append(trials, tr), n
 		}

@@ -84,7 +84,9 @@ func (s *Store) AddObservations(job JobKey, obs []Observation, keep int) error {
 }
 
 // Observations returns job's observations oldest first: the newest limit of
-// them, or all when limit <= 0. Equal times keep insertion order.
+// them, or all when limit <= 0. Equal times keep insertion order. An
+// observation that does not decode is skipped and reported to
+// Options.OnCorrupt.
 func (s *Store) Observations(job JobKey, limit int) ([]Observation, error) {
 	out := []Observation{}
 	err := s.view(func(tx *bolt.Tx) error {
@@ -94,9 +96,11 @@ func (s *Store) Observations(job JobKey, limit int) ([]Observation, error) {
 		}
 		c := b.Cursor()
 		for k, v := c.Last(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
-			o, err := decodeObservation(v, path(string(bucketRoot), string(bucketObservations), quoted(job.String()), fmt.Sprintf("%x", k)))
+			where := path(string(bucketRoot), string(bucketObservations), quoted(job.String()), fmt.Sprintf("%x", k))
+			o, err := decodeObservation(v, where)
 			if err != nil {
-				return err
+				s.corrupt(bucketObservations, where, err)
+				continue
 			}
 			out = append(out, o)
 		}

@@ -59,7 +59,8 @@ func (s *Store) Spec(name, hash string) (Spec, error) {
 }
 
 // Specs returns, for every spec name, the version with the latest Loaded
-// time (the greatest hash among equal times), sorted by name.
+// time (the greatest hash among equal times), sorted by name. A version
+// that does not decode is skipped and reported to Options.OnCorrupt.
 func (s *Store) Specs() ([]Spec, error) {
 	out := []Spec{}
 	err := s.view(func(tx *bolt.Tx) error {
@@ -75,7 +76,8 @@ func (s *Store) Specs() ([]Spec, error) {
 			err := specs.Bucket(name).ForEach(func(hash, v []byte) error {
 				sp, err := decodeSpec(v, specWhere(string(name), string(hash)))
 				if err != nil {
-					return err
+					s.corrupt(bucketSpecs, specWhere(string(name), string(hash)), err)
+					return nil
 				}
 				if !found || !sp.Loaded.Before(latest.Loaded) {
 					latest, found = sp, true

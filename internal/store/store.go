@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -20,6 +21,34 @@ const fileMode = 0o600
 type Options struct {
 	LockTimeout time.Duration // how long Open waits for the file lock (default 5s)
 	ReadOnly    bool
+	// CheckTimeout bounds the consistency check of Open (default
+	// DefaultCheckTimeout); a negative value skips the check.
+	CheckTimeout time.Duration
+	// OnCorrupt, when set, is told of every record a listing skips
+	// because it does not decode. It must be safe for concurrent use.
+	OnCorrupt func(Corruption)
+	// CyclesKept is how many cycles of a job NewCycle keeps, the newest
+	// (default DefaultCyclesKept); a negative value keeps all.
+	CyclesKept int
+	// TrialTimesKept is how many of a job's ok trials, the fastest, keep
+	// their repetition times (Trial.TimesMS) when NewCycle compacts the
+	// job's trials (default DefaultTrialTimesKept); a negative value keeps
+	// every trial's times.
+	TrialTimesKept int
+}
+
+func (o Options) lockTimeout() time.Duration {
+	if o.LockTimeout <= 0 {
+		return DefaultLockTimeout
+	}
+	return o.LockTimeout
+}
+
+func (o Options) checkTimeout() time.Duration {
+	if o.CheckTimeout == 0 {
+		return DefaultCheckTimeout
+	}
+	return o.CheckTimeout
 }
 
 // Store is an open state file. Its methods are safe for concurrent use.
@@ -27,43 +56,80 @@ type Store struct {
 	db       *bolt.DB
 	path     string
 	readOnly bool
+	opt      Options
+	report   *Report // the check of Open; nil when skipped
 }
 
 // testNoSync is set only by this package's own tests (export_test.go), to
 // skip fsync; production stores always sync.
 var testNoSync bool
 
-// Open opens or creates the state file at path (mode 0600) and runs the
-// pending schema migrations in one Update transaction. It waits at most
-// opt.LockTimeout for another process to release the file (ErrLocked),
+// Open opens or creates the state file at path (mode 0600), checks it and
+// runs the pending schema migrations in one Update transaction. It waits at
+// most opt.LockTimeout for another process to release the file (ErrLocked),
 // and refuses a file written by a newer schema (ErrSchemaTooNew). A
 // read-only Open runs no migration: a file that needs one is ErrReadOnly.
+//
+// The check (see CheckFile) runs on a read-only handle before the file is
+// opened for writing, so a damaged file is never written to: Open returns
+// ErrDamaged with what is wrong and how to salvage it. Records that do not
+// decode do not stop Open; CheckReport lists them.
 func Open(path string, opt Options) (*Store, error) {
 	return open(path, opt, testNoSync)
 }
 
 func open(path string, opt Options, noSync bool) (*Store, error) {
-	timeout := opt.LockTimeout
-	if timeout <= 0 {
-		timeout = DefaultLockTimeout
+	var rep *Report
+	if opt.checkTimeout() > 0 && fileSize(path) > 0 {
+		var err error
+		if rep, err = CheckFile(path, opt); err != nil {
+			return nil, err
+		}
+		if rep.Damaged() {
+			return nil, fmt.Errorf("open %s: %w", path, rep.damagedError())
+		}
 	}
-	db, err := bolt.Open(path, fileMode, &bolt.Options{
-		Timeout:  timeout,
+	db, err := openBolt(path, &bolt.Options{
+		Timeout:  opt.lockTimeout(),
 		ReadOnly: opt.ReadOnly,
 		NoSync:   noSync,
 	})
-	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("open %s: state file is locked by another process (is another quasimd running?): %w", path, ErrLocked)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, openError(path, err)
 	}
-	s := &Store{db: db, path: path, readOnly: opt.ReadOnly}
+	s := &Store{db: db, path: path, readOnly: opt.ReadOnly, opt: opt, report: rep}
 	if err := s.upgrade(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// openError words an error of bolt.Open.
+func openError(path string, err error) error {
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return fmt.Errorf("open %s: state file is locked by another process (is another quasimd running?): %w", path, ErrLocked)
+	}
+	if errors.Is(err, ErrDamaged) {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	// bbolt has no sentinel for a file shorter than its two meta pages.
+	if errors.Is(err, bolterrors.ErrInvalid) || errors.Is(err, bolterrors.ErrChecksum) || errors.Is(err, bolterrors.ErrVersionMismatch) ||
+		strings.Contains(err.Error(), "file size too small") {
+		return fmt.Errorf("open %s: %w: %v", path, ErrDamaged, err)
+	}
+	return fmt.Errorf("open %s: %w", path, err)
+}
+
+// CheckReport returns what the check of Open found, or nil when Open
+// skipped it (a new file, or Options.CheckTimeout < 0).
+func (s *Store) CheckReport() *Report { return s.report }
+
+// corrupt tells Options.OnCorrupt of a record a listing skips.
+func (s *Store) corrupt(bucket []byte, where string, err error) {
+	if s.opt.OnCorrupt != nil {
+		s.opt.OnCorrupt(Corruption{Bucket: string(bucket), Where: where, Err: err})
+	}
 }
 
 // upgrade brings the schema up to date, writing only when a migration is due.

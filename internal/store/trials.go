@@ -1,7 +1,11 @@
 package store
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -106,7 +110,8 @@ func addTrials(tx *bolt.Tx, job JobKey, trials []Trial) (int, error) {
 	return stored, nil
 }
 
-// Trials returns job's trials in insertion order.
+// Trials returns job's trials in insertion order. A trial that does not
+// decode is skipped and reported to Options.OnCorrupt.
 func (s *Store) Trials(job JobKey) ([]Trial, error) {
 	out := []Trial{}
 	err := s.view(func(tx *bolt.Tx) error {
@@ -116,6 +121,10 @@ func (s *Store) Trials(job JobKey) ([]Trial, error) {
 		}
 		return seqs.ForEach(func(k, v []byte) error {
 			tr, _, err := decodeSeqTrial(job, k, v)
+			if err != nil {
+				s.corrupt(bucketTrials, seqWhere(job, k), err)
+				return nil
+			}
 			out = append(out, tr)
 			return err
 		})
@@ -126,15 +135,24 @@ func (s *Store) Trials(job JobKey) ([]Trial, error) {
 	return out, nil
 }
 
+// seqWhere names the key k of job's seq/ bucket in an error report: by
+// its number where k is one.
+func seqWhere(job JobKey, k []byte) string {
+	name := quoted(string(k))
+	if len(k) == 8 {
+		name = numbered(binary.BigEndian.Uint64(k))
+	}
+	return path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialSeq), name)
+}
+
 // decodeSeqTrial decodes the trial at key k, value v of job's seq/ bucket,
 // and its number.
 func decodeSeqTrial(job JobKey, k, v []byte) (Trial, uint64, error) {
-	where := path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialSeq), quoted(string(k)))
+	where := seqWhere(job, k)
 	seq, err := decodeU64(k, where)
 	if err != nil {
 		return Trial{}, 0, err
 	}
-	where = path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialSeq), numbered(seq))
 	tr, err := decodeTrial(v, where)
 	return tr, seq, err
 }
@@ -267,4 +285,48 @@ func putPolicy(tx *bolt.Tx, job JobKey, policy []byte) error {
 		return err
 	}
 	return b.Put([]byte(job.String()), policy)
+}
+
+// compactTrials drops the repetition times (TimesMS) of job's trials in tx
+// but those of the keep fastest ok trials, which a certification may still
+// take; a trial that is not ok keeps its own. Every trial keeps its key,
+// status, median time, energy, cost, time and cycle: what resuming a
+// search, a warm start, `trials` and export need. A trial that does not
+// decode is left as it is.
+func compactTrials(tx *bolt.Tx, job JobKey, keep int) error {
+	seqs, err := trialSeqs(tx, job)
+	if err != nil || seqs == nil {
+		return err
+	}
+	type timed struct {
+		seq uint64
+		tr  Trial
+	}
+	var ok []timed
+	err = seqs.ForEach(func(k, v []byte) error {
+		if len(k) != 8 || !bytes.Contains(v, []byte(`"times_ms"`)) {
+			return nil
+		}
+		tr, err := decodeTrial(v, "")
+		if err != nil || len(tr.TimesMS) == 0 || tr.Status != "ok" {
+			return nil
+		}
+		ok = append(ok, timed{binary.BigEndian.Uint64(k), tr})
+		return nil
+	})
+	if err != nil || len(ok) <= keep {
+		return err
+	}
+	slices.SortStableFunc(ok, func(a, b timed) int { return cmp.Compare(a.tr.TimeMS, b.tr.TimeMS) })
+	for _, t := range ok[keep:] {
+		t.tr.TimesMS = nil
+		data, err := encode(&trialRecord{V: recordVersion, Trial: t.tr})
+		if err != nil {
+			return err
+		}
+		if err := seqs.Put(u64(t.seq), data); err != nil {
+			return err
+		}
+	}
+	return nil
 }

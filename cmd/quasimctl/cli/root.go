@@ -54,8 +54,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	fmt.Fprintln(stderr, "quasimctl:", err)
-	var ue usageError
+	var (
+		ue usageError
+		ce childExit
+	)
 	switch {
+	case errors.As(err, &ce):
+		return ce.code
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
 		return exitInterrupted
 	case errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command "),
@@ -95,6 +100,7 @@ func newRootCommand() *cobra.Command {
 		newReloadCommand(g),
 		newCertsCommand(g),
 		newDevicesCommand(g),
+		newDBCommand(),
 	)
 	return root
 }
