@@ -56,7 +56,7 @@ func TestImportForeignDevice(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		var tr api.Trials
-		d.ctlJSON(&tr, "trials", "convolution_milo")
+		d.ctlJSON(&tr, "trials", "convolution_milo", "--all")
 		n := 0
 		for _, x := range tr.Trials {
 			if x.Device == device {
