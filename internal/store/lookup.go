@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -32,7 +33,7 @@ func (s *Store) ServedViews(jobs []JobKey, extra [][]string) ([]ServedView, erro
 			if extra != nil {
 				keys = extra[i]
 			}
-			out[i] = servedView(tx, job, keys)
+			out[i] = s.servedView(tx, job, keys)
 		}
 		return nil
 	})
@@ -42,9 +43,17 @@ func (s *Store) ServedViews(jobs []JobKey, extra [][]string) ([]ServedView, erro
 	return out, nil
 }
 
-func servedView(tx *bolt.Tx, job JobKey, extra []string) ServedView {
+// servedView is job's ServedView. As in Served and Trials, a record that
+// does not decode costs itself only: it is reported to Options.OnCorrupt
+// and read as absent (a corrupt served record serves nothing, a corrupt
+// trial is left out of Trials).
+func (s *Store) servedView(tx *bolt.Tx, job JobKey, extra []string) ServedView {
 	var v ServedView
 	sv, ok, err := getServed(tx, job)
+	if errors.Is(err, ErrCorrupt) {
+		s.corrupt(bucketServed, path(string(bucketRoot), string(bucketServed), quoted(job.String())), err)
+		sv, ok, err = Served{}, false, nil
+	}
 	if err != nil {
 		v.Err = fmt.Errorf("served view %q: %w", job.String(), err)
 		return v
@@ -63,6 +72,10 @@ func servedView(tx *bolt.Tx, job JobKey, extra []string) ServedView {
 			continue
 		}
 		tr, _, found, err := trialByKey(tx, job, k)
+		if errors.Is(err, ErrCorrupt) {
+			s.corrupt(bucketTrials, path(string(bucketRoot), string(bucketTrials), quoted(job.String()), string(bucketTrialKeys), quoted(k)), err)
+			continue
+		}
 		if err != nil {
 			v.Err = fmt.Errorf("served view %q: %w", job.String(), err)
 			return v

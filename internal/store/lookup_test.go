@@ -86,7 +86,8 @@ func TestServedViewsCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err = store.Open(p, store.Options{})
+	var reported []store.Corruption
+	s, err = store.Open(p, store.Options{OnCorrupt: func(c store.Corruption) { reported = append(reported, c) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,8 +96,12 @@ func TestServedViewsCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !errors.Is(views[0].Err, store.ErrCorrupt) {
-		t.Errorf("view of the corrupt job: Err = %v, want ErrCorrupt", views[0].Err)
+	// The corrupt trial costs itself: reported, and left out of the view.
+	if _, ok := views[0].Trials["k"]; ok || views[0].Err != nil || !views[0].HasServed {
+		t.Errorf("view of the corrupt job = %+v, want its served record without the corrupt trial", views[0])
+	}
+	if len(reported) != 1 || !errors.Is(reported[0].Err, store.ErrCorrupt) || reported[0].Bucket != "trials" {
+		t.Errorf("reported %+v, want the corrupt trial", reported)
 	}
 	if views[1].Err != nil || views[1].Trials["k"].Key != "k" {
 		t.Errorf("view of the sound job = %+v, want its trial", views[1])
