@@ -1,0 +1,164 @@
+package memgraph
+
+import (
+	"cmp"
+	"slices"
+)
+
+// problem is what the offset planners see: sizes, alignments and
+// lifetimes, tensors as indices.
+type problem struct {
+	size  []int64
+	align []int64
+	iv    []Interval
+	steps int32
+}
+
+func newProblem(size, align []int64, iv []Interval) *problem {
+	p := &problem{size: size, align: align, iv: iv}
+	for _, v := range iv {
+		p.steps = max(p.steps, v.Last+1)
+	}
+	return p
+}
+
+// placer places tensors one by one, each at the best-fit offset among the
+// tensors already placed whose lifetimes overlap its own: the smallest gap
+// that holds it, else just above the highest of them. This is the
+// placement of Pisarchyk & Lee's offset strategies and of TensorFlow
+// Lite's arena (simple_memory_arena); the strategies differ only in the
+// order they place tensors.
+type placer struct {
+	p        *problem
+	off      []int64
+	placedAt [][]int32 // per op position, placed tensors live there
+	placed   []int32
+	stamp    []uint32
+	epoch    uint32
+	cand     []int32
+}
+
+func newPlacer(p *problem) *placer {
+	return &placer{
+		p:        p,
+		off:      make([]int64, len(p.size)),
+		placedAt: make([][]int32, p.steps),
+		stamp:    make([]uint32, len(p.size)),
+	}
+}
+
+// run places every tensor in order and returns the offsets (owned by the
+// placer until the next run) and the peak.
+func (pl *placer) run(order []int32) ([]int64, int64) {
+	for t := range pl.placedAt {
+		pl.placedAt[t] = pl.placedAt[t][:0]
+	}
+	pl.placed = pl.placed[:0]
+	var peak int64
+	for _, x := range order {
+		o := pl.bestFit(x)
+		pl.off[x] = o
+		peak = max(peak, o+pl.p.size[x])
+		if pl.p.size[x] == 0 {
+			continue // holds no bytes, so it conflicts with nothing
+		}
+		v := pl.p.iv[x]
+		for t := v.First; t <= v.Last; t++ {
+			pl.placedAt[t] = append(pl.placedAt[t], x)
+		}
+		pl.placed = append(pl.placed, x)
+	}
+	return pl.off, peak
+}
+
+func (pl *placer) bestFit(x int32) int64 {
+	p := pl.p
+	v := p.iv[x]
+	pl.cand = pl.cand[:0]
+	if int(v.Last-v.First+1) > len(pl.placed) {
+		for _, y := range pl.placed {
+			if p.iv[y].overlaps(v) {
+				pl.cand = append(pl.cand, y)
+			}
+		}
+	} else {
+		pl.epoch++
+		if pl.epoch == 0 {
+			clear(pl.stamp)
+			pl.epoch = 1
+		}
+		for t := v.First; t <= v.Last; t++ {
+			for _, y := range pl.placedAt[t] {
+				if pl.stamp[y] != pl.epoch {
+					pl.stamp[y] = pl.epoch
+					pl.cand = append(pl.cand, y)
+				}
+			}
+		}
+	}
+	slices.SortFunc(pl.cand, func(a, b int32) int { return cmp.Compare(pl.off[a], pl.off[b]) })
+	size, align := p.size[x], p.align[x]
+	best, bestGap := int64(-1), int64(-1)
+	var top int64 // highest end of the tensors seen so far
+	for _, y := range pl.cand {
+		start := alignUp(top, align)
+		if gap := pl.off[y] - start; gap >= size && (bestGap < 0 || gap < bestGap) {
+			best, bestGap = start, gap
+		}
+		top = max(top, pl.off[y]+p.size[y])
+	}
+	if best < 0 {
+		best = alignUp(top, align)
+	}
+	return best
+}
+
+func alignUp(x, a int64) int64 { return (x + a - 1) &^ (a - 1) }
+
+// sizeOrder is greedy by size: largest first, ties by first use, as
+// TensorFlow Lite's arena planner and Pisarchyk & Lee's "greedy by size
+// for offset calculation" order them.
+func sizeOrder(p *problem) []int32 {
+	order := make([]int32, len(p.size))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		if c := cmp.Compare(p.size[b], p.size[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(p.iv[a].First, p.iv[b].First)
+	})
+	return order
+}
+
+// breadthOrder is Pisarchyk & Lee's greedy by breadth: ops in decreasing
+// breadth (bytes live during the op), and within an op its live tensors
+// largest first, each tensor at its first appearance.
+func breadthOrder(p *problem) []int32 {
+	live := make([][]int32, p.steps)
+	breadth := make([]int64, p.steps)
+	for i, v := range p.iv {
+		for t := v.First; t <= v.Last; t++ {
+			live[t] = append(live[t], int32(i))
+			breadth[t] += p.size[i]
+		}
+	}
+	steps := make([]int32, p.steps)
+	for t := range steps {
+		steps[t] = int32(t)
+	}
+	slices.SortStableFunc(steps, func(a, b int32) int { return cmp.Compare(breadth[b], breadth[a]) })
+	done := make([]bool, len(p.size))
+	order := make([]int32, 0, len(p.size))
+	for _, t := range steps {
+		slices.SortStableFunc(live[t], func(a, b int32) int { return cmp.Compare(p.size[b], p.size[a]) })
+		for _, x := range live[t] {
+			if !done[x] {
+				done[x] = true
+				order = append(order, x)
+			}
+		}
+	}
+	return order
+}

@@ -1,0 +1,72 @@
+package memgraph
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// improve searches over the order in which the placer places tensors,
+// starting from start, by simulated annealing on the peak. A move takes
+// one tensor and places it earlier: half the time a tensor that reaches
+// the current peak (lifting it out of the way is what can lower the
+// peak), otherwise any tensor. It stops after iters placements or when
+// the peak meets bound; it returns the best order and its peak.
+func improve(p *problem, pl *placer, start []int32, startPeak, bound int64, rng *rand.Rand, iters int, stop func() bool) ([]int32, int64) {
+	n := len(start)
+	best, bestPeak := slices.Clone(start), startPeak
+	if n < 2 || bestPeak <= bound {
+		return best, bestPeak
+	}
+	cur, curPeak := slices.Clone(start), startPeak
+	next := make([]int32, n)
+	pos := make([]int32, n) // tensor → position in cur
+	var tops []int32
+	// Start hot enough to accept a move that costs 1% of the peak half the
+	// time, and cool linearly to greedy descent.
+	t0 := 0.01 * float64(startPeak) / math.Ln2
+	o, _ := pl.run(cur)
+	curOff := slices.Clone(o)
+	for it := 0; it < iters; it++ {
+		if stop != nil && it%64 == 0 && stop() {
+			break
+		}
+		for k, x := range cur {
+			pos[x] = int32(k)
+		}
+		tops = tops[:0]
+		for x := range n {
+			if curOff[x]+p.size[x] == curPeak {
+				tops = append(tops, int32(x))
+			}
+		}
+		var j int
+		if len(tops) > 0 && rng.IntN(2) == 0 {
+			j = int(pos[tops[rng.IntN(len(tops))]])
+		} else {
+			j = rng.IntN(n)
+		}
+		if j == 0 {
+			continue
+		}
+		i := rng.IntN(j)
+		copy(next, cur)
+		x := next[j]
+		copy(next[i+1:j+1], cur[i:j])
+		next[i] = x
+		off, peak := pl.run(next)
+		temp := t0 * (1 - float64(it)/float64(iters))
+		if peak <= curPeak || (temp > 0 && rng.Float64() < math.Exp(-float64(peak-curPeak)/temp)) {
+			cur, next = next, cur
+			curPeak = peak
+			copy(curOff, off)
+			if peak < bestPeak {
+				best, bestPeak = slices.Clone(cur), peak
+				if bestPeak <= bound {
+					break
+				}
+			}
+		}
+	}
+	return best, bestPeak
+}
