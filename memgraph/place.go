@@ -50,15 +50,31 @@ func newPlacer(p *problem) *placer {
 // run places every tensor in order and returns the offsets (owned by the
 // placer until the next run) and the peak.
 func (pl *placer) run(order []int32) ([]int64, int64) {
+	off, peak, _ := pl.resume(order, nil, 0, -1)
+	return off, peak
+}
+
+// resume places order[from:] after restoring order[:from] at the offsets
+// base holds for them (a plan of an order with the same prefix). With
+// limit >= 0 it gives up, returning false, as soon as the peak passes
+// limit: peaks only grow as tensors are placed.
+func (pl *placer) resume(order []int32, base []int64, from int, limit int64) ([]int64, int64, bool) {
 	for t := range pl.placedAt {
 		pl.placedAt[t] = pl.placedAt[t][:0]
 	}
 	pl.placed = pl.placed[:0]
 	var peak int64
-	for _, x := range order {
-		o := pl.bestFit(x)
+	for k, x := range order {
+		var o int64
+		if k < from {
+			o = base[x]
+		} else {
+			o = pl.bestFit(x)
+		}
 		pl.off[x] = o
-		peak = max(peak, o+pl.p.size[x])
+		if peak = max(peak, o+pl.p.size[x]); limit >= 0 && peak > limit {
+			return pl.off, peak, false
+		}
 		if pl.p.size[x] == 0 {
 			continue // holds no bytes, so it conflicts with nothing
 		}
@@ -68,7 +84,7 @@ func (pl *placer) run(order []int32) ([]int64, int64) {
 		}
 		pl.placed = append(pl.placed, x)
 	}
-	return pl.off, peak
+	return pl.off, peak, true
 }
 
 func (pl *placer) bestFit(x int32) int64 {

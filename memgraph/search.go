@@ -54,17 +54,23 @@ func improve(p *problem, pl *placer, start []int32, startPeak, bound int64, rng 
 		x := next[j]
 		copy(next[i+1:j+1], cur[i:j])
 		next[i] = x
-		off, peak := pl.run(next)
-		temp := t0 * (1 - float64(it)/float64(iters))
-		if peak <= curPeak || (temp > 0 && rng.Float64() < math.Exp(-float64(peak-curPeak)/temp)) {
-			cur, next = next, cur
-			curPeak = peak
-			copy(curOff, off)
-			if peak < bestPeak {
-				best, bestPeak = slices.Clone(cur), peak
-				if bestPeak <= bound {
-					break
-				}
+		// Draw the acceptance test first: the move is taken when its peak
+		// is at most limit, so placing can stop once the peak passes it.
+		limit := curPeak
+		if temp := t0 * (1 - float64(it)/float64(iters)); temp > 0 {
+			limit += int64(-temp * math.Log(1-rng.Float64()))
+		}
+		off, peak, ok := pl.resume(next, curOff, i, limit)
+		if !ok {
+			continue
+		}
+		cur, next = next, cur
+		curPeak = peak
+		copy(curOff, off)
+		if peak < bestPeak {
+			best, bestPeak = slices.Clone(cur), peak
+			if bestPeak <= bound {
+				break
 			}
 		}
 	}
