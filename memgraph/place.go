@@ -32,9 +32,7 @@ type placer struct {
 	p        *problem
 	off      []int64
 	placedAt [][]int32 // per op position, placed tensors live there
-	placed   []int32
-	stamp    []uint32
-	epoch    uint32
+	startsAt [][]int32 // per op position, placed tensors whose life starts there
 	cand     []int32
 }
 
@@ -43,7 +41,7 @@ func newPlacer(p *problem) *placer {
 		p:        p,
 		off:      make([]int64, len(p.size)),
 		placedAt: make([][]int32, p.steps),
-		stamp:    make([]uint32, len(p.size)),
+		startsAt: make([][]int32, p.steps),
 	}
 }
 
@@ -61,8 +59,8 @@ func (pl *placer) run(order []int32) ([]int64, int64) {
 func (pl *placer) resume(order []int32, base []int64, from int, limit int64) ([]int64, int64, bool) {
 	for t := range pl.placedAt {
 		pl.placedAt[t] = pl.placedAt[t][:0]
+		pl.startsAt[t] = pl.startsAt[t][:0]
 	}
-	pl.placed = pl.placed[:0]
 	var peak int64
 	for k, x := range order {
 		var o int64
@@ -82,7 +80,7 @@ func (pl *placer) resume(order []int32, base []int64, from int, limit int64) ([]
 		for t := v.First; t <= v.Last; t++ {
 			pl.placedAt[t] = append(pl.placedAt[t], x)
 		}
-		pl.placed = append(pl.placed, x)
+		pl.startsAt[v.First] = append(pl.startsAt[v.First], x)
 	}
 	return pl.off, peak, true
 }
@@ -90,27 +88,11 @@ func (pl *placer) resume(order []int32, base []int64, from int, limit int64) ([]
 func (pl *placer) bestFit(x int32) int64 {
 	p := pl.p
 	v := p.iv[x]
-	pl.cand = pl.cand[:0]
-	if int(v.Last-v.First+1) > len(pl.placed) {
-		for _, y := range pl.placed {
-			if p.iv[y].overlaps(v) {
-				pl.cand = append(pl.cand, y)
-			}
-		}
-	} else {
-		pl.epoch++
-		if pl.epoch == 0 {
-			clear(pl.stamp)
-			pl.epoch = 1
-		}
-		for t := v.First; t <= v.Last; t++ {
-			for _, y := range pl.placedAt[t] {
-				if pl.stamp[y] != pl.epoch {
-					pl.stamp[y] = pl.epoch
-					pl.cand = append(pl.cand, y)
-				}
-			}
-		}
+	// A placed tensor overlaps [First, Last] when it is alive at First or
+	// starts after First, by Last: each is listed once, no duplicates.
+	pl.cand = append(pl.cand[:0], pl.placedAt[v.First]...)
+	for t := v.First + 1; t <= v.Last; t++ {
+		pl.cand = append(pl.cand, pl.startsAt[t]...)
 	}
 	slices.SortFunc(pl.cand, func(a, b int32) int { return cmp.Compare(pl.off[a], pl.off[b]) })
 	size, align := p.size[x], p.align[x]
