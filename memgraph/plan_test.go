@@ -1,6 +1,7 @@
 package memgraph
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -252,5 +253,20 @@ func TestStopEndsSearch(t *testing.T) {
 	}
 	if calls != 1 || r.Peak != min(r.BySize, r.ByBreadth) {
 		t.Fatalf("Stop polled %d times, peak %d: want one poll and the baseline", calls, r.Peak)
+	}
+}
+
+func TestBadPlanIsAnError(t *testing.T) {
+	p := newProblem([]int64{8, 8}, []int64{8, 8}, []Interval{{0, 1}, {1, 2}})
+	if err := checkPlan(p, []int64{0, 8}, 16, "x"); err != nil {
+		t.Fatalf("good plan rejected: %v", err)
+	}
+	for _, c := range []struct {
+		off  []int64
+		peak int64
+	}{{[]int64{0, 0}, 8}, {[]int64{0, 4}, 12}, {[]int64{0, 8}, 15}, {[]int64{-8, 8}, 16}} {
+		if err := checkPlan(p, c.off, c.peak, "x"); !errors.Is(err, ErrBadPlan) {
+			t.Errorf("offsets %v peak %d: got %v, want ErrBadPlan", c.off, c.peak, err)
+		}
 	}
 }
