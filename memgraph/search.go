@@ -10,7 +10,8 @@ import (
 // starting from start, by simulated annealing on the peak. A move takes
 // one tensor and places it earlier: half the time a tensor that reaches
 // the current peak (lifting it out of the way is what can lower the
-// peak), otherwise any tensor. It stops after iters placements or when
+// peak), a quarter of the time a tensor alive with one of those, otherwise
+// any tensor. It stops after iters placements or when
 // the peak meets bound; it returns the best order and its peak.
 func improve(p *problem, pl *placer, start []int32, startPeak, bound int64, rng *rand.Rand, iters int, stop func() bool) ([]int32, int64) {
 	n := len(start)
@@ -22,6 +23,7 @@ func improve(p *problem, pl *placer, start []int32, startPeak, bound int64, rng 
 	next := make([]int32, n)
 	pos := make([]int32, n) // tensor → position in cur
 	var tops []int32
+	live := liveAt(p)
 	// Start hot enough to accept a move that costs 1% of the peak half the
 	// time, and cool linearly to greedy descent.
 	t0 := 0.01 * float64(startPeak) / math.Ln2
@@ -41,9 +43,12 @@ func improve(p *problem, pl *placer, start []int32, startPeak, bound int64, rng 
 			}
 		}
 		var j int
-		if len(tops) > 0 && rng.IntN(2) == 0 {
+		switch r := rng.IntN(4); {
+		case len(tops) > 0 && r < 2:
 			j = int(pos[tops[rng.IntN(len(tops))]])
-		} else {
+		case len(tops) > 0 && r == 2:
+			j = int(pos[near(live, p.iv[tops[rng.IntN(len(tops))]], rng)])
+		default:
 			j = rng.IntN(n)
 		}
 		if j == 0 {
@@ -75,4 +80,22 @@ func improve(p *problem, pl *placer, start []int32, startPeak, bound int64, rng 
 		}
 	}
 	return best, bestPeak
+}
+
+// near picks a tensor alive at a random op of top's life: the tensors
+// that share the peak's time are those that can move it.
+func near(live [][]int32, iv Interval, rng *rand.Rand) int32 {
+	at := live[iv.First+int32(rng.IntN(int(iv.Last-iv.First+1)))]
+	return at[rng.IntN(len(at))]
+}
+
+// liveAt lists, per op position, the tensors alive there.
+func liveAt(p *problem) [][]int32 {
+	live := make([][]int32, p.steps)
+	for i, v := range p.iv {
+		for t := v.First; t <= v.Last; t++ {
+			live[t] = append(live[t], int32(i))
+		}
+	}
+	return live
 }
