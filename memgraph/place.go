@@ -34,6 +34,7 @@ type placer struct {
 	placedAt [][]int32 // per op position, placed tensors live there
 	startsAt [][]int32 // per op position, placed tensors whose life starts there
 	cand     []int32
+	dirty    dirtySet
 }
 
 func newPlacer(p *problem) *placer {
@@ -48,26 +49,40 @@ func newPlacer(p *problem) *placer {
 // run places every tensor in order and returns the offsets (owned by the
 // placer until the next run) and the peak.
 func (pl *placer) run(order []int32) ([]int64, int64) {
-	off, peak, _ := pl.resume(order, nil, 0, -1)
+	off, peak, _ := pl.resume(order, nil, 0, -1, -1)
 	return off, peak
 }
 
 // resume places order[from:] after restoring order[:from] at the offsets
-// base holds for them (a plan of an order with the same prefix). With
-// limit >= 0 it gives up, returning false, as soon as the peak passes
-// limit: peaks only grow as tensors are placed.
-func (pl *placer) resume(order []int32, base []int64, from int, limit int64) ([]int64, int64, bool) {
+// base holds for them (a plan of an order with the same prefix). When
+// order is base's order with the single tensor moved placed earlier, a
+// later tensor whose lifetime overlaps no tensor that moved or changed
+// offset keeps its base offset without a search: best fit would see the
+// same neighbours. With limit >= 0 it gives up, returning false, as soon
+// as the peak passes limit: peaks only grow as tensors are placed.
+func (pl *placer) resume(order []int32, base []int64, from int, limit int64, moved int32) ([]int64, int64, bool) {
 	for t := range pl.placedAt {
 		pl.placedAt[t] = pl.placedAt[t][:0]
 		pl.startsAt[t] = pl.startsAt[t][:0]
 	}
+	track := moved >= 0
+	if track {
+		pl.dirty.reset(pl.p.steps)
+		pl.dirty.add(pl.p.iv[moved])
+	}
 	var peak int64
 	for k, x := range order {
 		var o int64
-		if k < from {
+		switch {
+		case k < from:
 			o = base[x]
-		} else {
+		case track && !pl.dirty.overlaps(pl.p.iv[x]):
+			o = base[x]
+		default:
 			o = pl.bestFit(x)
+			if track && o != base[x] {
+				pl.dirty.add(pl.p.iv[x])
+			}
 		}
 		pl.off[x] = o
 		if peak = max(peak, o+pl.p.size[x]); limit >= 0 && peak > limit {

@@ -65,7 +65,7 @@ func improve(p *problem, pl *placer, start []int32, startPeak, bound int64, rng 
 		if temp := t0 * (1 - float64(it)/float64(iters)); temp > 0 {
 			limit += int64(-temp * math.Log(1-rng.Float64()))
 		}
-		off, peak, ok := pl.resume(next, curOff, i, limit)
+		off, peak, ok := pl.resume(next, curOff, i, limit, x)
 		if !ok {
 			continue
 		}
