@@ -56,12 +56,15 @@ func BenchmarkPlanReal(b *testing.B) {
 	}
 }
 
-// BenchmarkPlan100k: 100,000 tensors; the baselines alone, and with 100
-// search placements.
+// BenchmarkPlan100k: 100,000 tensors; the baselines alone, with 100
+// search placements, and with Plan's default budget (400 at this size).
 func BenchmarkPlan100k(b *testing.B) {
 	g := synthGraph(rand.New(rand.NewPCG(9, 9)), 100_000)
 	b.Run("baselines", func(b *testing.B) { benchPlan(b, g, func() Options { return Options{} }) })
 	b.Run("search100", func(b *testing.B) {
 		benchPlan(b, g, func() Options { return Options{Rand: rand.New(rand.NewPCG(1, 1)), Iters: 100} })
+	})
+	b.Run("default", func(b *testing.B) {
+		benchPlan(b, g, func() Options { return Options{Rand: rand.New(rand.NewPCG(1, 1))} })
 	})
 }
