@@ -56,6 +56,8 @@ fuzz-smoke:
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzVerifyBytes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
+	$(GO) test ./causal -run '^$$' -fuzz '^FuzzDecodeSpans$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./causal -run '^$$' -fuzz '^FuzzImportChrome$$' -fuzztime $(FUZZTIME)
 
 # systemd-analyze verify of quasimd.service with the drop-in of
 # docs/quasimd.service.d; ExecStart points at the built binary, since verify
