@@ -4,18 +4,23 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 )
 
 // ChromeReport says what ImportChrome mapped and what it dropped.
 type ChromeReport struct {
-	Events     int       `json:"events"`     // trace events read
-	Spans      int       `json:"spans"`      // spans made
-	Deps       int       `json:"deps"`       // dependencies made from flows
-	Iterations int       `json:"iterations"` // ProfilerStep#N markers seen
-	Dropped    []Dropped `json:"dropped"`    // by reason, most frequent first
+	Events     int `json:"events"`     // trace events read
+	Spans      int `json:"spans"`      // spans made
+	Deps       int `json:"deps"`       // dependencies made from flows
+	Iterations int `json:"iterations"` // ProfilerStep#N markers seen
+	// CutOff is set when the array form ended early (allowed: a trace
+	// still being written); a partial last event is not counted.
+	CutOff  bool      `json:"cut_off,omitempty"`
+	Dropped []Dropped `json:"dropped"` // by reason, most frequent first
 }
 
 // Dropped counts the events (or flows) dropped for one reason.
@@ -25,23 +30,43 @@ type Dropped struct {
 	Example string `json:"example"` // the first one: its index and name
 }
 
-// chromeEvent is one entry of traceEvents; pid, tid and ids may be numbers
-// or strings, so they stay raw.
+// chromeEvent is one entry of traceEvents.
 type chromeEvent struct {
-	Name    string                     `json:"name"`
-	Cat     string                     `json:"cat"`
-	Ph      string                     `json:"ph"`
-	Ts      json.Number                `json:"ts"`
-	Dur     json.Number                `json:"dur"`
-	Pid     json.RawMessage            `json:"pid"`
-	Tid     json.RawMessage            `json:"tid"`
-	ID      json.RawMessage            `json:"id"`
-	ID2     json.RawMessage            `json:"id2"`
-	Bp      string                     `json:"bp"`
-	BindID  json.RawMessage            `json:"bind_id"`
-	FlowIn  bool                       `json:"flow_in"`
-	FlowOut bool                       `json:"flow_out"`
-	Args    map[string]json.RawMessage `json:"args"`
+	Name    string      `json:"name"`
+	Cat     string      `json:"cat"`
+	Ph      string      `json:"ph"`
+	Ts      json.Number `json:"ts"`
+	Dur     json.Number `json:"dur"`
+	Pid     key         `json:"pid"`
+	Tid     key         `json:"tid"`
+	ID      key         `json:"id"`
+	ID2     key         `json:"id2"`
+	Bp      string      `json:"bp"`
+	BindID  key         `json:"bind_id"`
+	FlowIn  bool        `json:"flow_in"`
+	FlowOut bool        `json:"flow_out"`
+	Args    struct {
+		InputDims json.RawMessage `json:"Input Dims"`
+	} `json:"args"`
+}
+
+// key is a pid, tid or id: a number, a string or an object (id2), kept as
+// text.
+type key string
+
+func (k *key) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		err := json.Unmarshal(b, &s)
+		*k = key(s)
+		return err
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return err
+	}
+	*k = key(buf.String())
+	return nil
 }
 
 // slice is a complete event on one thread (pid, tid).
@@ -72,8 +97,14 @@ type importer struct {
 	slices  []*slice
 	markers map[string][]marker // pid → ProfilerStep#N markers
 	flows   map[string][]flowEvent
-	open    map[string][]int // pid/tid → stack of "B" events
-	events  []chromeEvent
+	open    map[string][]openB // pid/tid → stack of "B" events
+	names   []string           // event index → name
+}
+
+type openB struct {
+	ev int
+	ts int64
+	e  chromeEvent
 }
 
 type marker struct {
@@ -107,19 +138,17 @@ func ImportChrome(data []byte, pipeline string) ([]Span, ChromeReport, error) {
 	if pipeline == "" {
 		return nil, ChromeReport{}, fmt.Errorf("%w: no pipeline name", ErrInvalidTrace)
 	}
-	events, err := decodeChrome(data)
+	im := &importer{drops: map[string]int{}, markers: map[string][]marker{},
+		flows: map[string][]flowEvent{}, open: map[string][]openB{}}
+	cut, err := eachEvent(data, im.event)
 	if err != nil {
 		return nil, ChromeReport{}, err
 	}
-	im := &importer{events: events, drops: map[string]int{}, markers: map[string][]marker{},
-		flows: map[string][]flowEvent{}, open: map[string][]int{}}
-	im.rep.Events = len(events)
-	for i := range events {
-		im.event(i)
-	}
+	im.rep.CutOff = cut
+	im.rep.Events = len(im.names)
 	for _, stack := range im.open {
-		for _, i := range stack {
-			im.drop(i, "begin (B) without end (E)")
+		for _, b := range stack {
+			im.drop(b.ev, "begin (B) without end (E)")
 		}
 	}
 	im.keepInnermost()
@@ -135,31 +164,71 @@ func ImportChrome(data []byte, pipeline string) ([]Span, ChromeReport, error) {
 	return spans, im.rep, nil
 }
 
-func decodeChrome(data []byte) ([]chromeEvent, error) {
-	data = bytes.TrimSpace(data)
-	var obj struct {
-		TraceEvents *[]chromeEvent `json:"traceEvents"`
+// eachEvent calls fn with each event of a trace, in file order, without
+// holding them all.
+func eachEvent(data []byte, fn func(*chromeEvent)) (cutOff bool, err error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", ErrInvalidTrace, err)
 	}
-	if len(data) > 0 && data[0] == '[' {
-		var arr []chromeEvent
-		err := json.Unmarshal(data, &arr)
-		if err != nil {
-			// The array form may lack its closing bracket (a trace cut off
-			// while being written).
-			fixed := append(bytes.TrimRight(data, ", \t\r\n"), ']')
-			if json.Unmarshal(fixed, &arr) != nil {
-				return nil, fmt.Errorf("%w: %v", ErrInvalidTrace, err)
-			}
+	if tok == json.Delim('[') {
+		// The array form may be cut off (a trace being written): an
+		// unexpected end is the end.
+		err := eachInArray(dec, fn)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+			return false, fmt.Errorf("%w: %v", ErrInvalidTrace, err)
 		}
-		return arr, nil
+		return err != nil, nil
 	}
-	if err := json.Unmarshal(data, &obj); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidTrace, err)
+	if tok != json.Delim('{') {
+		return false, fmt.Errorf("%w: neither an object with traceEvents nor an array", ErrInvalidTrace)
 	}
-	if obj.TraceEvents == nil {
-		return nil, fmt.Errorf("%w: no traceEvents", ErrInvalidTrace)
+	seen := false
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return false, fmt.Errorf("%w: %v", ErrInvalidTrace, err)
+		}
+		if k != "traceEvents" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return false, fmt.Errorf("%w: %q: %v", ErrInvalidTrace, k, err)
+			}
+			continue
+		}
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+			return false, fmt.Errorf("%w: traceEvents is not an array", ErrInvalidTrace)
+		}
+		if err := eachInArray(dec, fn); err != nil {
+			return false, fmt.Errorf("%w: traceEvents: %v", ErrInvalidTrace, err)
+		}
+		seen = true
 	}
-	return *obj.TraceEvents, nil
+	if _, err := dec.Token(); err != nil {
+		return false, fmt.Errorf("%w: %v", ErrInvalidTrace, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("%w: data after the trace object", ErrInvalidTrace)
+	}
+	if !seen {
+		return false, fmt.Errorf("%w: no traceEvents", ErrInvalidTrace)
+	}
+	return false, nil
+}
+
+// eachInArray decodes the elements of an array whose "[" was read, and its
+// "]".
+func eachInArray(dec *json.Decoder, fn func(*chromeEvent)) error {
+	for dec.More() {
+		var e chromeEvent
+		if err := dec.Decode(&e); err != nil {
+			return err
+		}
+		fn(&e)
+	}
+	_, err := dec.Token()
+	return err
 }
 
 func (im *importer) drop(ev int, reason string) {
@@ -168,13 +237,14 @@ func (im *importer) drop(ev int, reason string) {
 		k = len(im.rep.Dropped)
 		im.drops[reason] = k
 		im.rep.Dropped = append(im.rep.Dropped, Dropped{Reason: reason,
-			Example: fmt.Sprintf("event %d %q", ev, im.events[ev].Name)})
+			Example: fmt.Sprintf("event %d %q", ev, im.names[ev])})
 	}
 	im.rep.Dropped[k].Count++
 }
 
-func (im *importer) event(i int) {
-	e := &im.events[i]
+func (im *importer) event(e *chromeEvent) {
+	i := len(im.names)
+	im.names = append(im.names, e.Name)
 	switch e.Ph {
 	case "X", "B", "E", "s", "t", "f":
 	case "M":
@@ -198,7 +268,7 @@ func (im *importer) event(i int) {
 		im.drop(i, "ts: "+err.Error())
 		return
 	}
-	pid, tid := rawKey(e.Pid), rawKey(e.Tid)
+	pid, tid := string(e.Pid), string(e.Tid)
 	switch e.Ph {
 	case "X":
 		if e.Dur == "" {
@@ -210,10 +280,10 @@ func (im *importer) event(i int) {
 			im.drop(i, "dur: missing, negative or out of range")
 			return
 		}
-		im.addSlice(i, pid, tid, ts, ts+dur)
+		im.addSlice(i, e, pid, tid, ts, ts+dur)
 	case "B":
 		k := pid + "/" + tid
-		im.open[k] = append(im.open[k], i)
+		im.open[k] = append(im.open[k], openB{i, ts, *e})
 	case "E":
 		k := pid + "/" + tid
 		stack := im.open[k]
@@ -223,16 +293,15 @@ func (im *importer) event(i int) {
 		}
 		b := stack[len(stack)-1]
 		im.open[k] = stack[:len(stack)-1]
-		bts, _ := micros(im.events[b].Ts)
-		if ts < bts || ts-bts > MaxDuration {
-			im.drop(b, "begin/end pair ends before it starts or lasts too long")
+		if ts < b.ts || ts-b.ts > MaxDuration {
+			im.drop(b.ev, "begin/end pair ends before it starts or lasts too long")
 			return
 		}
-		im.addSlice(b, pid, tid, bts, ts)
+		im.addSlice(b.ev, &b.e, pid, tid, b.ts, ts)
 	default:
-		id := rawKey(e.ID)
-		if len(e.ID) == 0 {
-			id = rawKey(e.ID2)
+		id := string(e.ID)
+		if id == "" {
+			id = string(e.ID2)
 		}
 		if id == "" {
 			im.drop(i, "flow event without id")
@@ -244,8 +313,7 @@ func (im *importer) event(i int) {
 	}
 }
 
-func (im *importer) addSlice(i int, pid, tid string, start, end int64) {
-	e := &im.events[i]
+func (im *importer) addSlice(i int, e *chromeEvent, pid, tid string, start, end int64) {
 	if m := profilerStep.FindStringSubmatch(e.Name); m != nil {
 		var n int
 		fmt.Sscan(m[1], &n)
@@ -256,9 +324,9 @@ func (im *importer) addSlice(i int, pid, tid string, start, end int64) {
 	s := &slice{ev: i, name: e.Name, pid: pid, tid: tid, start: start, end: end, iter: -1,
 		in: e.FlowIn, out: e.FlowOut}
 	if s.in || s.out {
-		s.bind = rawKey(e.BindID)
+		s.bind = string(e.BindID)
 	}
-	if dims, ok := e.Args["Input Dims"]; ok {
+	if dims := e.Args.InputDims; len(dims) > 0 {
 		var b bytes.Buffer
 		if json.Compact(&b, dims) == nil {
 			s.problem = b.String()
@@ -269,19 +337,6 @@ func (im *importer) addSlice(i int, pid, tid string, start, end int64) {
 		return
 	}
 	im.slices = append(im.slices, s)
-}
-
-// rawKey turns a pid, tid or id (number, string or object) into a string.
-func rawKey(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return string(raw)
-	}
-	return b.String()
 }
 
 // keepInnermost drops, on each thread, events that enclose others and

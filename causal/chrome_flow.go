@@ -41,7 +41,7 @@ func (im *importer) bindFlows() []edge {
 		fl := im.flows[k]
 		slices.SortStableFunc(fl, func(a, b flowEvent) int { return cmp.Compare(a.ts, b.ts) })
 		var prev *slice
-		var prevEv = -1
+		prevEv, prevS := -1, false // the last bound event, and whether it is an "s"
 		for _, f := range fl {
 			s := bindSlice(byThread[f.pid+"/"+f.tid], f.ts, f.next)
 			switch {
@@ -53,19 +53,19 @@ func (im *importer) bindFlows() []edge {
 				if prevEv >= 0 {
 					im.drop(prevEv, "flow without end")
 				}
-				prev, prevEv = s, f.ev
+				prev, prevEv, prevS = s, f.ev, true
 				continue
 			case prevEv < 0:
 				im.drop(f.ev, "flow step or end without start")
 				continue
 			}
 			add(f.ev, prev, s)
-			prev, prevEv = s, f.ev
+			prev, prevEv, prevS = s, f.ev, false
 			if f.ph == "f" {
 				prev, prevEv = nil, -1
 			}
 		}
-		if prevEv >= 0 && im.events[prevEv].Ph == "s" {
+		if prevEv >= 0 && prevS {
 			im.drop(prevEv, "flow without end")
 		}
 	}

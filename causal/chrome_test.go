@@ -122,7 +122,7 @@ func TestImportPerfettoArray(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int{"metadata event (M)": 2, "end (E) without begin (B)": 1, "begin (B) without end (E)": 1}
-	if rep.Events != 12 || rep.Spans != 5 || rep.Deps != 2 || !mapsEqual(dropCounts(rep), want) {
+	if rep.Events != 12 || rep.Spans != 5 || rep.Deps != 2 || !rep.CutOff || !mapsEqual(dropCounts(rep), want) {
 		t.Errorf("report %+v", rep)
 	}
 	var names []string
@@ -179,8 +179,14 @@ func TestImportChromeEdges(t *testing.T) {
 			}
 		}
 	}
+	spans, rep, err := ImportChrome([]byte(`[{"name":"a","ph":"X","pid":1,"tid":1,"ts":0,"dur":1},{"name":"b","ph"`), "p")
+	if err != nil || len(spans) != 1 || !rep.CutOff || rep.Events != 1 {
+		t.Errorf("cut off in an event: %v, %+v, %v", spans, rep, err)
+	}
 	for name, bad := range map[string]string{
-		"not json": `{"traceEvents":[`, "no events": `{"foo":1}`, "nothing mapped": `[{"ph":"M","name":"x"}]`,
+		"data after":          `{"traceEvents":[{"name":"a","ph":"X","ts":0,"dur":1}]} x`,
+		"events not an array": `{"traceEvents":{}}`,
+		"not json":            `{"traceEvents":[`, "no events": `{"foo":1}`, "nothing mapped": `[{"ph":"M","name":"x"}]`,
 		"empty": ``, "bad ts": `[{"name":"a","ph":"X","ts":"x","dur":1}]`,
 	} {
 		if _, _, err := ImportChrome([]byte(bad), "p"); err == nil {

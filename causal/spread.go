@@ -120,17 +120,42 @@ func estimate(v []float64, opt SpreadOptions) Estimate {
 	e := Estimate{N: len(v), Min: sorted[0], Max: sorted[len(v)-1],
 		Q1: quantile(sorted, 0.25), Median: quantile(sorted, 0.5), Q3: quantile(sorted, 0.75)}
 	meds := make([]float64, opt.Resamples)
-	re := make([]float64, len(v))
+	count := make([]int, len(v))
 	for r := range meds {
-		for k := range re {
-			re[k] = v[opt.RNG.IntN(len(v))]
+		// A resample is a multiset of ranks into sorted: count them
+		// instead of sorting the resample.
+		clear(count)
+		for range v {
+			count[opt.RNG.IntN(len(v))]++
 		}
-		slices.Sort(re)
-		meds[r] = quantile(re, 0.5)
+		meds[r] = medianOfCounts(sorted, count)
 	}
 	slices.Sort(meds)
 	e.Lo, e.Hi = quantile(meds, 0.025), quantile(meds, 0.975)
 	return e
+}
+
+// medianOfCounts is the median of the multiset holding sorted[i] count[i]
+// times, interpolated as quantile does.
+func medianOfCounts(sorted []float64, count []int) float64 {
+	n := 0
+	for _, c := range count {
+		n += c
+	}
+	lo, hi := (n-1)/2, n/2 // ranks of the middle order statistics
+	var a, b float64
+	seen := 0
+	for i, c := range count {
+		if seen <= lo && lo < seen+c {
+			a = sorted[i]
+		}
+		if seen <= hi && hi < seen+c {
+			b = sorted[i]
+			break
+		}
+		seen += c
+	}
+	return a + 0.5*(b-a)
 }
 
 // quantile of sorted values, interpolating linearly between order

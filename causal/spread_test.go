@@ -3,6 +3,7 @@ package causal
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -79,3 +80,25 @@ func TestQuantile(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+
+func TestMedianOfCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 1000 {
+		n := 1 + rng.IntN(9)
+		sorted := make([]float64, n)
+		for i := range sorted {
+			sorted[i] = float64(i) + rng.Float64()
+		}
+		count := make([]int, n)
+		var resample []float64
+		for range n {
+			k := rng.IntN(n)
+			count[k]++
+			resample = append(resample, sorted[k])
+		}
+		slices.Sort(resample)
+		if got, want := medianOfCounts(sorted, count), quantile(resample, 0.5); !near(got, want) {
+			t.Fatalf("medianOfCounts(%v, %v) = %v, median of the resample %v", sorted, count, got, want)
+		}
+	}
+}
