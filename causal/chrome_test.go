@@ -229,6 +229,7 @@ func mapsEqual(a, b map[string]int) bool {
 func FuzzImportChrome(f *testing.F) {
 	f.Add(readFixture(f, "pytorch_profiler.json"))
 	f.Add(readFixture(f, "perfetto_array.json"))
+	f.Add(readFixture(f, "go_trace_proc.json"))
 	f.Add([]byte(`[{"name":"a","ph":"X","pid":1,"tid":1,"ts":0,"dur":10,"bind_id":1,"flow_out":true},{"name":"b","ph":"X","pid":1,"tid":2,"ts":5,"dur":10,"bind_id":1,"flow_in":true},{"ph":"t","id":2,"pid":1,"tid":1,"ts":3}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		spans, rep, err := ImportChrome(data, "p")
@@ -244,4 +245,59 @@ func FuzzImportChrome(f *testing.F) {
 		}
 		checkReplay(t, g)
 	})
+}
+
+// Traces written by real tools (see testdata/README.md): Node.js's trace
+// events and the JSON that `go tool trace` serves its viewer.
+func TestImportRealTraces(t *testing.T) {
+	for _, c := range []struct {
+		file          string
+		events, spans int
+		deps          int
+		dropped       map[string]int
+	}{
+		{"node_trace.json", 342, 66, 0, map[string]int{
+			"async event: not on one thread":                      183,
+			"encloses other events on its thread (they are kept)": 26,
+			"metadata event (M)":                                  22,
+			"instant event: no duration":                          18,
+		}},
+		{"go_trace_proc.json", 138, 18, 4, map[string]int{
+			"counter event (C)":                                   71,
+			"metadata event (M)":                                  16,
+			"instant event: no duration":                          13,
+			"flow event binds to no kept event on its thread":     6,
+			"flow step or end without start":                      4,
+			"encloses other events on its thread (they are kept)": 2,
+		}},
+	} {
+		spans, rep, err := ImportChrome(readFixture(t, c.file), "real")
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		if rep.Events != c.events || rep.Spans != c.spans || rep.Deps != c.deps || !mapsEqual(dropCounts(rep), c.dropped) {
+			t.Errorf("%s: report %+v", c.file, rep)
+		}
+		g, err := Build(spans)
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		checkReplay(t, g)
+	}
+	// In the Go trace, the goroutine main starts in its second round
+	// ("go" flow) is a dependency of that goroutine's first slice.
+	spans, _, _ := ImportChrome(readFixture(t, "go_trace_proc.json"), "real")
+	byID := map[uint64]Span{}
+	for _, s := range spans {
+		byID[s.ID] = s
+	}
+	found := false
+	for _, s := range spans {
+		if s.Kernel == "G11 main.main.func2" && len(s.Deps) == 1 && byID[s.Deps[0]].Kernel == "G1 main.main" {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("G11 main.main.func2 does not wait for G1 main.main")
+	}
 }
