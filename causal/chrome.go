@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"slices"
 )
@@ -28,45 +26,6 @@ type Dropped struct {
 	Reason  string `json:"reason"`
 	Count   int    `json:"count"`
 	Example string `json:"example"` // the first one: its index and name
-}
-
-// chromeEvent is one entry of traceEvents.
-type chromeEvent struct {
-	Name    string      `json:"name"`
-	Cat     string      `json:"cat"`
-	Ph      string      `json:"ph"`
-	Ts      json.Number `json:"ts"`
-	Dur     json.Number `json:"dur"`
-	Pid     key         `json:"pid"`
-	Tid     key         `json:"tid"`
-	ID      key         `json:"id"`
-	ID2     key         `json:"id2"`
-	Bp      string      `json:"bp"`
-	BindID  key         `json:"bind_id"`
-	FlowIn  bool        `json:"flow_in"`
-	FlowOut bool        `json:"flow_out"`
-	Args    struct {
-		InputDims json.RawMessage `json:"Input Dims"`
-	} `json:"args"`
-}
-
-// key is a pid, tid or id: a number, a string or an object (id2), kept as
-// text.
-type key string
-
-func (k *key) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		err := json.Unmarshal(b, &s)
-		*k = key(s)
-		return err
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, b); err != nil {
-		return err
-	}
-	*k = key(buf.String())
-	return nil
 }
 
 // slice is a complete event on one thread (pid, tid).
@@ -162,73 +121,6 @@ func ImportChrome(data []byte, pipeline string) ([]Span, ChromeReport, error) {
 	}
 	slices.SortStableFunc(im.rep.Dropped, func(a, b Dropped) int { return b.Count - a.Count })
 	return spans, im.rep, nil
-}
-
-// eachEvent calls fn with each event of a trace, in file order, without
-// holding them all.
-func eachEvent(data []byte, fn func(*chromeEvent)) (cutOff bool, err error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return false, fmt.Errorf("%w: %v", ErrInvalidTrace, err)
-	}
-	if tok == json.Delim('[') {
-		// The array form may be cut off (a trace being written): an
-		// unexpected end is the end.
-		err := eachInArray(dec, fn)
-		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-			return false, fmt.Errorf("%w: %v", ErrInvalidTrace, err)
-		}
-		return err != nil, nil
-	}
-	if tok != json.Delim('{') {
-		return false, fmt.Errorf("%w: neither an object with traceEvents nor an array", ErrInvalidTrace)
-	}
-	seen := false
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return false, fmt.Errorf("%w: %v", ErrInvalidTrace, err)
-		}
-		if k != "traceEvents" {
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return false, fmt.Errorf("%w: %q: %v", ErrInvalidTrace, k, err)
-			}
-			continue
-		}
-		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-			return false, fmt.Errorf("%w: traceEvents is not an array", ErrInvalidTrace)
-		}
-		if err := eachInArray(dec, fn); err != nil {
-			return false, fmt.Errorf("%w: traceEvents: %v", ErrInvalidTrace, err)
-		}
-		seen = true
-	}
-	if _, err := dec.Token(); err != nil {
-		return false, fmt.Errorf("%w: %v", ErrInvalidTrace, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return false, fmt.Errorf("%w: data after the trace object", ErrInvalidTrace)
-	}
-	if !seen {
-		return false, fmt.Errorf("%w: no traceEvents", ErrInvalidTrace)
-	}
-	return false, nil
-}
-
-// eachInArray decodes the elements of an array whose "[" was read, and its
-// "]".
-func eachInArray(dec *json.Decoder, fn func(*chromeEvent)) error {
-	for dec.More() {
-		var e chromeEvent
-		if err := dec.Decode(&e); err != nil {
-			return err
-		}
-		fn(&e)
-	}
-	_, err := dec.Token()
-	return err
 }
 
 func (im *importer) drop(ev int, reason string) {

@@ -2,12 +2,7 @@ package causal
 
 import (
 	"cmp"
-	"encoding/json"
-	"errors"
-	"math"
 	"slices"
-	"strconv"
-	"strings"
 )
 
 type edge struct{ from, to *slice }
@@ -170,43 +165,4 @@ func (im *importer) spans(pipeline string, edges []edge) []Span {
 	}
 	im.rep.Spans = len(out)
 	return out
-}
-
-var errTime = errors.New("not a time in µs within ±2^62 ns")
-
-// micros converts a decimal number of µs to ns exactly when it has at most
-// three decimals (timestamps since the epoch have more digits than a
-// float64 holds), rounding beyond.
-func micros(n json.Number) (int64, error) {
-	s := string(n)
-	neg := strings.HasPrefix(s, "-")
-	digits := strings.TrimPrefix(s, "-")
-	whole, frac, _ := strings.Cut(digits, ".")
-	if whole == "" || strings.ContainsAny(digits, "eE+-") || len(whole) > 18 {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(f) || math.Abs(f*1000) >= MaxTime {
-			return 0, errTime
-		}
-		return int64(math.Round(f * 1000)), nil
-	}
-	w, err := strconv.ParseInt(whole, 10, 64)
-	if err != nil || w >= MaxTime/1000 {
-		return 0, errTime
-	}
-	frac3 := (frac + "000")[:3]
-	f, err := strconv.ParseInt(frac3, 10, 64)
-	if err != nil || strings.Trim(frac, "0123456789") != "" {
-		return 0, errTime
-	}
-	ns := w*1000 + f
-	if len(frac) > 3 && frac[3] >= '5' {
-		ns++
-	}
-	if ns >= MaxTime {
-		return 0, errTime
-	}
-	if neg {
-		ns = -ns
-	}
-	return ns, nil
 }

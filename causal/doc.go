@@ -26,8 +26,11 @@
 // launch call that enqueued it returns). So replaying the graph with the
 // recorded durations gives back every recorded start and end exactly, and a
 // counterfactual moves a span only when the predecessor it last waited for
-// moves. End-to-end time is the latest end minus the earliest recorded
-// start.
+// moves. Keeping each edge's own recorded gap instead would make every
+// predecessor binding (each edge would reach exactly the span's start), so
+// delaying any predecessor would delay the span; one lag per span keeps
+// the slack the trace shows. End-to-end time is the latest end minus the
+// earliest recorded start.
 //
 // # What is exact and what is estimated
 //
