@@ -244,6 +244,7 @@ func FuzzImportChrome(f *testing.F) {
 			t.Fatalf("imported spans do not build: %v", err)
 		}
 		checkReplay(t, g)
+		checkProfile(t, g)
 	})
 }
 

@@ -99,6 +99,7 @@ func FuzzDecodeSpans(f *testing.F) {
 			t.Fatalf("decoded spans do not build: %v", err)
 		}
 		checkReplay(t, g)
+		checkProfile(t, g)
 	})
 }
 
@@ -118,6 +119,22 @@ func checkReplay(t *testing.T, g *Graph) {
 	for i, s := range spans {
 		if start[i] != s.Start || end[i] != s.End {
 			t.Fatalf("span %d replays as [%d, %d], recorded [%d, %d]", i, start[i], end[i], s.Start, s.End)
+		}
+	}
+}
+
+// checkProfile fails unless slack is never negative and the critical path's
+// kernels have zero slack.
+func checkProfile(t *testing.T, g *Graph) {
+	t.Helper()
+	for i, sl := range g.Slack() {
+		if sl < 0 {
+			t.Fatalf("span %d: slack %d", i, sl)
+		}
+	}
+	for _, p := range g.Profile() {
+		if p.CriticalTime > 0 && p.Slack != 0 {
+			t.Fatalf("kernel %s on the critical path has slack %d", p.Kernel, p.Slack)
 		}
 	}
 }
