@@ -7,13 +7,15 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 )
 
 // ChromeReport says what ImportChrome mapped and what it dropped.
 type ChromeReport struct {
 	Events     int `json:"events"`     // trace events read
 	Spans      int `json:"spans"`      // spans made
-	Deps       int `json:"deps"`       // dependencies made from flows
+	Deps       int `json:"deps"`       // dependencies made from flows and waits
+	Waits      int `json:"waits"`      // synchronising calls tied to GPU work
 	Iterations int `json:"iterations"` // ProfilerStep#N markers seen
 	// CutOff is set when the array form ended early (allowed: a trace
 	// still being written); a partial last event is not counted.
@@ -40,6 +42,7 @@ type slice struct {
 	iter       int // -1: none yet
 	id         uint64
 	dropped    bool
+	gpu, sync  bool // GPU work; a call that waits for GPU work
 }
 
 type flowEvent struct {
@@ -90,9 +93,14 @@ var profilerStep = regexp.MustCompile(`^ProfilerStep#(\d{1,9})$`)
 // reached by a flow takes its source's; when there are such markers, spans
 // outside every step are dropped.
 //
-// Not mapped yet: waits inside synchronising calls (cudaDeviceSynchronize,
-// cudaStreamWaitEvent) stay durations of the CPU span, not dependencies on
-// the GPU work they wait for; async ("b"/"e") events are dropped.
+// A trace draws no arrow for a host call that waits for the GPU
+// (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize and
+// the hip ones), so such a call is made to depend on the last GPU span (cat
+// kernel, gpu_memcpy or gpu_memset) of every GPU stream that ended before
+// the call returned, and it is trimmed to start when the latest of them
+// ended: its wait then follows the GPU work instead of staying a recorded
+// duration. Not mapped: waits between GPU streams (cudaStreamWaitEvent),
+// async ("b"/"e") events.
 func ImportChrome(data []byte, pipeline string) ([]Span, ChromeReport, error) {
 	if pipeline == "" {
 		return nil, ChromeReport{}, fmt.Errorf("%w: no pipeline name", ErrInvalidTrace)
@@ -111,7 +119,9 @@ func ImportChrome(data []byte, pipeline string) ([]Span, ChromeReport, error) {
 		}
 	}
 	im.keepInnermost()
-	edges := im.bindFlows()
+	waits := im.syncWaits()
+	im.number()
+	edges := im.bindFlows(waits)
 	spans := im.spans(pipeline, edges)
 	if len(spans) == 0 {
 		return nil, im.rep, fmt.Errorf("%w: no events could be mapped to spans", ErrInvalidTrace)
@@ -214,7 +224,7 @@ func (im *importer) addSlice(i int, e *chromeEvent, pid, tid string, start, end 
 		return
 	}
 	s := &slice{ev: i, name: e.Name, pid: pid, tid: tid, start: start, end: end, iter: -1,
-		in: e.FlowIn, out: e.FlowOut}
+		in: e.FlowIn, out: e.FlowOut, gpu: gpuCats[strings.ToLower(e.Cat)], sync: syncCalls[e.Name]}
 	if s.in || s.out {
 		s.bind = string(e.BindID)
 	}
@@ -274,7 +284,11 @@ func (im *importer) keepInnermost() {
 		}
 	}
 	im.slices = kept
-	// Span order: by start, end, then thread; ids follow it.
+}
+
+// number sorts the slices in span order (start, end, thread) and gives
+// them their span ids in that order.
+func (im *importer) number() {
 	slices.SortStableFunc(im.slices, func(a, b *slice) int {
 		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end),
 			cmp.Compare(a.pid, b.pid), cmp.Compare(a.tid, b.tid))

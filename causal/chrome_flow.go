@@ -8,9 +8,9 @@ import (
 type edge struct{ from, to *slice }
 
 // bindFlows turns flow events and bind_id pairs into edges between kept
-// slices. An edge must point forward in span order (so the graph has no
-// cycle); one that does not is dropped.
-func (im *importer) bindFlows() []edge {
+// slices, after waits. An edge must point forward in span order (so the
+// graph has no cycle); one that does not is dropped.
+func (im *importer) bindFlows(waits []edge) []edge {
 	byThread := map[string][]*slice{}
 	for _, s := range im.slices { // in start order
 		k := s.pid + "/" + s.tid
@@ -26,6 +26,9 @@ func (im *importer) bindFlows() []edge {
 		default:
 			edges = append(edges, edge{from, to})
 		}
+	}
+	for _, w := range waits {
+		add(w.to.ev, w.from, w.to)
 	}
 	keys := make([]string, 0, len(im.flows))
 	for k := range im.flows {
