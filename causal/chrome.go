@@ -113,10 +113,15 @@ func ImportChrome(data []byte, pipeline string) ([]Span, ChromeReport, error) {
 	}
 	im.rep.CutOff = cut
 	im.rep.Events = len(im.names)
+	var unended []int
 	for _, stack := range im.open {
 		for _, b := range stack {
-			im.drop(b.ev, "begin (B) without end (E)")
+			unended = append(unended, b.ev)
 		}
+	}
+	slices.Sort(unended) // the first one is the report's example
+	for _, ev := range unended {
+		im.drop(ev, "begin (B) without end (E)")
 	}
 	im.keepInnermost()
 	waits := im.syncWaits()

@@ -1,7 +1,6 @@
 package causal
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -73,14 +72,19 @@ func Spread(spans []Span, opt SpreadOptions) ([]KernelSpread, error) {
 		}
 	}
 	out := make([]KernelSpread, 0, len(byKernel))
-	for name, s := range byKernel {
+	names := make([]string, 0, len(byKernel))
+	for name := range byKernel {
+		names = append(names, name)
+	}
+	slices.Sort(names) // the RNG is drawn in this order: same seed, same answer
+	for _, name := range names {
+		s := byKernel[name]
 		ks := KernelSpread{Kernel: name, Share: estimate(s.share, opt), Influence: estimate(s.infl, opt)}
 		for _, c := range s.curve {
 			ks.Curve = append(ks.Curve, estimate(c, opt))
 		}
 		out = append(out, ks)
 	}
-	slices.SortFunc(out, func(a, b KernelSpread) int { return cmp.Compare(a.Kernel, b.Kernel) })
 	return out, nil
 }
 

@@ -3,6 +3,7 @@ package causal
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -100,5 +101,30 @@ func TestMedianOfCounts(t *testing.T) {
 		if got, want := medianOfCounts(sorted, count), quantile(resample, 0.5); !near(got, want) {
 			t.Fatalf("medianOfCounts(%v, %v) = %v, median of the resample %v", sorted, count, got, want)
 		}
+	}
+}
+
+func TestSpreadSameSeedSameAnswer(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	bDur := make([]int64, 40)
+	for i := range bDur {
+		bDur[i] = 100 + 20*int64(rng.IntN(40))
+	}
+	spans := forkJoinIterations(bDur)
+	run := func(seed uint64) []KernelSpread {
+		out, err := Spread(spans, SpreadOptions{RNG: rand.New(rand.NewPCG(seed, 0)), Resamples: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	first := run(1)
+	for range 5 {
+		if again := run(1); !reflect.DeepEqual(again, first) {
+			t.Fatal("same seed, different spread")
+		}
+	}
+	if reflect.DeepEqual(run(2), first) {
+		t.Fatal("another seed, the same intervals: the bootstrap does not use the RNG")
 	}
 }
