@@ -1,0 +1,304 @@
+package causal
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// ChromeReport says what ImportChrome mapped and what it dropped.
+type ChromeReport struct {
+	Events     int `json:"events"`     // trace events read
+	Spans      int `json:"spans"`      // spans made
+	Deps       int `json:"deps"`       // dependencies made from flows and waits
+	Waits      int `json:"waits"`      // synchronising calls tied to GPU work
+	Iterations int `json:"iterations"` // ProfilerStep#N markers seen
+	// CutOff is set when the array form ended early (allowed: a trace
+	// still being written); a partial last event is not counted.
+	CutOff  bool      `json:"cut_off,omitempty"`
+	Dropped []Dropped `json:"dropped"` // by reason, most frequent first
+}
+
+// Dropped counts the events (or flows) dropped for one reason.
+type Dropped struct {
+	Reason  string `json:"reason"`
+	Count   int    `json:"count"`
+	Example string `json:"example"` // the first one: its index and name
+}
+
+// slice is a complete event on one thread (pid, tid).
+type slice struct {
+	ev         int // index in traceEvents
+	name       string
+	pid, tid   string
+	start, end int64
+	problem    string
+	bind       string // bind_id, when flow_in or flow_out
+	in, out    bool
+	iter       int // -1: none yet
+	id         uint64
+	dropped    bool
+	gpu, sync  bool // GPU work; a call that waits for GPU work
+}
+
+type flowEvent struct {
+	ev       int
+	ph       string
+	pid, tid string
+	ts       int64
+	next     bool // "f" without bp "e": binds to the next slice
+}
+
+type importer struct {
+	rep     ChromeReport
+	drops   map[string]int // reason → index in rep.Dropped
+	slices  []*slice
+	markers map[string][]marker // pid → ProfilerStep#N markers
+	flows   map[string][]flowEvent
+	open    map[string][]openB // pid/tid → stack of "B" events
+	names   []string           // event index → name
+}
+
+type openB struct {
+	ev int
+	ts int64
+	e  chromeEvent
+}
+
+type marker struct {
+	start, end int64
+	n          int
+}
+
+var profilerStep = regexp.MustCompile(`^ProfilerStep#(\d{1,9})$`)
+
+// ImportChrome reads a Chrome trace event file (JSON object with
+// traceEvents, or the bare array form, even unterminated) and maps it to
+// spans of pipeline. See ChromeReport for what it says back.
+//
+// Complete events ("X") and begin/end pairs ("B"/"E") become spans: kernel
+// = name, device = pid, stream = tid, problem = args["Input Dims"] of the
+// event, else of the innermost enclosing event that has them, else of its
+// flow source (so a GPU kernel gets the dims of the op that launched it).
+// Events nest on a CPU thread (an op encloses the ops and launches it
+// calls); only the innermost are kept, since the model runs one span at a
+// time per stream. Flow events ("s"/"t"/"f" with the same cat and id, bound
+// to the enclosing slice, or the next one for an "f" without bp "e") and
+// bind_id with flow_in/flow_out become dependencies. ProfilerStep#N events
+// set the iteration of the spans inside them on their process, and a span
+// reached by a flow takes its source's; when there are such markers, spans
+// outside every step are dropped.
+//
+// A trace draws no arrow for a host call that waits for the GPU
+// (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize and
+// the hip ones), so such a call is made to depend on the last GPU span (cat
+// kernel, gpu_memcpy or gpu_memset) of every GPU stream that ended before
+// the call returned, and it is trimmed to start when the latest of them
+// ended: its wait then follows the GPU work instead of staying a recorded
+// duration. Not mapped: waits between GPU streams (cudaStreamWaitEvent),
+// async ("b"/"e") events.
+func ImportChrome(data []byte, pipeline string) ([]Span, ChromeReport, error) {
+	if pipeline == "" {
+		return nil, ChromeReport{}, fmt.Errorf("%w: no pipeline name", ErrInvalidTrace)
+	}
+	im := &importer{drops: map[string]int{}, markers: map[string][]marker{},
+		flows: map[string][]flowEvent{}, open: map[string][]openB{}}
+	cut, err := eachEvent(data, im.event)
+	if err != nil {
+		return nil, ChromeReport{}, err
+	}
+	im.rep.CutOff = cut
+	im.rep.Events = len(im.names)
+	var unended []int
+	for _, stack := range im.open {
+		for _, b := range stack {
+			unended = append(unended, b.ev)
+		}
+	}
+	slices.Sort(unended) // the first one is the report's example
+	for _, ev := range unended {
+		im.drop(ev, "begin (B) without end (E)")
+	}
+	im.keepInnermost()
+	waits := im.syncWaits()
+	im.number()
+	edges := im.bindFlows(waits)
+	spans := im.spans(pipeline, edges)
+	if len(spans) == 0 {
+		return nil, im.rep, fmt.Errorf("%w: no events could be mapped to spans", ErrInvalidTrace)
+	}
+	if len(spans) > MaxSpans {
+		return nil, im.rep, fmt.Errorf("%w: %d spans, at most %d", ErrInvalidTrace, len(spans), MaxSpans)
+	}
+	slices.SortStableFunc(im.rep.Dropped, func(a, b Dropped) int { return b.Count - a.Count })
+	return spans, im.rep, nil
+}
+
+func (im *importer) drop(ev int, reason string) {
+	k, ok := im.drops[reason]
+	if !ok {
+		k = len(im.rep.Dropped)
+		im.drops[reason] = k
+		im.rep.Dropped = append(im.rep.Dropped, Dropped{Reason: reason,
+			Example: fmt.Sprintf("event %d %q", ev, im.names[ev])})
+	}
+	im.rep.Dropped[k].Count++
+}
+
+func (im *importer) event(e *chromeEvent) {
+	i := len(im.names)
+	im.names = append(im.names, e.Name)
+	switch e.Ph {
+	case "X", "B", "E", "s", "t", "f":
+	case "M":
+		im.drop(i, "metadata event (M)")
+		return
+	case "i", "I", "R":
+		im.drop(i, "instant event: no duration")
+		return
+	case "C":
+		im.drop(i, "counter event (C)")
+		return
+	case "b", "e", "n", "S", "T", "F", "p":
+		im.drop(i, "async event: not on one thread")
+		return
+	default:
+		im.drop(i, fmt.Sprintf("phase %q is not mapped", e.Ph))
+		return
+	}
+	ts, err := micros(e.Ts)
+	if err != nil {
+		im.drop(i, "ts: "+err.Error())
+		return
+	}
+	pid, tid := string(e.Pid), string(e.Tid)
+	switch e.Ph {
+	case "X":
+		if e.Dur == "" {
+			im.drop(i, "complete event (X) without dur")
+			return
+		}
+		dur, err := micros(e.Dur)
+		if err != nil || dur < 0 || dur > MaxDuration || ts+dur >= MaxTime {
+			im.drop(i, "dur: missing, negative or out of range")
+			return
+		}
+		im.addSlice(i, e, pid, tid, ts, ts+dur)
+	case "B":
+		k := pid + "/" + tid
+		im.open[k] = append(im.open[k], openB{i, ts, *e})
+	case "E":
+		k := pid + "/" + tid
+		stack := im.open[k]
+		if len(stack) == 0 {
+			im.drop(i, "end (E) without begin (B)")
+			return
+		}
+		b := stack[len(stack)-1]
+		im.open[k] = stack[:len(stack)-1]
+		if ts < b.ts || ts-b.ts > MaxDuration {
+			im.drop(b.ev, "begin/end pair ends before it starts or lasts too long")
+			return
+		}
+		im.addSlice(b.ev, &b.e, pid, tid, b.ts, ts)
+	default:
+		id := string(e.ID)
+		if id == "" {
+			id = string(e.ID2)
+		}
+		if id == "" {
+			im.drop(i, "flow event without id")
+			return
+		}
+		key := e.Cat + "\x00" + id
+		im.flows[key] = append(im.flows[key], flowEvent{ev: i, ph: e.Ph, pid: pid, tid: tid, ts: ts,
+			next: e.Ph == "f" && e.Bp != "e"})
+	}
+}
+
+func (im *importer) addSlice(i int, e *chromeEvent, pid, tid string, start, end int64) {
+	if m := profilerStep.FindStringSubmatch(e.Name); m != nil {
+		var n int
+		fmt.Sscan(m[1], &n)
+		im.markers[pid] = append(im.markers[pid], marker{start, end, n})
+		im.rep.Iterations++
+		return
+	}
+	s := &slice{ev: i, name: e.Name, pid: pid, tid: tid, start: start, end: end, iter: -1,
+		in: e.FlowIn, out: e.FlowOut, gpu: gpuCats[strings.ToLower(e.Cat)], sync: syncCalls[e.Name]}
+	if s.in || s.out {
+		s.bind = string(e.BindID)
+	}
+	if dims := e.Args.InputDims; len(dims) > 0 {
+		var b bytes.Buffer
+		if json.Compact(&b, dims) == nil {
+			s.problem = b.String()
+		}
+	}
+	if e.Name == "" {
+		im.drop(i, "event without name")
+		return
+	}
+	im.slices = append(im.slices, s)
+}
+
+// keepInnermost drops, on each thread, events that enclose others and
+// events that overlap without nesting, so a thread runs one span at a time.
+func (im *importer) keepInnermost() {
+	slices.SortStableFunc(im.slices, func(a, b *slice) int {
+		return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.tid, b.tid),
+			cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
+	})
+	var stack []*slice
+	for k, s := range im.slices {
+		if k > 0 && (s.pid != im.slices[k-1].pid || s.tid != im.slices[k-1].tid) {
+			stack = stack[:0]
+		}
+		for len(stack) > 0 && stack[len(stack)-1].end <= s.start {
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) > 0 {
+			top := stack[len(stack)-1]
+			switch {
+			case s.start == top.start && s.end == top.end:
+				s.dropped = true
+				im.drop(s.ev, "same thread and time range as another event")
+				continue
+			case s.end > top.end:
+				s.dropped = true
+				im.drop(s.ev, "overlaps an event on its thread without nesting")
+				continue
+			case !top.dropped:
+				top.dropped = true
+				im.drop(top.ev, "encloses other events on its thread (they are kept)")
+			}
+			if s.problem == "" {
+				s.problem = top.problem // a launch inherits its op's input dims
+			}
+		}
+		stack = append(stack, s)
+	}
+	kept := im.slices[:0]
+	for _, s := range im.slices {
+		if !s.dropped {
+			kept = append(kept, s)
+		}
+	}
+	im.slices = kept
+}
+
+// number sorts the slices in span order (start, end, thread) and gives
+// them their span ids in that order.
+func (im *importer) number() {
+	slices.SortStableFunc(im.slices, func(a, b *slice) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end),
+			cmp.Compare(a.pid, b.pid), cmp.Compare(a.tid, b.tid))
+	})
+	for k, s := range im.slices {
+		s.id = uint64(k + 1)
+	}
+}

@@ -1,0 +1,55 @@
+package causal
+
+import "slices"
+
+// syncCalls block the host until GPU work is done.
+var syncCalls = map[string]bool{
+	"cudaDeviceSynchronize": true, "cudaStreamSynchronize": true, "cudaEventSynchronize": true,
+	"hipDeviceSynchronize": true, "hipStreamSynchronize": true, "hipEventSynchronize": true,
+}
+
+// gpuCats are the categories (lower case) of GPU work in Kineto traces.
+var gpuCats = map[string]bool{"kernel": true, "gpu_memcpy": true, "gpu_memset": true, "memcpy": true, "memset": true}
+
+// syncWaits makes each synchronising call wait for the last GPU span of
+// every GPU stream that ended by the time the call returned, and trims the
+// call to start at the latest of those ends. It runs on slices sorted by
+// thread and start, before numbering.
+func (im *importer) syncWaits() []edge {
+	gpu := map[string][]*slice{} // thread → its spans, by start (and so by end)
+	var threads []string
+	for _, s := range im.slices {
+		if s.gpu {
+			k := s.pid + "/" + s.tid
+			if _, ok := gpu[k]; !ok {
+				threads = append(threads, k)
+			}
+			gpu[k] = append(gpu[k], s)
+		}
+	}
+	var waits []edge
+	for _, s := range im.slices {
+		if !s.sync || s.gpu {
+			continue
+		}
+		latest := s.start
+		for _, k := range threads {
+			th := gpu[k]
+			j, _ := slices.BinarySearchFunc(th, s.end, func(g *slice, t int64) int {
+				if g.end <= t {
+					return -1
+				}
+				return 1
+			}) // th[j-1] is the last one ending by s.end
+			if j > 0 {
+				waits = append(waits, edge{th[j-1], s})
+				latest = max(latest, th[j-1].end)
+			}
+		}
+		if len(waits) > 0 && waits[len(waits)-1].to == s {
+			im.rep.Waits++
+		}
+		s.start = latest
+	}
+	return waits
+}

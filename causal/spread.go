@@ -1,0 +1,174 @@
+package causal
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+)
+
+// Estimate summarises one figure over a pipeline's recorded iterations.
+type Estimate struct {
+	N      int     `json:"n"` // iterations in which the kernel ran
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Q1     float64 `json:"q1"`
+	Q3     float64 `json:"q3"`
+	Max    float64 `json:"max"`
+	// Lo and Hi bound a 95% bootstrap interval of the median.
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// KernelSpread is a kernel's profile over iterations.
+type KernelSpread struct {
+	Kernel    string     `json:"kernel"`
+	Share     Estimate   `json:"share"`
+	Influence Estimate   `json:"influence"`
+	Curve     []Estimate `json:"curve"` // Speedup at 0, 5, ..., 50% (CurveStep)
+}
+
+// SpreadOptions configures Spread. RNG is required: it draws the bootstrap
+// resamples, so a seeded RNG gives the same intervals every time.
+type SpreadOptions struct {
+	RNG       *rand.Rand
+	Resamples int // bootstrap resamples; 0 means 1000
+}
+
+// Spread builds one graph per iteration (dependencies that cross
+// iterations are dropped) and summarises each kernel's share, influence and
+// curve over the iterations, in kernel-name order.
+func Spread(spans []Span, opt SpreadOptions) ([]KernelSpread, error) {
+	if opt.RNG == nil {
+		return nil, errors.New("spread: no RNG")
+	}
+	if opt.Resamples <= 0 {
+		opt.Resamples = 1000
+	}
+	if err := Validate(spans); err != nil {
+		return nil, err
+	}
+	type series struct {
+		share, infl []float64
+		curve       [CurveSteps][]float64
+	}
+	byKernel := map[string]*series{}
+	for _, it := range byIteration(spans) {
+		g, err := Build(it)
+		if err != nil {
+			return nil, fmt.Errorf("iteration %d: %w", it[0].Iteration, err)
+		}
+		for _, p := range g.Profile() {
+			s := byKernel[p.Kernel]
+			if s == nil {
+				s = &series{}
+				byKernel[p.Kernel] = s
+			}
+			s.share = append(s.share, p.Share)
+			s.infl = append(s.infl, p.Influence)
+			for k, pt := range p.Curve {
+				s.curve[k] = append(s.curve[k], pt.Speedup)
+			}
+		}
+	}
+	out := make([]KernelSpread, 0, len(byKernel))
+	names := make([]string, 0, len(byKernel))
+	for name := range byKernel {
+		names = append(names, name)
+	}
+	slices.Sort(names) // the RNG is drawn in this order: same seed, same answer
+	for _, name := range names {
+		s := byKernel[name]
+		ks := KernelSpread{Kernel: name, Share: estimate(s.share, opt), Influence: estimate(s.infl, opt)}
+		for _, c := range s.curve {
+			ks.Curve = append(ks.Curve, estimate(c, opt))
+		}
+		out = append(out, ks)
+	}
+	return out, nil
+}
+
+// byIteration splits spans by Iteration (ascending), keeping only the
+// dependencies inside each iteration.
+func byIteration(spans []Span) [][]Span {
+	iter := map[uint64]int{}
+	groups := map[int][]Span{}
+	for _, s := range spans {
+		iter[s.ID] = s.Iteration
+	}
+	for _, s := range spans {
+		var deps []uint64
+		for _, d := range s.Deps {
+			if iter[d] == s.Iteration {
+				deps = append(deps, d)
+			}
+		}
+		s.Deps = deps
+		groups[s.Iteration] = append(groups[s.Iteration], s)
+	}
+	keys := make([]int, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([][]Span, len(keys))
+	for k, it := range keys {
+		out[k] = groups[it]
+	}
+	return out
+}
+
+func estimate(v []float64, opt SpreadOptions) Estimate {
+	sorted := slices.Clone(v)
+	slices.Sort(sorted)
+	e := Estimate{N: len(v), Min: sorted[0], Max: sorted[len(v)-1],
+		Q1: quantile(sorted, 0.25), Median: quantile(sorted, 0.5), Q3: quantile(sorted, 0.75)}
+	meds := make([]float64, opt.Resamples)
+	count := make([]int, len(v))
+	for r := range meds {
+		// A resample is a multiset of ranks into sorted: count them
+		// instead of sorting the resample.
+		clear(count)
+		for range v {
+			count[opt.RNG.IntN(len(v))]++
+		}
+		meds[r] = medianOfCounts(sorted, count)
+	}
+	slices.Sort(meds)
+	e.Lo, e.Hi = quantile(meds, 0.025), quantile(meds, 0.975)
+	return e
+}
+
+// medianOfCounts is the median of the multiset holding sorted[i] count[i]
+// times, interpolated as quantile does.
+func medianOfCounts(sorted []float64, count []int) float64 {
+	n := 0
+	for _, c := range count {
+		n += c
+	}
+	lo, hi := (n-1)/2, n/2 // ranks of the middle order statistics
+	var a, b float64
+	seen := 0
+	for i, c := range count {
+		if seen <= lo && lo < seen+c {
+			a = sorted[i]
+		}
+		if seen <= hi && hi < seen+c {
+			b = sorted[i]
+			break
+		}
+		seen += c
+	}
+	return a + 0.5*(b-a)
+}
+
+// quantile of sorted values, interpolating linearly between order
+// statistics (Hyndman and Fan's type 7, R's default).
+func quantile(sorted []float64, q float64) float64 {
+	h := q * float64(len(sorted)-1)
+	lo := int(h)
+	if lo+1 >= len(sorted) {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+}

@@ -1,0 +1,130 @@
+package causal
+
+import (
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// forkJoinIterations repeats the fork-join graph, b taking bDur[it] ns in
+// iteration it; each iteration's a waits for the previous d.
+func forkJoinIterations(bDur []int64) []Span {
+	var spans []Span
+	var t int64
+	for it, b := range bDur {
+		id := uint64(it * 10)
+		a := sp(id+1, "a", "s1", t, t+100)
+		bb := sp(id+2, "b", "s1", t+100, t+100+b)
+		c := sp(id+3, "c", "s2", t+110, t+210, id+1)
+		d := sp(id+4, "d", "s1", t+100+b, t+150+b, id+3)
+		if it > 0 {
+			a.Deps = []uint64{id - 6} // the previous iteration's d
+		}
+		for _, s := range []*Span{&a, &bb, &c, &d} {
+			s.Iteration = it
+		}
+		spans = append(spans, a, bb, c, d)
+		t += 150 + b
+	}
+	return spans
+}
+
+func TestSpreadOverIterations(t *testing.T) {
+	bDur := []int64{300, 200, 400, 300, 240}
+	spans := forkJoinIterations(bDur)
+	got, err := Spread(spans, SpreadOptions{RNG: rand.New(rand.NewPCG(1, 2))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || got[1].Kernel != "b" || got[2].Kernel != "c" {
+		t.Fatalf("kernels %+v", got)
+	}
+	// b is on the critical path of every iteration: its influence there
+	// is its share b/(150+b).
+	want := make([]float64, len(bDur))
+	for k, b := range bDur {
+		want[k] = float64(b) / float64(150+b)
+	}
+	b := got[1].Influence
+	sorted := []float64{want[1], want[4], want[0], want[3], want[2]}
+	if b.N != 5 || !near(b.Min, sorted[0]) || !near(b.Max, sorted[4]) || !near(b.Median, sorted[2]) ||
+		!near(b.Q1, sorted[1]) || !near(b.Q3, sorted[3]) {
+		t.Errorf("b influence %+v, want order statistics of %v", b, sorted)
+	}
+	if !(b.Lo >= b.Min && b.Lo <= b.Median && b.Hi >= b.Median && b.Hi <= b.Max && b.Lo < b.Hi) {
+		t.Errorf("bootstrap interval [%v, %v] around median %v", b.Lo, b.Hi, b.Median)
+	}
+	if c := got[2].Influence; c.Max != 0 || c.N != 5 {
+		t.Errorf("c is off the critical path in every iteration: %+v", c)
+	}
+	again, _ := Spread(spans, SpreadOptions{RNG: rand.New(rand.NewPCG(1, 2))})
+	if again[1].Influence != b {
+		t.Errorf("same seed, different estimate: %+v and %+v", again[1].Influence, b)
+	}
+	if _, err := Spread(spans, SpreadOptions{}); err == nil {
+		t.Error("Spread without an RNG: no error")
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	v := []float64{1, 2, 3, 4}
+	for q, want := range map[float64]float64{0: 1, 0.25: 1.75, 0.5: 2.5, 0.75: 3.25, 1: 4} {
+		if got := quantile(v, q); !near(got, want) {
+			t.Errorf("quantile(%v) = %v, want %v", q, got, want)
+		}
+	}
+	if quantile([]float64{7}, 0.5) != 7 {
+		t.Error("quantile of one value")
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+
+func TestMedianOfCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 1000 {
+		n := 1 + rng.IntN(9)
+		sorted := make([]float64, n)
+		for i := range sorted {
+			sorted[i] = float64(i) + rng.Float64()
+		}
+		count := make([]int, n)
+		var resample []float64
+		for range n {
+			k := rng.IntN(n)
+			count[k]++
+			resample = append(resample, sorted[k])
+		}
+		slices.Sort(resample)
+		if got, want := medianOfCounts(sorted, count), quantile(resample, 0.5); !near(got, want) {
+			t.Fatalf("medianOfCounts(%v, %v) = %v, median of the resample %v", sorted, count, got, want)
+		}
+	}
+}
+
+func TestSpreadSameSeedSameAnswer(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	bDur := make([]int64, 40)
+	for i := range bDur {
+		bDur[i] = 100 + 20*int64(rng.IntN(40))
+	}
+	spans := forkJoinIterations(bDur)
+	run := func(seed uint64) []KernelSpread {
+		out, err := Spread(spans, SpreadOptions{RNG: rand.New(rand.NewPCG(seed, 0)), Resamples: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	first := run(1)
+	for range 5 {
+		if again := run(1); !reflect.DeepEqual(again, first) {
+			t.Fatal("same seed, different spread")
+		}
+	}
+	if reflect.DeepEqual(run(2), first) {
+		t.Fatal("another seed, the same intervals: the bootstrap does not use the RNG")
+	}
+}
