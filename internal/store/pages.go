@@ -53,6 +53,11 @@ const (
 	minBoltPageSize = 512
 )
 
+// maxSalvageProblems bounds what a salvage lists: a crafted page of
+// overlapping elements gives one problem per element, a file of 100 MB
+// millions of them.
+const maxSalvageProblems = 1000
+
 type pageWalker struct {
 	f        io.ReaderAt
 	size     int64
@@ -62,6 +67,7 @@ type pageWalker struct {
 	seen     map[uint64]bool
 	visits   int
 	problems []string
+	unlisted int // problems past maxSalvageProblems, counted only
 	stopped  bool
 
 	// Salvage mode: the walk goes on past any number of problems, skipping
@@ -74,8 +80,11 @@ type pageWalker struct {
 }
 
 func (w *pageWalker) problem(format string, args ...any) {
-	if len(w.problems) < maxProblems || w.salvage {
+	switch {
+	case len(w.problems) < maxProblems, w.salvage && len(w.problems) < maxSalvageProblems:
 		w.problems = append(w.problems, fmt.Sprintf(format, args...))
+	case w.salvage:
+		w.unlisted++
 	}
 }
 

@@ -11,14 +11,16 @@ import (
 )
 
 // craftFile writes a bbolt file of 4 KiB pages by hand: two meta pages, an
-// empty free list (page 2) and a root leaf page (page 3) holding leaf, whose
-// element offsets the caller chose. It is how a test builds damage that
-// byte flips would find only by luck.
+// empty free list (page 2) and a root leaf page (page 3, with overflow
+// pages when leaf needs them) holding leaf, whose element offsets the
+// caller chose. It is how a test builds damage that byte flips would find
+// only by luck.
 func craftFile(t *testing.T, leaf []byte) string {
 	t.Helper()
 	const ps = 4096
 	le := binary.LittleEndian
-	file := make([]byte, 4*ps)
+	pages := (len(leaf) + ps - 1) / ps
+	file := make([]byte, (3+pages)*ps)
 	for id := range 2 {
 		p := file[id*ps:]
 		le.PutUint64(p[0:], uint64(id))
@@ -27,21 +29,19 @@ func craftFile(t *testing.T, leaf []byte) string {
 		le.PutUint32(m[0:], boltMagic)
 		le.PutUint32(m[4:], boltVersion)
 		le.PutUint32(m[8:], ps)
-		le.PutUint64(m[16:], 3)          // root bucket's page
-		le.PutUint64(m[32:], 2)          // free list
-		le.PutUint64(m[40:], 4)          // pages in use
-		le.PutUint64(m[48:], uint64(id)) // txid
+		le.PutUint64(m[16:], 3)               // root bucket's page
+		le.PutUint64(m[32:], 2)               // free list
+		le.PutUint64(m[40:], uint64(3+pages)) // pages in use
+		le.PutUint64(m[48:], uint64(id))      // txid
 		h := fnv.New64a()
 		h.Write(m[:56])
 		le.PutUint64(m[56:], h.Sum64())
 	}
 	le.PutUint64(file[2*ps:], 2)
 	le.PutUint16(file[2*ps+8:], freelistFlag)
-	if len(leaf) > ps {
-		t.Fatalf("leaf page of %d bytes", len(leaf))
-	}
 	copy(file[3*ps:], leaf)
 	le.PutUint64(file[3*ps:], 3)
+	le.PutUint32(file[3*ps+12:], uint32(pages-1)) // overflow
 	path := filepath.Join(t.TempDir(), "quasim.db")
 	if err := os.WriteFile(path, file, 0o600); err != nil {
 		t.Fatal(err)
@@ -130,5 +130,36 @@ func TestCheckOverlappingElements(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(r.srep.Unreadable, "\n"), "overlaps") {
 		t.Errorf("Salvage's unreadable parts %q do not name the overlapping element", r.srep.Unreadable)
+	}
+}
+
+// TestSalvageListsBounded: Salvage lists at most maxSalvageProblems
+// unreadable parts and counts the rest; a page of elements that all
+// overlap once listed one per element (millions in a crafted file of
+// 100 MB).
+func TestSalvageListsBounded(t *testing.T) {
+	t.Parallel()
+	const n = maxSalvageProblems + 200
+	le := binary.LittleEndian
+	leaf := make([]byte, pageHeaderSize+n*elemSize)
+	le.PutUint16(leaf[8:], leafPageFlag)
+	le.PutUint16(leaf[10:], n)
+	for i := range n {
+		e := leaf[pageHeaderSize+i*elemSize:]
+		le.PutUint32(e[4:], uint32(len(leaf)-(pageHeaderSize+i*elemSize))) // every one at the same bytes
+		le.PutUint32(e[8:], 1)
+		le.PutUint32(e[12:], 1)
+	}
+	leaf = append(leaf, 'k', 'v')
+	path := craftFile(t, leaf)
+	rep, err := Salvage(path, filepath.Join(t.TempDir(), "new.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(rep.Unreadable); got != maxSalvageProblems+1 {
+		t.Fatalf("Salvage listed %d unreadable parts, want %d and a count of the rest", got, maxSalvageProblems+1)
+	}
+	if last := rep.Unreadable[maxSalvageProblems]; last != "and 199 more unreadable parts, not listed" {
+		t.Errorf("last unreadable part = %q, want the count of the %d not listed", last, 199)
 	}
 }
