@@ -88,7 +88,7 @@ func noCrash(t *testing.T, what, stderr string) {
 }
 
 // TestDamagedStateFile: quasimd refuses a truncated state file with a
-// clear message and exit code 2, without writing to it; quasimctl db check
+// clear message and exit code exitDamaged, without writing to it; quasimctl db check
 // finds the damage and db salvage makes a file quasimd starts on.
 func TestDamagedStateFile(t *testing.T) {
 	dir, good := goodState(t)
@@ -99,8 +99,8 @@ func TestDamagedStateFile(t *testing.T) {
 	}
 	code, stderr := runDaemon(t, dir)
 	noCrash(t, "truncated", stderr)
-	if code != 2 || !strings.Contains(stderr, "damaged") || !strings.Contains(stderr, "truncated") || !strings.Contains(stderr, "db salvage") {
-		t.Fatalf("quasimd on a truncated state file: exit %d, want 2 with what is wrong and how to recover:\n%s", code, tail(stderr, 3000))
+	if code != exitDamaged || !strings.Contains(stderr, "damaged") || !strings.Contains(stderr, "truncated") || !strings.Contains(stderr, "db salvage") {
+		t.Fatalf("quasimd on a truncated state file: exit %d, want %d with what is wrong and how to recover:\n%s", code, exitDamaged, tail(stderr, 3000))
 	}
 	if now, _ := os.ReadFile(db); !bytes.Equal(now, bad) {
 		t.Errorf("quasimd wrote to the damaged state file")
@@ -146,7 +146,7 @@ func TestDamagedStateFile(t *testing.T) {
 }
 
 // TestFlippedStateFile: after 200 random byte flips quasimd either refuses
-// the file (exit 2, a message, no panic) or starts, and then kernels and
+// the file (exitDamaged, a message, no panic) or starts, and then kernels and
 // cycles answer.
 func TestFlippedStateFile(t *testing.T) {
 	dir, good := goodState(t)
@@ -164,7 +164,7 @@ func TestFlippedStateFile(t *testing.T) {
 		code, stderr := runDaemon(t, dir)
 		noCrash(t, "flipped", stderr)
 		switch code {
-		case 2:
+		case exitDamaged:
 			if !strings.Contains(stderr, "damaged") || !strings.Contains(stderr, "db salvage") {
 				t.Errorf("seed %d: refused without saying why and how to recover:\n%s", seed, tail(stderr, 2000))
 			}

@@ -24,9 +24,18 @@ import (
 )
 
 // main runs the daemon, or with "db check|salvage" the offline tools of
-// its state file (daemon.DB). Exit codes: 0 ok, 1 runtime error, 2 bad
-// configuration or a damaged state file (which a restart cannot cure).
+// its state file (daemon.DB). Exit codes: 0 ok, 1 runtime error, and two
+// that a restart cannot cure, listed in quasimd.service's
+// RestartPreventExitStatus=: exitConfig and exitDamaged.
 func main() { os.Exit(run()) }
+
+// The exit codes a restart cannot cure. They are not 2: the Go runtime
+// exits 2 after a panic and on SIGABRT, the signal of systemd's watchdog,
+// and after those a restart is what is wanted.
+const (
+	exitConfig  = 78 // EX_CONFIG of sysexits.h: bad flags, environment or configuration
+	exitDamaged = 65 // EX_DATAERR: the state file is damaged (quasimd db salvage)
+)
 
 func run() int {
 	if len(os.Args) > 1 && os.Args[1] == "db" {
@@ -60,11 +69,11 @@ func run() int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		return 2
+		return exitConfig
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "quasimd: unexpected arguments %q\n", fs.Args())
-		return 2
+		return exitConfig
 	}
 	if *showVersion {
 		fmt.Println("quasimd", version.String())
@@ -82,14 +91,14 @@ func run() int {
 		if v, ok := os.LookupEnv(env); ok && !set[flagName] {
 			if err := fs.Set(flagName, v); err != nil {
 				fmt.Fprintf(os.Stderr, "quasimd: $%s %q: %v\n", env, v, err)
-				return 2
+				return exitConfig
 			}
 		}
 	}
 	lvl, err := zerolog.ParseLevel(*level)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "quasimd: --log-level %q: want debug, info, warn or error\n", *level)
-		return 2
+		return exitConfig
 	}
 	var log zerolog.Logger
 	switch *format {
@@ -100,19 +109,19 @@ func run() int {
 		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly, NoColor: !isTerminal(os.Stderr)})
 	default:
 		fmt.Fprintf(os.Stderr, "quasimd: --log-format %q: want json or console\n", *format)
-		return 2
+		return exitConfig
 	}
 	log = log.Level(lvl).With().Timestamp().Logger()
 	if cfg.Operators, err = parseOperators(*operators); err != nil {
 		fmt.Fprintln(os.Stderr, "quasimd: --operator:", err)
-		return 2
+		return exitConfig
 	}
 	cfg.NotifySocket = os.Getenv("NOTIFY_SOCKET")
 	cfg.Watchdog = sdnotify.WatchdogInterval(os.Getenv("WATCHDOG_USEC"), os.Getenv("WATCHDOG_PID"), os.Getpid())
 	cfg.Version = version.String()
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "quasimd: bad configuration:", err)
-		return 2
+		return exitConfig
 	}
 
 	// Signals are set up before the store is opened.
@@ -134,7 +143,7 @@ func run() int {
 		if errors.Is(err, daemon.ErrDamaged) {
 			// Not a runtime error a restart can cure: say it plainly.
 			fmt.Fprintf(os.Stderr, "quasimd: not starting: %v\n", err)
-			return 2
+			return exitDamaged
 		}
 		return 1
 	}

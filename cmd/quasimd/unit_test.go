@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -24,6 +25,7 @@ type unitFile struct {
 	stateDirs, configDirs []string // relative to /var/lib and /etc
 	watchdog              time.Duration
 	addressFamilies       []string
+	restartPrevent        []string // RestartPreventExitStatus=
 }
 
 // readUnit parses the [Service] section of a unit the way systemd reads the
@@ -73,9 +75,34 @@ func readUnit(t *testing.T, path string) unitFile {
 			}
 		case "RestrictAddressFamilies":
 			u.addressFamilies = strings.Fields(v)
+		case "RestartPreventExitStatus":
+			u.restartPrevent = append(u.restartPrevent, strings.Fields(v)...)
 		}
 	}
 	return u
+}
+
+// TestUnitRestart: systemd does not restart quasimd every RestartSec when
+// it exits with a code a restart cannot cure (a damaged state file, a bad
+// flag in /etc/default/quasimd), and does restart it after a panic or a
+// watchdog abort, on which the Go runtime exits 2.
+func TestUnitRestart(t *testing.T) {
+	u := readUnit(t, filepath.Join("..", "..", "quasimd.service"))
+	for _, code := range []int{exitConfig, exitDamaged} {
+		if !contains(u.restartPrevent, strconv.Itoa(code)) {
+			t.Errorf("RestartPreventExitStatus = %q, want %d in it", u.restartPrevent, code)
+		}
+	}
+	if contains(u.restartPrevent, "2") {
+		t.Errorf("RestartPreventExitStatus = %q: 2 is the Go runtime's exit after a panic or SIGABRT (the watchdog), which must restart", u.restartPrevent)
+	}
+	// The real binary on a bad flag.
+	qd, _ := binaries(t)
+	err := exec.Command(qd, "--idle-cpu", "lots").Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitConfig {
+		t.Errorf("quasimd --idle-cpu lots = %v, want exit %d", err, exitConfig)
+	}
 }
 
 // TestUnitEnvironment starts the real quasimd as quasimd.service would:

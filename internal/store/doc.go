@@ -106,8 +106,10 @@
 // damaged file is never written to. First checkPages reads the file with
 // plain reads, no bbolt code: both meta pages, the free list and every
 // branch, leaf, overflow and inline page reachable from the root (in range,
-// of the right type, referenced once, elements inside their page, the file
-// as long as its pages). bbolt trusts its pages, and on a damaged one it
+// of the right type, referenced once, elements inside their page and in
+// order, none sharing another's bytes, the file as long as its pages; so
+// the walk reads each byte a bounded number of times, and a crafted file
+// cannot make it exponential). bbolt trusts its pages, and on a damaged one it
 // panics (a file truncated to 12 KB: "invalid freelist page"), faults on
 // mmapped pages past the end of the file, loops on a page cycle or
 // allocates without bound; so it only opens a file that passed. Then a
@@ -133,7 +135,8 @@
 // IDs, bucket sequences and certificate ids stay; the indexes (trials'
 // keys/, jobcerts/, jobs/) are rebuilt from what was copied. The report
 // counts what was copied and lost per bucket, names each lost record, and
-// lists the unreadable pages, whose records cannot be counted.
+// lists the unreadable pages, whose records cannot be counted (the first
+// 1,000, and how many more).
 //
 // # Retention
 //

@@ -53,6 +53,11 @@ const (
 	minBoltPageSize = 512
 )
 
+// maxSalvageProblems bounds what a salvage lists: a crafted page of
+// overlapping elements gives one problem per element, a file of 100 MB
+// millions of them.
+const maxSalvageProblems = 1000
+
 type pageWalker struct {
 	f        io.ReaderAt
 	size     int64
@@ -62,6 +67,7 @@ type pageWalker struct {
 	seen     map[uint64]bool
 	visits   int
 	problems []string
+	unlisted int // problems past maxSalvageProblems, counted only
 	stopped  bool
 
 	// Salvage mode: the walk goes on past any number of problems, skipping
@@ -74,8 +80,11 @@ type pageWalker struct {
 }
 
 func (w *pageWalker) problem(format string, args ...any) {
-	if len(w.problems) < maxProblems || w.salvage {
+	switch {
+	case len(w.problems) < maxProblems, w.salvage && len(w.problems) < maxSalvageProblems:
 		w.problems = append(w.problems, fmt.Sprintf(format, args...))
+	case w.salvage:
+		w.unlisted++
 	}
 }
 
@@ -241,8 +250,7 @@ func (w *pageWalker) tree(id uint64, depth int, what string, trail []string) {
 	if w.stopped || (len(w.problems) >= maxProblems && !w.salvage) {
 		return
 	}
-	if w.visits++; w.visits%256 == 1 && time.Now().After(w.deadline) {
-		w.stopped = true
+	if w.tick() {
 		return
 	}
 	if depth > maxPageDepth {
@@ -268,16 +276,40 @@ func (w *pageWalker) tree(id uint64, depth int, what string, trail []string) {
 	w.elements(buf, id, flags, depth, what, trail)
 }
 
+// tick counts one page or element visited and reports whether the walk
+// must stop: at its deadline, which it looks at every 256 visits.
+func (w *pageWalker) tick() bool {
+	if w.visits++; w.visits%256 == 1 && time.Now().After(w.deadline) {
+		w.stopped = true
+	}
+	return w.stopped
+}
+
 // elements checks the elements of a branch or leaf page held in buf (an
 // inline bucket's page included) and walks their children.
+//
+// bbolt writes an element's key and value after the element array, each
+// right after the one before (common.WriteInodeToPage), so they must lie
+// in order and apart: elements sharing their bytes would let one page of
+// 4 KiB name 2^50 nested inline buckets, and the walk would never end.
+// With the rule each byte of a page is read once per bucket it is nested
+// in, and nesting is bounded by maxPageDepth.
 func (w *pageWalker) elements(buf []byte, id uint64, flags uint16, depth int, what string, trail []string) {
+	if depth > maxPageDepth {
+		w.problem("%s: page %d: buckets nested deeper than %d", what, id, maxPageDepth)
+		return
+	}
 	le := binary.LittleEndian
 	count := int(le.Uint16(buf[10:]))
 	if pageHeaderSize+count*elemSize > len(buf) {
 		w.problem("%s: page %d: %d elements do not fit", what, id, count)
 		return
 	}
+	next := uint64(pageHeaderSize + count*elemSize) // where the next element's bytes may start
 	for i := range count {
+		if w.tick() {
+			return
+		}
 		e := buf[pageHeaderSize+i*elemSize:]
 		base := uint64(pageHeaderSize + i*elemSize)
 		if flags == branchPageFlag {
@@ -286,6 +318,14 @@ func (w *pageWalker) elements(buf []byte, id uint64, flags uint16, depth int, wh
 				w.problem("%s: branch page %d: element %d outside the page", what, id, i)
 				return
 			}
+			if base+pos < next {
+				w.problem("%s: branch page %d: element %d overlaps the elements before it", what, id, i)
+				if w.salvage {
+					continue // the children after it may still be sound
+				}
+				return
+			}
+			next = base + pos + ksize
 			w.tree(child, depth+1, what, trail)
 			continue
 		}
@@ -294,6 +334,14 @@ func (w *pageWalker) elements(buf []byte, id uint64, flags uint16, depth int, wh
 			w.problem("%s: leaf page %d: element %d outside the page", what, id, i)
 			return
 		}
+		if base+pos < next {
+			w.problem("%s: leaf page %d: element %d overlaps the elements before it", what, id, i)
+			if w.salvage {
+				continue // the elements after it may still be sound
+			}
+			return
+		}
+		next = base + pos + ksize + vsize
 		key := buf[base+pos : base+pos+ksize]
 		val := buf[base+pos+ksize : base+pos+ksize+vsize]
 		if eflags&bucketLeafFlag == 0 {

@@ -335,6 +335,9 @@ func copyRecords(f io.ReaderAt, size int64, dtx *bolt.Tx, rep *SalvageReport) er
 		return copyErr
 	}
 	rep.Unreadable = append(rep.Unreadable, w.problems...)
+	if w.unlisted > 0 {
+		rep.Unreadable = append(rep.Unreadable, fmt.Sprintf("and %d more unreadable parts, not listed", w.unlisted))
+	}
 	// The job registry: each job with a copied record, with its own record
 	// where that was readable.
 	djobs := droot.Bucket(bucketJobs)

@@ -93,6 +93,9 @@ func open(path string, opt Options, noSync bool) (*Store, error) {
 		Timeout:  opt.lockTimeout(),
 		ReadOnly: opt.ReadOnly,
 		NoSync:   noSync,
+		// Growing a new file syncs it too (Salvage makes one, and
+		// FuzzOpenDamaged a Salvage per input).
+		NoGrowSync: noSync,
 	})
 	if err != nil {
 		return nil, openError(path, err)
