@@ -525,6 +525,7 @@ func (s *scheduler) finished(j *job) {
 // holds of them, and runtimes waiting for a change wake.
 func (s *scheduler) changed(jobs ...store.JobKey) {
 	s.index.invalidate(jobs...)
+	s.checks.forget(jobs...)
 	s.epoch.Add(1)
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,6 +50,28 @@ type nearestChecks struct {
 	extra   map[string]int           // kernel|spec hash: unlisted problems stored
 	counted map[string]bool          // extra holds the kernel's count
 	every   map[string]time.Duration // tests: another spacing than missInterval
+
+	// known caches checkedAt's reads, at most maxAnswers of them, so that
+	// a nearest lookup costs what it did before; forget drops a job's.
+	known map[checkKey]checked
+	gen   uint64 // bumped by every forget
+}
+
+type checked struct {
+	cert *store.CertMeta
+	why  string
+}
+
+// forget drops what known holds of jobs: their records changed.
+func (c *nearestChecks) forget(jobs ...store.JobKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	for ck := range c.known {
+		if slices.Contains(jobs, ck.job) {
+			delete(c.known, ck)
+		}
+	}
 }
 
 type checkKey struct {
@@ -121,6 +144,38 @@ func (s *server) nearestAnswer(r *http.Request, k *kernel, pi *problemIndex, dim
 // certificate there, or why it failed there (a wrong_result trial, or a
 // revoked certificate); neither when it was not verified there.
 func (s *server) checkedAt(job store.JobKey, key string) (*store.CertMeta, string, error) {
+	c := &s.sched.checks
+	ck := checkKey{job: job, key: key}
+	c.mu.Lock()
+	k, ok := c.known[ck]
+	gen := c.gen
+	c.mu.Unlock()
+	if ok {
+		return k.cert, k.why, nil
+	}
+	cert, why, err := s.readCheckedAt(job, key)
+	if err != nil {
+		return nil, "", err
+	}
+	c.mu.Lock()
+	if c.gen == gen {
+		if c.known == nil {
+			c.known = map[checkKey]checked{}
+		}
+		if len(c.known) >= maxAnswers {
+			for q := range c.known {
+				delete(c.known, q)
+				break
+			}
+		}
+		c.known[ck] = checked{cert: cert, why: why}
+	}
+	c.mu.Unlock()
+	return cert, why, nil
+}
+
+// readCheckedAt is checkedAt from the store.
+func (s *server) readCheckedAt(job store.JobKey, key string) (*store.CertMeta, string, error) {
 	metas, err := s.st.JobCerts(job)
 	if err != nil {
 		return nil, "", err
