@@ -209,7 +209,10 @@ func (s *server) readCheckedAt(job store.JobKey, key string) (*store.CertMeta, s
 func (s *scheduler) checkNearest(req checkReq) string {
 	k := req.kern
 	refused := func(format string, args ...any) string { return api.VerifyRefused + fmt.Sprintf(format, args...) }
-	if len(k.jobs) == 0 || req.job.Device != k.jobs[0].key.Device {
+	if len(k.jobs) == 0 {
+		return refused("kernel %s has no jobs", k.spec.Name)
+	}
+	if req.job.Device != k.jobs[0].key.Device {
 		return refused("the daemon measures kernel %s on device class %s", k.spec.Name, k.jobs[0].key.Device)
 	}
 	if _, ok := k.jobs[0].spec.Evaluator.(evaluate.Verifier); !ok {
@@ -218,10 +221,7 @@ func (s *scheduler) checkNearest(req checkReq) string {
 	if err := k.spec.CheckMiss(req.dims); err != nil {
 		return refused("%v", err)
 	}
-	s.mu.Lock()
-	ctx := s.ctx
-	s.mu.Unlock()
-	if ctx == nil || ctx.Err() != nil {
+	if !s.running() {
 		return refused("%v", errNotRunning)
 	}
 	c := &s.checks
@@ -249,19 +249,36 @@ func (s *scheduler) checkNearest(req checkReq) string {
 	if c.extra[version] >= maxMissJobs {
 		return refused("kernel %s has records at %d problems it does not list, the most", name, maxMissJobs)
 	}
-	c.extra[version]++
 	if c.pending == nil {
 		c.pending, c.queues, c.busy, c.last = map[checkKey]bool{}, map[string][]checkReq{}, map[string]bool{}, map[string]time.Time{}
 	}
+	if !c.busy[name] {
+		// The worker runs under the scheduler's context, which stop waits
+		// for: started as startLocked starts cycles.
+		s.mu.Lock()
+		ctx := s.ctx
+		if ctx != nil && ctx.Err() == nil {
+			c.busy[name] = true
+			s.wg.Go(func() { s.runChecks(ctx, name) })
+		}
+		s.mu.Unlock()
+		if !c.busy[name] {
+			return refused("%v", errNotRunning)
+		}
+	}
+	c.extra[version]++
 	c.pending[req.checkKey] = true
 	c.queues[name] = append(c.queues[name], req)
 	s.log.Info().Str("job_id", req.job.String()).Str("config", req.key).Str("from_problem", req.from).
 		Str("requested_by", requesterString(&req.by)).Msg("nearest answer: verification at the problem asked for queued")
-	if !c.busy[name] {
-		c.busy[name] = true
-		s.wg.Go(func() { s.runChecks(ctx, name) })
-	}
 	return api.VerifyPending
+}
+
+// running reports whether cycles (and verifications) may start.
+func (s *scheduler) running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ctx != nil && s.ctx.Err() == nil
 }
 
 // unlistedProblems counts the stored jobs of k's spec version at problems

@@ -215,3 +215,37 @@ func TestNearestRevokedAtProblem(t *testing.T) {
 		t.Errorf("after revoking its certificate at 8192: %+v, want the default and why", c)
 	}
 }
+
+func TestNearestVerificationQueueBounded(t *testing.T) {
+	ts, _ := nearestServer(t)
+	c := &ts.sched.checks
+	c.mu.Lock()
+	c.every["reduce"] = time.Hour // the first runs, the others wait
+	c.mu.Unlock()
+	for i := range maxCheckQueue + 1 {
+		p := fmt.Sprint(5000 + i)
+		if got, _ := ts.lookup(t, p, ""); got.Verification != api.VerifyPending {
+			t.Fatalf("lookup %d at %s: verification %q, want pending", i, p, got.Verification)
+		}
+	}
+	got, _ := ts.lookup(t, "6000", "")
+	if want := fmt.Sprintf("refused: %d verifications are queued for kernel reduce, the most", maxCheckQueue); got.Verification != want {
+		t.Errorf("verification past the queue = %q, want %q", got.Verification, want)
+	}
+}
+
+func TestNearestVerificationProblemsBounded(t *testing.T) {
+	ts, _ := nearestServer(t)
+	k, _ := ts.sched.kernel("reduce")
+	for i := range maxMissJobs {
+		key := k.jobs[0].key
+		key.Problem = fmt.Sprint(5000 + i)
+		if _, err := ts.st.AddTrials(key, []store.Trial{{Key: "x", Status: "ok", TimeMS: 1, At: time.Now()}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := ts.lookup(t, "20000", "")
+	if want := fmt.Sprintf("refused: kernel reduce has records at %d problems it does not list, the most", maxMissJobs); got.Verification != want {
+		t.Errorf("verification past %d unlisted problems = %q, want %q", maxMissJobs, got.Verification, want)
+	}
+}
