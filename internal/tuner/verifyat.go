@@ -39,16 +39,15 @@ func (t *Tuner) VerifyAt(ctx context.Context, job Job, key string) (Verdict, err
 	if _, ok := job.Evaluator.(evaluate.Verifier); !ok {
 		return Verdict{}, ErrNotVerifiable
 	}
-	var cert *certs.Certificate
+	// Not a config of this problem's space: nothing to run.
 	c, err := job.Space.ParseKey(key)
-	if err == nil {
-		err = job.Space.Check(c)
-	}
 	if err != nil {
-		// Not a config of this problem's space: nothing to run.
+		return t.rejectAt(job, key, fmt.Sprintf("not a config of problem %s: %v", job.Key.Problem, err))
+	}
+	if err := job.Space.Check(c); err != nil {
 		return t.rejectAt(job, key, fmt.Sprintf("constraints: %v", err))
 	}
-	cert, err = t.verify(ctx, job, store.Trial{Key: key})
+	cert, err := t.verify(ctx, job, store.Trial{Key: key})
 	if err != nil {
 		return Verdict{}, err
 	}
