@@ -10,7 +10,6 @@ import (
 
 	"github.com/quasim/quasim/certs"
 	"github.com/quasim/quasim/evaluate"
-	"github.com/quasim/quasim/evaluate/builtin"
 	"github.com/quasim/quasim/evaluate/replay"
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
@@ -24,15 +23,7 @@ import (
 // that by parity at 100 and records it there; a right config passes and
 // is certified at 100.
 func TestVerifyAt(t *testing.T) {
-	k, err := builtin.New("sgemm", builtin.Options{TestWrongVariant: true, Reps: evaluate.Reps{Min: 1, Max: 3}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := evaluate.Problem{Dims: []int{100, 72, 64}}
-	sp, err := k.Space(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, p, sp := wrongVariant(t)
 	pick := func(order string) string {
 		for _, c := range sp.All() {
 			m := sp.ConfigMap(c)
