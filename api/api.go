@@ -301,9 +301,10 @@ type Config struct {
 	CertifiedFor string `json:"certified_for,omitempty"`
 	// Verification is, for a nearest answer, where verifying its config at
 	// Problem stands: VerifyPending, VerifyPassed (Certificate and TimeMS
-	// are then this problem's), VerifyTuning, or "refused: why" (it will
-	// not be verified here). A config that fails is not answered again at
-	// this problem: the answer falls back, and Note says why.
+	// are then this problem's, and DefaultMS, measured at From, is left
+	// out), VerifyTuning, or "refused: why" (it will not be verified
+	// here). A config that fails is not answered again at this problem:
+	// the answer falls back, and Note says why.
 	Verification string     `json:"verification,omitempty"`
 	Confidence   float64    `json:"confidence,omitempty"`
 	Trial        *Trial     `json:"trial,omitempty"` // the trial that backs it

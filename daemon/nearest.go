@@ -122,6 +122,7 @@ func (s *server) nearestAnswer(r *http.Request, k *kernel, pi *problemIndex, dim
 		switch {
 		case passed != nil:
 			c.Certificate, c.CertifiedFor, c.TimeMS, c.Verification = passed.ID, problem, passed.TimeMS, api.VerifyPassed
+			c.DefaultMS = 0 // measured at From: no measure of this time
 		case exact != nil || (k.spec.TuneOnMiss && missErr == nil):
 			c.Verification = api.VerifyTuning
 		case k.spec.TuneOnMiss:

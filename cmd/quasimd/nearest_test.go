@@ -27,6 +27,7 @@ func TestNearestVerified(t *testing.T) {
 	var c api.Config
 	deadline := time.Now().Add(60 * time.Second)
 	for {
+		c = api.Config{} // JSON leaves the fields an answer omits as they were
 		d.ctlJSON(&c, "config", "reduce", "--problem", "30000")
 		if c.Verification != api.VerifyPending {
 			break
@@ -37,8 +38,8 @@ func TestNearestVerified(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if c.Match != api.MatchNearest || c.From != "65536" || c.Verification != api.VerifyPassed || c.CertifiedFor != "30000" ||
-		c.Key != served.Key || c.Certificate == "" || c.Certificate == served.Certificate {
-		t.Fatalf("after verification at 30000: %+v, want 65536's config certified for 30000 by a new certificate", c)
+		c.Key != served.Key || c.Certificate == "" || c.Certificate == served.Certificate || !(c.TimeMS > 0) || c.DefaultMS != 0 {
+		t.Fatalf("after verification at 30000: %+v, want 65536's config certified for 30000 by a new certificate, timed there", c)
 	}
 	if out, errs, code := d.ctl("certs", "verify", c.Certificate); code != 0 || !strings.Contains(out, "30000") {
 		t.Errorf("certs verify %s = exit %d:\n%s%s", c.Certificate, code, out, errs)
