@@ -254,8 +254,9 @@ type Job struct {
 	// another device class or problem (imports, a former device). They are
 	// listed, exported and warm-start the kernel's own jobs.
 	Foreign bool `json:"foreign,omitempty"`
-	// RequestedBy, for a job a lookup added (tune_on_miss), is who asked:
-	// "uid 65534 (nobody)".
+	// RequestedBy, for a job a lookup added (tune_on_miss, or a foreign
+	// job holding the verification of a nearest answer's config at its
+	// problem), is who asked: "uid 65534 (nobody)".
 	RequestedBy string `json:"requested_by,omitempty"`
 }
 

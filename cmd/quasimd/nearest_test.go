@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +49,10 @@ func TestNearestVerified(t *testing.T) {
 	if out, _, _ := d.ctl("config", "reduce", "--problem", "30000"); strings.Contains(out, "not verified at this one") ||
 		!strings.Contains(out, "verification:  passed") {
 		t.Errorf("config at 30000 after verification:\n%s", out)
+	}
+	if out, _, _ := d.ctl("kernels"); !strings.Contains(out, fmt.Sprintf("reduce 30000: added by a lookup of uid %d", os.Getuid())) ||
+		!strings.Contains(out, "(a nearest answer's config verified there)") {
+		t.Errorf("quasimctl kernels does not say who asked for the verification at 30000:\n%s", out)
 	}
 	d.stop()
 	d = start(t, dir)
