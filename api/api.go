@@ -254,8 +254,9 @@ type Job struct {
 	// another device class or problem (imports, a former device). They are
 	// listed, exported and warm-start the kernel's own jobs.
 	Foreign bool `json:"foreign,omitempty"`
-	// RequestedBy, for a job a lookup added (tune_on_miss), is who asked:
-	// "uid 65534 (nobody)".
+	// RequestedBy, for a job a lookup added (tune_on_miss, or a foreign
+	// job holding the verification of a nearest answer's config at its
+	// problem), is who asked: "uid 65534 (nobody)".
 	RequestedBy string `json:"requested_by,omitempty"`
 }
 
@@ -267,6 +268,18 @@ const (
 	MatchExact   Match = "exact"   // the served config of this very job
 	MatchNearest Match = "nearest" // the served config of the nearest tuned problem size
 	MatchDefault Match = "default" // nothing tuned: the spec's default
+)
+
+// Verification states of a nearest answer (Config.Verification); a
+// refusal is "refused: " and why.
+const (
+	VerifyPending = "pending" // queued or running at this problem
+	VerifyPassed  = "passed"  // verified and certified at this problem
+	// VerifyTuning: the kernel tunes this problem itself (tune_on_miss
+	// added a job for it): its cycles certify a config here, and the
+	// answer turns exact once one is served.
+	VerifyTuning  = "tuning"
+	VerifyRefused = "refused: "
 )
 
 // Config is GET /v1/configs/{kernel}: the config a runtime should use.
@@ -282,10 +295,22 @@ type Config struct {
 	Certificate string         `json:"certificate"`
 	SpecHash    string         `json:"spec_hash"`
 	From        string         `json:"from_problem,omitempty"` // for nearest: the problem used
-	Confidence  float64        `json:"confidence,omitempty"`
-	Trial       *Trial         `json:"trial,omitempty"` // the trial that backs it
-	PromotedAt  *time.Time     `json:"promoted_at,omitempty"`
-	Stale       string         `json:"stale,omitempty"` // why it is suspect, while a re-tune is queued
+	// CertifiedFor is the problem Certificate was issued for. Only where it
+	// equals Problem was the config verified at the size asked for; a
+	// nearest answer's config is certified at From until the daemon has
+	// verified it here (see Verification). Empty without a certificate.
+	CertifiedFor string `json:"certified_for,omitempty"`
+	// Verification is, for a nearest answer, where verifying its config at
+	// Problem stands: VerifyPending, VerifyPassed (Certificate and TimeMS
+	// are then this problem's, and DefaultMS, measured at From, is left
+	// out), VerifyTuning, or "refused: why" (it will not be verified
+	// here). A config that fails is not answered again at this problem:
+	// the answer falls back, and Note says why.
+	Verification string     `json:"verification,omitempty"`
+	Confidence   float64    `json:"confidence,omitempty"`
+	Trial        *Trial     `json:"trial,omitempty"` // the trial that backs it
+	PromotedAt   *time.Time `json:"promoted_at,omitempty"`
+	Stale        string     `json:"stale,omitempty"` // why it is suspect, while a re-tune is queued
 	// Front is how a lookup's policy (?objective=&max_slowdown=) chose
 	// from the job's (time, energy) Pareto front of certified configs.
 	Front *FrontChoice `json:"front,omitempty"`

@@ -37,7 +37,18 @@ func (s *server) listed(k *kernel, stored map[string][]store.JobKey) []*job {
 		if key.SpecHash != k.spec.Hash || own[key] || len(k.jobs) == 0 {
 			continue
 		}
-		out = append(out, &job{key: key, kern: k, spec: s.foreignSpec(k, key), foreign: true})
+		j := &job{key: key, kern: k, spec: s.foreignSpec(k, key), foreign: true}
+		// A lookup that verified a nearest answer's config at a problem
+		// the kernel does not list made the record (nearest.go); a kernel
+		// with tune_on_miss makes none (its miss jobs are its own).
+		if !k.spec.TuneOnMiss {
+			if r, ok, err := s.st.Requester(key); err != nil {
+				s.log.Error().Err(err).Str("job_id", key.String()).Msg("who asked")
+			} else if ok {
+				j.requestedBy = &r
+			}
+		}
+		out = append(out, j)
 	}
 	return out
 }

@@ -102,6 +102,8 @@ type scheduler struct {
 	epoch epoch
 	// index holds what config lookups need; changed keeps it current.
 	index lookupIndex
+	// checks verifies nearest answers' configs at the problems asked for.
+	checks nearestChecks
 
 	flushMu    sync.Mutex         // one writer of kept cycle records at a time
 	stopRetry  context.CancelFunc // ends retryUnsaved; set by start
@@ -199,27 +201,31 @@ func (s *scheduler) loadMissJobs(k *kernel) {
 // the kernel's device class, and starts its first cycle, when the kernel's
 // spec says tune_on_miss. Misses of one problem make one job; new jobs are
 // rate-limited per kernel and bounded by the spec's on_miss; the job
-// records who asked (by). It reports whether it added one.
-func (s *scheduler) miss(name string, dims []int, by store.Requester) bool {
+// records who asked (by). It returns nil when the problem has a job (added
+// now or before), else why it added none.
+func (s *scheduler) miss(name string, dims []int, by store.Requester) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := s.kernels[name]
 	if k == nil || !k.spec.TuneOnMiss || len(k.jobs) == 0 || s.ctx == nil || s.ctx.Err() != nil {
-		return false
+		return errNotRunning
 	}
 	problem := evaluate.Problem{Dims: dims}.String()
 	device := k.jobs[0].key.Device
 	key := store.JobKey{Kernel: name, SpecHash: k.spec.Hash, Problem: problem, Device: device}
 	if _, ok := s.jobs[key.String()]; ok {
-		return false
+		return nil
 	}
 	now := s.clock()
-	if k.missJobs >= maxMissJobs || now.Sub(k.lastMiss) < missInterval {
-		return false
+	if k.missJobs >= maxMissJobs {
+		return fmt.Errorf("tune_on_miss added the most jobs it may (%d)", maxMissJobs)
+	}
+	if now.Sub(k.lastMiss) < missInterval {
+		return fmt.Errorf("tune_on_miss adds at most one job every %s", missInterval)
 	}
 	if err := k.spec.CheckMiss(dims); err != nil {
 		s.log.Debug().Err(err).Str("kernel", name).Uint32("uid", by.UID).Msg("tune_on_miss: refused")
-		return false
+		return err
 	}
 	sj, err := k.spec.JobFor(dims)
 	if err == nil && (sj.Evaluator == nil || sj.Evaluator.Device() != device) {
@@ -229,7 +235,7 @@ func (s *scheduler) miss(name string, dims []int, by store.Requester) bool {
 	s.kernels[name] = nk
 	if err != nil {
 		s.log.Warn().Err(err).Str("kernel", name).Str("problem", problem).Msg("tune_on_miss: cannot tune this problem")
-		return false
+		return err
 	}
 	j := &job{key: key, kern: nk, spec: sj, requestedBy: &by}
 	if err := s.st.SetRequester(key, by); err != nil {
@@ -244,7 +250,7 @@ func (s *scheduler) miss(name string, dims []int, by store.Requester) bool {
 	s.log.Info().Str("job_id", key.String()).Str("requested_by", requesterString(&by)).Msg("tune_on_miss: new job for a problem a runtime asked for")
 	s.startLocked(j, runRequest{trigger: "miss"})
 	s.epoch.Add(1)
-	return true
+	return nil
 }
 
 // apply replaces the loaded kernels: jobs that disappeared (or whose spec
@@ -438,14 +444,19 @@ func (s *scheduler) startLocked(j *job, req runRequest) bool {
 	return true
 }
 
-func (s *scheduler) run(ctx context.Context, j *job, req runRequest) {
-	sv := j.kern.spec.Verify
-	obj, _ := evaluate.ParseObjective(j.kern.spec.Objective) // checked when the spec was parsed
-	tj := tuner.Job{
+// tunerJob is what the tuner is given of job key, sj of spec sp.
+func tunerJob(sp *spec.Spec, key store.JobKey, sj spec.Job) tuner.Job {
+	sv := sp.Verify
+	obj, _ := evaluate.ParseObjective(sp.Objective) // checked when the spec was parsed
+	return tuner.Job{
 		Objective: obj,
-		Key:       j.key, Problem: j.spec.Problem, Evaluator: j.spec.Evaluator, Space: j.spec.Space, Default: j.spec.Default,
+		Key:       key, Problem: sj.Problem, Evaluator: sj.Evaluator, Space: sj.Space, Default: sj.Default,
 		Verify: evaluate.VerifySettings{Tolerance: sv.Tolerance, Value: sv.Value, Repeats: sv.Repeats, Nondeterministic: sv.Nondeterministic},
 	}
+}
+
+func (s *scheduler) run(ctx context.Context, j *job, req runRequest) {
+	tj := tunerJob(j.kern.spec, j.key, j.spec)
 	if req.certify {
 		res, err := s.tn.Certify(ctx, tj, 0)
 		if err != nil {
@@ -514,6 +525,7 @@ func (s *scheduler) finished(j *job) {
 // holds of them, and runtimes waiting for a change wake.
 func (s *scheduler) changed(jobs ...store.JobKey) {
 	s.index.invalidate(jobs...)
+	s.checks.forget(jobs...)
 	s.epoch.Add(1)
 }
 

@@ -334,9 +334,9 @@ func (x *lookupIndex) version() uint64 {
 
 // nearest finds the served job of pi (as of the kernel's last refresh, see
 // kernel) nearest to dims on the log scale
-// (logDistance), skipping the job at skip: the first in the kernel's job
+// (logDistance), skipping the jobs in skip: the first in the kernel's job
 // order among those equally near. It reads the entries it lacks.
-func (x *lookupIndex) nearest(st *store.Store, pi *problemIndex, dims []int, skip *job) (*job, *servedEntry, float64, error) {
+func (x *lookupIndex) nearest(st *store.Store, pi *problemIndex, dims []int, skip ...*job) (*job, *servedEntry, float64, error) {
 	q := make([]float64, len(dims))
 	qsum := 0.0
 	for i, n := range dims {
@@ -350,7 +350,7 @@ func (x *lookupIndex) nearest(st *store.Store, pi *problemIndex, dims []int, ski
 		bestOrder int
 	)
 	consider := func(p point) error {
-		if p.j == skip {
+		if slices.Contains(skip, p.j) {
 			return nil
 		}
 		d := 0.0

@@ -379,6 +379,7 @@ func (s *server) config(r *http.Request, ki *kernelIndex, q url.Values) (api.Con
 	}
 	idx := &s.sched.index
 	var exact *job
+	var note string // why no nearest config is answered
 	if pi := ki.devices[device][len(dims)]; pi != nil {
 		if j := pi.exact[problem]; j != nil {
 			e, err := idx.entry(s.st, j)
@@ -392,22 +393,17 @@ func (s *server) config(r *http.Request, ki *kernelIndex, q url.Values) (api.Con
 		}
 		// No exact answer: a spec with tune_on_miss gets a job for this
 		// problem (once, rate-limited), so a later lookup is exact.
+		missErr := errNotRunning
 		if k.spec.TuneOnMiss && device == k.jobs[0].key.Device {
-			s.sched.miss(name, dims, requester(r, s.sched.clock()))
+			missErr = s.sched.miss(name, dims, requester(r, s.sched.clock()))
 		}
-		nearest, e, d, err := idx.nearest(s.st, pi, dims, exact)
-		if err != nil {
-			return api.Config{}, err
+		// The nearest answer's config is verified at this problem (see
+		// nearest.go); one that failed here falls back.
+		c, ok, failed, err := s.nearestAnswer(r, k, pi, dims, problem, device, pol, exact, missErr)
+		if err != nil || ok {
+			return c, err
 		}
-		if nearest != nil {
-			c, err := s.answer(nearest, e, api.MatchNearest, problem, pol)
-			if err != nil {
-				return api.Config{}, err
-			}
-			c.From = nearest.key.Problem
-			c.Confidence = math.Exp(-d)
-			return c, nil
-		}
+		note = failed
 	} else if k.spec.TuneOnMiss && device == k.jobs[0].key.Device {
 		s.sched.miss(name, dims, requester(r, s.sched.clock()))
 	}
@@ -417,7 +413,7 @@ func (s *server) config(r *http.Request, ki *kernelIndex, q url.Values) (api.Con
 	}
 	c := api.Config{
 		Kernel: name, Problem: problem, Device: device, Match: api.MatchDefault, SpecHash: k.spec.Hash,
-		Config: j.spec.Space.WireConfigMap(j.spec.Default), Key: j.spec.Space.Key(j.spec.Default),
+		Config: j.spec.Space.WireConfigMap(j.spec.Default), Key: j.spec.Space.Key(j.spec.Default), Note: note,
 	}
 	return c, nil
 }
@@ -460,6 +456,9 @@ func (s *server) answer(j *job, e *servedEntry, match api.Match, problem string,
 	}
 	if front != nil {
 		out.Front = &front.FrontChoice
+	}
+	if out.Certificate != "" {
+		out.CertifiedFor = j.key.Problem // the job's certificates are of its problem
 	}
 	if t, ok := e.trial(sv.Key); ok {
 		at := apiTrial(t, j)

@@ -56,6 +56,10 @@ type Result struct {
 	Certificate string
 	// FromProblem is, for a nearest match, the tuned problem used.
 	FromProblem string
+	// CertifiedFor is the problem Certificate was issued for: the problem
+	// asked for only once the daemon verified the config there (see
+	// api.Config.CertifiedFor).
+	CertifiedFor string
 	// Reason says why Config is the caller's defaults, or why a cached
 	// answer could not be refreshed; empty otherwise.
 	Reason string
@@ -229,7 +233,7 @@ func (c *Client) refresh(key, kernel string, problem []int, e *entry) {
 }
 
 func fromAPI(cfg api.Config) Result {
-	return Result{Config: cfg.Config, Key: cfg.Key, Match: cfg.Match, Certificate: cfg.Certificate, FromProblem: cfg.From}
+	return Result{Config: cfg.Config, Key: cfg.Key, Match: cfg.Match, Certificate: cfg.Certificate, FromProblem: cfg.From, CertifiedFor: cfg.CertifiedFor}
 }
 
 func reason(err error) string {

@@ -89,8 +89,8 @@ func TestLookup(t *testing.T) {
 	}
 	// An untuned problem size: the nearest tuned one answers.
 	near := rt.Lookup(ctx, "reduce", []int{70000}, defaults)
-	if near.Match != api.MatchNearest || near.FromProblem != "65536" || near.Key != res.Key {
-		t.Errorf("Lookup(70000) = %+v, want nearest from 65536", near)
+	if near.Match != api.MatchNearest || near.FromProblem != "65536" || near.Key != res.Key || near.CertifiedFor != "65536" {
+		t.Errorf("Lookup(70000) = %+v, want nearest from 65536, certified for 65536", near)
 	}
 	unknown := rt.Lookup(ctx, "nope", []int{1}, defaults)
 	if unknown.Match != "" || unknown.Config["block"] != 1024 || !strings.Contains(unknown.Reason, "nope") {

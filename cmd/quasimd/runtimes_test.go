@@ -189,12 +189,12 @@ func TestTuneOnMiss(t *testing.T) {
 	var near api.Config
 	// Over the bounds: answered, but no job (and the rate limit not spent).
 	d.ctlJSON(&near, "config", "reduce", "--problem", "8000000")
-	if near.Match != api.MatchNearest {
-		t.Fatalf("problem over the bounds: %+v, want nearest", near)
+	if near.Match != api.MatchNearest || near.CertifiedFor != "65536" || !strings.Contains(near.Verification, "refused: tune_on_miss added no job for it: problem 8000000") {
+		t.Fatalf("problem over the bounds: %+v, want nearest, certified for 65536, refused", near)
 	}
 	d.ctlJSON(&near, "config", "reduce", "--problem", "100000")
-	if near.Match != api.MatchNearest || near.From != "65536" {
-		t.Fatalf("untuned problem: %+v, want nearest from 65536", near)
+	if near.Match != api.MatchNearest || near.From != "65536" || near.CertifiedFor != "65536" || near.Verification != api.VerifyTuning {
+		t.Fatalf("untuned problem: %+v, want nearest from 65536, certified for 65536, tuning", near)
 	}
 	cfg := waitServed(t, d, "100000")
 	if cfg.Match != api.MatchExact || cfg.Certificate == "" {

@@ -24,14 +24,9 @@ func signer(t testing.TB) ed25519.PrivateKey {
 	return key
 }
 
-// The builtin sgemm's test-only "ikj_fast" loop order drops the last partial
-// row tile: fast, and wrong whenever m is not a multiple of tile_m. Over 200
-// seeded cycles on such a problem it is never served, and every trial of it
-// that was faster than the served config is recorded as wrong_result.
-func TestWrongVariantNeverServed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping: 200 cycles")
-	}
+// wrongVariant is the builtin sgemm with its test-only wrong variant, at
+// a problem where it is wrong, and its space there.
+func wrongVariant(t testing.TB) (*builtin.Kernel, evaluate.Problem, *genome.Space) {
 	k, err := builtin.New("sgemm", builtin.Options{TestWrongVariant: true, Reps: evaluate.Reps{Min: 1, Max: 3}})
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +36,18 @@ func TestWrongVariantNeverServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return k, p, sp
+}
+
+// The builtin sgemm's test-only "ikj_fast" loop order drops the last partial
+// row tile: fast, and wrong whenever m is not a multiple of tile_m. Over 200
+// seeded cycles on such a problem it is never served, and every trial of it
+// that was faster than the served config is recorded as wrong_result.
+func TestWrongVariantNeverServed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: 200 cycles")
+	}
+	k, p, sp := wrongVariant(t)
 	key := signer(t)
 	measuredWrong, rejected := 0, 0
 	cycles := uint64(200)

@@ -96,23 +96,27 @@ class Result:
     "nearest", "default", or "" for the caller's defaults; certificate: the
     certificate id behind it; from_problem: for a nearest match, the tuned
     problem used; reason: why these are the defaults, or why a cached answer
-    could not be refreshed ("" otherwise).
+    could not be refreshed ("" otherwise); certified_for: the problem the
+    certificate was issued for (a nearest match's is from_problem's until
+    the daemon has verified the config at the problem asked for).
     """
 
-    __slots__ = ("config", "key", "match", "certificate", "from_problem", "reason")
+    __slots__ = ("config", "key", "match", "certificate", "from_problem", "reason", "certified_for")
 
-    def __init__(self, config, key="", match="", certificate="", from_problem="", reason=""):
+    def __init__(self, config, key="", match="", certificate="", from_problem="", reason="", certified_for=""):
         self.config = config
         self.key = key
         self.match = match
         self.certificate = certificate
         self.from_problem = from_problem
         self.reason = reason
+        self.certified_for = certified_for
 
     @classmethod
     def _from_answer(cls, a):
         return cls(a.get("config") or {}, a.get("key", ""), a.get("match", ""),
-                   a.get("certificate", ""), a.get("from_problem", ""))
+                   a.get("certificate", ""), a.get("from_problem", ""),
+                   certified_for=a.get("certified_for", ""))
 
     def __repr__(self):
         return "Result(key=%r, match=%r, certificate=%r, reason=%r)" % (
@@ -224,7 +228,7 @@ class Client:
             why = _reason(err)
             if e is not None and not e.failed:
                 r = e.result
-                stale = Result(r.config, r.key, r.match, r.certificate, r.from_problem, "stale: " + why)
+                stale = Result(r.config, r.key, r.match, r.certificate, r.from_problem, "stale: " + why, r.certified_for)
                 self._store(key, _Entry(stale, e.etag, time.monotonic()))
                 return stale
             self._store(key, _Entry(Result(None, reason=why), "", time.monotonic(), failed=True))

@@ -41,6 +41,7 @@ class AgainstDaemon(unittest.TestCase):
         res = Client(SOCKET, timeout=2.0).lookup("reduce", [70000], DEFAULTS)
         self.assertEqual(res.match, "nearest")
         self.assertEqual(res.from_problem, "65536")
+        self.assertEqual(res.certified_for, "65536")
 
     def test_unknown_kernel_gives_defaults(self):
         res = Client(SOCKET, timeout=2.0).lookup("no-such-kernel", [1], DEFAULTS)

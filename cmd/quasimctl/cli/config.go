@@ -92,7 +92,14 @@ func printConfig(cmd *cobra.Command, cfg api.Config) error {
 	t.row("key:", dash(cfg.Key))
 	t.row("match:", match)
 	t.row("time_ms:", timeMS)
-	t.row("certificate:", dash(cfg.Certificate))
+	cert := dash(cfg.Certificate)
+	if cfg.CertifiedFor != "" && cfg.CertifiedFor != cfg.Problem {
+		cert += " (issued for problem " + cfg.CertifiedFor + ", not verified at this one)"
+	}
+	t.row("certificate:", cert)
+	if cfg.Verification != "" {
+		t.row("verification:", cfg.Verification)
+	}
 	if f := cfg.Front; f != nil {
 		t.row("objective:", f.Objective+" over a front of "+strconv.Itoa(f.Points)+" certified configs")
 		t.row("energy_mj:", fmtMS(f.EnergyMJ, 4))

@@ -19,13 +19,14 @@ bx      16
 kind    tiled
 unroll  True
 
-kernel:       sgemm
-problem:      300,300,300
-device:       cpu/test
-key:          16,True,tiled
-match:        nearest (from problem 128,128,128, confidence 0.80)
-time_ms:      4.213 (default 9.500)
-certificate:  cert-123
+kernel:        sgemm
+problem:       300,300,300
+device:        cpu/test
+key:           16,True,tiled
+match:         nearest (from problem 128,128,128, confidence 0.80)
+time_ms:       4.213 (default 9.500)
+certificate:   cert-123 (issued for problem 128,128,128, not verified at this one)
+verification:  pending
 `
 	if out != want {
 		t.Errorf("config =\n%s\nwant\n%s", out, want)

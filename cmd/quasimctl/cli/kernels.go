@@ -60,7 +60,10 @@ warm-start the kernel's jobs. Jobs that a runtime's lookup added
 					fmt.Fprintf(cmd.OutOrStdout(), "note: %s: %s\n", k.Name, n)
 				}
 				for _, j := range k.Jobs {
-					if j.RequestedBy != "" {
+					switch {
+					case j.RequestedBy != "" && j.Foreign:
+						fmt.Fprintf(cmd.OutOrStdout(), "%s %s: added by a lookup of %s (a nearest answer's config verified there)\n", k.Name, j.Problem, j.RequestedBy)
+					case j.RequestedBy != "":
 						fmt.Fprintf(cmd.OutOrStdout(), "%s %s: added by a lookup of %s (tune_on_miss)\n", k.Name, j.Problem, j.RequestedBy)
 					}
 				}

@@ -49,7 +49,7 @@ var (
 	fakeConfig = api.Config{
 		Kernel: "sgemm", Problem: "256,256,256", Device: "cpu/test", Config: map[string]any{"bx": 16.0, "unroll": true, "kind": "tiled"},
 		Key: "16,True,tiled", Match: api.MatchNearest, From: "128,128,128", Confidence: 0.8, TimeMS: 4.2134, DefaultMS: 9.5,
-		Certificate: "cert-123", SpecHash: "h",
+		Certificate: "cert-123", SpecHash: "h", CertifiedFor: "128,128,128", Verification: api.VerifyPending,
 	}
 )
 

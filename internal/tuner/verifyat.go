@@ -1,0 +1,85 @@
+package tuner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/quasim/quasim/certs"
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/internal/store"
+)
+
+// Verdict is what VerifyAt decided of one config at one job.
+type Verdict struct {
+	Passed bool
+	Cert   string  // the certificate signed at the job, when passed
+	TimeMS float64 // its certified median latency at the job's problem
+	Why    string  // the checks that failed, when not passed
+}
+
+// ErrNotVerifiable is returned by VerifyAt for a job whose evaluator has
+// no outputs to check (a replayed recording): nothing can be certified
+// at a problem it never measured.
+var ErrNotVerifiable = errors.New("the evaluator cannot verify outputs")
+
+// VerifyAt verifies config key, tuned at another problem, at job's
+// problem, with the checks a certification makes (parity against the
+// reference, determinism, error bound where the evaluator has one, the
+// constraints of job's space), so that a nearest answer may be called
+// certified there. On a pass it signs the certificate and stores it under
+// job; on a failure it records the config's trial at job as wrong_result
+// with the checks that failed, which is what later lookups read. It serves
+// nothing: the job's served config is its own cycles' to set.
+func (t *Tuner) VerifyAt(ctx context.Context, job Job, key string) (Verdict, error) {
+	st := t.cfg.Store
+	if t.cfg.Signer == nil {
+		return Verdict{}, ErrNoSigner
+	}
+	if _, ok := job.Evaluator.(evaluate.Verifier); !ok {
+		return Verdict{}, ErrNotVerifiable
+	}
+	// Not a config of this problem's space: nothing to run.
+	c, err := job.Space.ParseKey(key)
+	if err != nil {
+		return t.rejectAt(job, key, fmt.Sprintf("not a config of problem %s: %v", job.Key.Problem, err))
+	}
+	if err := job.Space.Check(c); err != nil {
+		return t.rejectAt(job, key, fmt.Sprintf("constraints: %v", err))
+	}
+	cert, err := t.verify(ctx, job, store.Trial{Key: key})
+	if err != nil {
+		return Verdict{}, err
+	}
+	if !cert.Passed() {
+		return t.rejectAt(job, key, failedChecks(cert))
+	}
+	if err := certs.Sign(cert, t.cfg.Signer); err != nil {
+		return Verdict{}, fmt.Errorf("sign: %w", err)
+	}
+	body, err := cert.Encode()
+	if err != nil {
+		return Verdict{}, fmt.Errorf("encode certificate: %w", err)
+	}
+	meta := store.CertMeta{ID: cert.ID, Key: key, TimeMS: cert.Latency.MedianMS, IssuedAt: cert.IssuedAt}
+	if err := st.PutCert(job.Key, meta, body); err != nil {
+		return Verdict{}, fmt.Errorf("store certificate: %w", err)
+	}
+	t.cfg.Log.Info().Str("job_id", job.Key.String()).Str("config", key).Str("cert", cert.ID).Msg("verified at this problem")
+	return Verdict{Passed: true, Cert: cert.ID, TimeMS: meta.TimeMS}, nil
+}
+
+// rejectAt records that config key failed verification at job.
+func (t *Tuner) rejectAt(job Job, key, why string) (Verdict, error) {
+	st := t.cfg.Store
+	tr := store.Trial{Key: key, Status: string(evaluate.StatusWrongResult), Error: why, At: t.cfg.Now()}
+	n, err := st.AddTrials(job.Key, []store.Trial{tr})
+	if err == nil && n == 0 {
+		err = st.MarkTrial(job.Key, key, tr.Status, why) // measured here before
+	}
+	if err != nil {
+		return Verdict{}, fmt.Errorf("record %s wrong_result: %w", key, err)
+	}
+	t.cfg.Log.Warn().Str("job_id", job.Key.String()).Str("config", key).Str("failed", why).Msg("verification at this problem failed; config marked wrong_result")
+	return Verdict{Why: why}, nil
+}
