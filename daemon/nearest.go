@@ -14,6 +14,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/genome"
 	"github.com/quasim/quasim/internal/store"
 )
 
@@ -55,6 +56,8 @@ type nearestChecks struct {
 	// a nearest lookup costs what it did before; forget drops a job's.
 	known map[checkKey]checked
 	gen   uint64 // bumped by every forget
+
+	spaces map[string]*genome.Space // validAt's, by kernel|hash|problem
 }
 
 type checked struct {
@@ -113,6 +116,12 @@ func (s *server) nearestAnswer(r *http.Request, k *kernel, pi *problemIndex, dim
 		passed, why, err := s.checkedAt(at, c.Key)
 		if err != nil {
 			return api.Config{}, false, "", err
+		}
+		if why == "" && passed == nil {
+			// Not verified here yet: a config the problem's own
+			// constraints rule out is never answered, not even while its
+			// verification waits.
+			why = s.sched.checks.validAt(k, nearest, dims, c.Key)
 		}
 		if why != "" {
 			failed = append(failed, fmt.Sprintf("config %s of %s failed verification at %s: %s", c.Key, c.From, problem, why))
@@ -377,4 +386,39 @@ func (s *scheduler) verifyNearest(ctx context.Context, req checkReq) {
 	default:
 		log.Warn().Str("failed", v.Why).Msg("nearest config failed verification at this problem; no longer answered there")
 	}
+}
+
+// validAt says why config key, served by job from at its own problem, is
+// not a config of k at dims ("" when it is one): a parameter value or a
+// constraint at dims rules it out. The spaces are cached per kernel version
+// and problem, at most maxAnswers of them.
+func (c *nearestChecks) validAt(k *kernel, from *job, dims []int, key string) string {
+	ev := from.spec.Evaluator
+	if ev == nil {
+		return ""
+	}
+	id := k.spec.Name + "|" + k.spec.Hash + "|" + evaluate.Problem{Dims: dims}.String()
+	c.mu.Lock()
+	sp, ok := c.spaces[id]
+	c.mu.Unlock()
+	if !ok {
+		var err error
+		if sp, err = k.spec.SpaceAt(ev, dims); err != nil {
+			return fmt.Sprintf("no space at this problem: %v", err)
+		}
+		c.mu.Lock()
+		if c.spaces == nil || len(c.spaces) >= maxAnswers {
+			c.spaces = map[string]*genome.Space{}
+		}
+		c.spaces[id] = sp
+		c.mu.Unlock()
+	}
+	cfg, err := sp.ParseKey(key)
+	if err == nil {
+		err = sp.Check(cfg)
+	}
+	if err != nil {
+		return fmt.Sprintf("not a valid config at this problem: %v", err)
+	}
+	return ""
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/certs"
-	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/internal/store"
 	"github.com/quasim/quasim/internal/store/storetest"
 	"github.com/quasim/quasim/internal/tuner"
@@ -125,28 +124,34 @@ func (ts *testServer) settled(t *testing.T, problem string) api.Config {
 func TestNearestVerifiedAtProblem(t *testing.T) {
 	ts, pub := nearestServer(t)
 	// 20000 is nearest to 65536, whose config (block 65536) is not one of
-	// 20000's: it fails there, and the answer falls back to 4096's, which
-	// passes and is certified at 20000.
+	// 20000's: the constraints at 20000 rule it out, so it is never
+	// answered there, not even while a verification waits; the answer is
+	// 4096's, which is verified and certified at 20000.
+	far, _ := ts.lookup(t, "65536", "")
 	first, _ := ts.lookup(t, "20000", "")
-	if first.Match != api.MatchNearest || first.From != "65536" || first.CertifiedFor != "65536" ||
+	if first.Match != api.MatchNearest || first.From != "4096" || first.CertifiedFor != "4096" ||
 		first.Certificate == "" || first.Verification != api.VerifyPending {
-		t.Fatalf("first answer at 20000 = %+v, want nearest from 65536, certified for 65536, verification pending", first)
+		t.Fatalf("first answer at 20000 = %+v, want nearest from 4096, certified for 4096, verification pending", first)
+	}
+	why := "config " + far.Key + " of 65536 failed verification at 20000: not a valid config at this problem"
+	if !strings.Contains(first.Note, why) {
+		t.Errorf("note = %q, want why 65536's config is not answered", first.Note)
 	}
 	got := ts.settled(t, "20000")
 	if got.Match != api.MatchNearest || got.From != "4096" || got.Verification != api.VerifyPassed ||
 		got.CertifiedFor != "20000" || got.Certificate == "" || !(got.TimeMS > 0) {
 		t.Fatalf("after verification = %+v, want nearest from 4096, passed and certified for 20000", got)
 	}
-	if !strings.Contains(got.Note, "config "+first.Key+" of 65536 failed verification at 20000: constraints") {
+	if !strings.Contains(got.Note, why) {
 		t.Errorf("note = %q, want why 65536's config is not answered", got.Note)
 	}
 	at := store.JobKey{Kernel: "reduce", SpecHash: got.SpecHash, Problem: "20000", Device: got.Device}
-	views, err := ts.st.ServedViews([]store.JobKey{at}, [][]string{{first.Key}})
+	views, err := ts.st.ServedViews([]store.JobKey{at}, [][]string{{far.Key}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr, ok := views[0].Trials[first.Key]; !ok || tr.Status != string(evaluate.StatusWrongResult) {
-		t.Errorf("the failed config's record at 20000 = %+v (found %v), want wrong_result", tr, ok)
+	if tr, ok := views[0].Trials[far.Key]; ok {
+		t.Errorf("65536's config was run at 20000: %+v", tr)
 	}
 	// The certificate is 20000's, signed, and says what was checked there.
 	body, meta, err := ts.st.Cert(got.Certificate)
@@ -211,7 +216,7 @@ func TestNearestRevokedAtProblem(t *testing.T) {
 	// 65536's config is not one of 8192's either: with both out, the
 	// default, saying why.
 	c := ts.settled(t, "8192")
-	if c.Match != api.MatchDefault || !strings.Contains(c.Note, "revoked: test") || !strings.Contains(c.Note, "of 65536 failed verification at 8192: constraints") {
+	if c.Match != api.MatchDefault || !strings.Contains(c.Note, "revoked: test") || !strings.Contains(c.Note, "of 65536 failed verification at 8192: not a valid config at this problem") {
 		t.Errorf("after revoking its certificate at 8192: %+v, want the default and why", c)
 	}
 }

@@ -80,6 +80,21 @@ func (s *Spec) JobFor(dims []int) (Job, error) {
 	return jobs[0], nil
 }
 
+// SpaceAt is the space the spec gives problem dims on ev, the evaluator
+// of one of its jobs: its parameters and its constraints at that problem.
+// It starts no evaluator, so a lookup may ask whether a config tuned at
+// another problem is valid at this one.
+func (s *Spec) SpaceAt(ev evaluate.Evaluator, dims []int) (*genome.Space, error) {
+	if s.ProblemDims != nil && len(s.ProblemDims) != len(dims) {
+		return nil, s.errf("problem_dims", "%d names for problem %s", len(s.ProblemDims), dimsString(dims))
+	}
+	j, err := s.job(ev, newProblem(dims, s.ProblemDims), "problem")
+	if err != nil {
+		return nil, err
+	}
+	return j.Space, nil
+}
+
 // jobsFor builds the evaluator and one job per problem; no problems means
 // the evaluator's own.
 func (s *Spec) jobsFor(problems []evaluate.Problem) ([]Job, error) {
