@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,7 +86,10 @@ func TestMatmulKernel(t *testing.T) {
 }
 
 func TestFaults(t *testing.T) {
-	e := load(t, testWasm, Options{Reps: evaluate.Reps{Min: 3, Max: 3}, Timeout: 70 * time.Millisecond, MemoryLimitMiB: 64})
+	// A config's first run is guarded, several times slower: oom fills its
+	// 64 MiB in about 200 ms here. The limit is well above that, and below the
+	// 61 runs of 50 ms that slow makes.
+	e := load(t, testWasm, Options{Reps: evaluate.Reps{Min: 60, Max: 60}, Timeout: 2 * time.Second, MemoryLimitMiB: 64})
 	p := evaluate.Problem{Dims: []int{1}}
 	sp, _ := e.Space(p)
 	cfg := func(mode string) genome.Config {
@@ -105,7 +109,7 @@ func TestFaults(t *testing.T) {
 		{"ok", evaluate.StatusOK, ""},
 		{"oom", evaluate.StatusRuntime, "instance discarded"},
 		{"ok", evaluate.StatusOK, ""},
-		{"slow", evaluate.StatusTimeout, "within 70ms, not enough"},
+		{"slow", evaluate.StatusTimeout, "within 2s, not enough"},
 		{"invalid", evaluate.StatusInvalid, "cannot run"},
 		{"ok", evaluate.StatusOK, ""},
 	} {
@@ -117,6 +121,86 @@ func TestFaults(t *testing.T) {
 			t.Errorf("%d %s: %s %q, want %s with %q", i, tt.mode, tr.Status, tr.Error, tt.status, tt.note)
 		}
 	}
+}
+
+// TestNeverReturns: a run that never returns is a timeout trial once the
+// limit has passed, the end of the caller's ctx interrupts it as well, and
+// the next config runs on a fresh instance with the right checksum.
+func TestNeverReturns(t *testing.T) {
+	const limit = 300 * time.Millisecond
+	const margin = 30 * time.Second // a loaded machine; a hang fails here instead of at go test's limit
+	p := evaluate.Problem{Dims: []int{1}}
+	stuck := false
+	// try evaluates mode on e, failing the test if Evaluate does not return
+	// within limit plus margin (the evaluator is then left open: it is held).
+	try := func(e *Evaluator, ctx context.Context, mode string) (evaluate.Trial, error, time.Duration) {
+		t.Helper()
+		sp, _ := e.Space(p)
+		c, err := sp.ParseKey(mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type result struct {
+			tr  evaluate.Trial
+			err error
+		}
+		done := make(chan result, 1)
+		start := time.Now()
+		go func() {
+			tr, err := e.Evaluate(ctx, c, p)
+			done <- result{tr, err}
+		}()
+		select {
+		case r := <-done:
+			return r.tr, r.err, time.Since(start)
+		case <-time.After(limit + margin):
+			stuck = true
+			t.Fatalf("Evaluate(%s) has not returned after %s", mode, limit+margin)
+			return evaluate.Trial{}, nil, 0
+		}
+	}
+	open := func(timeout time.Duration) *Evaluator {
+		e, err := Load(context.Background(), testWasm, Options{Reps: evaluate.Reps{Min: 3, Max: 3}, Timeout: timeout, MemoryLimitMiB: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if !stuck {
+				e.Close()
+			}
+		})
+		return e
+	}
+	checksum := func(e *Evaluator, mode string, want float64) {
+		t.Helper()
+		sp, _ := e.Space(p)
+		c, _ := sp.ParseKey(mode)
+		_, sum, status, note, err := e.measure(context.Background(), sp, c, p, 1, count(3))
+		if err != nil || status != evaluate.StatusOK || sum != want {
+			t.Errorf("%s after the interrupted run: checksum %v (%s %q %v), want %v", mode, sum, status, note, err, want)
+		}
+	}
+
+	e := open(limit)
+	tr, err, took := try(e, context.Background(), "spin,1")
+	if err != nil || tr.Status != evaluate.StatusTimeout || !strings.Contains(tr.Error, "did not return within 300ms") || took < limit {
+		t.Errorf("spin: %s %q, %v after %s; want a timeout after at least %s", tr.Status, tr.Error, err, took, limit)
+	}
+	checksum(e, "ok,2", 2)
+
+	// With a limit of an hour only the caller's ctx can end the run.
+	e = open(time.Hour)
+	if tr, err, _ := try(e, context.Background(), "ok,1"); err != nil || !tr.OK() { // instantiated before the timer starts
+		t.Fatalf("ok: %+v, %v", tr, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	timer := time.AfterFunc(200*time.Millisecond, cancel)
+	defer timer.Stop()
+	if _, err, took := try(e, ctx, "spin,2"); !errors.Is(err, context.Canceled) {
+		t.Errorf("spin with its ctx cancelled: %v after %s, want %v", err, took, context.Canceled)
+	}
+	checksum(e, "ok,2", 2)
+	checksum(e, "ok,1", 1)
 }
 
 func TestBadModules(t *testing.T) {

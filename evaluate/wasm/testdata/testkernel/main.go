@@ -2,7 +2,8 @@
 
 // testkernel is a wasm kernel for tests: config mode picks how it behaves
 // (ok, panic, slow, oom, invalid, hang: a run that returns only after a
-// second, nan: a NaN checksum); n is the checksum otherwise.
+// second, nan: a NaN checksum, spin: a run that never returns); n is the
+// checksum otherwise.
 package main
 
 import (
@@ -12,14 +13,15 @@ import (
 )
 
 const params = `{"name":"testkernel","version":"1","params":[` +
-	`{"name":"mode","values":["ok","panic","slow","oom","invalid","hang","nan"],"default":"ok"},` +
+	`{"name":"mode","values":["ok","panic","slow","oom","invalid","hang","nan","spin"],"default":"ok"},` +
 	`{"name":"n","values":[1,2],"default":1}]}`
 
 var (
-	buf  []int64
-	mode int64
-	n    int64
-	keep [][]byte
+	buf   []int64
+	mode  int64
+	n     int64
+	keep  [][]byte
+	spins uint64
 )
 
 //go:wasmexport quasim_abi
@@ -59,6 +61,10 @@ func run() int32 {
 		}
 	case 5:
 		for start := time.Now(); time.Since(start) < time.Second; {
+		}
+	case 7:
+		for {
+			spins++
 		}
 	}
 	return 0
