@@ -214,7 +214,8 @@ func TestBadModules(t *testing.T) {
 }
 
 // BenchmarkMatmul compares one 128x128 multiply, blocks 32,32,32 i-k-j,
-// native and as wasm under wazero (the time of quasim_run alone).
+// native, as wasm under wazero (the time of quasim_run alone) and as the
+// guarded first run of a config.
 func BenchmarkMatmul(b *testing.B) {
 	const n = 128
 	b.Run("native", func(b *testing.B) {
@@ -241,5 +242,19 @@ func BenchmarkMatmul(b *testing.B) {
 			runs++
 		}
 		b.ReportMetric(total/float64(runs)*1e6, "run-ns/op")
+	})
+	// A config's first run on a problem, under the guarded runtime, set-up
+	// included.
+	b.Run("wasm-guarded", func(b *testing.B) {
+		e := load(b, matmulWasm, Options{})
+		p := evaluate.Problem{Dims: []int{n}}
+		sp, _ := e.Space(p)
+		c, _ := sp.ParseKey("32,32,32,1")
+		in := inputs(sp, c, p)
+		for b.Loop() {
+			if status, note, err := e.prove(context.Background(), in, sp.Len(), len(p.Dims)); err != nil || status != evaluate.StatusOK {
+				b.Fatal(status, note, err)
+			}
+		}
 	})
 }
