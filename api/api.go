@@ -380,9 +380,12 @@ type Trial struct {
 // at most), job after job in insertion order. Next is the cursor of the
 // page after it, to pass as cursor; empty on the last page.
 type Trials struct {
-	Kernel string  `json:"kernel"`
-	Trials []Trial `json:"trials"`
-	Next   string  `json:"next,omitempty"`
+	Kernel string `json:"kernel"`
+	// Params names the kernel's parameters in key order, so a config key
+	// of Trials reads as one value per parameter.
+	Params []string `json:"params,omitempty"`
+	Trials []Trial  `json:"trials"`
+	Next   string   `json:"next,omitempty"`
 }
 
 // Page sizes of GET /v1/kernels/{kernel}/trials.

@@ -265,7 +265,7 @@ func (c *Client) Trials(ctx context.Context, kernel, problem string) (api.Trials
 		if err != nil {
 			return api.Trials{}, err
 		}
-		all.Kernel = page.Kernel
+		all.Kernel, all.Params = page.Kernel, page.Params
 		all.Trials = append(all.Trials, page.Trials...)
 		if page.Next == "" {
 			return all, nil

@@ -151,6 +151,9 @@ func (s *server) getTrials(r *http.Request) (any, error) {
 		after = seq
 	}
 	out := api.Trials{Kernel: name, Trials: []api.Trial{}}
+	if k, ok := s.sched.kernel(name); ok {
+		out.Params = kernelInfo(k).Params
+	}
 	for i := first; i < len(jobs); i++ {
 		j := jobs[i]
 		from := uint64(0)

@@ -167,7 +167,7 @@ func (f *fakeDaemon) handler() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		out := api.Trials{Kernel: k.Name, Trials: []api.Trial{}}
+		out := api.Trials{Kernel: k.Name, Params: k.Params, Trials: []api.Trial{}}
 		for _, t := range f.trials[k.Name] {
 			if p := r.URL.Query().Get("problem"); p == "" || p == t.Problem {
 				out.Trials = append(out.Trials, t)

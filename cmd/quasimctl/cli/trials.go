@@ -57,7 +57,7 @@ follow says so on stderr with the --cursor that lists the next page;
 			}
 			// One column per parameter, named, where the kernel's
 			// parameters are known and every key splits into them.
-			params := kernelParams(cmd, g, args[0])
+			params := tr.Params
 			for _, x := range tr.Trials {
 				if keyValues(x.Key, params) == nil {
 					params = nil
@@ -93,19 +93,4 @@ follow says so on stderr with the --cursor that lists the next page;
 	cmd.Flags().StringVar(&o.cursor, "cursor", "", "list the page that starts here (printed after the page before)")
 	cmd.Flags().BoolVar(&o.all, "all", false, "list every trial, page after page")
 	return cmd
-}
-
-// kernelParams is the parameter names of kernel, in key order; nil where
-// the daemon does not say.
-func kernelParams(cmd *cobra.Command, g *globalOptions, kernel string) []string {
-	ks, err := g.client(cmd).Kernels(cmd.Context())
-	if err != nil {
-		return nil
-	}
-	for _, k := range ks {
-		if k.Name == kernel {
-			return k.Params
-		}
-	}
-	return nil
 }

@@ -35,7 +35,7 @@ func TestTrials(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("trials --json = %d, want 0", code)
 	}
-	want := api.Trials{Kernel: "sgemm", Trials: f.trials["sgemm"]}
+	want := api.Trials{Kernel: "sgemm", Params: []string{"bx", "unroll", "kind"}, Trials: f.trials["sgemm"]}
 	if got := decodeStrict[api.Trials](t, out); !reflect.DeepEqual(got, want) {
 		t.Errorf("trials --json = %+v, want %+v", got, want)
 	}
