@@ -333,3 +333,27 @@ func TestCheckBound(t *testing.T) {
 		t.Errorf("CheckReport = %+v, want the incomplete check", rep)
 	}
 }
+
+// TestOpenTornMeta: a crash mid-commit can leave one of bbolt's two meta
+// pages torn; bbolt opens from the other, so Open must too (it refused the
+// file as damaged).
+func TestOpenTornMeta(t *testing.T) {
+	t.Parallel()
+	path, _ := filled(t)
+	ps := os.Getpagesize()
+	for page := range 2 {
+		p := filepath.Join(t.TempDir(), fmt.Sprintf("torn-%d.db", page))
+		data := copyFile(t, path, p)
+		copy(data[page*ps+16:page*ps+64], make([]byte, 48)) // root, freelist and checksum gone
+		must(t, os.WriteFile(p, data, 0o600))
+		s, err := store.Open(p, store.Options{})
+		if err != nil {
+			t.Fatalf("meta page %d torn: Open = %v, want it opened from the other", page, err)
+		}
+		trials, err := s.Trials(jobA)
+		if err != nil || len(trials) != 120 {
+			t.Errorf("meta page %d torn: %d trials, %v; want 120", page, len(trials), err)
+		}
+		must(t, s.Close())
+	}
+}

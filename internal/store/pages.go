@@ -133,6 +133,9 @@ func (w *pageWalker) run() {
 	if m0.ok && !validPageSize(m0.pageSize) {
 		m0 = bmeta{why: fmt.Sprintf("page size %d", m0.pageSize)}
 	}
+	// bbolt keeps two meta pages so that a torn write of one (a crash
+	// mid-commit) leaves the other: it opens from whichever is valid, so
+	// one bad meta page is not damage.
 	var m bmeta
 	switch {
 	case m0.ok:
@@ -140,23 +143,25 @@ func (w *pageWalker) run() {
 		m = m0
 		if m1 := w.readMeta(int64(w.pageSize)); m1.ok && m1.txid > m0.txid {
 			m = m1
-		} else if !m1.ok {
-			w.problem("meta page 1: %s", m1.why)
 		}
-	case !w.salvage:
-		w.problem("meta page 0: %s", m0.why)
-		return // bbolt finds the page size from meta 0 first; without it nothing is sure
 	default:
-		// Salvage: look for meta page 1 at each page size bbolt allows.
-		w.problem("meta page 0: %s", m0.why)
-		for ps := uint32(minBoltPageSize); ps <= 1<<16; ps *= 2 {
+		// bbolt then reads meta page 1 at the OS's page size, with which
+		// it made the file; a salvage also tries every size bbolt allows.
+		sizes := []uint32{uint32(os.Getpagesize())}
+		if w.salvage {
+			sizes = nil
+			for ps := uint32(minBoltPageSize); ps <= 1<<16; ps *= 2 {
+				sizes = append(sizes, ps)
+			}
+		}
+		for _, ps := range sizes {
 			if m1 := w.readMeta(int64(ps)); m1.ok && m1.pageSize == ps {
 				w.pageSize, m = uint64(ps), m1
 				break
 			}
 		}
 		if !m.ok {
-			w.problem("meta page 1: not found")
+			w.problem("meta page 0: %s; meta page 1: not found", m0.why)
 			return
 		}
 	}
