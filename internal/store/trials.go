@@ -289,7 +289,9 @@ func putPolicy(tx *bolt.Tx, job JobKey, policy []byte) error {
 
 // compactTrials drops the repetition times (TimesMS) of job's trials in tx
 // but those of the keep fastest ok trials, which a certification may still
-// take; a trial that is not ok keeps its own. Every trial keeps its key,
+// take, and those of the configs the job serves or holds a certificate
+// for, which a re-verification and export read; a trial that is not ok
+// keeps its own. Every trial keeps its key,
 // status, median time, energy, cost, time and cycle: what resuming a
 // search, a warm start, `trials` and export need. A trial that does not
 // decode is left as it is.
@@ -302,13 +304,17 @@ func compactTrials(tx *bolt.Tx, job JobKey, keep int) error {
 		seq uint64
 		tr  Trial
 	}
+	held, err := heldKeys(tx, job)
+	if err != nil {
+		return err
+	}
 	var ok []timed
 	err = seqs.ForEach(func(k, v []byte) error {
 		if len(k) != 8 || !bytes.Contains(v, []byte(`"times_ms"`)) {
 			return nil
 		}
 		tr, err := decodeTrial(v, "")
-		if err != nil || len(tr.TimesMS) == 0 || tr.Status != "ok" {
+		if err != nil || len(tr.TimesMS) == 0 || tr.Status != "ok" || held[tr.Key] {
 			return nil
 		}
 		ok = append(ok, timed{binary.BigEndian.Uint64(k), tr})
@@ -329,4 +335,28 @@ func compactTrials(tx *bolt.Tx, job JobKey, keep int) error {
 		}
 	}
 	return nil
+}
+
+// heldKeys are the config keys job serves (its served config and front)
+// or holds a certificate for, in tx. A record that does not decode holds
+// nothing.
+func heldKeys(tx *bolt.Tx, job JobKey) (map[string]bool, error) {
+	held := map[string]bool{}
+	if sv, ok, err := getServed(tx, job); err == nil && ok {
+		held[sv.Key] = true
+		for _, p := range sv.Front {
+			held[p.Key] = true
+		}
+	}
+	ids, err := jobBucket(tx, bucketJobCerts, job)
+	if err != nil || ids == nil {
+		return held, err
+	}
+	err = ids.ForEach(func(id, _ []byte) error {
+		if _, meta, err := readCert(tx, id); err == nil {
+			held[meta.Key] = true
+		}
+		return nil
+	})
+	return held, err
 }
