@@ -54,20 +54,24 @@ func (s *server) listed(k *kernel, stored map[string][]store.JobKey) []*job {
 }
 
 // foreignSpec is the job spec a foreign job's keys are read with: that of
-// the kernel's own job at the same problem, else the spec's job for that
-// problem, else the kernel's first job (a T1 spec has one problem).
+// the kernel's own job at the same problem, else the kernel's first job
+// with the spec's space at that problem, else the first job as it is (a T1
+// spec has one problem).
 func (s *server) foreignSpec(k *kernel, key store.JobKey) spec.Job {
 	for _, j := range k.jobs {
 		if j.key.Problem == key.Problem {
 			return j.spec
 		}
 	}
-	if dims, err := parseProblem(key.Problem); err == nil {
-		if sj, err := k.spec.JobFor(dims); err == nil {
-			return sj
+	sj := k.jobs[0].spec
+	if dims, err := parseProblem(key.Problem); err == nil && sj.Evaluator != nil {
+		// The space only: JobFor would start an evaluator (a harness
+		// process) for every listing.
+		if sp, err := s.sched.checks.spaceAt(k, sj.Evaluator, dims); err == nil {
+			sj.Space = sp
 		}
 	}
-	return k.jobs[0].spec
+	return sj
 }
 
 // listedOf is listed for one kernel by name, all problems or one.

@@ -390,28 +390,14 @@ func (s *scheduler) verifyNearest(ctx context.Context, req checkReq) {
 
 // validAt says why config key, served by job from at its own problem, is
 // not a config of k at dims ("" when it is one): a parameter value or a
-// constraint at dims rules it out. The spaces are cached per kernel version
-// and problem, at most maxAnswers of them.
+// constraint at dims rules it out.
 func (c *nearestChecks) validAt(k *kernel, from *job, dims []int, key string) string {
-	ev := from.spec.Evaluator
-	if ev == nil {
+	if from.spec.Evaluator == nil {
 		return ""
 	}
-	id := k.spec.Name + "|" + k.spec.Hash + "|" + evaluate.Problem{Dims: dims}.String()
-	c.mu.Lock()
-	sp, ok := c.spaces[id]
-	c.mu.Unlock()
-	if !ok {
-		var err error
-		if sp, err = k.spec.SpaceAt(ev, dims); err != nil {
-			return fmt.Sprintf("no space at this problem: %v", err)
-		}
-		c.mu.Lock()
-		if c.spaces == nil || len(c.spaces) >= maxAnswers {
-			c.spaces = map[string]*genome.Space{}
-		}
-		c.spaces[id] = sp
-		c.mu.Unlock()
+	sp, err := c.spaceAt(k, from.spec.Evaluator, dims)
+	if err != nil {
+		return fmt.Sprintf("no space at this problem: %v", err)
 	}
 	cfg, err := sp.ParseKey(key)
 	if err == nil {
@@ -421,4 +407,28 @@ func (c *nearestChecks) validAt(k *kernel, from *job, dims []int, key string) st
 		return fmt.Sprintf("not a valid config at this problem: %v", err)
 	}
 	return ""
+}
+
+// spaceAt is k's space at dims on ev, one of its jobs' evaluators, built
+// without starting an evaluator (spec.SpaceAt) and cached per kernel
+// version and problem, at most maxAnswers of them.
+func (c *nearestChecks) spaceAt(k *kernel, ev evaluate.Evaluator, dims []int) (*genome.Space, error) {
+	id := k.spec.Name + "|" + k.spec.Hash + "|" + evaluate.Problem{Dims: dims}.String()
+	c.mu.Lock()
+	sp, ok := c.spaces[id]
+	c.mu.Unlock()
+	if ok {
+		return sp, nil
+	}
+	sp, err := k.spec.SpaceAt(ev, dims)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.spaces == nil || len(c.spaces) >= maxAnswers {
+		c.spaces = map[string]*genome.Space{}
+	}
+	c.spaces[id] = sp
+	c.mu.Unlock()
+	return sp, nil
 }
