@@ -119,6 +119,9 @@ func (s *server) postRevoke(r *http.Request) (any, error) {
 		return nil, err
 	}
 	s.log.Warn().Str("cert", id).Str("job_id", meta.Job.String()).Str("reason", req.Reason).Msg("certificate revoked")
+	// The store took the point off the job's front as it revoked it: the
+	// cached answers go whatever happens below.
+	defer s.sched.changed(meta.Job)
 	resp := api.RevokeResponse{ID: id, Job: meta.Job.String(), Match: api.MatchDefault}
 	sv, ok, err := s.st.Served(meta.Job)
 	if err != nil {
@@ -140,9 +143,6 @@ func (s *server) postRevoke(r *http.Request) (any, error) {
 			}
 		}
 	}
-	// The store took the point off the job's front as it revoked it; the
-	// cached answers go either way.
-	s.sched.changed(meta.Job)
 	if sv, ok, err := s.st.Served(meta.Job); err != nil {
 		return nil, err
 	} else if ok {
