@@ -171,12 +171,15 @@ func (s *Store) LastCycle(job JobKey, ended bool) (cy Cycle, ok bool, err error)
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {
 			where := path(string(bucketRoot), string(bucketCycles), quoted(job.String()), quoted(string(k)))
 			id, err := decodeU64(k, where)
-			if err != nil {
-				return err
+			if err == nil {
+				where = path(string(bucketRoot), string(bucketCycles), quoted(job.String()), numbered(id))
+				cy, err = decodeCycle(v, where)
 			}
-			where = path(string(bucketRoot), string(bucketCycles), quoted(job.String()), numbered(id))
-			if cy, err = decodeCycle(v, where); err != nil {
-				return err
+			if err != nil {
+				// As in Cycles: a corrupt cycle costs itself only.
+				s.corrupt(bucketCycles, where, err)
+				cy = Cycle{}
+				continue
 			}
 			if !ended || !cy.Ended.IsZero() {
 				ok = true

@@ -186,3 +186,44 @@ func TestLastCycle(t *testing.T) {
 		t.Errorf("LastCycle(ended) = %+v, %v, %v; want cycle 2", last, ok, err)
 	}
 }
+
+// TestLastCycleCorrupt: a newest cycle that does not decode costs itself
+// only, as in Cycles: LastCycle reports it and answers the one before.
+func TestLastCycleCorrupt(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "quasim.db")
+	s, err := store.Open(p, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := s.NewCycle(jobA, store.Cycle{Trigger: "cron"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	db, err := bolt.Open(p, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("v1")).Bucket([]byte("cycles")).Bucket([]byte(jobA.String())).Put([]byte{0, 0, 0, 0, 0, 0, 0, 3}, []byte("{not json"))
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reported []store.Corruption
+	s, err = store.Open(p, store.Options{OnCorrupt: func(c store.Corruption) { reported = append(reported, c) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cy, ok, err := s.LastCycle(jobA, false)
+	if err != nil || !ok || cy.ID != 2 {
+		t.Errorf("LastCycle = %+v, %v, %v; want cycle 2", cy, ok, err)
+	}
+	if len(reported) != 1 || reported[0].Bucket != "cycles" {
+		t.Errorf("reported %+v, want the corrupt cycle", reported)
+	}
+}
