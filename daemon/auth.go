@@ -118,11 +118,19 @@ func requester(r *http.Request, now time.Time) store.Requester {
 	if !ok {
 		return store.Requester{UID: math.MaxUint32, User: "unknown peer", At: now}
 	}
-	req := store.Requester{UID: cred.UID, At: now}
-	if u, err := user.LookupId(strconv.FormatUint(uint64(cred.UID), 10)); err == nil {
-		req.User = u.Username
+	// The user name is looked up by named, once a request is kept: a
+	// lookup that adds nothing costs no passwd (or NSS) read.
+	return store.Requester{UID: cred.UID, At: now}
+}
+
+// named fills in r's user name, when the uid has one.
+func named(r store.Requester) store.Requester {
+	if r.User == "" && r.UID != math.MaxUint32 {
+		if u, err := user.LookupId(strconv.FormatUint(uint64(r.UID), 10)); err == nil {
+			r.User = u.Username
+		}
 	}
-	return req
+	return r
 }
 
 // requesterString is how status and listings show who asked.

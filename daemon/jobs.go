@@ -237,6 +237,7 @@ func (s *scheduler) miss(name string, dims []int, by store.Requester) error {
 		s.log.Warn().Err(err).Str("kernel", name).Str("problem", problem).Msg("tune_on_miss: cannot tune this problem")
 		return err
 	}
+	by = named(by)
 	j := &job{key: key, kern: nk, spec: sj, requestedBy: &by}
 	if err := s.st.SetRequester(key, by); err != nil {
 		s.log.Error().Err(err).Str("job_id", key.String()).Msg("tune_on_miss: record who asked")

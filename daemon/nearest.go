@@ -277,6 +277,7 @@ func (s *scheduler) checkNearest(req checkReq) string {
 		}
 	}
 	c.extra[version]++
+	req.by = named(req.by)
 	c.pending[req.checkKey] = true
 	c.queues[name] = append(c.queues[name], req)
 	s.log.Info().Str("job_id", req.job.String()).Str("config", req.key).Str("from_problem", req.from).
