@@ -307,6 +307,7 @@ func (s *scheduler) apply(kernels map[string]*kernel, errs []string) {
 	}
 	s.closeUnused(fresh, s.jobs, next)
 	s.kernels, s.jobs, s.specErrs = kernels, next, errs
+	s.index.retain(next, kernels)
 	s.epoch.Add(1)
 	var stored map[string][]store.JobKey // for deviceChanged
 	for id, j := range next {

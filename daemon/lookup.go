@@ -107,6 +107,25 @@ func (x *lookupIndex) invalidate(jobs ...store.JobKey) {
 	}
 }
 
+// retain drops what the index holds of jobs and kernels no longer loaded
+// (a reload that changed or removed specs): entries are keyed by spec
+// version, so nothing else would ever drop them.
+func (x *lookupIndex) retain(jobs map[string]*job, kernels map[string]*kernel) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.ver++
+	for key := range x.entries {
+		if _, ok := jobs[key.String()]; !ok {
+			delete(x.entries, key)
+		}
+	}
+	for name := range x.kernels {
+		if _, ok := kernels[name]; !ok {
+			delete(x.kernels, name)
+		}
+	}
+}
+
 // kernel returns k's index, building it when k is new, and bringing its
 // served jobs up to date when some changed: the entries it lacks are read
 // in one transaction.
