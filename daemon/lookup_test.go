@@ -157,7 +157,9 @@ func TestLookupInvalidatesOnlyWhatChanged(t *testing.T) {
 		_, ok := x.entries[k]
 		return ok
 	}
-	if cachedOf("sgemm") != 2 || cachedOf("reduce") != 1 || !held(sgemm) || !held(reduce) {
+	// sgemm's nearest answer at 300³ is not kept: its verification is
+	// refused (this scheduler runs no cycles), and a refusal may lift.
+	if cachedOf("sgemm") != 1 || cachedOf("reduce") != 1 || !held(sgemm) || !held(reduce) {
 		t.Fatalf("before: %d sgemm and %d reduce answers cached", cachedOf("sgemm"), cachedOf("reduce"))
 	}
 	ts.sched.changed(sgemm)

@@ -140,7 +140,13 @@ func (s *server) cachedAnswer(r *http.Request, q url.Values) (cachedAnswer, erro
 	}
 	sum := sha256.Sum256(body)
 	a = cachedAnswer{body: append(body, '\n'), etag: []string{`"` + hex.EncodeToString(sum[:8]) + `"`}, match: c.Match}
-	idx.cache(ki, ver, key, a)
+	// An answer that a later lookup may change without any job changing
+	// is not kept: a miss of a tune_on_miss kernel (the job it may add is
+	// rate-limited: a later lookup tries again) and a refused
+	// verification (the queue or the rate may have room later).
+	if !(k.spec.TuneOnMiss && c.Match != api.MatchExact) && !strings.HasPrefix(c.Verification, api.VerifyRefused) {
+		idx.cache(ki, ver, key, a)
+	}
 	return a, nil
 }
 
