@@ -153,8 +153,15 @@ var ErrBusy = errors.New("device busy with other work")
 // writes again).
 var ErrStore = errors.New("state file not written")
 
-// notWritten marks err, of a write the store refused, as ErrStore.
-func notWritten(err error) error { return fmt.Errorf("%w: %w", ErrStore, err) }
+// notWritten marks err, of a write the store refused, as ErrStore. A
+// record the store finds invalid or corrupt is no refused write (writing
+// it later would not help): that error stays as it is.
+func notWritten(err error) error {
+	if errors.Is(err, store.ErrInvalid) || errors.Is(err, store.ErrCorrupt) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrStore, err)
+}
 
 // Cycle tunes job until the budget is spent or ctx is done. An interrupted
 // earlier cycle of the job is resumed with its remaining budget instead of
