@@ -126,7 +126,7 @@ func (s *Store) Trials(job JobKey) ([]Trial, error) {
 				return nil
 			}
 			out = append(out, tr)
-			return err
+			return nil
 		})
 	})
 	if err != nil {

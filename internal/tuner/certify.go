@@ -212,7 +212,7 @@ func (t *Tuner) serve(job Job, tr store.Trial, meta store.CertMeta, front []stor
 	sv := store.Served{Key: tr.Key, TimeMS: tr.TimeMS, Cycle: cycle, PromotedAt: t.cfg.Now(), Certificate: meta.ID, Front: front}
 	if same {
 		// Only the front moved: the served config keeps its record.
-		sv.PromotedAt, sv.Cycle, sv.Stale, sv.StaleAt = old.PromotedAt, old.Cycle, old.Stale, old.StaleAt
+		sv.PromotedAt, sv.Cycle = old.PromotedAt, old.Cycle
 	}
 	err = st.PutServed(job.Key, sv)
 	if err != nil {
