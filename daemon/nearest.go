@@ -44,13 +44,12 @@ var errNotRunning = errors.New("the daemon is not running cycles")
 // nearestChecks is the queue of verifications; its zero value is ready.
 type nearestChecks struct {
 	mu      sync.Mutex
-	pending map[checkKey]bool        // queued or running
-	queues  map[string][]checkReq    // by kernel name, oldest first
-	busy    map[string]bool          // the kernel's queue has a worker
-	last    map[string]time.Time     // when the kernel's last one started
-	extra   map[string]int           // kernel|spec hash: unlisted problems stored
-	counted map[string]bool          // extra holds the kernel's count
-	every   map[string]time.Duration // tests: another spacing than missInterval
+	pending map[checkKey]bool          // queued or running
+	queues  map[string][]checkReq      // by kernel name, oldest first
+	busy    map[string]bool            // the kernel's queue has a worker
+	last    map[string]time.Time       // when the kernel's last one started
+	extra   map[string]map[string]bool // kernel|spec hash: unlisted problems stored or queued
+	every   map[string]time.Duration   // tests: another spacing than missInterval
 
 	// known caches checkedAt's reads, at most maxAnswers of them, so that
 	// a nearest lookup costs what it did before; forget drops a job's.
@@ -245,18 +244,19 @@ func (s *scheduler) checkNearest(req checkReq) string {
 		return refused("%d verifications are queued for kernel %s, the most", n, name)
 	}
 	version := name + "|" + k.spec.Hash
-	if !c.counted[version] {
-		n, err := s.unlistedProblems(k)
+	if c.extra[version] == nil {
+		probs, err := s.unlistedProblems(k)
 		if err != nil {
 			s.log.Error().Err(err).Str("kernel", name).Msg("verify at a nearest problem: count stored problems")
 			return refused("%v", err)
 		}
 		if c.extra == nil {
-			c.extra, c.counted = map[string]int{}, map[string]bool{}
+			c.extra = map[string]map[string]bool{}
 		}
-		c.extra[version], c.counted[version] = n, true
+		c.extra[version] = probs
 	}
-	if c.extra[version] >= maxMissJobs {
+	// A problem counts once, however many configs are verified there.
+	if probs := c.extra[version]; !probs[req.job.Problem] && len(probs) >= maxMissJobs {
 		return refused("kernel %s has records at %d problems it does not list, the most", name, maxMissJobs)
 	}
 	if c.pending == nil {
@@ -276,7 +276,7 @@ func (s *scheduler) checkNearest(req checkReq) string {
 			return refused("%v", errNotRunning)
 		}
 	}
-	c.extra[version]++
+	c.extra[version][req.job.Problem] = true
 	req.by = named(req.by)
 	c.pending[req.checkKey] = true
 	c.queues[name] = append(c.queues[name], req)
@@ -292,12 +292,12 @@ func (s *scheduler) running() bool {
 	return s.ctx != nil && s.ctx.Err() == nil
 }
 
-// unlistedProblems counts the stored jobs of k's spec version at problems
-// k does not list: earlier verifications (and imports).
-func (s *scheduler) unlistedProblems(k *kernel) (int, error) {
+// unlistedProblems is the set of problems k does not list at which its spec
+// version has stored jobs: earlier verifications (and imports).
+func (s *scheduler) unlistedProblems(k *kernel) (map[string]bool, error) {
 	keys, err := s.st.Jobs()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	listed := map[string]bool{}
 	for _, j := range k.jobs {
@@ -309,7 +309,7 @@ func (s *scheduler) unlistedProblems(k *kernel) (int, error) {
 			seen[key.Problem] = true
 		}
 	}
-	return len(seen), nil
+	return seen, nil
 }
 
 // runChecks runs kernel name's queued verifications one at a time, each at
