@@ -148,6 +148,28 @@ type CPU struct {
 	Energy   string   `json:"energy"`         // the energy counter, or "unavailable: why"
 	Lock     string   `json:"lock,omitempty"` // the device's flock file; empty without --lock-dir
 	Error    string   `json:"error,omitempty"`
+	// Ceilings are the roofline's roofs quasimd measured on this CPU; nil
+	// until measured (once per device class, shortly after the first start).
+	Ceilings *Ceilings `json:"ceilings,omitempty"`
+}
+
+// Ceilings are a device's measured float32 FMA rate and streaming copy
+// bandwidth, with every thread busy.
+type Ceilings struct {
+	GFLOPS       float64   `json:"gflops"`
+	BandwidthGBs float64   `json:"bandwidth_gbs"`
+	Threads      int       `json:"threads"`
+	FMA          string    `json:"fma"` // the FMA loop that ran
+	How          string    `json:"how"`
+	MeasuredAt   time.Time `json:"measured_at"`
+}
+
+// Work is one run's floating-point operations and compulsory traffic
+// (inputs read once, outputs written once): GFLOP/s is Flops over the
+// time, arithmetic intensity Flops over Bytes.
+type Work struct {
+	Flops float64 `json:"flops"`
+	Bytes float64 `json:"bytes"`
 }
 
 // NVIDIA is the GPUs NVML reports, or why there are none.
@@ -250,6 +272,9 @@ type Job struct {
 	LastCycle  *time.Time `json:"last_cycle,omitempty"`
 	NextCycle  *time.Time `json:"next_cycle,omitempty"`
 	BudgetLeft int        `json:"budget_left,omitempty"`
+	// Work is what one run of the job's kernel at its problem does, where
+	// the evaluator knows (the builtin kernels do).
+	Work *Work `json:"work,omitempty"`
 	// Foreign marks a job this daemon does not tune: trials stored for
 	// another device class or problem (imports, a former device). They are
 	// listed, exported and warm-start the kernel's own jobs.

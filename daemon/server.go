@@ -45,6 +45,8 @@ type server struct {
 	metrics *metrics         // nil in tests that need none
 	gpus    *introspect.GPUs // the open NVML session; nil without one
 	lockDir string           // the devices' flock files; empty for none
+
+	ceilings *ceilings // the roofs measured per device class
 }
 
 type cachedAnswer struct {
@@ -322,6 +324,11 @@ func (s *server) jobInfo(j *job, nextRuns map[cron.EntryID]time.Time) (api.Job, 
 	}
 	if v.running && v.live.Budget > 0 {
 		aj.BudgetLeft = v.live.Budget - v.live.Evals
+	}
+	if w, ok := j.spec.Evaluator.(evaluate.Worker); ok {
+		if wk, ok := w.Work(j.spec.Problem); ok {
+			aj.Work = &api.Work{Flops: wk.Flops, Bytes: wk.Bytes}
+		}
 	}
 	if e, err := s.sched.index.entry(s.st, j); err != nil {
 		return aj, err
