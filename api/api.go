@@ -156,7 +156,8 @@ type CPU struct {
 // Ceilings are a device's measured float32 FMA rate and streaming copy
 // bandwidth, with every thread busy.
 type Ceilings struct {
-	GFLOPS       float64   `json:"gflops"`
+	GFLOPS       float64   `json:"gflops"`        // float32, every thread busy
+	GFLOPSThread float64   `json:"gflops_thread"` // float32, one thread alone
 	BandwidthGBs float64   `json:"bandwidth_gbs"`
 	Threads      int       `json:"threads"`
 	FMA          string    `json:"fma"` // the FMA loop that ran

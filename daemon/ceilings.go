@@ -81,13 +81,31 @@ func (c *ceilings) set(class string, v api.Ceilings) error {
 	return nil
 }
 
-// measureCPU measures the CPU class's roofs if none are recorded, holding
-// the device's lock so that no cycle measures beside it (and it measures
-// beside no cycle). It takes about a second; the copy buffers are handed
-// back to the OS afterwards, so an idle daemon stays small.
-func (c *ceilings) measureCPU(ctx context.Context, class string, threads int, lock func(context.Context, string) (func(), error), now func() time.Time, log zerolog.Logger) {
+// measureCPU measures the CPU class's roofs if none are recorded, once the
+// idle gate says other processes leave the CPU alone (busy returns why
+// not), holding the device's lock so that no cycle measures beside it (and
+// it measures beside no cycle). It takes about a second; the copy buffers
+// are handed back to the OS afterwards, so an idle daemon stays small. To
+// measure again, remove the class from the state directory's ceilings.json
+// and restart.
+func (c *ceilings) measureCPU(ctx context.Context, class string, threads int, lock func(context.Context, string) (func(), error), busy func(string) string, now func() time.Time, log zerolog.Logger) {
 	if c.get(class) != nil {
 		return
+	}
+	for logged := false; ; {
+		why := busy(class)
+		if why == "" {
+			break
+		}
+		if !logged {
+			log.Info().Str("busy", why).Msg("ceilings wait for an idle CPU")
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Second):
+		}
 	}
 	unlock, err := lock(ctx, class)
 	if err != nil {
@@ -97,7 +115,7 @@ func (c *ceilings) measureCPU(ctx context.Context, class string, threads int, lo
 		return
 	}
 	defer unlock()
-	r, err := introspect.MeasureCeilings(ctx, introspect.CeilingOptions{Threads: max(threads, 1), Time: 60 * time.Millisecond, Reps: 3})
+	r, err := introspect.MeasureCeilings(ctx, introspect.CeilingOptions{Threads: max(threads, 1), Time: 60 * time.Millisecond, Reps: 5})
 	debug.FreeOSMemory()
 	if err != nil {
 		if ctx.Err() == nil {
@@ -105,7 +123,7 @@ func (c *ceilings) measureCPU(ctx context.Context, class string, threads int, lo
 		}
 		return
 	}
-	v := api.Ceilings{GFLOPS: r.GFLOPS, BandwidthGBs: r.BandwidthGBs, Threads: r.Threads, FMA: r.FMA, How: r.How, MeasuredAt: now().UTC()}
+	v := api.Ceilings{GFLOPS: r.GFLOPS, GFLOPSThread: r.GFLOPSThread, BandwidthGBs: r.BandwidthGBs, Threads: r.Threads, FMA: r.FMA, How: r.How, MeasuredAt: now().UTC()}
 	if err := c.set(class, v); err != nil {
 		log.Warn().Err(err).Msg("ceilings measured but not recorded")
 	}

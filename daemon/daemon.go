@@ -168,7 +168,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	}
 	if !cfg.NoCeilings {
 		cpu, _ := introspect.ReadCPU(os.DirFS("/"))
-		go ceil.measureCPU(ctx, builtin.CPUClass(), cpu.Threads, devs.lock, cfg.Now, log.With().Str("component", "ceilings").Logger())
+		go ceil.measureCPU(ctx, builtin.CPUClass(), cpu.Threads, devs.lock, gate.busy, cfg.Now, log.With().Str("component", "ceilings").Logger())
 	}
 	srv := &server{
 		sched: sched, st: st, writers: newWriters(cfg.Operators, cfg.OperatorGroup),

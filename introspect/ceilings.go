@@ -13,6 +13,7 @@ import (
 // FMA rate and the streaming copy bandwidth, each with every thread busy.
 type Ceilings struct {
 	GFLOPS       float64 `json:"gflops"`        // float32 flops per ns, all threads (an FMA is 2 flops)
+	GFLOPSThread float64 `json:"gflops_thread"` // the same on one thread alone (a single-threaded kernel's roof)
 	BandwidthGBs float64 `json:"bandwidth_gbs"` // bytes copied (read + written) per ns, all threads
 	Threads      int     `json:"threads"`
 	FMA          string  `json:"fma"` // the FMA loop that ran
@@ -86,6 +87,8 @@ func MeasureCeilings(ctx context.Context, opt CeilingOptions) (Ceilings, error) 
 		}
 		d := parallelTime(opt.Threads, now, func(int) { loop(iters) })
 		c.GFLOPS = math.Max(c.GFLOPS, float64(opt.Threads)*float64(iters)*perIter/float64(d.Nanoseconds()))
+		d = parallelTime(1, now, func(int) { loop(iters) })
+		c.GFLOPSThread = math.Max(c.GFLOPSThread, float64(iters)*perIter/float64(d.Nanoseconds()))
 
 		// Copies until opt.Time has passed on each thread.
 

@@ -11,7 +11,7 @@ func TestMeasureCeilings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.GFLOPS <= 0 || c.BandwidthGBs <= 0 || c.FMA == "" || c.How == "" {
+	if c.GFLOPS <= 0 || c.GFLOPSThread <= 0 || c.BandwidthGBs <= 0 || c.FMA == "" || c.How == "" {
 		t.Fatalf("ceilings %+v", c)
 	}
 	t.Logf("%+v", c)
@@ -47,6 +47,7 @@ func BenchmarkCeilings(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(c.GFLOPS, "GFLOP/s")
+		b.ReportMetric(c.GFLOPSThread, "GFLOP/s/thread")
 		b.ReportMetric(c.BandwidthGBs, "GB/s")
 		b.Logf("%s", c.How)
 	}
