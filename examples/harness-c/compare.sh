@@ -2,7 +2,9 @@
 # compare.sh: tune matmul_harness with a real quasimd and set the served
 # config beside OpenBLAS's sgemm (Debian's libopenblas-dev) at the same sizes,
 # single-threaded both, as GFLOP/s and as fractions of the CPU's one-thread
-# FMA peak that quasimd measured. Run from the repository root:
+# FMA peak that quasimd measured. The builtin sgemm (Go, up to 8 workers) is
+# tuned at the same sizes too and set against the all-threads peak.
+# Run from the repository root:
 #   sh examples/harness-c/compare.sh [EVALS] [SIZES...]
 # (defaults: 60 evaluations a size; sizes 256 512 1024). It takes a few
 # minutes and uses a temporary state directory.
@@ -26,6 +28,14 @@ schedule: "@every 24h"
 budget: {evals: $evals}
 timeout: 60s
 SPEC
+problems3=$(printf '"%s,%s,%s",' $(for n in $sizes; do echo "$n $n $n"; done))
+cat > "$tmp/kernels.d/sgemm.yaml" <<SPEC
+name: sgemm
+evaluator: builtin:sgemm
+problems: [${problems3%,}]
+schedule: "@every 24h"
+budget: {evals: $evals}
+SPEC
 sock=$tmp/q.sock
 "$tmp/quasimd" --socket "$sock" --state-dir "$tmp/state" --kernels "$tmp/kernels.d" --lock-dir "" --idle-cpu 0 --log-level warn 2>"$tmp/quasimd.log" &
 qd=$!
@@ -36,9 +46,14 @@ until ctl devices --json 2>/dev/null | grep -q '"gflops_thread"'; do
 	sleep 0.1
 done
 peak=$(ctl devices --json | sed -n 's/.*"gflops_thread": *\([0-9.]*\).*/\1/p')
-echo "one-thread float32 FMA peak measured by quasimd: $peak GFLOP/s"
+peakall=$(ctl devices --json | sed -n 's/.*"gflops": *\([0-9.]*\).*/\1/p')
+bw=$(ctl devices --json | sed -n 's/.*"bandwidth_gbs": *\([0-9.]*\).*/\1/p')
+echo "float32 FMA peak measured by quasimd: $peak GFLOP/s on one thread, $peakall on all; copy $bw GB/s"
 # The first cycles start on their own at startup; wait for them to end.
-for n in $sizes; do ctl tune matmul --problem "$n" --wait >/dev/null 2>&1 || true; done
+for n in $sizes; do
+	ctl tune matmul --problem "$n" --wait >/dev/null 2>&1 || true
+	ctl tune sgemm --problem "$n,$n,$n" --wait >/dev/null 2>&1 || true
+done
 # OpenBLAS with the kernel it picks for this CPU (OPENBLAS_CORETYPE, set on
 # some machines to work around old builds, would force another).
 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 "$tmp/sgemm_openblas" $sizes > "$tmp/openblas.txt"
@@ -56,5 +71,15 @@ for n in $sizes; do
 		f = 2 * n * n * n / 1e6
 		printf "%6d  %-44s %10.3f %9.1f %9.2f  %10.3f %9.1f %9.2f  %.2f\n", n, key, ms, f / ms, f / ms / peak, ob, f / ob, f / ob / peak, ms / ob
 		if (def != "") printf "        default config 8,8,8,ijk,4x16: %.3f ms (%.1f GFLOP/s): %.0fx the tuned time\n", def, f / def, def / ms
+	}'
+done
+printf '\n%6s  %-44s %10s %9s %9s\n' n "quasim-tuned builtin sgemm config" ms GFLOP/s "of all-threads peak"
+for n in $sizes; do
+	js=$(ctl config sgemm --problem "$n,$n,$n" --json)
+	key=$(echo "$js" | sed -n 's/.*"key": *"\([^"]*\)".*/\1/p' | head -1)
+	ms=$(echo "$js" | sed -n 's/.*"time_ms": *\([0-9.e+-]*\).*/\1/p' | head -1)
+	awk -v n="$n" -v key="$key" -v ms="$ms" -v peak="$peakall" 'BEGIN {
+		f = 2 * n * n * n / 1e6
+		printf "%6d  %-44s %10.3f %9.1f %9.3f\n", n, key, ms, f / ms, f / ms / peak
 	}'
 done
