@@ -45,6 +45,8 @@ type server struct {
 	metrics *metrics         // nil in tests that need none
 	gpus    *introspect.GPUs // the open NVML session; nil without one
 	lockDir string           // the devices' flock files; empty for none
+
+	memgraph *memPlanner // POST /v1/memgraph/plan's bounds and slots; nil: the defaults
 }
 
 type cachedAnswer struct {
@@ -185,6 +187,7 @@ func (s *server) handler() http.Handler {
 	}
 	mux.HandleFunc(api.RouteCert, s.getCert)
 	mux.HandleFunc(routeProfile, s.getProfile)
+	mux.HandleFunc(api.RouteMemgraphPlan, s.memgraphHandler()) // its own 413 and body bounds
 	for _, rt := range s.routes() {
 		if rt.pattern == api.RouteConfig {
 			continue
