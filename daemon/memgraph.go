@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/quasim/quasim/api"
@@ -172,10 +171,9 @@ func (p *memPlanner) query(q map[string][]string) (format string, opt memplan.Op
 		timeout = d
 	}
 	for _, kv := range q["dim"] {
-		name, val, ok := strings.Cut(kv, "=")
-		n, perr := strconv.ParseInt(val, 10, 64)
-		if !ok || name == "" || perr != nil || n < 0 {
-			return "", opt, dims, 0, invalidf("dim %q: want NAME=VALUE, a non-negative integer", kv)
+		name, n, perr := onnx.ParseDim(kv)
+		if perr != nil {
+			return "", opt, dims, 0, invalidf("%v", perr)
 		}
 		if dims.Dims == nil {
 			dims.Dims = map[string]int64{}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -470,4 +471,15 @@ func (m *model) bytes(tname string, opt Options) (int64, error) {
 		return 0, fmt.Errorf("tensor %q: %d elements of %d bits, over memgraph's limit of %d bytes per tensor", tname, n, eb, int64(memgraph.MaxTensorBytes))
 	}
 	return int64((lo + 7) / 8), nil
+}
+
+// ParseDim reads NAME=VALUE, a symbolic dimension's value as a flag or a
+// query parameter gives it.
+func ParseDim(s string) (string, int64, error) {
+	name, val, ok := strings.Cut(s, "=")
+	v, err := strconv.ParseInt(val, 10, 64)
+	if !ok || name == "" || err != nil || v < 0 {
+		return "", 0, fmt.Errorf("dim %q: want NAME=VALUE, a non-negative integer", s)
+	}
+	return name, v, nil
 }

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/quasim/quasim/memgraph/onnx"
@@ -25,16 +24,11 @@ type dims map[string]int64
 func (d dims) String() string { return fmt.Sprint(map[string]int64(d)) }
 
 func (d dims) Set(s string) error {
-	name, val, ok := strings.Cut(s, "=")
-	if !ok || name == "" {
-		return fmt.Errorf("%q: want NAME=VALUE", s)
+	name, v, err := onnx.ParseDim(s)
+	if err == nil {
+		d[name] = v
 	}
-	v, err := strconv.ParseInt(val, 10, 64)
-	if err != nil || v < 0 {
-		return fmt.Errorf("%q: want a non-negative integer value", s)
-	}
-	d[name] = v
-	return nil
+	return err
 }
 
 func main() {
