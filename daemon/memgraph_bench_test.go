@@ -63,4 +63,3 @@ func BenchmarkMemgraphPlan(b *testing.B) {
 		})
 	}
 }
-
