@@ -17,9 +17,10 @@ import (
 
 // Bounds of POST /v1/memgraph/plan. Any local reader may plan, so they
 // bound the memory (the body, the graph) and CPU (the search's time, the
-// plans at once) one caller can take. At the limits a plan takes about
-// 200 MB and its two baselines, which the deadline does not cut, about
-// a second of CPU (README, "Memory plans").
+// plans at once) one caller can take. At the limits a plan allocates
+// about 200 MB (the JSON both ways adds about 130 MB) and its two
+// baselines, which the deadline does not cut, take about a second
+// (README, "Memory plans": BenchmarkMemgraphPlan).
 const (
 	MemPlanMaxBody     = 16 << 20 // bytes of graph or model
 	MemPlanMaxTensors  = 100_000

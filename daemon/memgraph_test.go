@@ -1,14 +1,20 @@
 package daemon
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/quasim/quasim/api"
 )
@@ -201,5 +207,38 @@ func TestMemgraphPlanBusy(t *testing.T) {
 	<-p.slots
 	if st, b := ts.postPlanBytes(t, "", body); st != http.StatusOK {
 		t.Fatalf("after a slot freed: %d %s", st, b)
+	}
+}
+
+// TestMemgraphPlanSlowBody: a sender that stops mid-body holds its slot
+// only until the body's deadline, then gets a 400 saying so.
+func TestMemgraphPlanSlowBody(t *testing.T) {
+	p := newMemPlanner()
+	p.bodyTime = 50 * time.Millisecond
+	srv := &server{log: zerolog.Nop(), memgraph: p}
+	sock := filepath.Join(t.TempDir(), "s")
+	ln, err := listenSocket(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: srv.memgraphHandler(), ConnContext: connCred}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /v1/memgraph/plan HTTP/1.1\r\nHost: quasimd\r\nContent-Length: 100\r\n\r\n{\"ops\":")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "it must arrive within 50ms") {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	if len(p.slots) != 0 {
+		t.Fatalf("%d slots still taken", len(p.slots))
 	}
 }
