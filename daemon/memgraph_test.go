@@ -242,3 +242,23 @@ func TestMemgraphPlanSlowBody(t *testing.T) {
 		t.Fatalf("%d slots still taken", len(p.slots))
 	}
 }
+
+// tinyONNX is an ONNX model: x [n, 4] float -> Relu -> y [n, 4], the
+// output (protowire-encoded by hand).
+const tinyONNX = ":@\n\x12\n\x01x\x12\x01y\x1a\x04relu\"\x04ReluZ\x14\n\x01x\x12\x0f\n\r\b\x01\x12\t\n\x03\x12\x01n\n\x02\b\x04b\x14\n\x01y\x12\x0f\n\r\b\x01\x12\t\n\x03\x12\x01n\n\x02\b\x04"
+
+func TestMemgraphPlanONNX(t *testing.T) {
+	ts := newTestServer(t, t.TempDir())
+	st, b := ts.postPlanBytes(t, "?format=onnx&name=tiny&dim=n=3", []byte(tinyONNX))
+	var p api.MemPlan
+	if err := json.Unmarshal(b, &p); st != http.StatusOK || err != nil {
+		t.Fatalf("%d %s", st, b)
+	}
+	if p.Name != "tiny" || p.Ops != 1 || len(p.Placements) != 2 || p.Placements[0].Bytes != 48 || p.Placements[1].Tensor != "y" || p.Peak != 64+48 {
+		t.Fatalf("plan %+v", p)
+	}
+	st, b = ts.postPlanBytes(t, "?format=onnx", []byte(tinyONNX))
+	if st != http.StatusBadRequest || !strings.Contains(string(b), `tensor \"x\": dim 0 is symbolic (\"n\")`) {
+		t.Fatalf("no dim: %d %s", st, b)
+	}
+}

@@ -71,3 +71,23 @@ func TestMemgraphPlanBadFile(t *testing.T) {
 		}
 	}
 }
+
+// TestMemgraphPlanONNXDims: an .onnx file is read here, its symbolic
+// dims given with --dim.
+func TestMemgraphPlanONNXDims(t *testing.T) {
+	// x [n, 4] float -> Relu -> y [n, 4], protowire-encoded by hand.
+	const tiny = ":@\n\x12\n\x01x\x12\x01y\x1a\x04relu\"\x04ReluZ\x14\n\x01x\x12\x0f\n\r\b\x01\x12\t\n\x03\x12\x01n\n\x02\b\x04b\x14\n\x01y\x12\x0f\n\r\b\x01\x12\t\n\x03\x12\x01n\n\x02\b\x04"
+	path := filepath.Join(t.TempDir(), "tiny.onnx")
+	if err := os.WriteFile(path, []byte(tiny), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runCtx(context.Background(), "memgraph", "plan", path, "--offline", "--json", "--dim", "n=5")
+	var p api.MemPlan
+	if code != 0 || json.Unmarshal([]byte(out), &p) != nil || p.Name != "tiny" || p.Placements[0].Bytes != 80 {
+		t.Fatalf("exit %d, stderr %q, out %s", code, errs, out)
+	}
+	_, errs, code = runCtx(context.Background(), "memgraph", "plan", path, "--offline", "--dim", "n")
+	if code != 2 || !strings.Contains(errs, `dim "n": want NAME=VALUE`) {
+		t.Fatalf("bad --dim: exit %d, stderr %q", code, errs)
+	}
+}
