@@ -169,6 +169,9 @@ func TestMemgraphPlanTooBig(t *testing.T) {
 	if st != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), "16 MiB") {
 		t.Fatalf("streamed: %d %s", st, b)
 	}
+	if st, b := ts.get(t, "/v1/memgraph/plan", nil); st != http.StatusMethodNotAllowed {
+		t.Fatalf("GET: %d %s; want 405", st, b)
+	}
 	ts.up(t)
 }
 
