@@ -41,12 +41,11 @@ type server struct {
 	keyID    string
 
 	observers *limiter // rate of POST /v1/observations per uid
+	memgraph  *memPlanner // POST /v1/memgraph/plan's bounds and slots; nil: the defaults
 
 	metrics *metrics         // nil in tests that need none
 	gpus    *introspect.GPUs // the open NVML session; nil without one
 	lockDir string           // the devices' flock files; empty for none
-
-	memgraph *memPlanner // POST /v1/memgraph/plan's bounds and slots; nil: the defaults
 }
 
 type cachedAnswer struct {
