@@ -40,7 +40,7 @@ type server struct {
 	pub      ed25519.PublicKey
 	keyID    string
 
-	observers *limiter // rate of POST /v1/observations per uid
+	observers *limiter    // rate of POST /v1/observations per uid
 	memgraph  *memPlanner // POST /v1/memgraph/plan's bounds and slots; nil: the defaults
 
 	metrics *metrics         // nil in tests that need none
