@@ -10,7 +10,8 @@
 // Initializers (weights, sparse or not) are constants the runtime keeps
 // outside the activation arena, so they are not planned; an initializer
 // also listed as a graph input (a default, IR version < 4) is a weight
-// too. Output of Constant nodes is planned like any node output.
+// too. So is the output of a Constant node, which the runtime folds into
+// an initializer: the node is not an op of the graph.
 // Subgraphs of control-flow nodes (If, Loop, Scan attributes) are not
 // read: the node itself, its inputs and outputs are.
 //
