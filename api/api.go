@@ -18,6 +18,7 @@ const (
 	RouteImport       = "POST /v1/kernels/{kernel}/import"
 	RouteKernelTrials = "GET /v1/kernels/{kernel}/trials"
 	RouteKernelTune   = "POST /v1/kernels/{kernel}/tune"
+	RouteMemgraphPlan = "POST /v1/memgraph/plan"
 	RouteObservations = "POST /v1/observations"
 	RouteReload       = "POST /v1/reload"
 	RouteStatus       = "GET /v1/status"

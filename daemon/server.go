@@ -40,7 +40,8 @@ type server struct {
 	pub      ed25519.PublicKey
 	keyID    string
 
-	observers *limiter // rate of POST /v1/observations per uid
+	observers *limiter    // rate of POST /v1/observations per uid
+	memgraph  *memPlanner // POST /v1/memgraph/plan's bounds and slots; nil: the defaults
 
 	metrics *metrics         // nil in tests that need none
 	gpus    *introspect.GPUs // the open NVML session; nil without one
@@ -187,6 +188,7 @@ func (s *server) handler() http.Handler {
 	}
 	mux.HandleFunc(api.RouteCert, s.getCert)
 	mux.HandleFunc(routeProfile, s.getProfile)
+	mux.HandleFunc(api.RouteMemgraphPlan, s.memgraphHandler()) // its own 413 and body bounds
 	for _, rt := range s.routes() {
 		if rt.pattern == api.RouteConfig {
 			continue

@@ -100,6 +100,7 @@ func newRootCommand() *cobra.Command {
 		newReloadCommand(g),
 		newCertsCommand(g),
 		newDevicesCommand(g),
+		newMemgraphCommand(g),
 		newDBCommand(),
 	)
 	return root
