@@ -139,7 +139,7 @@ file in the spec dir), or with --offline shows the table without a daemon
 			}
 			if g.json {
 				return printJSON(w, struct {
-					Import api.ImportReport     `json:"import"`
+					Import api.ImportReport    `json:"import"`
 					Posted []api.SpansResponse `json:"posted"`
 				}{importReport(rep), posted})
 			}
