@@ -95,3 +95,23 @@ func TestChunks(t *testing.T) {
 		t.Errorf("chunks =\n%s\nwant\n%s", strings.Join(got, " | "), strings.Join(want, " | "))
 	}
 }
+
+// TestCausalImportTorchTrace imports a real PyTorch profiler recording
+// (causal/testdata/README.md says how it was made) and shows its table.
+func TestCausalImportTorchTrace(t *testing.T) {
+	t.Parallel()
+	trace := filepath.Join("..", "..", "..", "causal", "testdata", "torch_cpu_trace.json")
+	out, errs, code := run(t, "causal", "import", "--offline", trace)
+	if code != 0 {
+		t.Fatalf("causal import --offline = %d, stderr %q", code, errs)
+	}
+	t.Logf("quasimctl causal import --offline %s\n%s", trace, out)
+	mustContain(t, "causal import --offline (torch)", out,
+		"torch_cpu_trace.json: 280 events read; mapped 144 spans, 0 dependencies (0 from GPU waits), 5 iterations (ProfilerStep#N)\n",
+		"  116    encloses other events on its thread (they are kept)  event 0 \"aten::zeros\"\n",
+		"  11     outside every ProfilerStep#N                         event 1 \"aten::empty\"\n",
+		"pipeline trace: 5 iterations, 144 spans (1 batch); end to end 2.723ms [304µs, 8.702ms]\n",
+		"KERNEL               SHARE                 CRITICAL PATH         INFLUENCE             GAIN IF TUNED  MEASURED\n",
+		"forward              97.4% [97.4%, 97.4%]  97.4% [97.4%, 97.4%]  0.526 [0.526, 0.526]  unknown        -\n",
+	)
+}
