@@ -147,7 +147,7 @@ file in the spec dir), or with --offline shows the table without a daemon
 			for _, r := range posted {
 				dropped += r.DroppedSpans
 			}
-			fmt.Fprintf(w, "posted %d spans in %d batches to pipeline %s", len(spans), len(posted), pipeline)
+			fmt.Fprintf(w, "posted %s in %s to pipeline %s", plural(len(spans), "span"), plural(len(posted), "batch"), pipeline)
 			if dropped > 0 {
 				fmt.Fprintf(w, "; its retention dropped %d older spans", dropped)
 			}
@@ -271,13 +271,17 @@ func printCausal(w io.Writer, c api.Causal, curves bool) error {
 		return fmt.Sprintf("%s [%s, %s]", fmtPct(e.Median), fmtPct(e.Lo), fmtPct(e.Hi))
 	}
 	t := newTable(w, "KERNEL", "SHARE", "CRITICAL PATH", "INFLUENCE", "GAIN IF TUNED", "MEASURED")
-	var notes []string
+	var notes []string             // distinct notes, in kernel order
+	noted := map[string][]string{} // note → kernels
 	for _, k := range c.Kernels {
 		gain := "unknown"
 		if k.Gain != nil {
 			gain = pct(*k.Gain)
 		} else if k.TunedNote != "" {
-			notes = append(notes, shortName(k.Kernel)+": "+k.TunedNote)
+			if noted[k.TunedNote] == nil {
+				notes = append(notes, k.TunedNote)
+			}
+			noted[k.TunedNote] = append(noted[k.TunedNote], shortName(k.Kernel))
 		}
 		measured := "-"
 		if m := k.Measured; m != nil {
@@ -292,7 +296,7 @@ func printCausal(w io.Writer, c api.Causal, curves bool) error {
 	if len(notes) > 0 {
 		fmt.Fprintln(w, "gain unknown:")
 		for _, n := range notes {
-			fmt.Fprintf(w, "  %s\n", n)
+			fmt.Fprintf(w, "  %s: %s\n", strings.Join(noted[n], ", "), n)
 		}
 	}
 	if len(c.Skipped) > 0 {
