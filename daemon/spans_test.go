@@ -21,7 +21,13 @@ import (
 // load, there being no kernel spec) with the given extra lines.
 func pipelineDir(t *testing.T, extra string) string {
 	t.Helper()
-	dir := t.TempDir()
+	return pipelineDirIn(t, t.TempDir(), extra)
+}
+
+func pipelineDirB(b *testing.B) string { return pipelineDirIn(b, b.TempDir(), "") }
+
+func pipelineDirIn(t testing.TB, dir, extra string) string {
+	t.Helper()
 	src := "pipeline: fj\nkernels: [sgemm, conv2d, reduce]\n" + extra
 	if err := os.WriteFile(filepath.Join(dir, "fj.yaml"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
