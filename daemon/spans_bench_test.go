@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -74,6 +75,9 @@ func BenchmarkSpans(b *testing.B) {
 		if status, e, _ := ts.post(b, "/v1/spans", strings.NewReader(body), int64(len(body))); status != 200 {
 			b.Fatalf("POST = %d %+v", status, e)
 		}
+	}
+	if fi, err := os.Stat(ts.st.Path()); err == nil {
+		b.Logf("state file after 100 batches of 1,000 spans (%d bytes of JSON each): %d bytes", len(bodies[0]), fi.Size())
 	}
 	b.Run("causal-100k", func(b *testing.B) {
 		b.ReportAllocs()
