@@ -156,4 +156,3 @@ func (zeros) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
