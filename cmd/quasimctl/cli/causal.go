@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"compress/gzip"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/causal"
 	"github.com/quasim/quasim/internal/causalview"
+	"github.com/quasim/quasim/internal/gzread"
 )
 
 // maxTraceBytes bounds what causal import reads of a trace (after gunzip).
@@ -95,7 +94,7 @@ file in the spec dir), or with --offline shows the table without a daemon
 				}
 				pipeline = "trace"
 			}
-			data, err := readChromeTrace(args[0])
+			data, err := gzread.ReadFile(args[0], maxTraceBytes)
 			if err != nil {
 				return err
 			}
@@ -160,31 +159,6 @@ file in the spec dir), or with --offline shows the table without a daemon
 	fs.BoolVar(&offline, "offline", false, "profile the trace here and show the table; post nothing, need no daemon")
 	fs.BoolVar(&curves, "curves", false, "with --offline, also print each kernel's virtual-speedup curve")
 	return cmd
-}
-
-// readChromeTrace reads a trace file, gunzipping a .gz, up to maxTraceBytes.
-func readChromeTrace(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		r = zr
-	}
-	data, err := io.ReadAll(io.LimitReader(r, maxTraceBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(data) > maxTraceBytes {
-		return nil, fmt.Errorf("%s: more than %d bytes", path, maxTraceBytes)
-	}
-	return data, nil
 }
 
 // chunks splits spans into batches of at most n spans at iteration
