@@ -348,8 +348,12 @@ func TestMissesHand(t *testing.T) {
 }
 
 // fuzzLocality: every graph that decodes gets a miss estimate (or the
-// trace-length error), whatever its access patterns.
+// trace-length error), whatever its access patterns, and a prefetch
+// schedule (checked inside Prefetch) without a cap.
 func fuzzLocality(t *testing.T, g *Graph, r *Result) {
+	if _, err := Prefetch(g, r, PrefetchOptions{Bandwidth: 1 << 30, LatencyNS: 10}); err != nil {
+		t.Fatalf("prefetch: %v", err)
+	}
 	cs := CacheSpec{Levels: []CacheLevel{{Size: 512, Line: 64, Assoc: 2}, {Size: 2048, Line: 64}}, MaxRefs: 1 << 14}
 	est, err := Misses(g, r, cs)
 	if err != nil {
