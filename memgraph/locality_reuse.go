@@ -29,7 +29,7 @@ func newReuse(lines int64) *reuse {
 	} else {
 		r.sparse = map[int64]int32{}
 	}
-	r.grow(1 << 12)
+	r.grow(int(min(max(1<<12, 2*lines+2), 1<<20)))
 	return r
 }
 
@@ -83,21 +83,21 @@ func (r *reuse) prefix(t int32) int32 {
 	return s
 }
 
-// compact renumbers the marked times 1..marks, in order, and makes room
-// for at least as many new references as there are marks.
+// compact renumbers the marked times 1..marks, in order, in place, and
+// makes room for at least three times as many new references as there
+// are marks. Each line has one marked time, so a renumbered line is
+// never met again in the sweep.
 func (r *reuse) compact() {
-	var kept []int64
+	w := int32(0)
 	for t := int32(1); t <= r.now; t++ {
 		if line := r.owner[t]; r.last(line) == t {
-			kept = append(kept, line)
+			w++
+			r.owner[w] = line
+			r.setLast(line, w)
 		}
 	}
-	r.grow(max(1<<12, 2*len(kept)+2))
-	for i, line := range kept {
-		r.owner[i+1] = line
-		r.setLast(line, int32(i+1))
-	}
-	r.now = int32(len(kept))
+	r.now = w
+	r.grow(max(1<<12, 4*int(w)+2))
 	// Linear Fenwick build over the marks at 1..now.
 	for i := int32(1); int(i) < len(r.tree); i++ {
 		if i <= r.now {
@@ -109,9 +109,13 @@ func (r *reuse) compact() {
 	}
 }
 
+// grow makes the tree at least n long and clears it, keeping owner's
+// first now+1 entries.
 func (r *reuse) grow(n int) {
 	if n > len(r.tree) {
-		r.tree, r.owner = make([]int32, n), make([]int64, n)
+		owner := make([]int64, n)
+		copy(owner, r.owner[:min(len(r.owner), int(r.now)+1)])
+		r.tree, r.owner = make([]int32, n), owner
 	} else {
 		clear(r.tree)
 	}

@@ -282,23 +282,26 @@ func (m *prefetchModel) schedule(spans []span, opt PrefetchOptions) *Schedule {
 		for ; si < len(spans) && int(spans[si].a) == k; si++ {
 			sp := spans[si]
 			b := m.c.size[sp.t]
-			j0 := k // the earliest op during which the copy may be resident
-			for j0 > 0 && end[j0-1] > free && (opt.Cap == 0 || m.act[j0-1]+res[j0-1]+b <= opt.Cap) {
-				j0--
-			}
+			// The copy starts when the stream is free, or later if the
+			// ops running then have no room for it: j0 is the earliest
+			// op during which it may be resident.
 			at := free
-			if j0 > 0 {
-				at = max(at, end[j0-1])
+			if opt.Cap > 0 {
+				jmin, _ := slices.BinarySearch(end[:k], free+1) // first op still running at free
+				j0 := k
+				for j0 > jmin && m.act[j0-1]+res[j0-1]+b <= opt.Cap {
+					j0--
+				}
+				if j0 > 0 {
+					at = max(at, end[j0-1])
+				}
+				jr, _ := slices.BinarySearch(end[:k], at+1) // first op it is resident during
+				for j := jr; j <= int(sp.b); j++ {
+					res[j] += b
+				}
 			}
 			d := opt.copyNS(b)
 			free = at + d
-			jr := j0
-			for jr < k && end[jr] <= at {
-				jr++
-			}
-			for j := jr; j <= int(sp.b); j++ {
-				res[j] += b
-			}
 			copyEnd[sp.t] = append(copyEnd[sp.t], free)
 			s.Copies = append(s.Copies, Copy{Tensor: m.g.Tensors[sp.t].ID, Bytes: b, Start: at, End: free,
 				FirstOp: m.c.opID[m.order[sp.a]], LastOp: m.c.opID[m.order[sp.b]]})
