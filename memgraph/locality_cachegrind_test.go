@@ -167,9 +167,10 @@ func TestMissesAgainstCachegrind(t *testing.T) {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "| pattern | cache (D1; LL) | accesses | D1 cachegrind | D1 ours | D1 error | D1 fully assoc. | LL cachegrind | LL ours | LL error | LL fully assoc. |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| program arguments | cache (D1; LL) | accesses | D1 cachegrind | D1 ours | D1 error | D1 fully assoc. | LL cachegrind | LL ours | LL error | LL fully assoc. |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	worst := 0.0
 	for _, p := range cgPatterns() {
+		var args []string
 		r, err := Plan(p.g, Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", p.name, err)
@@ -180,7 +181,7 @@ func TestMissesAgainstCachegrind(t *testing.T) {
 				t.Fatalf("%s: %v", p.name, err)
 			}
 			out := filepath.Join(dir, "cg.out")
-			args := append([]string{"--tool=cachegrind", "--cache-sim=yes", cgFlag(cs.Levels[0]), cgFlag(cs.Levels[1]),
+			args = append([]string{"--tool=cachegrind", "--cache-sim=yes", cgFlag(cs.Levels[0]), cgFlag(cs.Levels[1]),
 				"--cachegrind-out-file=" + out, bin, p.name}, p.args(r.Offsets)...)
 			if msg, err := exec.Command("valgrind", args...).CombinedOutput(); err != nil {
 				t.Fatalf("valgrind %s: %v\n%s", strings.Join(args, " "), err, msg)
@@ -189,7 +190,7 @@ func TestMissesAgainstCachegrind(t *testing.T) {
 			e1, e2 := relErr(est.Levels[0].Misses, d1), relErr(est.Levels[1].Misses, ll)
 			worst = max(worst, math.Abs(e1), math.Abs(e2))
 			fmt.Fprintf(&b, "| %s | %d,%d,%d; %d,%d,%d | %d | %d | %d | %+.2f%% | %d | %d | %d | %+.2f%% | %d |\n",
-				p.name, cs.Levels[0].Size, cs.Levels[0].Assoc, cs.Levels[0].Line, cs.Levels[1].Size, cs.Levels[1].Assoc, cs.Levels[1].Line,
+				p.name+" "+strings.Join(p.args(r.Offsets), " "), cs.Levels[0].Size, cs.Levels[0].Assoc, cs.Levels[0].Line, cs.Levels[1].Size, cs.Levels[1].Assoc, cs.Levels[1].Line,
 				est.Accesses, d1, est.Levels[0].Misses, 100*e1, est.Levels[0].FullyAssociative,
 				ll, est.Levels[1].Misses, 100*e2, est.Levels[1].FullyAssociative)
 		}
