@@ -2,6 +2,7 @@ package memgraph
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -74,4 +75,35 @@ func BenchmarkPrefetch(b *testing.B) {
 	synth := withSyntheticWeights(rng, synthGraph(rng, 100_000))
 	b.Run("synthetic100k", func(b *testing.B) { bench(b, synth, false) })
 	b.Run("synthetic100k-least", func(b *testing.B) { bench(b, synth, true) })
+	b.Run("wide50k-least", func(b *testing.B) {
+		// Prefetch reads the plan's order, not its offsets, and best fit
+		// of 50,000 tensors that all live together is slow: order only.
+		g := wideHost(50_000)
+		r := &Result{Order: make([]int32, len(g.Ops)), Offsets: make([]int64, len(g.Tensors))}
+		for k := range r.Order {
+			r.Order[k] = int32(k)
+		}
+		opt := PrefetchOptions{Bandwidth: realBandwidth, LatencyNS: realLatencyNS, Cap: minCap(t, g, r)}
+		b.ReportAllocs()
+		var s *Schedule
+		for b.Loop() {
+			var err error
+			if s, err = Prefetch(g, r, opt); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(s.Recopies), "recopies")
+	})
+}
+
+// wideHost is a chain of n ops with n host tensors of 1 KiB, each read
+// by the first and the last op: every copy's life spans the graph, the
+// case that made op-by-op bookkeeping quadratic.
+func wideHost(n int) *Graph {
+	g := synthGraph(rand.New(rand.NewPCG(5, 5)), n)
+	for k := range n {
+		g.Ops[k].Duration = 1000
+		g.Tensors = append(g.Tensors, Tensor{ID: "h" + strconv.Itoa(k), Bytes: 1024, Host: true, Consumers: []string{g.Ops[0].ID, g.Ops[n-1].ID}})
+	}
+	return g
 }

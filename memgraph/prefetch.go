@@ -222,21 +222,14 @@ func (m *prefetchModel) spans(cap int64) ([]span, error) {
 		}
 	}
 	slices.SortStableFunc(gaps, func(a, b gap) int { return cmp.Compare(a.size, b.size) })
+	tree := newMaxTree(occ)
 	for _, gp := range gaps {
 		u, b := m.uses[gp.t], m.c.size[gp.t]
-		ok := true
-		if cap > 0 {
-			for k := u[gp.j] + 1; k < u[gp.j+1]; k++ {
-				if occ[k]+b > cap {
-					ok = false
-					break
-				}
-			}
-		}
-		if ok {
+		l, r := int(u[gp.j])+1, int(u[gp.j+1])-1
+		if cap == 0 || tree.rangeMax(l, r)+b <= cap {
 			bridged[gp.t][gp.j] = true
-			for k := u[gp.j] + 1; k < u[gp.j+1]; k++ {
-				occ[k] += b
+			if cap > 0 {
+				tree.rangeAdd(l, r, b)
 			}
 		}
 	}
@@ -269,7 +262,7 @@ func (m *prefetchModel) spans(cap int64) ([]span, error) {
 func (m *prefetchModel) schedule(spans []span, opt PrefetchOptions) *Schedule {
 	n := len(m.act)
 	start, end := make([]int64, n), make([]int64, n)
-	res := make([]int64, n)                 // bytes of copies counted at each op
+	held := newMaxTree(m.act)               // with a cap: activations plus copies counted at each op
 	copyEnd := make([][]int64, len(m.uses)) // per host tensor, per span in order
 	s := &Schedule{Copies: make([]Copy, 0, len(spans)), Ops: make([]OpTime, n)}
 	var free int64 // when the copy stream is free
@@ -288,17 +281,15 @@ func (m *prefetchModel) schedule(spans []span, opt PrefetchOptions) *Schedule {
 			at := free
 			if opt.Cap > 0 {
 				jmin, _ := slices.BinarySearch(end[:k], free+1) // first op still running at free
-				j0 := k
-				for j0 > jmin && m.act[j0-1]+res[j0-1]+b <= opt.Cap {
-					j0--
+				j0 := jmin
+				if p := held.lastAbove(jmin, k-1, opt.Cap-b); p >= 0 {
+					j0 = p + 1
 				}
 				if j0 > 0 {
 					at = max(at, end[j0-1])
 				}
 				jr, _ := slices.BinarySearch(end[:k], at+1) // first op it is resident during
-				for j := jr; j <= int(sp.b); j++ {
-					res[j] += b
-				}
+				held.rangeAdd(jr, int(sp.b), b)
 			}
 			d := opt.copyNS(b)
 			free = at + d
