@@ -30,7 +30,7 @@ type LayoutReport struct {
 
 // warmFitLimit bounds the tensors of the warm-fit candidate, which is
 // quadratic in them.
-const warmFitLimit = 20_000
+const warmFitLimit = 5000
 
 // Layout re-places r's tensors (same op order, same lifetimes) to lower
 // the estimated misses of cache, never raising the peak: it estimates
