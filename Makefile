@@ -66,6 +66,7 @@ fuzz-smoke:
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./memgraph -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./memgraph/tflite -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/memplan -run '^$$' -fuzz '^FuzzParseCache$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./memgraph/onnx -run '^$$' -fuzz '^FuzzReadONNX$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./causal -run '^$$' -fuzz '^FuzzDecodeSpans$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./causal -run '^$$' -fuzz '^FuzzImportChrome$$' -fuzztime $(FUZZTIME)

@@ -17,7 +17,11 @@ import "encoding/json"
 //     given graph, seed and a search the deadline did not stop);
 //   - search=false: the better baseline only, no search;
 //   - timeout: a duration such as 2s, at most the daemon's cap;
-//   - dim=NAME=VALUE (repeatable) and unknown=N: ONNX dims left open.
+//   - dim=NAME=VALUE (repeatable) and unknown=N: ONNX dims left open;
+//   - cache=SIZE/LINE/WAYS,...: add the plan's cache-miss estimate for
+//     this hierarchy (e.g. 48K/64/12,2M/64/16; 0 ways: fully associative);
+//   - bandwidth=BYTES (a second), with cap=BYTES and latency=DURATION:
+//     add the prefetch schedule of the host tensors' copies.
 
 // MemPlan is the answer of POST /v1/memgraph/plan, and what quasimctl
 // memgraph plan --json prints (planned offline or not).
@@ -40,10 +44,14 @@ type MemPlan struct {
 	// whose order is free (in a fixed order it is the listed one).
 	OpOrder    []string       `json:"op_order,omitempty"`
 	Placements []MemPlacement `json:"placements"`
-	// Schedule (the prefetch schedule of host tensors) and Misses (the
-	// cache-miss estimate) are not computed yet; they stay absent.
+	// Schedule is the prefetch schedule of the host tensors' copies
+	// (memgraph.Schedule), when asked for; Misses the plan's cache-miss
+	// estimate (memgraph.MissEstimate), when asked for.
 	Schedule json.RawMessage `json:"schedule,omitempty"`
 	Misses   json.RawMessage `json:"misses,omitempty"`
+	// DurationsFromStore counts the ops whose duration quasimd filled
+	// with their kernel's best measured time.
+	DurationsFromStore int `json:"durations_from_store,omitempty"`
 }
 
 // MemPlacement is one tensor's place in the arena and its lifetime, in

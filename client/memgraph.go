@@ -19,6 +19,11 @@ type MemPlanOptions struct {
 	Timeout  time.Duration    // 0: the daemon's default
 	Dims     map[string]int64 // ONNX symbolic dims
 	Unknown  int64            // ONNX dims still unknown
+	// Cache ("48K/64/12,2M/64/16") asks for the cache-miss estimate;
+	// Bandwidth (bytes a second, "16G"), with Cap ("1G") and Latency, for
+	// the prefetch schedule. Empty: not asked.
+	Cache, Bandwidth, Cap string
+	Latency               time.Duration
 }
 
 // PlanMemory asks quasimd to plan the memory graph body (memgraph's JSON,
@@ -45,6 +50,14 @@ func (c *Client) PlanMemory(ctx context.Context, body []byte, opt MemPlanOptions
 	}
 	if opt.Unknown > 0 {
 		q.Set("unknown", strconv.FormatInt(opt.Unknown, 10))
+	}
+	for k, v := range map[string]string{"cache": opt.Cache, "bandwidth": opt.Bandwidth, "cap": opt.Cap} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if opt.Latency > 0 {
+		q.Set("latency", opt.Latency.String())
 	}
 	if body == nil {
 		body = []byte{}

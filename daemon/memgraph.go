@@ -29,6 +29,10 @@ const (
 	MemPlanMaxTime     = 30 * time.Second // the most ?timeout= may ask
 	MemPlanBodyTime    = 30 * time.Second // to send the body: a slow sender holds a slot no longer
 	MemPlanConcurrency = 2                // plans at once; more get 429
+	// MemPlanMaxRefs bounds a cache-miss estimate's trace (line
+	// references; about a second of CPU, README "Locality and cache
+	// misses"): the estimate has no deadline of its own.
+	MemPlanMaxRefs = 1 << 24
 )
 
 // memPlanner serves POST /v1/memgraph/plan.
@@ -38,6 +42,9 @@ type memPlanner struct {
 	defTime, maxTime   time.Duration
 	bodyTime           time.Duration
 	slots              chan struct{} // one token per plan running
+	// durations fills the ops' missing durations from the store (ops that
+	// name a tuned kernel); nil in tests without a daemon.
+	durations func(g *memgraph.Graph) int
 }
 
 func newMemPlanner() *memPlanner {
@@ -55,6 +62,9 @@ func (s *server) memgraphHandler() http.HandlerFunc {
 		s.memgraph = newMemPlanner()
 	}
 	p := s.memgraph
+	if p.durations == nil && s.sched != nil && s.st != nil {
+		p.durations = s.fillDurations
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		v, status, err := p.serve(w, r)
@@ -120,18 +130,48 @@ func (p *memPlanner) serve(w http.ResponseWriter, r *http.Request) (api.MemPlan,
 		return zero, 0, invalidf("graph has %d tensors and %d ops, over the daemon's limit of %d tensors and %d ops (plan it offline: quasimctl memgraph plan --offline)",
 			len(g.Tensors), len(g.Ops), p.maxTensors, p.maxOps)
 	}
+	filled := 0
+	if p.durations != nil {
+		filled = p.durations(g)
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 	t0 := time.Now()
 	v, err := memplan.Plan(ctx, g, opt)
 	if err != nil {
-		if errors.Is(err, memgraph.ErrInvalid) {
-			return zero, 0, invalidf("%v", err)
+		for _, e := range []error{memgraph.ErrInvalid, memgraph.ErrBadCache, memgraph.ErrTraceTooLong, memgraph.ErrBadOptions, memgraph.ErrCapTooSmall} {
+			if errors.Is(err, e) {
+				return zero, 0, invalidf("%v", err)
+			}
 		}
-		return zero, 0, err // memgraph.ErrBadPlan: a bug, 500
+		return zero, 0, err // memgraph.ErrBadPlan, ErrBadSchedule: a bug, 500
 	}
 	v.PlanMS = float64(time.Since(t0).Microseconds()) / 1000
+	v.DurationsFromStore = filled
 	return v, 0, nil
+}
+
+// fillDurations gives each op that names a quasim kernel (and a problem,
+// unless the kernel has one job) but no duration the job's best measured
+// time, and returns how many it filled. An op whose job has no ok trial
+// keeps 0 (unknown).
+func (s *server) fillDurations(g *memgraph.Graph) int {
+	n := 0
+	for i := range g.Ops {
+		op := &g.Ops[i]
+		if op.Kernel == "" || op.Duration != 0 {
+			continue
+		}
+		k, ok := s.sched.kernel(op.Kernel)
+		if !ok {
+			continue
+		}
+		if tp, _ := s.tunedProblem(k, op.Problem); tp.BestMS > 0 {
+			op.Duration = int64(tp.BestMS * 1e6)
+			n++
+		}
+	}
+	return n
 }
 
 // query reads the route's parameters.
@@ -180,6 +220,33 @@ func (p *memPlanner) query(q map[string][]string) (format string, opt memplan.Op
 			dims.Dims = map[string]int64{}
 		}
 		dims.Dims[name] = n
+	}
+	if v := get("cache"); v != "" {
+		if opt.Cache, err = memplan.ParseCache(v); err != nil {
+			return "", opt, dims, 0, invalidf("%v", err)
+		}
+		opt.Cache.MaxRefs = MemPlanMaxRefs
+	}
+	if v := get("bandwidth"); v != "" {
+		pf := &memgraph.PrefetchOptions{}
+		if pf.Bandwidth, err = memplan.ParseBytes(v); err != nil {
+			return "", opt, dims, 0, invalidf("bandwidth (bytes a second): %v", err)
+		}
+		if c := get("cap"); c != "" {
+			if pf.Cap, err = memplan.ParseBytes(c); err != nil {
+				return "", opt, dims, 0, invalidf("cap: %v", err)
+			}
+		}
+		if l := get("latency"); l != "" {
+			d, perr := time.ParseDuration(l)
+			if perr != nil || d < 0 {
+				return "", opt, dims, 0, invalidf("latency %q: want a duration such as 10us", l)
+			}
+			pf.LatencyNS = d.Nanoseconds()
+		}
+		opt.Prefetch = pf
+	} else if get("cap") != "" || get("latency") != "" {
+		return "", opt, dims, 0, invalidf("cap and latency are prefetch options: give bandwidth too")
 	}
 	if v := get("unknown"); v != "" {
 		if dims.Unknown, err = strconv.ParseInt(v, 10, 64); err != nil || dims.Unknown < 0 {

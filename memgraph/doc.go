@@ -76,9 +76,10 @@
 // MaxOps and MaxTensors.
 //
 // Ops may also carry "duration_ns" (the op's run time in nanoseconds,
-// for Prefetch; the daemon would fill it from the store's trials of the
-// kernel; 0 when unknown) and "access", how the op walks its tensors,
-// for Misses:
+// for Prefetch; 0 when unknown), "kernel" and "problem" (the quasim
+// kernel the op runs: quasimd fills a missing duration_ns with that job's
+// best measured time) and "access", how the op walks its tensors, for
+// Misses:
 //
 //	{"id": "mm", "duration_ns": 120000, "access": [
 //	  {"tensor": "x", "pattern": "sequential", "elem": 4, "passes": 2},

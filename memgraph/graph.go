@@ -43,6 +43,11 @@ type Op struct {
 	// without it reads and writes each of its tensors once, in sequence
 	// (see locality_format.go).
 	Access []Access `json:"access,omitempty"`
+	// Kernel and Problem name the tuned kernel the op runs (a quasim
+	// kernel and its problem, "1024,1024,1024"): quasimd fills a missing
+	// Duration with that job's best measured time. The planner ignores them.
+	Kernel  string `json:"kernel,omitempty"`
+	Problem string `json:"problem,omitempty"`
 }
 
 // Tensor is one buffer the plan places. Its lifetime comes either from

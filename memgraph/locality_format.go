@@ -66,6 +66,12 @@ func (c *compiled) checkOpExtras(g *Graph) error {
 		if op.Duration < 0 || op.Duration > MaxOpDurationNS {
 			return invalid("op %q: duration_ns %d outside [0, %d]", op.ID, op.Duration, int64(MaxOpDurationNS))
 		}
+		if op.Problem != "" && op.Kernel == "" {
+			return invalid("op %q: problem %q without a kernel", op.ID, op.Problem)
+		}
+		if len(op.Kernel) > 256 || len(op.Problem) > 256 {
+			return invalid("op %q: kernel or problem longer than 256 bytes", op.ID)
+		}
 		if len(op.Access) == 0 {
 			continue
 		}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -77,4 +79,56 @@ func TestMemgraphPlanEndToEnd(t *testing.T) {
 	if code != 0 || !strings.Contains(errs, "planning offline") || json.Unmarshal([]byte(out), &fell) != nil || fell.Peak != offline.Peak {
 		t.Fatalf("without quasimd: exit %d, stderr %q, out %.200s", code, errs, out)
 	}
+}
+
+// TestMemgraphScheduleAndMisses: a graph whose first op runs the tuned
+// reduce kernel gets that job's measured time from quasimd, and the plan
+// answer carries the prefetch schedule of its host tensor and the cache
+// miss estimate; quasimctl prints both; a prefetch option without a
+// bandwidth is refused naming it.
+func TestMemgraphScheduleAndMisses(t *testing.T) {
+	d := startServed(t)
+	graph := filepath.Join(t.TempDir(), "g.json")
+	body := `{"name":"pipe","ops":[{"id":"sum","kernel":"reduce","problem":"65536"},{"id":"scale","duration_ns":200000}],
+"tensors":[{"id":"w","bytes":1048576,"host":true,"consumers":["sum"]},
+{"id":"x","bytes":262144,"input":true,"consumers":["sum"]},
+{"id":"y","bytes":4096,"producer":"sum","consumers":["scale"]},
+{"id":"z","bytes":4096,"producer":"scale","output":true}]}`
+	if err := os.WriteFile(graph, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var p api.MemPlan
+	d.ctlJSON(&p, "memgraph", "plan", graph, "--cache", "32K/64/8,1M/64/16", "--bandwidth", "1G", "--latency", "10us")
+	if p.DurationsFromStore != 1 || len(p.Schedule) == 0 || len(p.Misses) == 0 {
+		t.Fatalf("plan %+v", p)
+	}
+	var sc struct {
+		Makespan    int64 `json:"makespan_ns"`
+		NoOverlap   int64 `json:"no_overlap_ns"`
+		ComputeOnly int64 `json:"compute_only_ns"`
+		Copies      []struct {
+			Tensor string `json:"tensor"`
+		} `json:"copies"`
+	}
+	if err := json.Unmarshal(p.Schedule, &sc); err != nil {
+		t.Fatal(err)
+	}
+	// The reduce op's duration came from its served trial, so compute is
+	// more than the 0.2 ms of the other op alone.
+	if len(sc.Copies) != 1 || sc.Copies[0].Tensor != "w" || sc.ComputeOnly <= 200000 || sc.Makespan < sc.ComputeOnly || sc.Makespan > sc.NoOverlap {
+		t.Fatalf("schedule %s", p.Schedule)
+	}
+	out, _, code := d.ctl("memgraph", "plan", graph, "--cache", "32K/64/8", "--bandwidth", "1G")
+	for _, want := range []string{"1 op durations from quasimd", "cache misses:", "prefetch: 1 copies", "copy, then compute"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("exit %d, no %q in\n%s", code, want, out)
+		}
+	}
+	if status, msg := d.rawPost("/v1/memgraph/plan?cap=1M", len(body), body); status != 400 || !strings.Contains(msg, "give bandwidth too") {
+		t.Fatalf("cap without bandwidth: %d %s", status, msg)
+	}
+	if status, msg := d.rawPost("/v1/memgraph/plan?cache=32K/64", len(body), body); status != 400 || !strings.Contains(msg, "SIZE/LINE/WAYS") {
+		t.Fatalf("bad cache: %d %s", status, msg)
+	}
+	t.Logf("\n%s", out)
 }

@@ -2,9 +2,13 @@ package memplan
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/quasim/quasim/api"
@@ -47,10 +51,14 @@ func Read(data []byte, format, name string, dims onnx.Options) (*memgraph.Graph,
 	return nil, fmt.Errorf("format %q: want json, onnx or tflite", format)
 }
 
-// Options choose the search.
+// Options choose the search and what else the answer carries.
 type Options struct {
 	Seed     uint64 // the search's seed
 	NoSearch bool   // the better baseline only
+	// Cache, when set, adds the plan's cache-miss estimate for it.
+	Cache *memgraph.CacheSpec
+	// Prefetch, when set, adds the schedule of the host tensors' copies.
+	Prefetch *memgraph.PrefetchOptions
 }
 
 // Plan plans g, searching until ctx is done (then it keeps the best plan
@@ -89,5 +97,62 @@ func Plan(ctx context.Context, g *memgraph.Graph, opt Options) (api.MemPlan, err
 		iv := r.Intervals[i]
 		out.Placements[i] = api.MemPlacement{Tensor: t.ID, Offset: r.Offsets[i], Bytes: t.Bytes, First: iv.First, Last: iv.Last}
 	}
+	if opt.Cache != nil {
+		m, err := memgraph.Misses(g, r, *opt.Cache)
+		if err != nil {
+			return out, err
+		}
+		if out.Misses, err = json.Marshal(m); err != nil {
+			return out, err
+		}
+	}
+	if opt.Prefetch != nil {
+		sc, err := memgraph.Prefetch(g, r, *opt.Prefetch)
+		if err != nil {
+			return out, err
+		}
+		if out.Schedule, err = json.Marshal(sc); err != nil {
+			return out, err
+		}
+	}
 	return out, nil
+}
+
+// ParseCache reads a cache hierarchy, first level first:
+// "SIZE/LINE/WAYS,...", for example "48K/64/12,2M/64/16" (K, M and G are
+// powers of 1024; 0 ways is fully associative).
+func ParseCache(v string) (*memgraph.CacheSpec, error) {
+	cs := &memgraph.CacheSpec{}
+	for i, lv := range strings.Split(v, ",") {
+		f := strings.Split(strings.TrimSpace(lv), "/")
+		if len(f) != 3 {
+			return nil, fmt.Errorf("cache %q: level %d is %q, want SIZE/LINE/WAYS (e.g. 48K/64/12)", v, i+1, lv)
+		}
+		size, err1 := ParseBytes(f[0])
+		line, err2 := ParseBytes(f[1])
+		ways, err3 := strconv.Atoi(f[2])
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return nil, fmt.Errorf("cache %q: level %d: %v", v, i+1, err)
+		}
+		cs.Levels = append(cs.Levels, memgraph.CacheLevel{Name: fmt.Sprintf("L%d", i+1), Size: size, Line: line, Assoc: ways})
+	}
+	return cs, nil
+}
+
+// ParseBytes reads a byte count or rate: an integer with an optional K, M,
+// G or T suffix (powers of 1024).
+func ParseBytes(v string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(v))
+	mul := int64(1)
+	for i, suf := range []string{"K", "M", "G", "T"} {
+		if strings.HasSuffix(t, suf) {
+			t, mul = strings.TrimSuffix(t, suf), int64(1)<<(10*(i+1))
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mul {
+		return 0, fmt.Errorf("%q: want a non-negative byte count such as 65536, 48K or 2G", v)
+	}
+	return n * mul, nil
 }

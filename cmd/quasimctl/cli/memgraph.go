@@ -18,6 +18,7 @@ import (
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/client"
 	"github.com/quasim/quasim/internal/memplan"
+	"github.com/quasim/quasim/memgraph"
 	"github.com/quasim/quasim/memgraph/onnx"
 )
 
@@ -51,6 +52,9 @@ func newMemgraphPlanCommand(g *globalOptions) *cobra.Command {
 		timeout  time.Duration
 		top      int
 		dims     = onnx.Options{Dims: dimFlag{}}
+		cache    string
+		bw, capB string
+		latency  time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "plan FILE",
@@ -61,7 +65,14 @@ per tensor, the peak, the lower bound and the greedy baselines' peaks.
 When no daemon answers it plans in this process instead, the same way,
 and says so on stderr; --offline plans here without asking. quasimd
 bounds what it plans (16 MiB, 100,000 tensors and ops); offline, only
-memgraph's own limits apply.`,
+memgraph's own limits apply.
+
+--cache adds the plan's cache-miss estimate for a hierarchy
+(SIZE/LINE/WAYS per level, first level first); --bandwidth adds the
+prefetch schedule of the graph's host tensors over a copy stream of that
+many bytes a second (--cap bounds the device bytes, --latency is paid per
+copy). Ops that name a quasim kernel ("kernel", "problem") get that job's
+best measured time from quasimd when their duration_ns is missing.`,
 		Args: exactArgs(1, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -75,6 +86,25 @@ memgraph's own limits apply.`,
 				return fmt.Errorf("%w: %s: %v", api.ErrInvalidArgument, path, err)
 			}
 			opt := memplan.Options{Seed: seed, NoSearch: noSearch}
+			if cache != "" {
+				if opt.Cache, err = memplan.ParseCache(cache); err != nil {
+					return fmt.Errorf("%w: --cache: %v", api.ErrInvalidArgument, err)
+				}
+			}
+			if bw != "" {
+				pf := &memgraph.PrefetchOptions{LatencyNS: latency.Nanoseconds()}
+				if pf.Bandwidth, err = memplan.ParseBytes(bw); err != nil {
+					return fmt.Errorf("%w: --bandwidth: %v", api.ErrInvalidArgument, err)
+				}
+				if capB != "" {
+					if pf.Cap, err = memplan.ParseBytes(capB); err != nil {
+						return fmt.Errorf("%w: --cap: %v", api.ErrInvalidArgument, err)
+					}
+				}
+				opt.Prefetch = pf
+			} else if capB != "" || latency != 0 {
+				return fmt.Errorf("%w: --cap and --latency are prefetch options: give --bandwidth too", api.ErrInvalidArgument)
+			}
 			var p api.MemPlan
 			where := "planned offline"
 			if !offline {
@@ -82,7 +112,8 @@ memgraph's own limits apply.`,
 				if err != nil {
 					return err
 				}
-				p, err = g.client(cmd).PlanMemory(cmd.Context(), body, client.MemPlanOptions{Seed: seed, NoSearch: noSearch, Timeout: timeout})
+				p, err = g.client(cmd).PlanMemory(cmd.Context(), body, client.MemPlanOptions{Seed: seed, NoSearch: noSearch, Timeout: timeout,
+					Cache: cache, Bandwidth: bw, Cap: capB, Latency: latency})
 				switch {
 				case errors.Is(err, api.ErrUnavailable):
 					fmt.Fprintf(cmd.ErrOrStderr(), "quasimctl: %v: planning offline\n", err)
@@ -116,6 +147,10 @@ memgraph's own limits apply.`,
 	fs.IntVar(&top, "top", 10, "largest tensors to list")
 	fs.Var(dimFlag(dims.Dims), "dim", "value of an ONNX symbolic dimension, NAME=VALUE (repeatable)")
 	fs.Int64Var(&dims.Unknown, "unknown", 0, "value of every ONNX dimension still unknown (0: such a dimension is an error)")
+	fs.StringVar(&cache, "cache", "", "estimate cache misses for this hierarchy, SIZE/LINE/WAYS per level (e.g. 48K/64/12,2M/64/16)")
+	fs.StringVar(&bw, "bandwidth", "", "schedule the host tensors' copies at this many bytes a second (e.g. 16G)")
+	fs.StringVar(&capB, "cap", "", "with --bandwidth: device bytes the graph may hold (e.g. 512M; default no cap)")
+	fs.DurationVar(&latency, "latency", 0, "with --bandwidth: fixed cost of each copy")
 	return cmd
 }
 
@@ -144,6 +179,50 @@ func printMemPlan(w io.Writer, p api.MemPlan, where string, top int) error {
 	t.row(kept+")", fmtBytes(p.Peak), ratio(p.Peak))
 	if err := t.flush(); err != nil {
 		return err
+	}
+	if p.DurationsFromStore > 0 {
+		fmt.Fprintf(w, "\n%d op durations from quasimd's measured kernels\n", p.DurationsFromStore)
+	}
+	if len(p.Misses) > 0 {
+		var m memgraph.MissEstimate
+		if err := json.Unmarshal(p.Misses, &m); err != nil {
+			return fmt.Errorf("misses: %w", err)
+		}
+		fmt.Fprintf(w, "\ncache misses: %d element accesses, %d line references, %d distinct lines\n", m.Accesses, m.Refs, m.Lines)
+		t := newTable(w, "LEVEL", "SIZE", "LINE", "WAYS", "REFS", "MISSES", "MISS RATE", "FULLY ASSOC.")
+		for _, l := range m.Levels {
+			rate := "-"
+			if l.Refs > 0 {
+				rate = fmtSig(100*float64(l.Misses)/float64(l.Refs), 3) + "%"
+			}
+			t.row(l.Name, fmtBytes(l.Size), strconv.FormatInt(l.Line, 10), strconv.Itoa(l.Assoc), strconv.FormatInt(l.Refs, 10),
+				strconv.FormatInt(l.Misses, 10), rate, strconv.FormatInt(l.FullyAssociative, 10))
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	if len(p.Schedule) > 0 {
+		var sc memgraph.Schedule
+		if err := json.Unmarshal(p.Schedule, &sc); err != nil {
+			return fmt.Errorf("schedule: %w", err)
+		}
+		ms := func(ns int64) string { return fmtSig(float64(ns)/1e6, 4) + " ms" }
+		fmt.Fprintf(w, "\nprefetch: %d copies (%s, %d re-copies after eviction), copy stream busy %s, peak %s\n",
+			len(sc.Copies), fmtBytes(sc.CopyBytes), sc.Recopies, ms(sc.CopyTime), fmtBytes(sc.PeakBytes))
+		t := newTable(w, "", "MAKESPAN", "/ COMPUTE ONLY")
+		rel := func(v int64) string {
+			if sc.ComputeOnly == 0 {
+				return "-"
+			}
+			return strconv.FormatFloat(float64(v)/float64(sc.ComputeOnly), 'f', 3, 64)
+		}
+		t.row("compute only (lower bound)", ms(sc.ComputeOnly), rel(sc.ComputeOnly))
+		t.row("copy, then compute", ms(sc.NoOverlap), rel(sc.NoOverlap))
+		t.row("prefetch schedule", ms(sc.Makespan), rel(sc.Makespan))
+		if err := t.flush(); err != nil {
+			return err
+		}
 	}
 	if top <= 0 || len(p.Placements) == 0 {
 		return nil
