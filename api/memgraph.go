@@ -20,6 +20,8 @@ import "encoding/json"
 //   - dim=NAME=VALUE (repeatable) and unknown=N: ONNX dims left open;
 //   - cache=SIZE/LINE/WAYS,...: add the plan's cache-miss estimate for
 //     this hierarchy (e.g. 48K/64/12,2M/64/16; 0 ways: fully associative);
+//   - layout=true, with cache: re-place tensors to lower the estimated
+//     misses without raising the peak;
 //   - bandwidth=BYTES (a second), with cap=BYTES and latency=DURATION:
 //     add the prefetch schedule of the host tensors' copies.
 
@@ -49,6 +51,9 @@ type MemPlan struct {
 	// estimate (memgraph.MissEstimate), when asked for.
 	Schedule json.RawMessage `json:"schedule,omitempty"`
 	Misses   json.RawMessage `json:"misses,omitempty"`
+	// Layout says what the locality layout changed (memgraph.LayoutReport:
+	// misses per level before and after, tensors moved), when asked for.
+	Layout json.RawMessage `json:"layout,omitempty"`
 	// DurationsFromStore counts the ops whose duration quasimd filled
 	// with their kernel's best measured time.
 	DurationsFromStore int `json:"durations_from_store,omitempty"`

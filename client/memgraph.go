@@ -24,6 +24,7 @@ type MemPlanOptions struct {
 	// the prefetch schedule. Empty: not asked.
 	Cache, Bandwidth, Cap string
 	Latency               time.Duration
+	Layout                bool // with Cache: re-place tensors for locality
 }
 
 // PlanMemory asks quasimd to plan the memory graph body (memgraph's JSON,
@@ -55,6 +56,9 @@ func (c *Client) PlanMemory(ctx context.Context, body []byte, opt MemPlanOptions
 		if v != "" {
 			q.Set(k, v)
 		}
+	}
+	if opt.Layout {
+		q.Set("layout", "true")
 	}
 	if opt.Latency > 0 {
 		q.Set("latency", opt.Latency.String())

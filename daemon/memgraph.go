@@ -227,6 +227,16 @@ func (p *memPlanner) query(q map[string][]string) (format string, opt memplan.Op
 		}
 		opt.Cache.MaxRefs = MemPlanMaxRefs
 	}
+	switch v := get("layout"); v {
+	case "", "false":
+	case "true":
+		if opt.Cache == nil {
+			return "", opt, dims, 0, invalidf("layout=true needs cache= (the layout lowers that cache's estimated misses)")
+		}
+		opt.Layout = true
+	default:
+		return "", opt, dims, 0, invalidf("layout %q: want true or false", v)
+	}
 	if v := get("bandwidth"); v != "" {
 		pf := &memgraph.PrefetchOptions{}
 		if pf.Bandwidth, err = memplan.ParseBytes(v); err != nil {

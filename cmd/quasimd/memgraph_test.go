@@ -118,8 +118,8 @@ func TestMemgraphScheduleAndMisses(t *testing.T) {
 	if len(sc.Copies) != 1 || sc.Copies[0].Tensor != "w" || sc.ComputeOnly <= 200000 || sc.Makespan < sc.ComputeOnly || sc.Makespan > sc.NoOverlap {
 		t.Fatalf("schedule %s", p.Schedule)
 	}
-	out, _, code := d.ctl("memgraph", "plan", graph, "--cache", "32K/64/8", "--bandwidth", "1G")
-	for _, want := range []string{"1 op durations from quasimd", "cache misses:", "prefetch: 1 copies", "copy, then compute"} {
+	out, _, code := d.ctl("memgraph", "plan", graph, "--cache", "32K/64/8", "--bandwidth", "1G", "--layout")
+	for _, want := range []string{"1 op durations from quasimd", "cache misses:", "layout for locality", "prefetch: 1 copies", "copy, then compute"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("exit %d, no %q in\n%s", code, want, out)
 		}

@@ -59,6 +59,10 @@ type Options struct {
 	Cache *memgraph.CacheSpec
 	// Prefetch, when set, adds the schedule of the host tensors' copies.
 	Prefetch *memgraph.PrefetchOptions
+	// Layout, with Cache, re-places the tensors to lower the estimated
+	// misses without raising the peak (memgraph.Layout), and says what
+	// it changed; the placements, schedule and misses are of that plan.
+	Layout bool
 }
 
 // Plan plans g, searching until ctx is done (then it keeps the best plan
@@ -77,11 +81,26 @@ func Plan(ctx context.Context, g *memgraph.Graph, opt Options) (api.MemPlan, err
 	if err != nil {
 		return api.MemPlan{}, err
 	}
+	var layout []byte
+	if opt.Layout {
+		if opt.Cache == nil {
+			return api.MemPlan{}, fmt.Errorf("%w: a layout for locality needs a cache to estimate", memgraph.ErrBadCache)
+		}
+		r2, rep, err := memgraph.Layout(g, r, *opt.Cache, memgraph.LayoutOptions{Stop: mo.Stop})
+		if err != nil {
+			return api.MemPlan{}, err
+		}
+		if layout, err = json.Marshal(rep); err != nil {
+			return api.MemPlan{}, err
+		}
+		r = r2
+	}
 	out := api.MemPlan{
 		Name: g.Name, Ops: len(g.Ops), Tensors: len(g.Tensors), Order: "fixed",
 		Peak: r.Peak, LowerBound: r.LowerBound, Ratio: 1, BySize: r.BySize, ByBreadth: r.ByBreadth,
 		Strategy: r.Strategy, Stopped: stopped,
 		Placements: make([]api.MemPlacement, len(g.Tensors)),
+		Layout:     layout,
 	}
 	if r.LowerBound > 0 {
 		out.Ratio = float64(r.Peak) / float64(r.LowerBound)

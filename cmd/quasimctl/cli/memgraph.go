@@ -55,6 +55,7 @@ func newMemgraphPlanCommand(g *globalOptions) *cobra.Command {
 		cache    string
 		bw, capB string
 		latency  time.Duration
+		layout   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "plan FILE",
@@ -91,6 +92,12 @@ best measured time from quasimd when their duration_ns is missing.`,
 					return fmt.Errorf("%w: --cache: %v", api.ErrInvalidArgument, err)
 				}
 			}
+			if layout {
+				if opt.Cache == nil {
+					return fmt.Errorf("%w: --layout needs --cache (the layout lowers that cache's estimated misses)", api.ErrInvalidArgument)
+				}
+				opt.Layout = true
+			}
 			if bw != "" {
 				pf := &memgraph.PrefetchOptions{LatencyNS: latency.Nanoseconds()}
 				if pf.Bandwidth, err = memplan.ParseBytes(bw); err != nil {
@@ -113,7 +120,7 @@ best measured time from quasimd when their duration_ns is missing.`,
 					return err
 				}
 				p, err = g.client(cmd).PlanMemory(cmd.Context(), body, client.MemPlanOptions{Seed: seed, NoSearch: noSearch, Timeout: timeout,
-					Cache: cache, Bandwidth: bw, Cap: capB, Latency: latency})
+					Cache: cache, Bandwidth: bw, Cap: capB, Latency: latency, Layout: layout})
 				switch {
 				case errors.Is(err, api.ErrUnavailable):
 					fmt.Fprintf(cmd.ErrOrStderr(), "quasimctl: %v: planning offline\n", err)
@@ -148,6 +155,7 @@ best measured time from quasimd when their duration_ns is missing.`,
 	fs.Var(dimFlag(dims.Dims), "dim", "value of an ONNX symbolic dimension, NAME=VALUE (repeatable)")
 	fs.Int64Var(&dims.Unknown, "unknown", 0, "value of every ONNX dimension still unknown (0: such a dimension is an error)")
 	fs.StringVar(&cache, "cache", "", "estimate cache misses for this hierarchy, SIZE/LINE/WAYS per level (e.g. 48K/64/12,2M/64/16)")
+	fs.BoolVar(&layout, "layout", false, "with --cache: re-place tensors to lower the estimated misses, never raising the peak")
 	fs.StringVar(&bw, "bandwidth", "", "schedule the host tensors' copies at this many bytes a second (e.g. 16G)")
 	fs.StringVar(&capB, "cap", "", "with --bandwidth: device bytes the graph may hold (e.g. 512M; default no cap)")
 	fs.DurationVar(&latency, "latency", 0, "with --bandwidth: fixed cost of each copy")
@@ -201,6 +209,14 @@ func printMemPlan(w io.Writer, p api.MemPlan, where string, top int) error {
 		if err := t.flush(); err != nil {
 			return err
 		}
+	}
+	if len(p.Layout) > 0 {
+		var rep memgraph.LayoutReport
+		if err := json.Unmarshal(p.Layout, &rep); err != nil {
+			return fmt.Errorf("layout: %w", err)
+		}
+		fmt.Fprintf(w, "\nlayout for locality (%s, %d plans tried): %d tensors moved, peak %s -> %s, misses per level %v -> %v\n",
+			rep.Strategy, rep.Tried, rep.Moved, fmtBytes(rep.PeakBefore), fmtBytes(rep.PeakAfter), rep.MissesBefore, rep.MissesAfter)
 	}
 	if len(p.Schedule) > 0 {
 		var sc memgraph.Schedule
