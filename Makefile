@@ -12,7 +12,7 @@ CC ?= cc
 CFLAGS ?= -O2
 QUASIM_CFLAGS := -std=c99 -Wall -Wextra -pedantic
 
-.PHONY: all build test test-race vet fmt fmt-check fuzz-smoke verify-unit bench-search bench-lookup install uninstall libquasim install-c
+.PHONY: all build test test-race vet fmt fmt-check fuzz-smoke verify-unit bench-search bench-lookup install uninstall libquasim install-c screenshots
 
 all: fmt-check vet test
 
@@ -82,6 +82,12 @@ verify-unit: build
 bench-search: build
 	./bin/quasimctl bench --space ../shared/spaces --strategy random,es,quantumsearch,schedules,portfolio --budget 400 --seeds 20 --peers ../shared/peers/kernel_tuner.json
 	./bin/quasimctl bench --space ../shared/spaces --strategy portfolio --warm-from ../shared/spaces --budget 400 --seeds 20 --peers ../shared/peers/kernel_tuner.json
+
+# A PNG of each view of the HTML report (quasimctl report), drawn by
+# headless Chromium from the report package's test fixture, into SHOTS.
+SHOTS ?= bin/screenshots
+screenshots:
+	$(GO) test ./report -count=1 -run '^TestScreenshots$$' -screenshots $(abspath $(SHOTS)) -v
 
 # Lookup latency of the socket API against a raw socket echo (README).
 bench-lookup:

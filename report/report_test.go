@@ -1,0 +1,223 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/quasim/quasim/api"
+)
+
+func trial(key string, ms float64) api.Trial {
+	st := "ok"
+	if ms == 0 {
+		st = "compile"
+	}
+	return api.Trial{Key: key, Status: st, TimeMS: ms}
+}
+
+func TestConvergence(t *testing.T) {
+	c := convergenceOf([]api.Trial{trial("a", 0), trial("b", 8), trial("c", 10), trial("d", 4), trial("e", 5), trial("f", 2)})
+	if c.n != 6 || c.valid != 5 || c.bestMS != 2 || c.bestKey != "f" {
+		t.Fatalf("convergence = %+v", c)
+	}
+	want := []step{{2, 8, "b"}, {4, 4, "d"}, {6, 2, "f"}}
+	if len(c.steps) != len(want) {
+		t.Fatalf("steps = %v, want %v", c.steps, want)
+	}
+	for i := range want {
+		if c.steps[i] != want[i] {
+			t.Errorf("step %d = %v, want %v", i, c.steps[i], want[i])
+		}
+	}
+	for k, f := range map[int]float64{1: 0, 2: 0.25, 3: 0.25, 4: 0.5, 5: 0.5, 6: 1} {
+		if got := c.fraction(k); got != f {
+			t.Errorf("fraction(%d) = %v, want %v", k, got, f)
+		}
+	}
+	if got := c.evalsTo(0.95); got != 6 {
+		t.Errorf("evalsTo(0.95) = %d, want 6", got)
+	}
+	if got := c.evalsTo(0.5); got != 4 {
+		t.Errorf("evalsTo(0.5) = %d, want 4", got)
+	}
+}
+
+// A parameter that alone sets the time explains all its variance; one
+// whose values are balanced against it explains none.
+func TestEffects(t *testing.T) {
+	var trials []api.Trial
+	for _, a := range []string{"1", "2", "4"} {
+		for _, b := range []string{"x", "y"} {
+			ms, _ := strconv.ParseFloat(a, 64)
+			trials = append(trials, trial(a+","+b, ms))
+		}
+	}
+	trials = append(trials, trial("1,x", 0), trial("9", 3)) // failed, unsplittable: ignored
+	es := effects(trials, []string{"a", "b"})
+	if len(es) != 2 || es[0].Param != "a" || es[1].Param != "b" {
+		t.Fatalf("effects = %+v", es)
+	}
+	if math.Abs(es[0].Importance-1) > 1e-12 || math.Abs(es[1].Importance) > 1e-12 {
+		t.Errorf("importance a = %v, b = %v, want 1 and 0", es[0].Importance, es[1].Importance)
+	}
+	if got := es[0].Levels; len(got) != 3 || got[0].Value != "1" || got[2].Value != "4" || got[2].MedianMS != 4 || got[0].N != 2 {
+		t.Errorf("levels of a = %+v", got)
+	}
+	// Half explained: a two-level parameter moving log time by ±d over a
+	// spread of ±d and ±d of noise.
+	trials = nil
+	for i, k := range []string{"p,u", "p,v", "q,u", "q,v"} {
+		e := []float64{1, 1, -1, -1}[i] + []float64{1, -1, 1, -1}[i]
+		trials = append(trials, trial(k, math.Exp(e)))
+	}
+	es = effects(trials, []string{"a", "b"})
+	for _, e := range es {
+		if math.Abs(e.Importance-0.5) > 1e-12 {
+			t.Errorf("importance %s = %v, want 0.5", e.Param, e.Importance)
+		}
+	}
+	if es := effects([]api.Trial{trial("1,x", 2), trial("2,y", 2)}, []string{"a", "b"}); es != nil {
+		t.Errorf("effects of equal times = %+v, want nil", es)
+	}
+	if es := effects([]api.Trial{trial("1,x", 2)}, []string{"a", "b"}); es != nil {
+		t.Errorf("effects of one trial = %+v, want nil", es)
+	}
+}
+
+func TestParetoFront(t *testing.T) {
+	e := func(key string, ms, mj float64) api.Trial {
+		x := trial(key, ms)
+		x.EnergyMJ = mj
+		return x
+	}
+	all, front := paretoFront([]api.Trial{
+		e("a", 1, 10), e("b", 2, 5), e("c", 3, 6), e("d", 4, 1), e("a", 9, 9), e("f", 2, 5), trial("g", 1), e("h", 0, 0),
+	})
+	if len(all) != 5 {
+		t.Errorf("points = %d, want 5 (a once, g and h without energy)", len(all))
+	}
+	var keys []string
+	for _, p := range front {
+		keys = append(keys, p.Key)
+	}
+	if got := strings.Join(keys, " "); got != "a b d" {
+		t.Errorf("front = %q, want \"a b d\"", got)
+	}
+}
+
+var (
+	svgRe    = regexp.MustCompile(`(?s)<svg class="chart".*?</svg>`)
+	seriesRe = regexp.MustCompile(`data-series="(\d+)"`)
+)
+
+// render writes in and returns the page.
+func render(t *testing.T, in Input) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Write(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// Every chart is well-formed XML with as many series as it declares, each
+// non-empty; each kind of job shows what it has or says why not.
+func TestWriteFixture(t *testing.T) {
+	page := render(t, fixture())
+	svgs := svgRe.FindAllString(page, -1)
+	if len(svgs) < 8 {
+		t.Fatalf("%d charts, want at least 8", len(svgs))
+	}
+	for i, s := range svgs {
+		if err := xml.Unmarshal([]byte(s), new(any)); err != nil {
+			t.Errorf("chart %d is not well-formed: %v", i, err)
+		}
+		m := seriesRe.FindStringSubmatch(s)
+		n, _ := strconv.Atoi(m[1])
+		groups := strings.Split(s, `<g class="series"`)[1:]
+		if n == 0 || len(groups) != n {
+			t.Errorf("chart %d declares %d series and has %d", i, n, len(groups))
+		}
+		for _, g := range groups {
+			body := g[strings.Index(g, ">")+1 : strings.Index(g, "</g>")]
+			if body == "" {
+				t.Errorf("chart %d has an empty series: %.80s", i, g)
+			}
+		}
+	}
+	for _, want := range []string{
+		"No trials stored for this job yet",                     // sgemm 128
+		"All 2 trials failed (runtime 1, timeout 1)",            // sgemm 512
+		"One valid trial: nothing has converged yet",            // sgemm 1024
+		"No tuning cycles: this job&#39;s trials were imported", // foreign
+		"No valid trial of this job carries an energy reading",  // foreign
+		"Parameter effects need at least two valid trials; this job has 1",
+		"No certificate issued for this job",
+		"revoked 2026-11-20",
+		"max_rel_err=2.5e-06",
+		"not checked: the evaluator gives no bound",
+		"Roofline",
+		"fixture &lt;report&gt;",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// Offline: the only URL is the SVG namespace.
+	if u := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+`).FindAllString(strings.ReplaceAll(page, "http://www.w3.org/2000/svg", ""), -1); len(u) > 0 {
+		t.Errorf("page names URLs %v", u)
+	}
+	if !strings.Contains(page, "default-src 'none'") {
+		t.Error("page lacks its Content-Security-Policy")
+	}
+}
+
+// The trial tables' JSON cannot close its script element, and text is
+// escaped everywhere else.
+func TestWriteEscapes(t *testing.T) {
+	in := Input{Kernels: []Kernel{{
+		Info:   api.Kernel{Name: "<b>k</b>"},
+		Trials: []api.Trial{{Key: "</script><script>alert(1)</script>", Status: "compile", Error: "</script>", Problem: "p", Device: "d"}},
+	}}}
+	page := render(t, in)
+	if strings.Count(page, "</script>") != 2 { // the JSON's and the page script's
+		t.Errorf("page has %d </script>, want 2", strings.Count(page, "</script>"))
+	}
+	if strings.Contains(page, "<b>k</b>") {
+		t.Error("kernel name not escaped")
+	}
+	m := regexp.MustCompile(`(?s)<script type="application/json" id="[^"]+">(.*?)</script>`).FindStringSubmatch(page)
+	var d tableData
+	if err := json.Unmarshal([]byte(m[1]), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Rows[0][1] != "</script><script>alert(1)</script>" {
+		t.Errorf("key in table = %v", d.Rows[0][1])
+	}
+}
+
+func TestWriteNothing(t *testing.T) {
+	if page := render(t, Input{}); !strings.Contains(page, "No kernels or jobs to report") {
+		t.Error("empty report does not say so")
+	}
+}
+
+func TestScaleTicks(t *testing.T) {
+	for _, s := range []scale{newScale(1, 100, false, 0, 100), newScale(0.01, 50, true, 0, 100), newScale(3, 3, true, 0, 100), newScale(2, 7, true, 0, 100)} {
+		ts := s.ticks()
+		if len(ts) < 2 {
+			t.Errorf("%+v: ticks %v, want at least 2", s, ts)
+		}
+		for _, v := range ts {
+			if v < s.lo || v > s.hi {
+				t.Errorf("%+v: tick %v outside", s, v)
+			}
+		}
+	}
+}
