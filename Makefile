@@ -84,10 +84,13 @@ bench-search: build
 	./bin/quasimctl bench --space ../shared/spaces --strategy portfolio --warm-from ../shared/spaces --budget 400 --seeds 20 --peers ../shared/peers/kernel_tuner.json
 
 # A PNG of each view of the HTML report (quasimctl report), drawn by
-# headless Chromium from the report package's test fixture, into SHOTS.
+# headless Chromium from the report package's test fixture, into SHOTS;
+# REPORT=file.html draws that report's job JOB (default job-1) instead.
 SHOTS ?= bin/screenshots
+REPORT ?=
+JOB ?= job-1
 screenshots:
-	$(GO) test ./report -count=1 -run '^TestScreenshots$$' -screenshots $(abspath $(SHOTS)) -v
+	$(GO) test ./report -count=1 -run '^TestScreenshots$$' -screenshots $(abspath $(SHOTS)) $(if $(REPORT),-report $(abspath $(REPORT))) -job $(JOB) -v
 
 # Lookup latency of the socket API against a raw socket echo (README).
 bench-lookup:

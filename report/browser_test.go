@@ -3,12 +3,18 @@ package report
 import (
 	"flag"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/quasim/quasim/internal/browsertest"
 )
 
-var screenshots = flag.String("screenshots", "", "write a PNG of each view of the fixture report into this directory")
+var (
+	screenshots = flag.String("screenshots", "", "write a PNG of each view of the fixture report (or of -report) into this directory")
+	reportFile  = flag.String("report", "", "with -screenshots: the report file to draw instead of the fixture")
+	jobAnchor   = flag.String("job", "job-1", "with -screenshots: the anchor of the job whose views are drawn")
+)
 
 // The fixture report renders every chart and table, quietly and offline.
 func TestBrowserFixture(t *testing.T) {
@@ -22,8 +28,8 @@ func TestBrowserFixture(t *testing.T) {
 	}
 }
 
-// TestScreenshots writes a PNG of each view of the fixture report with
-// -screenshots DIR (make screenshots).
+// TestScreenshots writes a PNG of each view of the fixture report, or of
+// the report file -report, with -screenshots DIR (make screenshots).
 func TestScreenshots(t *testing.T) {
 	if *screenshots == "" {
 		t.Skip("no -screenshots DIR")
@@ -33,6 +39,13 @@ func TestScreenshots(t *testing.T) {
 	if err := os.MkdirAll(*screenshots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	page := render(t, fixture())
-	browsertest.Shoot(t, bin, rec, page, *screenshots, "fixture", "job-1")
+	page, prefix := render(t, fixture()), "fixture"
+	if *reportFile != "" {
+		b, err := os.ReadFile(*reportFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, prefix = string(b), strings.TrimSuffix(filepath.Base(*reportFile), filepath.Ext(*reportFile))
+	}
+	browsertest.Shoot(t, bin, rec, page, *screenshots, prefix, *jobAnchor)
 }

@@ -247,6 +247,9 @@ func effectChart(id string, e effect) string {
 	}
 	w := max(300, padLeft+padRight+34*float64(len(e.Levels)))
 	p := newPlot(id, "effect of "+e.Param, w, 230, newScale(0, 1, false, 0, 0), newScale(lo, hi, true, 0, 0))
+	if !p.y.log {
+		p.y.lo = 0 // bars start at zero
+	}
 	x0, x1 := p.x.a, p.x.b
 	bw := (x1 - x0) / float64(len(e.Levels))
 	fmt.Fprintf(&p.b, `<rect class="frame" x="%s" y="%s" width="%s" height="%s"/>`, f1(x0), f1(p.y.b), f1(x1-x0), f1(p.y.a-p.y.b))

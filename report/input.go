@@ -61,7 +61,7 @@ type job struct {
 	foreign bool
 	served  *api.Config
 	params  []string
-	trials  []api.Trial // in evaluation order
+	trials  []api.Trial // in the order stored: evaluation order
 	cycles  []api.Cycle // by id
 	certs   []Cert
 }
@@ -110,10 +110,10 @@ func jobsOf(k Kernel) []*job {
 		j.certs = append(j.certs, c)
 	}
 	for _, j := range jobs {
-		// The API lists a job's trials in the order they were stored;
-		// imported ones carry their recorded time, so order by time and
-		// keep the stored order among equal times.
-		slices.SortStableFunc(j.trials, func(a, b api.Trial) int { return a.At.Compare(b.At) })
+		// j.trials stay in the API's order, the order they were stored:
+		// the order of evaluation across cycles (and of the file, for an
+		// import). Their times would not do: a replayed or imported
+		// trial carries the time it was recorded.
 		slices.SortStableFunc(j.cycles, func(a, b api.Cycle) int { return cmp.Compare(a.ID, b.ID) })
 		slices.SortStableFunc(j.certs, func(a, b Cert) int { return b.IssuedAt.Compare(a.IssuedAt) })
 	}
