@@ -14,6 +14,9 @@ type Input struct {
 	Source    string    // where the data came from, shown under the title
 	Generated time.Time // when it was fetched
 	Kernels   []Kernel
+	// RefreshS, when positive, makes the page reload itself every so many
+	// seconds (the daemon's live /ui/).
+	RefreshS int
 }
 
 // Kernel is one kernel's record: its listing, every stored trial (all

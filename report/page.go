@@ -41,6 +41,9 @@ func Write(w io.Writer, in Input) error {
 	if !in.Generated.IsZero() {
 		fmt.Fprintf(&b, ` · fetched %s`, esc(in.Generated.UTC().Format(time.RFC3339)))
 	}
+	if in.RefreshS > 0 {
+		fmt.Fprintf(&b, ` · <span id="live" data-refresh="%d">live: reloads every %d s</span>`, in.RefreshS, in.RefreshS)
+	}
 	b.WriteString(`</p></header>`)
 
 	var entries []entry

@@ -252,7 +252,7 @@ func (p *plot) svg() string {
 			fmt.Fprintf(&l, `<rect x="%s" y="7" width="10" height="10" fill="%s"/>`, f1(x+2), e.color)
 		}
 		fmt.Fprintf(&l, `<text class="legend" x="%s" y="16">%s</text>`, f1(x+18), esc(e.name))
-		x += 30 + 6.5*float64(len(e.name))
+		x += 30 + 7.2*float64(len([]rune(e.name)))
 	}
 	return fmt.Sprintf(`<svg class="chart" id="%s" data-series="%d" role="img" aria-label="%s" viewBox="0 0 %s %s" width="%s" height="%s" xmlns="http://www.w3.org/2000/svg">%s%s</svg>`,
 		esc(p.chartID), p.series, esc(p.ariaName), f1(p.w), f1(p.h), f1(p.w), f1(p.h), l.String(), p.b.String())
