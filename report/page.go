@@ -18,7 +18,9 @@ var pageCSS string
 var pageJS string
 
 // csp forbids every fetch: only the inline style and script run, and
-// images only from data: URLs.
+// images only from data: URLs. The page also names a data: icon, so a
+// browser does not ask for /favicon.ico, and sends no Referer: the live
+// page's reload must pass the daemon's guard, which refuses one.
 const csp = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 // entry is one job of the page with its anchor and convergence.
@@ -35,7 +37,7 @@ func Write(w io.Writer, in Input) error {
 	if title == "" {
 		title = "quasim tuning report"
 	}
-	fmt.Fprintf(&b, `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="%s"><meta name="viewport" content="width=device-width, initial-scale=1"><title>%s</title><style>%s</style></head><body>`,
+	fmt.Fprintf(&b, `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="%s"><meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><meta name="viewport" content="width=device-width, initial-scale=1"><title>%s</title><style>%s</style></head><body>`,
 		csp, esc(title), pageCSS)
 	fmt.Fprintf(&b, `<header><h1>%s</h1><p class="meta">%s`, esc(title), esc(in.Source))
 	if !in.Generated.IsZero() {

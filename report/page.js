@@ -60,8 +60,9 @@
   var hosts = document.querySelectorAll(".trials-table");
   for (var i = 0; i < hosts.length; i++) { setup(hosts[i]); }
   document.body.setAttribute("data-script-ms", String(Math.round(performance.now() - t0)));
-  // A live page reloads itself (the same request again: no fetch, no
-  // Referer, so the daemon's browser guard lets it through).
+  // A live page reloads itself: the same request again, and with the
+  // page's no-referrer policy no Referer, so the daemon's guard lets it
+  // through.
   var live = document.getElementById("live");
   if (live) { setTimeout(function () { location.reload(); }, 1000 * Number(live.getAttribute("data-refresh"))); }
 })();

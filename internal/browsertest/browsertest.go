@@ -8,10 +8,13 @@ import (
 	"html"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -38,9 +41,11 @@ func Chromium(t testing.TB) string {
 // asked of it: Chromium is pointed at it for every URL, loopback included,
 // so any request the page makes shows here.
 type Recorder struct {
-	mu   sync.Mutex
-	seen []string
-	Addr string // host:port
+	mu        sync.Mutex
+	seen      []string
+	forward   string // host:port whose requests are passed on
+	forwarded []string
+	Addr      string // host:port
 }
 
 func NewRecorder(t testing.TB) *Recorder {
@@ -52,6 +57,17 @@ func NewRecorder(t testing.TB) *Recorder {
 	r.Addr = ln.Addr().String()
 	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, q *http.Request) {
 		r.mu.Lock()
+		fwd := r.forward
+		r.mu.Unlock()
+		if fwd != "" && q.Host == fwd && q.Method != http.MethodConnect {
+			sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+			httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: fwd}).ServeHTTP(sw, q)
+			r.mu.Lock()
+			r.forwarded = append(r.forwarded, q.Method+" "+q.URL.RequestURI()+" "+strconv.Itoa(sw.status))
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Lock()
 		r.seen = append(r.seen, q.Method+" "+q.Host+q.URL.Path)
 		r.mu.Unlock()
 		http.Error(w, "offline", http.StatusForbidden)
@@ -59,6 +75,32 @@ func NewRecorder(t testing.TB) *Recorder {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return r
+}
+
+// Forward makes the recorder pass the requests for host (host:port, the
+// server under test) on to it, recording each with its status, instead of
+// refusing them.
+func (r *Recorder) Forward(host string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.forward = host
+}
+
+// Forwarded are the requests passed on, as "GET /path?query 200".
+func (r *Recorder) Forwarded() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.forwarded...)
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
 }
 
 // browserHosts are Chromium's own services, which it calls at start
@@ -97,24 +139,41 @@ var quietFlags = []string{
 	"--enable-logging=stderr", "--v=0",
 }
 
-// Run runs Chromium on file with extra flags through the recorder and
-// returns its stdout, its stderr and how long it took.
+// Run runs Chromium with extra flags (a URL last) through the recorder
+// and returns its stdout, its stderr and how long it took.
 func Run(t testing.TB, bin string, rec *Recorder, extra ...string) (string, string, time.Duration) {
 	t.Helper()
+	out, errs, took, err := run(bin, rec, t.TempDir(), 120*time.Second, extra)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", bin, err, errs)
+	}
+	return out, errs, took
+}
+
+// Browse keeps a page open in Chromium for d (a live page reloading
+// itself, say), then stops it, and returns its stderr.
+func Browse(t testing.TB, bin string, rec *Recorder, d time.Duration, url string) string {
+	t.Helper()
+	_, errs, _, err := run(bin, rec, t.TempDir(), d, []string{url})
+	if err != nil && !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("%s: %v\n%s", bin, err, errs)
+	}
+	return errs
+}
+
+func run(bin string, rec *Recorder, profile string, limit time.Duration, extra []string) (string, string, time.Duration, error) {
 	args := append(append([]string{}, quietFlags...),
-		"--user-data-dir="+t.TempDir(),
+		"--user-data-dir="+profile,
 		"--proxy-server=http://"+rec.Addr, "--proxy-bypass-list=<-loopback>")
 	args = append(args, extra...)
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: %v\n%s", bin, err, errb.String())
-	}
-	return out.String(), errb.String(), time.Since(start)
+	err := cmd.Run()
+	return out.String(), errb.String(), time.Since(start), err
 }
 
 // checkHead goes first in the page under test: it records script errors,
