@@ -49,3 +49,27 @@ func TestScreenshots(t *testing.T) {
 	}
 	browsertest.Shoot(t, bin, rec, page, *screenshots, prefix, *jobAnchor)
 }
+
+// BenchmarkOpen opens the report file -report in headless Chromium, as
+// TestBrowserFixture checks a page, and reports the time from navigation
+// to a page ready to read (charts laid out, trial tables rendered;
+// page-ms) beside the whole Chromium run (ns/op, with the browser's start
+// and exit):
+//
+//	go test ./report -run '^$' -bench Open -benchtime 5x -report report.html
+func BenchmarkOpen(b *testing.B) {
+	if *reportFile == "" {
+		b.Skip("no -report FILE")
+	}
+	page, err := os.ReadFile(*reportFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ms float64
+	for b.Loop() {
+		r, _ := browsertest.Open(b, string(page))
+		ms += r.OpenMs
+	}
+	b.ReportMetric(ms/float64(b.N), "page-ms")
+	b.ReportMetric(float64(len(page)), "bytes")
+}
