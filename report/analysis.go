@@ -233,7 +233,7 @@ type point struct {
 func paretoFront(trials []api.Trial) (all, front []point) {
 	seen := map[string]bool{}
 	for _, t := range trials {
-		if !valid(t) || !(t.EnergyMJ > 0) || seen[t.Key] {
+		if !valid(t) || !(t.EnergyMJ > 0) || math.IsInf(t.EnergyMJ, 1) || seen[t.Key] {
 			continue
 		}
 		seen[t.Key] = true

@@ -22,7 +22,8 @@ func newScale(lo, hi float64, logOK bool, a, b float64) scale {
 	s := scale{lo: lo, hi: hi, a: a, b: b}
 	if logOK && lo > 0 && hi/lo > 20 {
 		s.log = true
-		s.lo, s.hi = lo/1.15, hi*1.15
+		// Padded within the floats: the padding must not reach 0 or +Inf.
+		s.lo, s.hi = max(lo/1.15, math.SmallestNonzeroFloat64), min(hi*1.15, math.MaxFloat64)
 		return s
 	}
 	if hi <= lo {
@@ -34,7 +35,7 @@ func newScale(lo, hi float64, logOK bool, a, b float64) scale {
 		return s
 	}
 	pad := (hi - lo) * 0.05
-	s.lo, s.hi = lo-pad, hi+pad
+	s.lo, s.hi = max(lo-pad, -math.MaxFloat64), min(hi+pad, math.MaxFloat64)
 	if lo >= 0 && s.lo < 0 {
 		s.lo = 0
 	}
