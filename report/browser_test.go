@@ -73,3 +73,14 @@ func BenchmarkOpen(b *testing.B) {
 	b.ReportMetric(ms/float64(b.N), "page-ms")
 	b.ReportMetric(float64(len(page)), "bytes")
 }
+
+// The bench page renders every curve, quietly and offline.
+func TestBrowserBench(t *testing.T) {
+	var b strings.Builder
+	if err := WriteBench(&b, benchFixture()); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := browsertest.Open(t, b.String()); len(r.Charts) != 2 {
+		t.Errorf("%d charts rendered, want 2", len(r.Charts))
+	}
+}

@@ -221,3 +221,49 @@ func TestScaleTicks(t *testing.T) {
 		}
 	}
 }
+
+func benchFixture() Bench {
+	ks := []int{25, 50, 100, 200, 400}
+	curve := func(name string, base float64) Curve {
+		c := Curve{Name: name, At: map[int]float64{}}
+		for i, k := range ks {
+			c.At[k] = min(1, base+0.05*float64(i))
+		}
+		return c
+	}
+	to95 := 72.5
+	es := curve("es", 0.8)
+	es.EvalsTo95 = &to95
+	return Bench{Budget: 400, Seeds: 5, Ks: ks, PeersFrom: "Kernel Tuner <1.4>", Spaces: []BenchSpace{
+		{Name: "mean over 2 spaces", Ours: []Curve{curve("random", 0.7), es}, Random: curve("", 0.69).At, Peers: []Curve{curve("bayes_opt", 0.75), curve("pso", 0.6)}},
+		{Name: "gemm", Configs: 17956, Valid: 17956, OptimumMS: 5.66, Ours: []Curve{curve("random", 0.7), es}, Random: curve("", 0.69).At},
+		{Name: "none"},
+	}}
+}
+
+// The bench page draws each space's curves as the series it declares:
+// peers, the random expectation and each strategy of ours.
+func TestWriteBench(t *testing.T) {
+	var b strings.Builder
+	if err := WriteBench(&b, benchFixture()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	svgs := svgRe.FindAllString(page, -1)
+	if len(svgs) != 2 {
+		t.Fatalf("%d charts, want 2 (the space without runs says so)", len(svgs))
+	}
+	for i, want := range []int{4, 3} {
+		if err := xml.Unmarshal([]byte(svgs[i]), new(any)); err != nil {
+			t.Errorf("chart %d: %v", i, err)
+		}
+		if got := seriesRe.FindStringSubmatch(svgs[i])[1]; got != strconv.Itoa(want) || strings.Count(svgs[i], `<g class="series"`) != want {
+			t.Errorf("chart %d declares %s series, want %d", i, got, want)
+		}
+	}
+	for _, want := range []string{"No runs on this space", "Kernel Tuner &lt;1.4&gt;", "peer: bayes_opt", "<td>72.5</td>", "17956 configs"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}

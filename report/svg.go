@@ -128,6 +128,7 @@ type plot struct {
 	open     bool
 	chartID  string
 	ariaName string
+	xTicks   []float64 // when set, the x ticks instead of round values
 }
 
 type legendEntry struct{ name, color, shape string }
@@ -146,7 +147,11 @@ func newPlot(id, title string, w, h float64, x, y scale) *plot {
 func (p *plot) axes(xTitle, yTitle string) {
 	x0, x1, y0, y1 := p.x.a, p.x.b, p.y.a, p.y.b
 	fmt.Fprintf(&p.b, `<rect class="frame" x="%s" y="%s" width="%s" height="%s"/>`, f1(x0), f1(y1), f1(x1-x0), f1(y0-y1))
-	for _, t := range p.x.ticks() {
+	xt := p.xTicks
+	if xt == nil {
+		xt = p.x.ticks()
+	}
+	for _, t := range xt {
 		px := p.x.at(t)
 		fmt.Fprintf(&p.b, `<line class="grid" x1="%s" x2="%s" y1="%s" y2="%s"/><text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>`,
 			f1(px), f1(px), f1(y1), f1(y0), f1(px), f1(y0+14), num(t))
