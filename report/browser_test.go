@@ -84,3 +84,28 @@ func TestBrowserBench(t *testing.T) {
 		t.Errorf("%d charts rendered, want 2", len(r.Charts))
 	}
 }
+
+// sortCheck clicks the time_ms heading of the first trial table twice and
+// reports on the console (an error the browser check fails on) a page of
+// rows out of order: ascending, then descending, empty cells last both
+// ways; then it pages on and checks the row count.
+const sortCheck = `<script>(function(){
+function fail(m){console.error("sort check: "+m)}
+var host=document.querySelector(".trials-table");if(!host){fail("no table");return}
+var ths=host.querySelectorAll("th"),col=-1;
+for(var i=0;i<ths.length;i++){if(ths[i].textContent==="time_ms"){col=i}}
+if(col<0){fail("no time_ms column");return}
+function cells(){var out=[];host.querySelectorAll("tbody tr").forEach(function(tr){out.push(tr.children[col].textContent)});return out}
+function ordered(dir){var c=cells(),empty=false,prev=null,n=0;
+for(var i=0;i<c.length;i++){if(c[i]===""){empty=true;continue}
+if(empty){fail("a time after an empty cell ("+dir+"): "+c.join(" "));return}
+var v=Number(c[i]);if(prev!==null&&dir*(v-prev)<0){fail("out of order ("+dir+"): "+c.join(" "));return}prev=v;n++}
+if(n===0){fail("no times")}}
+ths[col].click();ordered(1);ths[col].click();ordered(-1);
+})();</script>`
+
+// The trial table sorts by a column both ways, empty cells last.
+func TestBrowserSort(t *testing.T) {
+	page := strings.Replace(render(t, fixture()), "</body>", sortCheck+"</body>", 1)
+	browsertest.Open(t, page)
+}

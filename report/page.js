@@ -4,11 +4,13 @@
   "use strict";
   var PAGE = 100;
   function cell(v) { return v === null || v === undefined ? "" : String(v); }
-  function compare(num, a, b) {
+  // compare orders a before b in direction dir (1 or -1), empty cells
+  // last whichever the direction.
+  function compare(num, dir, a, b) {
     var na = a === null || a === undefined || a === "", nb = b === null || b === undefined || b === "";
-    if (na || nb) { return na === nb ? 0 : (na ? 1 : -1); } // empty cells last
-    if (num) { return a - b; }
-    return String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
+    if (na || nb) { return na === nb ? 0 : (na ? 1 : -1); }
+    if (num) { return dir * (a - b); }
+    return dir * (String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0);
   }
   function setup(host) {
     var src = document.getElementById(host.getAttribute("data-src"));
@@ -25,7 +27,7 @@
       th.textContent = name;
       th.addEventListener("click", function () {
         dir = col === i ? -dir : 1; col = i; page = 0;
-        rows.sort(function (a, b) { return dir * compare(d.num[i], a[i], b[i]); });
+        rows.sort(function (a, b) { return compare(d.num[i], dir, a[i], b[i]); });
         draw();
       });
       hr.appendChild(th);

@@ -61,10 +61,21 @@ func runReport(cmd *cobra.Command, g *globalOptions, o reportOptions, names []st
 	if err := os.WriteFile(o.output, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	trials := 0
+	sum := reportSummary{File: o.output, Bytes: b.Len(), Kernels: len(in.Kernels)}
 	for _, k := range in.Kernels {
-		trials += len(k.Trials)
+		sum.Trials += len(k.Trials)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%d bytes): %d kernels, %d trials\n", o.output, b.Len(), len(in.Kernels), trials)
+	if g.json {
+		return printJSON(cmd.OutOrStdout(), sum)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%d bytes): %d kernels, %d trials\n", sum.File, sum.Bytes, sum.Kernels, sum.Trials)
 	return nil
+}
+
+// reportSummary is what report --json prints.
+type reportSummary struct {
+	File    string `json:"file"`
+	Bytes   int    `json:"bytes"`
+	Kernels int    `json:"kernels"`
+	Trials  int    `json:"trials"`
 }

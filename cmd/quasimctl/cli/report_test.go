@@ -34,6 +34,10 @@ func TestReportPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, "page", string(b), "10001 trials:", `<svg class="chart"`, "served 16,True,tiled")
+	out, _, code = f.ctl(t, "report", "sgemm", "-o", file, "--json")
+	if got := decodeStrict[reportSummary](t, out); code != 0 || got != (reportSummary{File: file, Bytes: len(b), Kernels: 1, Trials: n}) {
+		t.Errorf("report --json = %d %+v", code, got)
+	}
 	if strings.Contains(string(b), "conv2d") || strings.Contains(string(b), `id="job-3"`) {
 		t.Error("the page reports kernels not asked for")
 	}
