@@ -88,7 +88,7 @@ func TestBrowserBench(t *testing.T) {
 // sortCheck clicks the time_ms heading of the first trial table twice and
 // reports on the console (an error the browser check fails on) a page of
 // rows out of order: ascending, then descending, empty cells last both
-// ways; then it pages on and checks the row count.
+// ways; and that the at column shows UTC date-times.
 const sortCheck = `<script>(function(){
 function fail(m){console.error("sort check: "+m)}
 var host=document.querySelector(".trials-table");if(!host){fail("no table");return}
@@ -102,6 +102,9 @@ if(empty){fail("a time after an empty cell ("+dir+"): "+c.join(" "));return}
 var v=Number(c[i]);if(prev!==null&&dir*(v-prev)<0){fail("out of order ("+dir+"): "+c.join(" "));return}prev=v;n++}
 if(n===0){fail("no times")}}
 ths[col].click();ordered(1);ths[col].click();ordered(-1);
+var at=-1;for(var i=0;i<ths.length;i++){if(ths[i].textContent==="at"){at=i}}
+var first=host.querySelector("tbody tr").children[at].textContent;
+if(!/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(first)){fail("at shows "+first)}
 })();</script>`
 
 // The trial table sorts by a column both ways, empty cells last.

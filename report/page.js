@@ -43,7 +43,7 @@
         var tr = document.createElement("tr");
         for (var c = 0; c < d.cols.length; c++) {
           var td = document.createElement("td"), v = rows[r][c];
-          td.textContent = cell(v);
+          td.textContent = c === d.at_col && v !== null ? new Date(v * 1000).toISOString().slice(0, 19).replace("T", " ") : cell(v);
           if (!d.num[c]) { td.className = "text"; }
           if (c === statusCol) { td.className = "text st-" + v; }
           tr.appendChild(td);

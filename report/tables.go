@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // certsView lists the job's certificates, the served one's checks with
@@ -103,6 +102,9 @@ type tableData struct {
 	Num   []bool   `json:"num"` // numeric column: sorts as numbers
 	Rows  [][]any  `json:"rows"`
 	Total int      `json:"total"`
+	// AtCol is the column of Unix seconds the script shows as UTC
+	// date-times (shorter in the page than the text).
+	AtCol int `json:"at_col"`
 }
 
 // trialsTable writes the job's trials as JSON that the page's script
@@ -146,8 +148,16 @@ func trialsTable(b *strings.Builder, id string, j *job) {
 	if hasEnergy {
 		d.Cols, d.Num = append(d.Cols, "energy_mj"), append(d.Num, true)
 	}
-	d.Cols = append(d.Cols, "cost_s", "cycle", "at", "error")
-	d.Num = append(d.Num, true, true, false, false)
+	hasError := false
+	for _, t := range j.trials {
+		hasError = hasError || t.Error != ""
+	}
+	d.Cols = append(d.Cols, "cost_s", "cycle", "at")
+	d.Num = append(d.Num, true, true, true)
+	d.AtCol = len(d.Cols) - 1
+	if hasError {
+		d.Cols, d.Num = append(d.Cols, "error"), append(d.Num, false)
+	}
 	for i, t := range j.trials {
 		row := []any{i + 1}
 		if params == nil {
@@ -165,11 +175,14 @@ func trialsTable(b *strings.Builder, id string, j *job) {
 		if hasEnergy {
 			row = append(row, finite(t.EnergyMJ))
 		}
-		at := ""
+		var at any
 		if !t.At.IsZero() {
-			at = t.At.UTC().Format(time.DateTime)
+			at = t.At.Unix()
 		}
-		row = append(row, finite(t.CostS), t.Cycle, at, t.Error)
+		row = append(row, finite(t.CostS), t.Cycle, at)
+		if hasError {
+			row = append(row, t.Error)
+		}
 		d.Rows = append(d.Rows, row)
 	}
 	js, err := json.Marshal(d)
