@@ -12,7 +12,7 @@ CC ?= cc
 CFLAGS ?= -O2
 QUASIM_CFLAGS := -std=c99 -Wall -Wextra -pedantic
 
-.PHONY: all build test test-race vet fmt fmt-check fuzz-smoke verify-unit bench-search bench-lookup cachegrind-check install uninstall libquasim install-c
+.PHONY: all build test test-race vet fmt fmt-check fuzz-smoke verify-unit bench-search bench-lookup cachegrind-check install uninstall libquasim install-c screenshots
 
 all: fmt-check vet test
 
@@ -70,6 +70,7 @@ fuzz-smoke:
 	$(GO) test ./memgraph/onnx -run '^$$' -fuzz '^FuzzReadONNX$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./causal -run '^$$' -fuzz '^FuzzDecodeSpans$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./causal -run '^$$' -fuzz '^FuzzImportChrome$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./report -run '^$$' -fuzz '^FuzzWrite$$' -fuzztime 5000x
 
 # systemd-analyze verify of quasimd.service with the drop-in of
 # docs/quasimd.service.d; ExecStart points at the built binary, since verify
@@ -89,6 +90,15 @@ bench-search: build
 # memgraph's cache-miss estimate against valgrind's cachegrind (README).
 cachegrind-check:
 	$(GO) test ./memgraph -run '^TestMissesAgainstCachegrind$$' -v
+
+# A PNG of each view of the HTML report (quasimctl report), drawn by
+# headless Chromium from the report package's test fixture, into SHOTS;
+# REPORT=file.html draws that report's job JOB (default job-1) instead.
+SHOTS ?= bin/screenshots
+REPORT ?=
+JOB ?= job-1
+screenshots:
+	$(GO) test ./report -count=1 -run '^TestScreenshots$$' -screenshots $(abspath $(SHOTS)) $(if $(REPORT),-report $(abspath $(REPORT))) -job $(JOB) -v
 
 # Lookup latency of the socket API against a raw socket echo (README).
 bench-lookup:

@@ -22,6 +22,7 @@ type Config struct {
 	Watchdog        time.Duration // interval for WATCHDOG=1; zero disables
 	Seed            uint64        // search seed
 	MetricsListen   string        // optional TCP address serving GET /metrics too
+	UI              bool          // also serve the read-only HTML pages at /ui/ on MetricsListen
 	// IdleCPU is the share of all CPUs (0..1) other processes may use
 	// before cycles wait for them; 0 turns the gate off. IdleGPU is the
 	// same for a GPU's utilisation, in percent. IdleWait is how long a
@@ -147,6 +148,9 @@ func (c *Config) Validate() error {
 	}
 	if c.IdleWait < 0 {
 		errs = append(errs, fmt.Errorf("idle-wait %s: must not be negative", c.IdleWait))
+	}
+	if c.UI && c.MetricsListen == "" {
+		errs = append(errs, errors.New("ui: needs --metrics-listen, the TCP address that serves it"))
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("shutdown-timeout %s: must be positive", c.ShutdownTimeout))

@@ -207,7 +207,8 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	sched.start(ctx, func() { doReload() })
 
 	// Metrics may also be served on TCP, for a Prometheus server to scrape:
-	// that listener serves GET /metrics and nothing else.
+	// that listener serves GET /metrics and, with --ui, the read-only
+	// pages under /ui/, nothing else.
 	var ms *http.Server
 	var mln net.Listener
 	if cfg.MetricsListen != "" {
@@ -217,6 +218,9 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", m.handler())
+		if cfg.UI {
+			mux.Handle("GET /ui/", uiHandler(cfg.Socket, cfg.Version))
+		}
 		ms = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 		log.Info().Str("addr", mln.Addr().String()).Msg("metrics listening")
 	}

@@ -55,6 +55,7 @@ func run() int {
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "time given to requests and cycles on shutdown")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "search seed")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "also serve GET /metrics (Prometheus) on this TCP address, e.g. 127.0.0.1:9464 ($QUASIMD_METRICS_LISTEN)")
+	fs.BoolVar(&cfg.UI, "ui", false, "also serve read-only HTML pages of the tuning (quasimctl report's, reloading as cycles run) at /ui/ on --metrics-listen, for localhost ($QUASIMD_UI)")
 	fs.Float64Var(&cfg.IdleCPU, "idle-cpu", 0.5, "cycles wait while other processes use more than this share of all CPUs; 0 turns it off ($QUASIMD_IDLE_CPU)")
 	fs.Float64Var(&cfg.IdleGPU, "idle-gpu", 10, "cycles on a GPU wait while other processes on it push its utilisation above this percent; 0 turns it off ($QUASIMD_IDLE_GPU)")
 	fs.DurationVar(&cfg.IdleWait, "idle-wait", 10*time.Minute, "how long a cycle waits for an idle device before it is skipped ($QUASIMD_IDLE_WAIT)")
@@ -86,7 +87,7 @@ func run() int {
 	for flagName, env := range map[string]string{
 		"socket": "QUASIMD_SOCKET", "state-dir": "QUASIMD_STATE_DIR", "kernels": "QUASIMD_KERNELS",
 		"operator": "QUASIMD_OPERATORS", "log-level": "QUASIMD_LOG_LEVEL", "log-format": "QUASIMD_LOG_FORMAT",
-		"metrics-listen": "QUASIMD_METRICS_LISTEN", "idle-cpu": "QUASIMD_IDLE_CPU", "idle-gpu": "QUASIMD_IDLE_GPU",
+		"metrics-listen": "QUASIMD_METRICS_LISTEN", "ui": "QUASIMD_UI", "idle-cpu": "QUASIMD_IDLE_CPU", "idle-gpu": "QUASIMD_IDLE_GPU",
 		"idle-wait": "QUASIMD_IDLE_WAIT", "lock-dir": "QUASIMD_LOCK_DIR",
 	} {
 		if v, ok := os.LookupEnv(env); ok && !set[flagName] {

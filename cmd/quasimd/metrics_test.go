@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -62,21 +61,18 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("no ok trials counted")
 	}
 	// The same on TCP.
-	addr := regexp.MustCompile(`"addr":"([0-9.:]+)"[^\n]*"message":"metrics listening"`).FindStringSubmatch(d.stderr.String())
-	if addr == nil {
-		t.Fatal("no metrics listening line in the log")
-	}
+	addr := metricsAddr(t, d)
 	c := &http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get("http://" + addr[1] + "/metrics")
+	resp, err := c.Get("http://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	tcp, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || !strings.Contains(string(tcp), "quasim_config_lookups_total") {
-		t.Errorf("GET /metrics on %s: %d", addr[1], resp.StatusCode)
+		t.Errorf("GET /metrics on %s: %d", addr, resp.StatusCode)
 	}
-	if resp, err := c.Get("http://" + addr[1] + "/v1/status"); err == nil {
+	if resp, err := c.Get("http://" + addr + "/v1/status"); err == nil {
 		if resp.StatusCode != http.StatusNotFound {
 			t.Errorf("the metrics listener serves /v1/status: %d", resp.StatusCode)
 		}

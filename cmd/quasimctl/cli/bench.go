@@ -40,6 +40,7 @@ type benchOptions struct {
 	roundTripAt int
 	quiet       bool
 	warmFrom    []string
+	report      string // HTML page of the scores
 }
 
 func newBenchCommand() *cobra.Command {
@@ -100,6 +101,7 @@ printed beside it: the two must agree, which checks the harness.`,
 	fs.StringVar(&o.peers, "peers", "", "peer scores to compare with (the kernel_tuner.json format)")
 	fs.IntVar(&o.roundTripAt, "roundtrip-at", 0, "marshal each strategy after N evaluations and resume from the bytes")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	fs.StringVar(&o.report, "report", "", "also write the scores as an HTML page of charts (fraction of the optimum against k, per space, with the peers' points) to FILE")
 	fs.StringArrayVar(&o.warmFrom, "warm-from", nil, "also run each strategy warm-started by rank transfer from these recorded spaces, file or directory (repeatable): per space, those of the same kernel on other devices")
 	cmd.AddCommand(newBenchScoreCommand())
 	return cmd
@@ -364,6 +366,12 @@ feed:
 	rep := report(o, spaces, func(space, strategy string) []evolve.BenchRun { return byCell[space+"\x00"+strategy] })
 	if peers != nil {
 		rep.Peers = comparePeers(peers, rep)
+	}
+	if o.report != "" {
+		if err := writeBenchHTML(o.report, rep, peers); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "bench: wrote %s\n", o.report)
 	}
 	if o.json {
 		enc := json.NewEncoder(cmd.OutOrStdout())

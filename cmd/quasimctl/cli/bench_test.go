@@ -193,3 +193,24 @@ func FuzzParseTraceLine(f *testing.F) {
 		}
 	})
 }
+
+// --report writes the scores as an HTML page with a chart per space and
+// the peers' numbers beside ours.
+func TestBenchReport(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "bench.html")
+	peers := filepath.Join(t.TempDir(), "peers.json")
+	if err := os.WriteFile(peers, []byte(`{"source": "test peers", "spaces": {"small_cache": {"sa": {"25": 0.5, "evals_to_95": 3}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"bench", "--budget", "25", "--seeds", "2", "--quiet", "--strategy", "random,es", "--peers", peers, "--report", file,
+		"--space", filepath.Join("..", "..", "..", "evaluate", "replay", "testdata", "small_cache.json")}
+	if _, errs, code := run(t, args...); code != 0 {
+		t.Fatalf("bench exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "bench page", string(b), `<svg class="chart"`, `data-name="es"`, `data-name="random"`, "peer: sa", "test peers", "small_cache")
+}

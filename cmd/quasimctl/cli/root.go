@@ -100,6 +100,7 @@ func newRootCommand() *cobra.Command {
 		newReloadCommand(g),
 		newCertsCommand(g),
 		newCausalCommand(g),
+		newReportCommand(g),
 		newDevicesCommand(g),
 		newMemgraphCommand(g),
 		newDBCommand(),

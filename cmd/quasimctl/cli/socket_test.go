@@ -199,6 +199,9 @@ func (f *fakeDaemon) handler() http.Handler {
 		}
 		return api.Cycles{Kernel: k.Name, Cycles: cs}, nil
 	})
+	handle(api.RouteCerts, func(w http.ResponseWriter, r *http.Request) (any, error) {
+		return api.Certs{Certs: []api.CertSummary{}}, nil
+	})
 	handle(api.RouteKernelTune, func(w http.ResponseWriter, r *http.Request) (any, error) {
 		k, err := kernel(r)
 		if err != nil {

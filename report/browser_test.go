@@ -1,0 +1,114 @@
+package report
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quasim/quasim/internal/browsertest"
+)
+
+var (
+	screenshots = flag.String("screenshots", "", "write a PNG of each view of the fixture report (or of -report) into this directory")
+	reportFile  = flag.String("report", "", "with -screenshots: the report file to draw instead of the fixture")
+	jobAnchor   = flag.String("job", "job-1", "with -screenshots: the anchor of the job whose views are drawn")
+)
+
+// The fixture report renders every chart and table, quietly and offline.
+func TestBrowserFixture(t *testing.T) {
+	page := render(t, fixture())
+	r, _ := browsertest.Open(t, page)
+	if got, want := len(r.Charts), len(svgRe.FindAllString(page, -1)); got != want || got < 8 {
+		t.Errorf("%d charts rendered, the page has %d", got, want)
+	}
+	if len(r.Tables) != 4 { // the jobs with trials
+		t.Errorf("%d trial tables rendered, want 4", len(r.Tables))
+	}
+}
+
+// TestScreenshots writes a PNG of each view of the fixture report, or of
+// the report file -report, with -screenshots DIR (make screenshots).
+func TestScreenshots(t *testing.T) {
+	if *screenshots == "" {
+		t.Skip("no -screenshots DIR")
+	}
+	bin := browsertest.Chromium(t)
+	rec := browsertest.NewRecorder(t)
+	if err := os.MkdirAll(*screenshots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	page, prefix := render(t, fixture()), "fixture"
+	if *reportFile != "" {
+		b, err := os.ReadFile(*reportFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, prefix = string(b), strings.TrimSuffix(filepath.Base(*reportFile), filepath.Ext(*reportFile))
+	}
+	browsertest.Shoot(t, bin, rec, page, *screenshots, prefix, *jobAnchor)
+}
+
+// BenchmarkOpen opens the report file -report in headless Chromium, as
+// TestBrowserFixture checks a page, and reports the time from navigation
+// to a page ready to read (charts laid out, trial tables rendered;
+// page-ms) beside the whole Chromium run (ns/op, with the browser's start
+// and exit):
+//
+//	go test ./report -run '^$' -bench Open -benchtime 5x -report report.html
+func BenchmarkOpen(b *testing.B) {
+	if *reportFile == "" {
+		b.Skip("no -report FILE")
+	}
+	page, err := os.ReadFile(*reportFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ms float64
+	for b.Loop() {
+		r, _ := browsertest.Open(b, string(page))
+		ms += r.OpenMs
+	}
+	b.ReportMetric(ms/float64(b.N), "page-ms")
+	b.ReportMetric(float64(len(page)), "bytes")
+}
+
+// The bench page renders every curve, quietly and offline.
+func TestBrowserBench(t *testing.T) {
+	var b strings.Builder
+	if err := WriteBench(&b, benchFixture()); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := browsertest.Open(t, b.String()); len(r.Charts) != 2 {
+		t.Errorf("%d charts rendered, want 2", len(r.Charts))
+	}
+}
+
+// sortCheck clicks the time_ms heading of the first trial table twice and
+// reports on the console (an error the browser check fails on) a page of
+// rows out of order: ascending, then descending, empty cells last both
+// ways; and that the at column shows UTC date-times.
+const sortCheck = `<script>(function(){
+function fail(m){console.error("sort check: "+m)}
+var host=document.querySelector(".trials-table");if(!host){fail("no table");return}
+var ths=host.querySelectorAll("th"),col=-1;
+for(var i=0;i<ths.length;i++){if(ths[i].textContent==="time_ms"){col=i}}
+if(col<0){fail("no time_ms column");return}
+function cells(){var out=[];host.querySelectorAll("tbody tr").forEach(function(tr){out.push(tr.children[col].textContent)});return out}
+function ordered(dir){var c=cells(),empty=false,prev=null,n=0;
+for(var i=0;i<c.length;i++){if(c[i]===""){empty=true;continue}
+if(empty){fail("a time after an empty cell ("+dir+"): "+c.join(" "));return}
+var v=Number(c[i]);if(prev!==null&&dir*(v-prev)<0){fail("out of order ("+dir+"): "+c.join(" "));return}prev=v;n++}
+if(n===0){fail("no times")}}
+ths[col].click();ordered(1);ths[col].click();ordered(-1);
+var at=-1;for(var i=0;i<ths.length;i++){if(ths[i].textContent==="at"){at=i}}
+var first=host.querySelector("tbody tr").children[at].textContent;
+if(!/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(first)){fail("at shows "+first)}
+})();</script>`
+
+// The trial table sorts by a column both ways, empty cells last.
+func TestBrowserSort(t *testing.T) {
+	page := strings.Replace(render(t, fixture()), "</body>", sortCheck+"</body>", 1)
+	browsertest.Open(t, page)
+}

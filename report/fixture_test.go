@@ -1,0 +1,89 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/quasim/quasim/api"
+)
+
+var t0 = time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+
+// fixture is a kernel record with one job of each kind the report must
+// draw: tuned over three cycles with energy and certificates (one
+// revoked), no trials, only failed trials, a single trial, and an
+// imported foreign job without energy.
+func fixture() Input {
+	params := []string{"bx", "by", "kind"}
+	var trials []api.Trial
+	var cycles []api.Cycle
+	at := t0
+	n := 0
+	for cy := 1; cy <= 3; cy++ {
+		cycles = append(cycles, api.Cycle{ID: cy, Job: "sgemm/256/cpu", Kernel: "sgemm", Problem: "256", Device: "cpu/x",
+			Trigger: "cron", State: "done", Started: at, Budget: 12, Evals: 12, Strategy: "portfolio",
+			Allocation: map[string]int{"es": 3 + cy, "quantumsearch": 5 - cy, "design": 4}})
+		for i := 0; i < 12; i++ {
+			bx, by := []int{8, 16, 32, 64}[n%4], []int{1, 2, 4}[(n/4)%3]
+			kind := []string{"naive", "tiled"}[(n/12)%2]
+			key := fmt.Sprintf("%d,%d,%s", bx, by, kind)
+			n++
+			at = at.Add(time.Second)
+			t := api.Trial{Key: key, Status: "ok", At: at, Problem: "256", Device: "cpu/x", Cycle: cy, CostS: 0.1}
+			if n%9 == 0 {
+				t.Status, t.Error = "compile", "bad <unroll>"
+			} else {
+				t.TimeMS = 10 / float64(bx) * float64(by) * (1 + 0.1*float64(n%5))
+				if kind == "tiled" {
+					t.TimeMS *= 0.7
+				}
+				// Faster configs draw more power: a front, not a line.
+				t.EnergyMJ = t.TimeMS*20 + 3/t.TimeMS + 5*math.Mod(float64(n*7), 11)
+			}
+			trials = append(trials, t)
+		}
+	}
+	best := trials[0]
+	for _, t := range trials {
+		if valid(t) && (!valid(best) || t.TimeMS < best.TimeMS) {
+			best = t
+		}
+	}
+	// Failed-only, single, and an imported foreign job.
+	trials = append(trials,
+		api.Trial{Key: "8,1,naive", Status: "runtime", Error: "segfault", At: t0, Problem: "512", Device: "cpu/x", Cycle: 1},
+		api.Trial{Key: "8,2,naive", Status: "timeout", At: t0, Problem: "512", Device: "cpu/x", Cycle: 1},
+		api.Trial{Key: "16,1,tiled", Status: "ok", TimeMS: 3.5, At: t0, Problem: "1024", Device: "cpu/x", Cycle: 1},
+	)
+	for i := 0; i < 30; i++ {
+		trials = append(trials, api.Trial{Key: fmt.Sprintf("%d,%d,naive", 8<<(i%4), 1+i%3), Status: "ok", TimeMS: 1 + float64(i%7), At: t0, Problem: "256", Device: "nvidia/GPU"})
+	}
+	return Input{
+		Title:     "fixture <report>",
+		Source:    "test",
+		Generated: t0,
+		Kernels: []Kernel{{
+			Info: api.Kernel{Name: "sgemm", Params: params, Jobs: []api.Job{
+				{ID: "sgemm/256/cpu", Problem: "256", Device: "cpu/x", Trials: 36,
+					Served: &api.Config{Key: best.Key, TimeMS: best.TimeMS * 1.02, DefaultMS: 2.5}},
+				{ID: "sgemm/128/cpu", Problem: "128", Device: "cpu/x"},
+				{ID: "sgemm/512/cpu", Problem: "512", Device: "cpu/x"},
+				{ID: "sgemm/1024/cpu", Problem: "1024", Device: "cpu/x"},
+				{ID: "sgemm/256/gpu", Problem: "256", Device: "nvidia/GPU", Foreign: true},
+			}},
+			Params: params,
+			Trials: trials,
+			Cycles: cycles,
+			Certs: []Cert{
+				{CertSummary: api.CertSummary{ID: "aaaa1111bbbb2222cccc", Kernel: "sgemm", Problem: "256", Device: "cpu/x", Key: best.Key, TimeMS: best.TimeMS * 1.02, IssuedAt: at, Served: true},
+					Checks: []Check{
+						{Name: "parity", Passed: true, Inputs: map[string]any{"rtol": 1e-4}, Results: map[string]any{"max_rel_err": 2.5e-6}},
+						{Name: "error_bound", NotChecked: "the evaluator gives no bound"},
+					},
+					Latency: &Latency{Samples: 30, MedianMS: best.TimeMS * 1.02, CILowMS: best.TimeMS, CIHighMS: best.TimeMS * 1.05}},
+				{CertSummary: api.CertSummary{ID: "dddd", Kernel: "sgemm", Problem: "256", Device: "cpu/x", Key: trials[1].Key, TimeMS: 1, IssuedAt: t0, Revoked: true, RevokedAt: &at, Reason: "drift"}},
+			},
+		}},
+	}
+}

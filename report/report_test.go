@@ -1,0 +1,269 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/quasim/quasim/api"
+)
+
+func trial(key string, ms float64) api.Trial {
+	st := "ok"
+	if ms == 0 {
+		st = "compile"
+	}
+	return api.Trial{Key: key, Status: st, TimeMS: ms}
+}
+
+func TestConvergence(t *testing.T) {
+	c := convergenceOf([]api.Trial{trial("a", 0), trial("b", 8), trial("c", 10), trial("d", 4), trial("e", 5), trial("f", 2)})
+	if c.n != 6 || c.valid != 5 || c.bestMS != 2 || c.bestKey != "f" {
+		t.Fatalf("convergence = %+v", c)
+	}
+	want := []step{{2, 8, "b"}, {4, 4, "d"}, {6, 2, "f"}}
+	if len(c.steps) != len(want) {
+		t.Fatalf("steps = %v, want %v", c.steps, want)
+	}
+	for i := range want {
+		if c.steps[i] != want[i] {
+			t.Errorf("step %d = %v, want %v", i, c.steps[i], want[i])
+		}
+	}
+	for k, f := range map[int]float64{1: 0, 2: 0.25, 3: 0.25, 4: 0.5, 5: 0.5, 6: 1} {
+		if got := c.fraction(k); got != f {
+			t.Errorf("fraction(%d) = %v, want %v", k, got, f)
+		}
+	}
+	if got := c.evalsTo(0.95); got != 6 {
+		t.Errorf("evalsTo(0.95) = %d, want 6", got)
+	}
+	if got := c.evalsTo(0.5); got != 4 {
+		t.Errorf("evalsTo(0.5) = %d, want 4", got)
+	}
+}
+
+// A parameter that alone sets the time explains all its variance; one
+// whose values are balanced against it explains none.
+func TestEffects(t *testing.T) {
+	var trials []api.Trial
+	for _, a := range []string{"1", "2", "4"} {
+		for _, b := range []string{"x", "y"} {
+			ms, _ := strconv.ParseFloat(a, 64)
+			trials = append(trials, trial(a+","+b, ms))
+		}
+	}
+	trials = append(trials, trial("1,x", 0), trial("9", 3)) // failed, unsplittable: ignored
+	es := effects(trials, []string{"a", "b"})
+	if len(es) != 2 || es[0].Param != "a" || es[1].Param != "b" {
+		t.Fatalf("effects = %+v", es)
+	}
+	if math.Abs(es[0].Importance-1) > 1e-12 || math.Abs(es[1].Importance) > 1e-12 {
+		t.Errorf("importance a = %v, b = %v, want 1 and 0", es[0].Importance, es[1].Importance)
+	}
+	if got := es[0].Levels; len(got) != 3 || got[0].Value != "1" || got[2].Value != "4" || got[2].MedianMS != 4 || got[0].N != 2 {
+		t.Errorf("levels of a = %+v", got)
+	}
+	// Half explained: a two-level parameter moving log time by ±d over a
+	// spread of ±d and ±d of noise.
+	trials = nil
+	for i, k := range []string{"p,u", "p,v", "q,u", "q,v"} {
+		e := []float64{1, 1, -1, -1}[i] + []float64{1, -1, 1, -1}[i]
+		trials = append(trials, trial(k, math.Exp(e)))
+	}
+	es = effects(trials, []string{"a", "b"})
+	for _, e := range es {
+		if math.Abs(e.Importance-0.5) > 1e-12 {
+			t.Errorf("importance %s = %v, want 0.5", e.Param, e.Importance)
+		}
+	}
+	if es := effects([]api.Trial{trial("1,x", 2), trial("2,y", 2)}, []string{"a", "b"}); es != nil {
+		t.Errorf("effects of equal times = %+v, want nil", es)
+	}
+	if es := effects([]api.Trial{trial("1,x", 2)}, []string{"a", "b"}); es != nil {
+		t.Errorf("effects of one trial = %+v, want nil", es)
+	}
+}
+
+func TestParetoFront(t *testing.T) {
+	e := func(key string, ms, mj float64) api.Trial {
+		x := trial(key, ms)
+		x.EnergyMJ = mj
+		return x
+	}
+	all, front := paretoFront([]api.Trial{
+		e("a", 1, 10), e("b", 2, 5), e("c", 3, 6), e("d", 4, 1), e("a", 9, 9), e("f", 2, 5), trial("g", 1), e("h", 0, 0),
+	})
+	if len(all) != 5 {
+		t.Errorf("points = %d, want 5 (a once, g and h without energy)", len(all))
+	}
+	var keys []string
+	for _, p := range front {
+		keys = append(keys, p.Key)
+	}
+	if got := strings.Join(keys, " "); got != "a b d" {
+		t.Errorf("front = %q, want \"a b d\"", got)
+	}
+}
+
+var (
+	svgRe    = regexp.MustCompile(`(?s)<svg class="chart".*?</svg>`)
+	seriesRe = regexp.MustCompile(`data-series="(\d+)"`)
+)
+
+// render writes in and returns the page.
+func render(t *testing.T, in Input) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Write(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// Every chart is well-formed XML with as many series as it declares, each
+// non-empty; each kind of job shows what it has or says why not.
+func TestWriteFixture(t *testing.T) {
+	page := render(t, fixture())
+	svgs := svgRe.FindAllString(page, -1)
+	if len(svgs) < 8 {
+		t.Fatalf("%d charts, want at least 8", len(svgs))
+	}
+	for i, s := range svgs {
+		if err := xml.Unmarshal([]byte(s), new(any)); err != nil {
+			t.Errorf("chart %d is not well-formed: %v", i, err)
+		}
+		m := seriesRe.FindStringSubmatch(s)
+		n, _ := strconv.Atoi(m[1])
+		groups := strings.Split(s, `<g class="series"`)[1:]
+		if n == 0 || len(groups) != n {
+			t.Errorf("chart %d declares %d series and has %d", i, n, len(groups))
+		}
+		for _, g := range groups {
+			body := g[strings.Index(g, ">")+1 : strings.Index(g, "</g>")]
+			if body == "" {
+				t.Errorf("chart %d has an empty series: %.80s", i, g)
+			}
+		}
+	}
+	for _, want := range []string{
+		"No trials stored for this job yet",                     // sgemm 128
+		"All 2 trials failed (runtime 1, timeout 1)",            // sgemm 512
+		"One valid trial: nothing has converged yet",            // sgemm 1024
+		"No tuning cycles: this job&#39;s trials were imported", // foreign
+		"No valid trial of this job carries an energy reading",  // foreign
+		"Parameter effects need at least two valid trials; this job has 1",
+		"No certificate issued for this job",
+		"revoked 2026-11-20",
+		"max_rel_err=2.5e-06",
+		"not checked: the evaluator gives no bound",
+		"Roofline",
+		"fixture &lt;report&gt;",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// Offline: the only URL is the SVG namespace.
+	if u := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+`).FindAllString(strings.ReplaceAll(page, "http://www.w3.org/2000/svg", ""), -1); len(u) > 0 {
+		t.Errorf("page names URLs %v", u)
+	}
+	if !strings.Contains(page, "default-src 'none'") {
+		t.Error("page lacks its Content-Security-Policy")
+	}
+}
+
+// The trial tables' JSON cannot close its script element, and text is
+// escaped everywhere else.
+func TestWriteEscapes(t *testing.T) {
+	in := Input{Kernels: []Kernel{{
+		Info:   api.Kernel{Name: "<b>k</b>"},
+		Trials: []api.Trial{{Key: "</script><script>alert(1)</script>", Status: "compile", Error: "</script>", Problem: "p", Device: "d"}},
+	}}}
+	page := render(t, in)
+	if strings.Count(page, "</script>") != 2 { // the JSON's and the page script's
+		t.Errorf("page has %d </script>, want 2", strings.Count(page, "</script>"))
+	}
+	if strings.Contains(page, "<b>k</b>") {
+		t.Error("kernel name not escaped")
+	}
+	m := regexp.MustCompile(`(?s)<script type="application/json" id="[^"]+">(.*?)</script>`).FindStringSubmatch(page)
+	var d tableData
+	if err := json.Unmarshal([]byte(m[1]), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Rows[0][1] != "</script><script>alert(1)</script>" {
+		t.Errorf("key in table = %v", d.Rows[0][1])
+	}
+}
+
+func TestWriteNothing(t *testing.T) {
+	if page := render(t, Input{}); !strings.Contains(page, "No kernels or jobs to report") {
+		t.Error("empty report does not say so")
+	}
+}
+
+func TestScaleTicks(t *testing.T) {
+	for _, s := range []scale{newScale(1, 100, false, 0, 100), newScale(0.01, 50, true, 0, 100), newScale(3, 3, true, 0, 100), newScale(2, 7, true, 0, 100)} {
+		ts := s.ticks()
+		if len(ts) < 2 {
+			t.Errorf("%+v: ticks %v, want at least 2", s, ts)
+		}
+		for _, v := range ts {
+			if v < s.lo || v > s.hi {
+				t.Errorf("%+v: tick %v outside", s, v)
+			}
+		}
+	}
+}
+
+func benchFixture() Bench {
+	ks := []int{25, 50, 100, 200, 400}
+	curve := func(name string, base float64) Curve {
+		c := Curve{Name: name, At: map[int]float64{}}
+		for i, k := range ks {
+			c.At[k] = min(1, base+0.05*float64(i))
+		}
+		return c
+	}
+	to95 := 72.5
+	es := curve("es", 0.8)
+	es.EvalsTo95 = &to95
+	return Bench{Budget: 400, Seeds: 5, Ks: ks, PeersFrom: "Kernel Tuner <1.4>", Spaces: []BenchSpace{
+		{Name: "mean over 2 spaces", Ours: []Curve{curve("random", 0.7), es}, Random: curve("", 0.69).At, Peers: []Curve{curve("bayes_opt", 0.75), curve("pso", 0.6)}},
+		{Name: "gemm", Configs: 17956, Valid: 17956, OptimumMS: 5.66, Ours: []Curve{curve("random", 0.7), es}, Random: curve("", 0.69).At},
+		{Name: "none"},
+	}}
+}
+
+// The bench page draws each space's curves as the series it declares:
+// peers, the random expectation and each strategy of ours.
+func TestWriteBench(t *testing.T) {
+	var b strings.Builder
+	if err := WriteBench(&b, benchFixture()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	svgs := svgRe.FindAllString(page, -1)
+	if len(svgs) != 2 {
+		t.Fatalf("%d charts, want 2 (the space without runs says so)", len(svgs))
+	}
+	for i, want := range []int{4, 3} {
+		if err := xml.Unmarshal([]byte(svgs[i]), new(any)); err != nil {
+			t.Errorf("chart %d: %v", i, err)
+		}
+		if got := seriesRe.FindStringSubmatch(svgs[i])[1]; got != strconv.Itoa(want) || strings.Count(svgs[i], `<g class="series"`) != want {
+			t.Errorf("chart %d declares %s series, want %d", i, got, want)
+		}
+	}
+	for _, want := range []string{"No runs on this space", "Kernel Tuner &lt;1.4&gt;", "peer: bayes_opt", "<td>72.5</td>", "17956 configs"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
