@@ -63,13 +63,16 @@ func fixture() Input {
 		Title:     "fixture <report>",
 		Source:    "test",
 		Generated: t0,
+		Device:    "cpu/x",
+		Ceilings:  &api.Ceilings{GFLOPS: 500, GFLOPSThread: 250, BandwidthGBs: 50, Threads: 2, FMA: "avx512 fma", How: "synthetic fixture", MeasuredAt: t0},
 		Kernels: []Kernel{{
 			Info: api.Kernel{Name: "sgemm", Params: params, Jobs: []api.Job{
 				{ID: "sgemm/256/cpu", Problem: "256", Device: "cpu/x", Trials: 36,
-					Served: &api.Config{Key: best.Key, TimeMS: best.TimeMS * 1.02, DefaultMS: 2.5}},
+					Served: &api.Config{Key: best.Key, TimeMS: best.TimeMS * 1.02, DefaultMS: 2.5},
+					Work:   &api.Work{Flops: 2 * 256 * 256 * 256, Bytes: 4 * 3 * 256 * 256}},
 				{ID: "sgemm/128/cpu", Problem: "128", Device: "cpu/x"},
 				{ID: "sgemm/512/cpu", Problem: "512", Device: "cpu/x"},
-				{ID: "sgemm/1024/cpu", Problem: "1024", Device: "cpu/x"},
+				{ID: "sgemm/1024/cpu", Problem: "1024", Device: "cpu/x", Work: &api.Work{Flops: 2 << 30, Bytes: 12 << 20}},
 				{ID: "sgemm/256/gpu", Problem: "256", Device: "nvidia/GPU", Foreign: true},
 			}},
 			Params: params,

@@ -17,6 +17,11 @@ type Input struct {
 	// RefreshS, when positive, makes the page reload itself every so many
 	// seconds (the daemon's live /ui/).
 	RefreshS int
+	// Ceilings are the CPU's roofs the daemon measured (api.CPU.Ceilings),
+	// for the roofline; nil when not measured or not fetched.
+	Ceilings *api.Ceilings
+	// Device is the class the ceilings were measured on.
+	Device string
 }
 
 // Kernel is one kernel's record: its listing, every stored trial (all
@@ -63,6 +68,7 @@ type job struct {
 	device  string
 	foreign bool
 	served  *api.Config
+	work    *api.Work // one run's flops and compulsory bytes, where known
 	params  []string
 	trials  []api.Trial // in the order stored: evaluation order
 	cycles  []api.Cycle // by id
@@ -96,6 +102,7 @@ func jobsOf(k Kernel) []*job {
 		j := get(aj.Problem, aj.Device, aj.ID)
 		j.foreign = aj.Foreign
 		j.served = aj.Served
+		j.work = aj.Work
 	}
 	for _, t := range k.Trials {
 		j := get(t.Problem, t.Device, "")

@@ -62,9 +62,7 @@ func Write(w io.Writer, in Input) error {
 	for _, e := range entries {
 		jobSection(&b, e)
 	}
-	b.WriteString(`<section class="view roofline" id="roofline"><h2>Roofline</h2>`)
-	b.WriteString(empty("Not measured yet: a roofline needs the machine's compute and memory-bandwidth ceilings and each config's arithmetic intensity, which the daemon does not report over its API yet. This section draws them once it does."))
-	b.WriteString(`</section>`)
+	rooflineSection(&b, entries, in.Ceilings, in.Device)
 	fmt.Fprintf(&b, `<script>%s</script></body></html>`, pageJS)
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -163,6 +163,7 @@ func TestWriteFixture(t *testing.T) {
 		"max_rel_err=2.5e-06",
 		"not checked: the evaluator gives no bound",
 		"Roofline",
+		"Ceilings of cpu/x measured by quasimd",
 		"fixture &lt;report&gt;",
 	} {
 		if !strings.Contains(page, want) {

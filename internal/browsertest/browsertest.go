@@ -289,10 +289,10 @@ func Open(t testing.TB, page string) (Result, time.Duration) {
 // view hidden.
 func Shoot(t testing.TB, bin string, rec *Recorder, page, dir, prefix, anchor string) {
 	t.Helper()
-	for _, v := range []string{"summary", "convergence", "portfolio", "parameters", "pareto", "certificates", "trials"} {
+	for _, v := range []string{"summary", "convergence", "portfolio", "parameters", "pareto", "certificates", "trials", "roofline"} {
 		id := anchor + "-" + v
-		if v == "summary" {
-			id = "summary"
+		if v == "summary" || v == "roofline" { // page-wide views
+			id = v
 		}
 		hide := fmt.Sprintf(`<style>.view:not(#%[1]s){display:none} section.job:not(:has(#%[1]s)){display:none} section.job{border:0;margin:0} header{display:none}</style>`, id)
 		p := strings.Replace(page, "</head>", hide+"</head>", 1)

@@ -26,6 +26,9 @@ func Collect(ctx context.Context, c *client.Client, names []string, w io.Writer)
 		return report.Input{}, err
 	}
 	in := report.Input{Source: fmt.Sprintf("quasimd %s, state %s, via %s", st.Version, st.StateDir, c.Dialed()), Generated: time.Now()}
+	if d, err := c.Devices(ctx); err == nil { // an older daemon may lack the ceilings; the roofline says so
+		in.Ceilings, in.Device = d.CPU.Ceilings, d.CPU.Class
+	}
 	for _, n := range names {
 		if !slices.ContainsFunc(ks, func(k api.Kernel) bool { return k.Name == n }) {
 			return report.Input{}, fmt.Errorf("report: kernel %q: %w", n, api.ErrNotFound)

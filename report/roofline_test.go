@@ -1,0 +1,48 @@
+package report
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestRoofline: the jobs with known work stand under the measured roofs,
+// the table gives each one's best GFLOP/s as fractions of the peaks and
+// of the roof at its intensity, and without ceilings the section says why.
+func TestRoofline(t *testing.T) {
+	var b strings.Builder
+	if err := Write(&b, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	i := strings.Index(page, `id="roofline"`)
+	if i < 0 {
+		t.Fatal("no roofline section")
+	}
+	sec := page[i:]
+	sec = sec[:strings.Index(sec, "</section>")]
+	if m := regexp.MustCompile(`data-series="(\d+)"`).FindStringSubmatch(sec); m == nil || m[1] != "4" {
+		t.Errorf("roofline chart series %v, want 4 (two roofs, two jobs)", m)
+	}
+	if n := strings.Count(sec, "<tr><td><a href="); n != 2 {
+		t.Errorf("%d jobs in the roofline table, want 2 (the two with work and a valid trial)", n)
+	}
+	// sgemm 1024: 2^31 flops in 3.5 ms = 613.6 GFLOP/s, 1.23 of the
+	// 500 GFLOP/s peak, 2.45 of the one-thread 250; intensity 2^31 /
+	// (12 MiB) = 170.7 flop/byte, past the ridge (10), so compute bound.
+	g := float64(2<<30) / 3.5e6
+	for _, want := range []string{num(g), num(g / 500), num(g / 250), num(float64(2<<30) / float64(12<<20)), "compute"} {
+		if !strings.Contains(sec, "<td>"+want+"</td>") {
+			t.Errorf("roofline table lacks %q:\n%s", want, sec[strings.Index(sec, "<table"):])
+		}
+	}
+	in := fixture()
+	in.Ceilings = nil
+	b.Reset()
+	if err := Write(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "No ceilings: the daemon has not measured") {
+		t.Error("no honest empty state without ceilings")
+	}
+}
