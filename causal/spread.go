@@ -104,6 +104,10 @@ func Bootstrap(v []float64, opt SpreadOptions) (Estimate, error) {
 	return estimate(v, opt), nil
 }
 
+// Iterations splits spans by Iteration, ascending, keeping only the
+// dependencies inside each iteration, as Spread does.
+func Iterations(spans []Span) [][]Span { return byIteration(spans) }
+
 // byIteration splits spans by Iteration (ascending), keeping only the
 // dependencies inside each iteration.
 func byIteration(spans []Span) [][]Span {
