@@ -43,15 +43,19 @@ type Result struct {
 
 // Report is a whole experiment.
 type Report struct {
-	Pipeline   Pipeline  `json:"pipeline"`
-	Started    time.Time `json:"started"`
-	Runs       int       `json:"runs"`
-	Results    []Result  `json:"results"`
-	MeanError  float64   `json:"mean_error"`  // mean Error over Results, points
-	WorstError float64   `json:"worst_error"` // largest Error
+	Pipeline Pipeline  `json:"pipeline"`
+	Started  time.Time `json:"started"`
+	Runs     int       `json:"runs"`
+	// Baseline is the end-to-end time of every baseline iteration, ms.
+	Baseline   causal.Estimate `json:"baseline"`
+	Results    []Result        `json:"results"`
+	MeanError  float64         `json:"mean_error"`  // mean Error over Results, points
+	WorstError float64         `json:"worst_error"` // largest Error
 	// Within counts results whose prediction is inside the measurement's
 	// interval or within 2 points of it.
 	Within int `json:"within"`
+	// Spans are the baseline iterations' spans, for the caller to keep.
+	Spans []causal.Span `json:"-"`
 }
 
 // Tolerance is how far outside the measured interval a prediction may lie
@@ -60,7 +64,8 @@ const Tolerance = 2.0
 
 // Experiment runs every perturbation opt.Runs times in pairs with a
 // baseline iteration and compares prediction and measurement (see the
-// package doc). now stamps the report.
+// package doc); with no perturbations it runs opt.Runs baseline
+// iterations only. now stamps the report.
 func Experiment(ctx context.Context, r *Runner, perts []Perturbation, opt ExperimentOptions, now time.Time) (Report, error) {
 	if opt.RNG == nil {
 		return Report{}, fmt.Errorf("experiment: no RNG")
@@ -93,8 +98,16 @@ func Experiment(ctx context.Context, r *Runner, perts []Perturbation, opt Experi
 		it++
 	}
 	rep := Report{Pipeline: r.Pipeline(), Started: now, Runs: opt.Runs}
+	for k := 0; len(perts) == 0 && k < opt.Runs; k++ {
+		b, err := r.Run(ctx, it, nil)
+		if err != nil {
+			return Report{}, err
+		}
+		it++
+		rep.Spans = append(rep.Spans, b.Spans...)
+	}
 	for _, p := range perts {
-		res, err := r.perturb(ctx, &it, p, opt)
+		res, err := r.perturb(ctx, &it, p, &rep.Spans, opt)
 		if err != nil {
 			return Report{}, err
 		}
@@ -102,6 +115,18 @@ func Experiment(ctx context.Context, r *Runner, perts []Perturbation, opt Experi
 			opt.Progress(res)
 		}
 		rep.Results = append(rep.Results, res)
+	}
+	var base []float64
+	for _, it := range causal.Iterations(rep.Spans) {
+		first, last := it[0].Start, it[0].End
+		for _, s := range it {
+			first, last = min(first, s.Start), max(last, s.End)
+		}
+		base = append(base, float64(last-first)/1e6)
+	}
+	var err error
+	if rep.Baseline, err = causal.Bootstrap(base, causal.SpreadOptions{RNG: opt.RNG}); err != nil {
+		return Report{}, err
 	}
 	for _, res := range rep.Results {
 		rep.MeanError += res.Error / float64(len(rep.Results))
@@ -114,7 +139,8 @@ func Experiment(ctx context.Context, r *Runner, perts []Perturbation, opt Experi
 }
 
 // perturb runs one perturbation's pairs.
-func (r *Runner) perturb(ctx context.Context, it *int, p Perturbation, opt ExperimentOptions) (Result, error) {
+// The baseline iterations' spans are appended to spans.
+func (r *Runner) perturb(ctx context.Context, it *int, p Perturbation, spans *[]causal.Span, opt ExperimentOptions) (Result, error) {
 	idx := r.pl.index(p.Stage)
 	res := Result{Perturbation: p}
 	if p.Config != "" {
@@ -149,6 +175,7 @@ func (r *Runner) perturb(ctx context.Context, it *int, p Perturbation, opt Exper
 		if err != nil {
 			return res, err
 		}
+		*spans = append(*spans, b.Spans...)
 		g, err := causal.Build(b.Spans)
 		if err != nil {
 			return res, fmt.Errorf("perturbation %q: model of the baseline: %w", p.Name, err)

@@ -148,4 +148,16 @@ func TestExperimentSmall(t *testing.T) {
 	if rep.WorstError < rep.MeanError || rep.Within > 2 {
 		t.Fatalf("summary %+v", rep)
 	}
+	// Baseline iterations: one per pair, their spans kept.
+	if rep.Baseline.N != 6 || len(rep.Spans) != 6*4 || rep.Baseline.Min <= 0 {
+		t.Fatalf("baseline %+v, %d spans", rep.Baseline, len(rep.Spans))
+	}
+	if err := causal.Validate(rep.Spans); err != nil {
+		t.Fatal(err)
+	}
+	// No perturbations: baseline iterations only.
+	rep, err = Experiment(context.Background(), r, nil, ExperimentOptions{Runs: 4, Warmup: 1, RNG: rand.New(rand.NewPCG(1, 1))}, time.Unix(0, 0))
+	if err != nil || rep.Baseline.N != 4 || len(rep.Results) != 0 {
+		t.Fatalf("baseline only: %+v, %v", rep.Baseline, err)
+	}
 }

@@ -10,6 +10,11 @@ import (
 // the predicted and measured change of end-to-end time (median and 95%
 // bootstrap interval, percent) and the error, then the summary.
 func (rep Report) WriteTable(w io.Writer) error {
+	b := rep.Baseline
+	fmt.Fprintf(w, "baseline end to end: median %.3f ms [95%% CI %.3f, %.3f] over %d iterations\n", b.Median, b.Lo, b.Hi, b.N)
+	if len(rep.Results) == 0 {
+		return nil
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "perturbation\tstage on path\tbase ms\tpredicted %%\t[95%% CI]\tmeasured %%\t[95%% CI]\terror pts\tcheck\n")
 	for _, r := range rep.Results {
