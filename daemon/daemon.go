@@ -166,7 +166,8 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		sched: sched, st: st, writers: newWriters(cfg.Operators, cfg.OperatorGroup),
 		log: log.With().Str("component", "api").Logger(), version: cfg.Version, started: cfg.Now(),
 		stateDir: cfg.StateDir, specDir: cfg.KernelsDir, metrics: m, gpus: gpus, lockDir: cfg.LockDir,
-		observers: newLimiter(cfg.ObserveRate, cfg.ObserveBurst, cfg.Now),
+		observers:  newLimiter(cfg.ObserveRate, cfg.ObserveBurst, cfg.Now),
+		lockDevice: devs.lock,
 	}
 	var reloadMu sync.Mutex // load and apply as one step, or an older load could win
 	doReload := func() api.ReloadResponse {

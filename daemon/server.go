@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
@@ -45,6 +46,8 @@ type server struct {
 	metrics *metrics         // nil in tests that need none
 	gpus    *introspect.GPUs // the open NVML session; nil without one
 	lockDir string           // the devices' flock files; empty for none
+	// lockDevice takes a device's exclusive lock, as cycles do.
+	lockDevice func(ctx context.Context, device string) (func(), error)
 }
 
 type cachedAnswer struct {
@@ -155,6 +158,8 @@ var jsonType = []string{"application/json"}
 // routes is the route table, sorted by pattern (TestRoutesSorted checks).
 func (s *server) routes() []route {
 	return []route{
+		{api.RouteCausalExperiment, write, s.postExperiment},
+		{api.RouteCausalExperiments, read, s.getExperiments},
 		{api.RouteCerts, read, s.getCerts},
 		{api.RouteCertPubkey, read, s.getPubkey},
 		{api.RouteCertRevoke, write, s.postRevoke},

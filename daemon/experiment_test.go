@@ -1,0 +1,92 @@
+package daemon
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quasim/quasim/api"
+)
+
+func (ts *testServer) post(t testing.TB, path, body string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", "http://quasimd"+path, bytes.NewReader([]byte(body)))
+	resp, err := ts.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// The daemon runs the builtin pipeline at its jobs' served configs,
+// stores the experiment and lists it; bad requests are refused whole,
+// naming what is wrong, and store nothing.
+func TestExperiment(t *testing.T) {
+	ts := newTestServer(t, filepath.Join(t.TempDir(), "none"))
+	_, served := ts.serve(t, "conv2d", "512,512,7")
+	code, body := ts.post(t, "/v1/causal/builtin/experiment",
+		`{"runs":2,"perturbations":[{"name":"sgemm+1ms","stage":"sgemm","delay_ms":1},{"stage":"conv_big","config":"256,16,1,False,8"}]}`)
+	if code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	var ex api.Experiment
+	if err := json.Unmarshal(body, &ex); err != nil {
+		t.Fatal(err)
+	}
+	if ex.ID != 1 || ex.Runs != 2 || len(ex.Results) != 2 || len(ex.Stages) != 4 || ex.Baseline.N != 4 || ex.Baseline.Median <= 0 {
+		t.Fatalf("experiment %s", body)
+	}
+	if st := ex.Stages[0]; st.Name != "conv_big" || st.Config != served || !st.Served || ex.Stages[2].Served {
+		t.Fatalf("stages %+v, served %q", ex.Stages, served)
+	}
+	r := ex.Results[0]
+	if r.Perturbation.Name != "sgemm+1ms" || r.Kernel != "sgemm" || r.Problem != "128,128,128" || r.Measured.N != 2 || r.Perturbation.DelayMS != 1 {
+		t.Fatalf("result %+v", r)
+	}
+	if ex.Results[1].Scale <= 0 || ex.Results[1].Perturbation.Name != "p1" {
+		t.Fatalf("config result %+v", ex.Results[1])
+	}
+
+	for _, c := range []struct {
+		path, body string
+		code       int
+		want       string
+	}{
+		{"/v1/causal/other/experiment", `{}`, 404, `pipeline \"other\"`},
+		{"/v1/causal/builtin/experiment", `{"runs":1}`, 400, "runs 1"},
+		{"/v1/causal/builtin/experiment", `{"runs":2,`, 400, "body"},
+		{"/v1/causal/builtin/experiment", `{"perturbations":[{"stage":"nope","delay_ms":1}]}`, 400, `stage \"nope\"`},
+		{"/v1/causal/builtin/experiment", `{"perturbations":[{"stage":"sgemm","delay_ms":1,"config":"16,16,16,1,1,False,ijk"}]}`, 400, "one of them"},
+		{"/v1/causal/builtin/experiment", `{"perturbations":[{"stage":"sgemm","config":"1,2"}]}`, 400, "config key"},
+		{"/v1/causal/builtin/experiment", `{"perturbations":[{"stage":"sgemm","delay_ms":-1}]}`, 400, "delay_ms -1"},
+		{"/v1/causal/builtin/experiment", `{"baseline":true,"perturbations":[{"stage":"sgemm","delay_ms":1}]}`, 400, "baseline"},
+	} {
+		code, body := ts.post(t, c.path, c.body)
+		if code != c.code || !strings.Contains(string(body), c.want) {
+			t.Errorf("%s %s: %d %s, want %d naming %q", c.path, c.body, code, body, c.code, c.want)
+		}
+	}
+
+	code, body = ts.post(t, "/v1/causal/builtin/experiment", `{"runs":3,"baseline":true}`)
+	if code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	code, body = ts.get(t, "/v1/causal/builtin/experiments", nil)
+	var list api.Experiments
+	if err := json.Unmarshal(body, &list); code != 200 || err != nil {
+		t.Fatalf("%d %s", code, body)
+	}
+	if len(list.Experiments) != 2 || list.Experiments[0].ID != 2 || len(list.Experiments[0].Results) != 0 || list.Experiments[0].Baseline.N != 3 ||
+		list.Experiments[1].ID != 1 || len(list.Experiments[1].Results) != 2 {
+		t.Fatalf("list %s", body)
+	}
+	if code, _ := ts.get(t, "/v1/causal/other/experiments", nil); code != 404 {
+		t.Fatalf("unknown pipeline: %d", code)
+	}
+}
