@@ -82,13 +82,8 @@ func Experiment(ctx context.Context, r *Runner, perts []Perturbation, opt Experi
 	if opt.Alone == 0 {
 		opt.Alone = 11
 	}
-	for _, p := range perts {
-		if err := p.check(r.pl); err != nil {
-			return Report{}, err
-		}
-		if _, err := r.configFor(r.pl.index(p.Stage), &p); err != nil {
-			return Report{}, err
-		}
+	if err := r.Check(perts); err != nil {
+		return Report{}, err
 	}
 	it := 0
 	for range opt.Warmup {
@@ -136,6 +131,20 @@ func Experiment(ctx context.Context, r *Runner, perts []Perturbation, opt Experi
 		}
 	}
 	return rep, nil
+}
+
+// Check reports whether every perturbation applies to r's pipeline: a
+// known stage, a delay or a valid config of the stage, one of them.
+func (r *Runner) Check(perts []Perturbation) error {
+	for _, p := range perts {
+		if err := p.check(r.pl); err != nil {
+			return err
+		}
+		if _, err := r.configFor(r.pl.index(p.Stage), &p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // perturb runs one perturbation's pairs.

@@ -101,6 +101,7 @@ func newRootCommand() *cobra.Command {
 		newCertsCommand(g),
 		newDevicesCommand(g),
 		newDBCommand(),
+		newCausalCommand(g),
 	)
 	return root
 }
