@@ -10,8 +10,7 @@ import (
 )
 
 // bucketExperiments holds perturbation experiments by pipeline:
-// experiments/<pipeline>/<8-byte id>. It is created by the first experiment
-// stored, so a file without one has no bucket and reads as empty.
+// experiments/<pipeline>/<8-byte id> (schema 5).
 var bucketExperiments = []byte("experiments")
 
 // ExperimentsKept is how many experiments a pipeline keeps; storing one
@@ -62,13 +61,9 @@ func (s *Store) NewExperiment(ex Experiment) (Experiment, error) {
 		return Experiment{}, fmt.Errorf("new experiment of %q: %w: report is not a JSON object", ex.Pipeline, ErrInvalid)
 	}
 	err := s.update(func(tx *bolt.Tx) error {
-		r, err := root(tx)
+		t, err := top(tx, bucketExperiments)
 		if err != nil {
 			return err
-		}
-		t, err := r.CreateBucketIfNotExists(bucketExperiments)
-		if err != nil {
-			return fmt.Errorf("create bucket %s: %w", path(string(bucketRoot), string(bucketExperiments)), err)
 		}
 		b, err := t.CreateBucketIfNotExists([]byte(ex.Pipeline))
 		if err != nil {

@@ -78,6 +78,9 @@ func TestExperimentCorrupt(t *testing.T) {
 	})
 	var reported []store.Corruption
 	s = openPath(t, path, store.Options{OnCorrupt: func(c store.Corruption) { reported = append(reported, c) }})
+	if rep := s.CheckReport(); rep == nil || rep.Damaged() || len(rep.Corrupt) != 1 || rep.Corrupt[0].Bucket != "experiments" {
+		t.Fatalf("check of Open = %+v, want the corrupt experiment", rep)
+	}
 	got, err := s.Experiments("p", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -87,5 +90,27 @@ func TestExperimentCorrupt(t *testing.T) {
 	}
 	if len(reported) != 1 || reported[0].Where != `v1/experiments/"p"/2` {
 		t.Fatalf("reported %+v", reported)
+	}
+}
+
+// Salvage copies experiments and keeps each pipeline's IDs going.
+func TestSalvageExperiments(t *testing.T) {
+	t.Parallel()
+	path, counts := filled(t)
+	to := filepath.Join(t.TempDir(), "new.db")
+	rep, err := store.Salvage(path, to, store.Options{})
+	must(t, err)
+	if rep.Copied["experiments"] != counts["experiments"] || rep.Lost["experiments"] != 0 {
+		t.Fatalf("copied %d, lost %d, want %d, 0", rep.Copied["experiments"], rep.Lost["experiments"], counts["experiments"])
+	}
+	s := openPath(t, to, store.Options{})
+	got, err := s.Experiments("builtin", 0)
+	must(t, err)
+	if len(got) != 3 || string(got[0].Report) != `{"runs":10}` {
+		t.Fatalf("after salvage: %+v", got)
+	}
+	ex, err := s.NewExperiment(store.Experiment{Pipeline: "builtin", Report: json.RawMessage(`{}`)})
+	if err != nil || ex.ID != 4 {
+		t.Fatalf("next experiment after salvage: %+v, %v", ex, err)
 	}
 }
