@@ -44,18 +44,9 @@ type ExperimentStage struct {
 	Served  bool     `json:"served,omitempty"`
 }
 
-// Estimate is a median with its 95% bootstrap interval, over N values.
-type Estimate struct {
-	N      int     `json:"n"`
-	Median float64 `json:"median"`
-	Lo     float64 `json:"lo"`
-	Hi     float64 `json:"hi"`
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
-}
-
 // ExperimentResult is one perturbation's predicted and measured change of
-// end-to-end time, in percent of the paired baseline's (positive: slower).
+// end-to-end time, in percent of the paired baseline's (positive: slower),
+// each an Estimate over the runs.
 type ExperimentResult struct {
 	Perturbation Perturbation `json:"perturbation"`
 	Kernel       string       `json:"kernel"`

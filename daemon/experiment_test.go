@@ -1,10 +1,7 @@
 package daemon
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,16 +9,11 @@ import (
 	"github.com/quasim/quasim/api"
 )
 
-func (ts *testServer) post(t testing.TB, path, body string) (int, []byte) {
+// postBody posts body to path and returns the status and the answer.
+func (ts *testServer) postBody(t testing.TB, path, body string) (int, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", "http://quasimd"+path, bytes.NewReader([]byte(body)))
-	resp, err := ts.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	code, _, data := ts.post(t, path, strings.NewReader(body), int64(len(body)))
+	return code, data
 }
 
 // The daemon runs the builtin pipeline at its jobs' served configs,
@@ -30,7 +22,7 @@ func (ts *testServer) post(t testing.TB, path, body string) (int, []byte) {
 func TestExperiment(t *testing.T) {
 	ts := newTestServer(t, filepath.Join(t.TempDir(), "none"))
 	_, served := ts.serve(t, "conv2d", "512,512,7")
-	code, body := ts.post(t, "/v1/causal/builtin/experiment",
+	code, body := ts.postBody(t, "/v1/causal/builtin/experiment",
 		`{"runs":2,"perturbations":[{"name":"sgemm+1ms","stage":"sgemm","delay_ms":1},{"stage":"conv_big","config":"256,16,1,False,8"}]}`)
 	if code != 200 {
 		t.Fatalf("%d %s", code, body)
@@ -67,13 +59,13 @@ func TestExperiment(t *testing.T) {
 		{"/v1/causal/builtin/experiment", `{"perturbations":[{"stage":"sgemm","delay_ms":-1}]}`, 400, "delay_ms -1"},
 		{"/v1/causal/builtin/experiment", `{"baseline":true,"perturbations":[{"stage":"sgemm","delay_ms":1}]}`, 400, "baseline"},
 	} {
-		code, body := ts.post(t, c.path, c.body)
+		code, body := ts.postBody(t, c.path, c.body)
 		if code != c.code || !strings.Contains(string(body), c.want) {
 			t.Errorf("%s %s: %d %s, want %d naming %q", c.path, c.body, code, body, c.code, c.want)
 		}
 	}
 
-	code, body = ts.post(t, "/v1/causal/builtin/experiment", `{"runs":3,"baseline":true}`)
+	code, body = ts.postBody(t, "/v1/causal/builtin/experiment", `{"runs":3,"baseline":true}`)
 	if code != 200 {
 		t.Fatalf("%d %s", code, body)
 	}

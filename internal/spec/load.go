@@ -17,6 +17,10 @@ const maxFileSize = 16 << 20
 type Dir struct {
 	Specs     []*Spec
 	Pipelines []*Pipeline
+	// PipelineErrs are the errors of pipeline files, kept apart from the
+	// kernel specs' so that a bad pipeline file changes nothing of how
+	// the kernels load.
+	PipelineErrs []error
 }
 
 // LoadDir parses every *.yaml, *.yml and *.json file directly in dir, in
@@ -31,9 +35,10 @@ func LoadDir(dir string) (specs []*Spec, errs []error) {
 }
 
 // Load is LoadDir that also reads the pipeline files: those whose top
-// level holds the key "pipeline" (see ParsePipeline). Pipeline names are
-// their own namespace: a second file declaring a pipeline already loaded
-// is an error wrapping ErrDuplicatePipeline, and only the first is kept.
+// level holds the key "pipeline" (see ParsePipeline); their errors go to
+// d.PipelineErrs, so errs are LoadDir's. Pipeline names are their own
+// namespace: a second file declaring a pipeline already loaded is an error
+// wrapping ErrDuplicatePipeline, and only the first is kept.
 func Load(dir string) (d Dir, errs []error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -63,11 +68,11 @@ func Load(dir string) (d Dir, errs []error) {
 		if isPipeline(root) && !isT1(path, root) {
 			p, err := decodePipeline(path, data, root)
 			if err != nil {
-				errs = append(errs, err)
+				d.PipelineErrs = append(d.PipelineErrs, err)
 				continue
 			}
 			if first, dup := pipes[p.Name]; dup {
-				errs = append(errs, &FieldError{File: path, Field: "pipeline",
+				d.PipelineErrs = append(d.PipelineErrs, &FieldError{File: path, Field: "pipeline",
 					Err: fmt.Errorf("%q already defined in %s: %w", p.Name, first.Source, ErrDuplicatePipeline)})
 				continue
 			}

@@ -405,7 +405,7 @@ func TestMigration4(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.AddSpans("p", SpanBatch{Count: 1, Spans: []byte(`[{"id":1}]`)}, SpanRetention{}); err != nil {
+	if _, err := s.AddSpans("p", SpanBatch{Count: 1, Spans: []byte(`[{"id":1}]`)}, SpanRetention{}); err != nil {
 		t.Fatalf("AddSpans after migration: %v", err)
 	}
 	if got, err := s.SpanBatches("p"); err != nil || len(got) != 1 || got[0].Seq != 1 {

@@ -79,19 +79,26 @@ func checkPipelineName(name string) error {
 	return nil
 }
 
+// SpansAdded is what AddSpans did.
+type SpansAdded struct {
+	Seq            uint64 // the batch's number
+	DroppedBatches int    // the oldest batches deleted to keep the retention
+	DroppedSpans   int    // the spans they held
+}
+
 // AddSpans stores a batch of pipeline's spans, numbered after the last
 // one, then applies keep in the same transaction: it deletes the oldest
-// batches beyond keep and returns how many batches and spans it deleted.
-// b.Count must be the number of spans in b.Spans (at least 1), and b.Spans
-// a JSON array.
-func (s *Store) AddSpans(pipeline string, b SpanBatch, keep SpanRetention) (droppedBatches, droppedSpans int, err error) {
+// batches beyond keep. b.Count must be the number of spans in b.Spans (at
+// least 1), and b.Spans a JSON array.
+func (s *Store) AddSpans(pipeline string, b SpanBatch, keep SpanRetention) (SpansAdded, error) {
+	var added SpansAdded
 	if err := checkPipelineName(pipeline); err != nil {
-		return 0, 0, fmt.Errorf("add spans: %w", err)
+		return added, fmt.Errorf("add spans: %w", err)
 	}
 	if t := bytes.TrimLeft(b.Spans, " \t\r\n"); b.Count < 1 || b.Count > 1<<31 || len(t) == 0 || t[0] != '[' {
-		return 0, 0, fmt.Errorf("add spans %q: %w: want a JSON array of 1 to 2^31 spans, got %d", pipeline, ErrInvalid, b.Count)
+		return added, fmt.Errorf("add spans %q: %w: want a JSON array of 1 to 2^31 spans, got %d", pipeline, ErrInvalid, b.Count)
 	}
-	err = s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		r, err := root(tx)
 		if err != nil {
 			return err
@@ -109,7 +116,7 @@ func (s *Store) AddSpans(pipeline string, b SpanBatch, keep SpanRetention) (drop
 		if err != nil {
 			return err
 		}
-		b.Seq = seq
+		b.Seq, added.Seq = seq, seq
 		data, err := encode(&spanBatchRecord{V: recordVersion, SpanBatch: b})
 		if err != nil {
 			return err
@@ -117,13 +124,13 @@ func (s *Store) AddSpans(pipeline string, b SpanBatch, keep SpanRetention) (drop
 		if err := pb.Put(spanKey(seq, b.Count), data); err != nil {
 			return err
 		}
-		droppedBatches, droppedSpans, err = retainSpans(pb, keep)
+		added.DroppedBatches, added.DroppedSpans, err = retainSpans(pb, keep)
 		return err
 	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("add spans %q: %w", pipeline, err)
+		return SpansAdded{}, fmt.Errorf("add spans %q: %w", pipeline, err)
 	}
-	return droppedBatches, droppedSpans, nil
+	return added, nil
 }
 
 // retainSpans deletes the oldest batches of pb beyond keep, reading keys

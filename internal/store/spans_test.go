@@ -32,13 +32,13 @@ func TestSpansRoundTrip(t *testing.T) {
 	var want []store.SpanBatch
 	for i := range 3 {
 		b := spanBatch(i, 2+i)
-		if db, ds, err := s.AddSpans("infer", b, store.SpanRetention{Spans: 100, Batches: 10}); err != nil || db != 0 || ds != 0 {
-			t.Fatalf("AddSpans = %d, %d, %v", db, ds, err)
+		if a, err := s.AddSpans("infer", b, store.SpanRetention{Spans: 100, Batches: 10}); err != nil || a != (store.SpansAdded{Seq: uint64(i + 1)}) {
+			t.Fatalf("AddSpans = %+v, %v", a, err)
 		}
 		b.Seq = uint64(i + 1)
 		want = append(want, b)
 	}
-	if _, _, err := s.AddSpans("train", spanBatch(9, 1), store.SpanRetention{}); err != nil {
+	if _, err := s.AddSpans("train", spanBatch(9, 1), store.SpanRetention{}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.SpanBatches("infer")
@@ -76,15 +76,15 @@ func TestSpansRetention(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			s := storetest.New(t)
-			var db, ds int
+			var a store.SpansAdded
 			var err error
 			for i, n := range tt.counts {
-				if db, ds, err = s.AddSpans("p", spanBatch(i, n), tt.keep); err != nil {
+				if a, err = s.AddSpans("p", spanBatch(i, n), tt.keep); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if db != tt.droppedBatches || ds != tt.droppedSpans {
-				t.Errorf("last AddSpans dropped %d batches, %d spans, want %d, %d", db, ds, tt.droppedBatches, tt.droppedSpans)
+			if a.DroppedBatches != tt.droppedBatches || a.DroppedSpans != tt.droppedSpans || a.Seq != uint64(len(tt.counts)) {
+				t.Errorf("last AddSpans = %+v, want %d batches and %d spans dropped", a, tt.droppedBatches, tt.droppedSpans)
 			}
 			got, err := s.SpanBatches("p")
 			if err != nil {
@@ -104,7 +104,7 @@ func TestSpansRetention(t *testing.T) {
 func TestSpansInvalid(t *testing.T) {
 	t.Parallel()
 	s := storetest.New(t)
-	if _, _, err := s.AddSpans("p", spanBatch(0, 2), store.SpanRetention{}); err != nil {
+	if _, err := s.AddSpans("p", spanBatch(0, 2), store.SpanRetention{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -118,7 +118,7 @@ func TestSpansInvalid(t *testing.T) {
 		{"not an array", "p", store.SpanBatch{Count: 1, Spans: []byte(`{"id":1}`)}},
 		{"not JSON", "p", store.SpanBatch{Count: 1, Spans: []byte(`[{`)}},
 	} {
-		if _, _, err := s.AddSpans(tt.pipeline, tt.b, store.SpanRetention{}); !errors.Is(err, store.ErrInvalid) {
+		if _, err := s.AddSpans(tt.pipeline, tt.b, store.SpanRetention{}); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("%s: AddSpans = %v, want ErrInvalid", tt.name, err)
 		}
 	}
@@ -135,7 +135,7 @@ func TestSpansCorrupt(t *testing.T) {
 	s, err := store.Open(path, store.Options{})
 	must(t, err)
 	for i := range 3 {
-		_, _, err := s.AddSpans("p", spanBatch(i, 2), store.SpanRetention{})
+		_, err := s.AddSpans("p", spanBatch(i, 2), store.SpanRetention{})
 		must(t, err)
 	}
 	must(t, s.Close())
@@ -201,7 +201,7 @@ func TestSalvageSpans(t *testing.T) {
 			t.Errorf("%s after salvage = %v, want %v", p, got, w)
 		}
 	}
-	if _, _, err := s.AddSpans("infer", spanBatch(7, 1), store.SpanRetention{}); err != nil {
+	if _, err := s.AddSpans("infer", spanBatch(7, 1), store.SpanRetention{}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.SpanBatches("infer")
