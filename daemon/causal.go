@@ -59,6 +59,7 @@ func (s *server) getCausal(r *http.Request) (any, error) {
 		}
 		out.Kernels = append(out.Kernels, ck)
 	}
+	s.measuredChecks(name, out.Kernels)
 	slices.SortStableFunc(out.Kernels, func(a, b api.CausalKernel) int {
 		return cmp.Compare(b.Influence.Median, a.Influence.Median)
 	})

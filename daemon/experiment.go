@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/causal"
 	"github.com/quasim/quasim/evaluate/builtin"
 	"github.com/quasim/quasim/internal/pipeline"
+	"github.com/quasim/quasim/internal/spec"
 	"github.com/quasim/quasim/internal/store"
 )
 
@@ -81,6 +84,7 @@ func (s *server) postExperiment(r *http.Request) (any, error) {
 		s.log.Error().Err(err).Str("pipeline", name).Msg("experiment not stored")
 	}
 	ex.ID = stored.ID
+	s.keepSpans(name, rep.Spans)
 	s.log.Info().Str("pipeline", name).Int("id", ex.ID).Int("perturbations", len(ex.Results)).Int("runs", ex.Runs).
 		Float64("baseline_ms", ex.Baseline.Median).Float64("mean_error", ex.MeanError).Float64("worst_error", ex.WorstError).
 		Int("within", ex.Within).Msg("experiment done")
@@ -159,4 +163,92 @@ func experimentAPI(rep pipeline.Report, served map[string]bool) api.Experiment {
 		})
 	}
 	return ex
+}
+
+// withBuiltinPipeline declares the builtin pipeline when the daemon tunes
+// the builtin kernels (no kernel spec files) and no pipeline file declares
+// any pipeline. Otherwise a pipeline file named builtin declares it, which
+// also sets its kernels, budget_by_influence and retention.
+func withBuiltinPipeline(pipes map[string]*spec.Pipeline, kernels map[string]*kernel) {
+	if len(pipes) > 0 || len(kernels) == 0 {
+		return
+	}
+	for _, k := range kernels {
+		if k.spec.Source != spec.SourceBuiltin {
+			return
+		}
+	}
+	p := &spec.Pipeline{Name: pipeline.BuiltinName, Source: spec.SourceBuiltin, BudgetByInfluence: true,
+		Retention: spec.Retention{Spans: spec.DefaultRetainSpans, Batches: spec.DefaultRetainBatches}}
+	for _, st := range pipeline.Builtin().Stages {
+		if !slices.Contains(p.Kernels, st.Kernel) {
+			p.Kernels = append(p.Kernels, st.Kernel)
+		}
+	}
+	slices.Sort(p.Kernels)
+	pipes[p.Name] = p
+}
+
+// keepSpans stores an experiment's baseline spans as a batch of the
+// pipeline, as a runtime's posted spans are, when it is declared (with its
+// retention); GET /v1/causal then profiles them.
+func (s *server) keepSpans(name string, spans []causal.Span) {
+	p, ok := s.sched.pipeline(name)
+	if !ok || len(spans) == 0 {
+		return
+	}
+	if len(spans) > p.Retention.Spans {
+		spans = spans[len(spans)-p.Retention.Spans:]
+	}
+	data, err := json.Marshal(spans)
+	if err == nil {
+		_, err = s.st.AddSpans(name, store.SpanBatch{At: s.sched.clock().UTC(), Count: len(spans), Spans: data},
+			store.SpanRetention{Spans: p.Retention.Spans, Batches: p.Retention.Batches})
+	}
+	if err != nil {
+		s.log.Error().Err(err).Str("pipeline", name).Msg("experiment's spans not stored")
+	}
+}
+
+// measuredChecks fills each kernel's measured check from the pipeline's
+// newest experiment: the perturbation of that kernel most like tuning it
+// (a config that ran faster alone, else the first perturbation of it),
+// as end-to-end fractions saved.
+func (s *server) measuredChecks(name string, kernels []api.CausalKernel) {
+	kept, err := s.st.Experiments(name, 1)
+	if err != nil || len(kept) == 0 {
+		return
+	}
+	var ex api.Experiment
+	if err := json.Unmarshal(kept[0].Report, &ex); err != nil {
+		return
+	}
+	for i := range kernels {
+		var pick *api.ExperimentResult
+		for j := range ex.Results {
+			r := &ex.Results[j]
+			if r.Kernel != kernels[i].Kernel {
+				continue
+			}
+			if pick == nil || (r.Perturbation.Config != "" && r.Scale < 1 && !(pick.Perturbation.Config != "" && pick.Scale < 1)) {
+				pick = r
+			}
+		}
+		if pick == nil {
+			continue
+		}
+		m := pick.Measured
+		what := fmt.Sprintf("%s +%gms", pick.Perturbation.Stage, pick.Perturbation.DelayMS)
+		if pick.Perturbation.Config != "" {
+			what = fmt.Sprintf("%s at %s", pick.Perturbation.Stage, pick.Perturbation.Config)
+		}
+		kernels[i].Measured = &api.MeasuredCheck{
+			Experiment: fmt.Sprintf("%s (experiment %d)", what, kept[0].ID),
+			Predicted:  -pick.Predicted.Median / 100,
+			// A change in percent (positive slower) as a fraction saved.
+			Measured: api.Estimate{N: m.N, Median: -m.Median / 100, Min: -m.Max / 100, Q1: -m.Q3 / 100, Q3: -m.Q1 / 100,
+				Max: -m.Min / 100, Lo: -m.Hi / 100, Hi: -m.Lo / 100},
+			Runs: ex.Runs,
+		}
+	}
 }

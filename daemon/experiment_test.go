@@ -45,6 +45,30 @@ func TestExperiment(t *testing.T) {
 		t.Fatalf("config result %+v", ex.Results[1])
 	}
 
+	// The builtin pipeline is declared (the builtin kernels are tuned), its
+	// baseline spans are stored like posted ones, and the profile shows the
+	// experiment's check of each kernel it perturbed.
+	code, body = ts.get(t, "/v1/causal/builtin", nil)
+	var prof api.Causal
+	if err := json.Unmarshal(body, &prof); code != 200 || err != nil {
+		t.Fatalf("causal: %d %s", code, body)
+	}
+	if prof.Batches != 1 || prof.Iterations != 4 || prof.Spans != 16 {
+		t.Fatalf("profile of the experiment's spans: %d batches, %d iterations, %d spans", prof.Batches, prof.Iterations, prof.Spans)
+	}
+	checked := map[string]string{}
+	for _, k := range prof.Kernels {
+		if k.Measured != nil {
+			checked[k.Kernel] = k.Measured.Experiment
+			if k.Measured.Runs != 2 || k.Measured.Measured.N != 2 {
+				t.Errorf("%s: check %+v", k.Kernel, k.Measured)
+			}
+		}
+	}
+	if checked["sgemm"] != "sgemm +1ms (experiment 1)" || checked["conv2d"] != "conv_big at 256,16,1,False,8 (experiment 1)" || len(checked) != 2 {
+		t.Fatalf("measured checks %v", checked)
+	}
+
 	for _, c := range []struct {
 		path, body string
 		code       int

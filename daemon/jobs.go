@@ -164,6 +164,7 @@ func (s *scheduler) load() (map[string]*kernel, map[string]*spec.Pipeline, []str
 		kernels[sp.Name] = k
 	}
 	pipes, notes := s.loadPipelines(dir, kernels)
+	withBuiltinPipeline(pipes, kernels)
 	return kernels, pipes, append(msgs, notes...)
 }
 
