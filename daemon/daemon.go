@@ -182,6 +182,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		return api.ReloadResponse{Kernels: len(ks), Pipelines: len(ps), Errors: errs}
 	}
 	srv.reload = doReload
+	sched.splitBudget = srv.splitBudget
 	srv.setKey(key)
 
 	ln, err := listenSocket(cfg.Socket)

@@ -540,7 +540,7 @@ func (s *server) getCycles(r *http.Request) (any, error) {
 			}
 			ac := api.Cycle{
 				ID: c.ID, Job: j.key.String(), Kernel: name, Problem: j.key.Problem, Device: j.key.Device,
-				Trigger: c.Trigger, State: c.State, Started: c.Started, Budget: c.Budget, BudgetS: c.BudgetS,
+				Trigger: c.Trigger, State: c.State, Started: c.Started, Budget: c.Budget, BudgetS: c.BudgetS, Budgeted: c.Budgeted,
 				Evals: c.Evals, BestKey: c.BestKey, BestMS: c.BestMS, Promoted: c.Promoted, Error: c.Error,
 				Strategy: c.Strategy, Allocation: c.Allocation, WaitedS: c.WaitedS, Busy: c.Busy,
 				Unsaved: unsaved[c.ID],

@@ -92,13 +92,13 @@ func Split(cands []Candidate, total int) []Share {
 }
 
 // Influences is the model's influence of each (kernel, problem) of a
-// pipeline's spans: the end-to-end speedup when its launches are
-// causal.CurveStep faster, per unit of that speedup, as causal's
-// Influence is per kernel, taken per iteration and the median over
-// iterations. Keys are kernel + "|" + problem.
-func Influences(spans []causal.Span) (map[string]float64, error) {
+// pipeline's iterations (each one graph): the end-to-end speedup when its
+// launches are causal.CurveStep faster, per unit of that speedup, as
+// causal's Influence is per kernel, taken per iteration and the median
+// over iterations. Keys are kernel + "|" + problem.
+func Influences(iters [][]causal.Span) (map[string]float64, error) {
 	per := map[string][]float64{}
-	for _, it := range causal.Iterations(spans) {
+	for _, it := range iters {
 		g, err := causal.Build(it)
 		if err != nil {
 			return nil, fmt.Errorf("iteration %d: %w", it[0].Iteration, err)

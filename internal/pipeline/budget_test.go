@@ -56,7 +56,7 @@ func TestInfluences(t *testing.T) {
 			causal.Span{ID: id + 4, Pipeline: "p", Iteration: it, Kernel: "reduce", Problem: "2097152", Stream: "a", Start: base + 9000, End: base + 10000, Deps: []uint64{id + 2}},
 		)
 	}
-	got, err := Influences(spans)
+	got, err := Influences(causal.Iterations(spans))
 	if err != nil {
 		t.Fatal(err)
 	}
