@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,10 +16,12 @@ import (
 // budgetDir declares two kernels of the builtin pipeline, conv2d at
 // 512,512,7 (on its critical path) and sgemm at 128,128,128 (beside it),
 // evals evaluations each, and the builtin pipeline over them with
-// budget_by_influence as given.
+// budget_by_influence as given. Both are tuned with one worker: the
+// pipeline runs two streams on this 2-core machine, so a config tuned
+// alone with two workers fights the other stream for a core.
 func budgetDir(t testing.TB, byInfluence bool, evals int) string {
 	spec := func(name, problem string) string {
-		return fmt.Sprintf("name: %s\nevaluator: builtin:%s\nproblems: [%q]\nschedule: \"@every 24h\"\nbudget: {evals: %d}\n", name, name, problem, evals)
+		return fmt.Sprintf("name: %s\nevaluator: builtin:%s\nproblems: [%q]\nparameters: {workers: [1]}\nschedule: \"@every 24h\"\nbudget: {evals: %d}\n", name, name, problem, evals)
 	}
 	return newDir(t, map[string]string{
 		"conv2d.yaml":  spec("conv2d", "512,512,7"),
@@ -84,8 +87,10 @@ func TestBudgetByInfluence(t *testing.T) {
 // influence: two real daemons tune conv2d (on the builtin pipeline's
 // critical path) and sgemm (beside it) with the same total budget, one
 // split by influence and one evenly (budget_by_influence: false, each its
-// equal spec budget), then each measures the pipeline's end-to-end time at
-// its served configs (quasimctl causal check builtin --baseline):
+// equal spec budget), one after the other. Then each measures the
+// pipeline's end-to-end time at its served configs (quasimctl causal
+// check builtin --baseline), in alternating rounds so the machine's drift
+// falls on both:
 //
 //	QUASIM_BUDGET_EVALS=8 go test ./cmd/quasimd -run '^$' -bench BudgetByInfluence -benchtime 1x -v
 func BenchmarkBudgetByInfluence(b *testing.B) {
@@ -93,28 +98,61 @@ func BenchmarkBudgetByInfluence(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("QUASIM_BUDGET_EVALS")); err == nil && v > 0 {
 		evals = v
 	}
+	const rounds, runs = 15, 30
 	for b.Loop() {
-		for _, byInfluence := range []bool{true, false} {
-			d := start(b, budgetDir(b, byInfluence, evals))
+		arms := []string{"influence", "even"}
+		daemons := map[string]*proc{}
+		for _, arm := range arms {
+			d := start(b, budgetDir(b, arm == "influence", evals))
 			cycles := d.tuned(10 * time.Minute)
-			var ex api.Experiment
-			d.ctlJSON(&ex, "causal", "check", "builtin", "--baseline", "--runs", "200")
-			arm := "even"
-			if byInfluence {
-				arm = "influence"
-			}
 			for _, k := range []string{"conv2d", "sgemm"} {
 				for _, c := range cycles[k] {
-					b.Logf("%s: %s cycle %d: %d evals, best %.3f ms %s", arm, k, c.ID, c.Evals, c.BestMS, c.BestKey)
+					b.Logf("%s: %s cycle %d: %d evals, best alone %.3f ms at %s", arm, k, c.ID, c.Evals, c.BestMS, c.BestKey)
 				}
 			}
-			for _, st := range ex.Stages {
-				b.Logf("%s: stage %s at %s served=%v", arm, st.Name, st.Config, st.Served)
+			daemons[arm] = d
+		}
+		medians := map[string][]float64{}
+		var diffs []float64 // even - influence, per round
+		for r := range rounds {
+			got := map[string]float64{}
+			for k := range arms {
+				arm := arms[(k+r)%2] // alternate which goes first
+				var ex api.Experiment
+				daemons[arm].ctlJSON(&ex, "causal", "check", "builtin", "--baseline", "--runs", strconv.Itoa(runs))
+				got[arm] = ex.Baseline.Median
+				medians[arm] = append(medians[arm], ex.Baseline.Median)
+				if r == 0 {
+					for _, st := range ex.Stages {
+						b.Logf("%s: stage %s at %s (served %v)", arm, st.Name, st.Config, st.Served)
+					}
+				}
 			}
-			e := ex.Baseline
-			b.Logf("%s (total %d evals): end to end %.3f ms [95%% CI %.3f, %.3f] over %d iterations", arm, 2*evals, e.Median, e.Lo, e.Hi, e.N)
-			b.ReportMetric(e.Median, arm+"-e2e-ms")
+			diffs = append(diffs, got["even"]-got["influence"])
+		}
+		faster := 0
+		for _, d := range diffs {
+			if d > 0 {
+				faster++
+			}
+		}
+		for _, arm := range arms {
+			m := medianOf(medians[arm])
+			b.Logf("%s (total %d evals): end to end %.3f ms, median of %d rounds of %d iterations (rounds %.3f to %.3f)",
+				arm, 2*evals, m, rounds, runs, slices.Min(medians[arm]), slices.Max(medians[arm]))
+			b.ReportMetric(m, arm+"-e2e-ms")
+		}
+		b.Logf("even - influence per round: median %.3f ms (%.3f to %.3f); influence faster in %d of %d rounds",
+			medianOf(diffs), slices.Min(diffs), slices.Max(diffs), faster, rounds)
+		b.ReportMetric(medianOf(diffs), "even-minus-influence-ms")
+		for _, d := range daemons {
 			d.stop()
 		}
 	}
+}
+
+func medianOf(v []float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	n := len(s)
+	return (s[(n-1)/2] + s[n/2]) / 2
 }
