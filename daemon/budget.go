@@ -18,10 +18,10 @@ import (
 
 // Budget by influence. When the jobs of a declared pipeline's kernels wait
 // for their first cycle together (the daemon starts, or a reload adds
-// them), and the pipeline has budget_by_influence (the default), their
-// spec budgets (evaluations) are pooled and split by expected end-to-end
-// gain, influence × headroom (pipeline.Split), and the cycles start in
-// that order. A job whose share rounds to 0 is not tuned now; its cron
+// them), and the pipeline has budget_by_influence (the default), the spec
+// budgets (evaluations) of those at a problem the pipeline's spans show
+// are pooled and split by expected end-to-end gain, influence × headroom
+// (pipeline.Split), and the cycles start in that order. A job whose share rounds to 0 is not tuned now; its cron
 // schedule tunes it later with its own budget. Cron and API triggers are
 // one job at a time and keep the spec's or the request's budget.
 
@@ -83,18 +83,15 @@ func (s *scheduler) startPooled(pooled map[*spec.Pipeline][]*job) {
 	}
 }
 
-// splitBudget pools jobs' spec budgets and splits them by expected
-// end-to-end gain: influence from the pipeline's stored spans (for the
-// builtin pipeline with none yet, quasimd records it first at the served
-// configs), headroom from the job's trials (its default's time against the
-// best, pipeline.PriorHeadroom when either is unknown). Without spans it
-// keeps every job's own budget. The decision is logged and kept in each
-// cycle record.
+// splitBudget pools the spec budgets of those jobs whose kernel and
+// problem the pipeline's stored spans show and splits them by expected
+// end-to-end gain: influence from the spans (for the builtin pipeline with
+// none yet, quasimd records it first at the served configs), headroom
+// from the job's trials (its default's time against the best,
+// pipeline.PriorHeadroom when either is unknown). Jobs the spans do not
+// show, and every job when there are no spans, keep their own budget.
+// The decision is logged and kept in each cycle record.
 func (s *server) splitBudget(ctx context.Context, p *spec.Pipeline, jobs []*job) []jobShare {
-	total := 0
-	for _, j := range jobs {
-		total += j.kern.spec.Budget.Evals
-	}
 	infl, err := s.influences(ctx, p)
 	if err != nil || len(infl) == 0 {
 		reason := "no spans of the pipeline yet"
@@ -102,32 +99,35 @@ func (s *server) splitBudget(ctx context.Context, p *spec.Pipeline, jobs []*job)
 			reason = err.Error()
 		}
 		s.log.Info().Str("pipeline", p.Name).Str("reason", reason).Msg("budget by influence: each job keeps its own budget")
-		out := make([]jobShare, len(jobs))
-		for i, j := range jobs {
-			out[i] = jobShare{job: j, evals: j.kern.spec.Budget.Evals}
-		}
-		return out
 	}
+	var out []jobShare
+	var cands []pipeline.Candidate
 	byID := map[string]*job{}
-	cands := make([]pipeline.Candidate, len(jobs))
-	for i, j := range jobs {
+	total := 0
+	for _, j := range jobs {
+		g, ok := infl[j.key.Kernel+"|"+j.key.Problem]
+		if !ok {
+			out = append(out, jobShare{job: j, evals: j.kern.spec.Budget.Evals})
+			continue
+		}
 		id := j.key.String()
 		byID[id] = j
+		total += j.kern.spec.Budget.Evals
 		h := pipeline.PriorHeadroom
 		if tp, note := s.tunedProblem(j.kern, j.key.Problem); note == "" {
 			h = pipeline.Headroom(tp.DefaultMS, tp.BestMS)
 		}
-		cands[i] = pipeline.Candidate{Job: id, Influence: infl[j.key.Kernel+"|"+j.key.Problem], Headroom: h}
+		cands = append(cands, pipeline.Candidate{Job: id, Influence: g, Headroom: h})
 	}
-	var out []jobShare
+	var pooled []jobShare
 	for k, sh := range pipeline.Split(cands, total) {
 		why := fmt.Sprintf("pipeline %s by influence: rank %d of %d, expected gain %.3f = influence %.3f x headroom %.2f, %d of %d evaluations",
 			p.Name, k+1, len(cands), sh.Gain, sh.Influence, sh.Headroom, sh.Evals, total)
 		s.log.Info().Str("job_id", sh.Job).Str("pipeline", p.Name).Int("rank", k+1).Float64("gain", sh.Gain).Float64("influence", sh.Influence).
 			Float64("headroom", sh.Headroom).Int("evals", sh.Evals).Int("total", total).Msg("budget by influence")
-		out = append(out, jobShare{job: byID[sh.Job], evals: sh.Evals, why: why})
+		pooled = append(pooled, jobShare{job: byID[sh.Job], evals: sh.Evals, why: why})
 	}
-	return out
+	return append(pooled, out...)
 }
 
 // influences is each kernel|problem's influence in p's newest stored

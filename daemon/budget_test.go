@@ -49,13 +49,13 @@ func TestSplitBudget(t *testing.T) {
 		t.Fatalf("no job %s %s", kernel, problem)
 		return nil
 	}
-	conv, mm := pick("conv2d", "512,512,7"), pick("sgemm", "128,128,128")
-	jobs := []*job{mm, conv}
+	conv, mm, other := pick("conv2d", "512,512,7"), pick("sgemm", "128,128,128"), pick("sgemm", "256,256,256")
+	jobs := []*job{mm, conv, other}
 	total := conv.kern.spec.Budget.Evals + mm.kern.spec.Budget.Evals
 
 	// No spans: every job keeps its own budget.
 	shares := ts.srv.splitBudget(context.Background(), p, jobs)
-	if len(shares) != 2 || shares[0].job != mm || shares[0].evals != mm.kern.spec.Budget.Evals || shares[0].why != "" {
+	if len(shares) != 3 || shares[0].job != mm || shares[0].evals != mm.kern.spec.Budget.Evals || shares[0].why != "" {
 		t.Fatalf("without spans: %+v", shares)
 	}
 
@@ -68,7 +68,10 @@ func TestSplitBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	shares = ts.srv.splitBudget(context.Background(), p, jobs)
-	if len(shares) != 2 || shares[0].job != conv || shares[0].evals != total || shares[1].job != mm || shares[1].evals != 0 {
+	// sgemm at 256,256,256 is not in the spans: it keeps its own budget,
+	// outside the pool.
+	if len(shares) != 3 || shares[0].job != conv || shares[0].evals != total || shares[1].job != mm || shares[1].evals != 0 ||
+		shares[2].job != other || shares[2].evals != other.kern.spec.Budget.Evals || shares[2].why != "" {
 		t.Fatalf("by influence: %+v", shares)
 	}
 	if w := shares[0].why; !strings.Contains(w, "rank 1 of 2") || !strings.Contains(w, "influence 1.000 x headroom 0.50") || !strings.Contains(w, "of "+strconv.Itoa(total)+" evaluations") {
