@@ -36,9 +36,9 @@
 // a shared machine falls on both. For each pair it predicts the change from
 // the baseline iteration's own spans (causal.Build, then the graph replayed
 // with the perturbed stage's duration: d longer for a delay; for a config,
-// scaled by the ratio of the two configs' medians measured alone, since the
-// model knows durations, not configs) and measures the change of the
-// perturbed iteration against the baseline's. Both are in percent of the
+// scaled by the ratio of the two configs' medians measured alone, one run
+// of each in turn, since the model knows durations, not configs) and
+// measures the change of the perturbed iteration against the baseline's. Both are in percent of the
 // baseline's end-to-end time and summarised by causal.Bootstrap (median,
 // 95% bootstrap interval of the median). The error of a perturbation is
 // |predicted - measured| between the medians, in points of end-to-end time.
@@ -46,7 +46,11 @@
 // # Budget by influence
 //
 // Split divides an evaluation budget among tuning jobs by expected
-// end-to-end gain: influence times remaining headroom.
+// end-to-end gain: influence times remaining headroom (Headroom: a job's
+// default time against its best known; PriorHeadroom while either is
+// unknown). Influences gives each (kernel, problem) of a pipeline's
+// iterations its influence, as causal's per kernel. The daemon uses them
+// to split the budget of a declared pipeline's jobs (daemon/budget.go).
 //
 // This package has no compatibility promise outside quasim.
 package pipeline

@@ -15,7 +15,7 @@ import (
 type ExperimentOptions struct {
 	Runs   int        // pairs per perturbation (at least 2; default 10)
 	Warmup int        // iterations run first and dropped (default 5)
-	Alone  int        // runs of a stage alone per config, for config predictions (default 11)
+	Alone  int        // runs of a stage alone per config, in turn, for config predictions (default 11)
 	RNG    *rand.Rand // bootstrap resamples (required)
 	// Progress, when set, is told of each perturbation's result.
 	Progress func(Result)
@@ -153,15 +153,11 @@ func (r *Runner) perturb(ctx context.Context, it *int, p Perturbation, spans *[]
 	idx := r.pl.index(p.Stage)
 	res := Result{Perturbation: p}
 	if p.Config != "" {
-		own, err := r.Alone(ctx, p.Stage, "", opt.Alone)
+		scale, err := r.AloneRatio(ctx, p.Stage, p.Config, opt.Alone)
 		if err != nil {
 			return res, err
 		}
-		other, err := r.Alone(ctx, p.Stage, p.Config, opt.Alone)
-		if err != nil {
-			return res, err
-		}
-		res.Scale = float64(other) / float64(max(own, 1))
+		res.Scale = scale
 	}
 	var pred, meas, base []float64
 	onPath := 0

@@ -227,36 +227,41 @@ func (r *Runner) Run(ctx context.Context, it int, p *Perturbation) (Iteration, e
 	return Iteration{Spans: spans, EndToEnd: last - first}, nil
 }
 
-// Alone measures stage name alone at config key ("" its own), runs times
-// after one warm-up, and returns the median in ns.
-func (r *Runner) Alone(ctx context.Context, name, key string, runs int) (int64, error) {
+// AloneRatio measures stage name alone at config key against its own
+// config, one run of each in turn (so the load of a shared machine falls
+// on both alike), runs times after one warm-up each, and returns the
+// ratio of their medians: how much longer key takes.
+func (r *Runner) AloneRatio(ctx context.Context, name, key string, runs int) (float64, error) {
 	i := r.pl.index(name)
 	if i < 0 {
 		return 0, fmt.Errorf("pipeline %q: no stage %q", r.pl.Name, name)
 	}
 	s := r.stages[i]
-	c := s.config
-	if key != "" {
-		var err error
-		if c, err = r.configFor(i, &Perturbation{Stage: name, Config: key}); err != nil {
-			return 0, err
-		}
-	}
-	if _, err := s.kern.Run(c, s.problem, s.in); err != nil {
+	other, err := r.configFor(i, &Perturbation{Name: key, Stage: name, Config: key})
+	if err != nil {
 		return 0, err
 	}
-	times := make([]float64, 0, runs)
-	for range runs {
-		if err := ctx.Err(); err != nil {
-			return 0, err
+	configs := []genome.Config{s.config, other}
+	times := [2][]float64{}
+	for k := -1; k < runs; k++ {
+		for c, cfg := range configs {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			t0 := r.clock()
+			if _, err := s.kern.Run(cfg, s.problem, s.in); err != nil {
+				return 0, err
+			}
+			if k >= 0 { // k = -1 is the warm-up
+				times[c] = append(times[c], float64(r.clock()-t0))
+			}
 		}
-		t0 := r.clock()
-		if _, err := s.kern.Run(c, s.problem, s.in); err != nil {
-			return 0, err
-		}
-		times = append(times, float64(r.clock()-t0))
 	}
-	return int64(evaluate.Median(times)), nil
+	own := evaluate.Median(times[0])
+	if own <= 0 {
+		own = 1
+	}
+	return evaluate.Median(times[1]) / own, nil
 }
 
 // Since makes a monotonic ns clock from t0 (time.Now() of the caller).
