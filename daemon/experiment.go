@@ -35,33 +35,15 @@ func (s *server) postExperiment(r *http.Request) (any, error) {
 	case req.Runs < 2 || req.Runs > api.MaxExperimentRuns:
 		return nil, invalidf("runs %d: want 2 to %d", req.Runs, api.MaxExperimentRuns)
 	}
-	if req.Baseline && len(req.Perturbations) > 0 {
-		return nil, invalidf("baseline: runs no perturbation, but %d are given", len(req.Perturbations))
-	}
 	start := time.Now()
 	rn, err := pipeline.New(pipeline.Config{Pipeline: pipeline.Builtin(), Clock: pipeline.Since(start), Seed: s.sched.seed})
 	if err != nil {
 		return nil, err
 	}
 	served := s.useServed(rn)
-	perts := pipeline.BuiltinPerturbations()
-	if req.Baseline {
-		perts = nil
-	} else if len(req.Perturbations) > 0 {
-		perts = perts[:0]
-		for i, p := range req.Perturbations {
-			if !(p.DelayMS >= 0 && p.DelayMS <= 1000) {
-				return nil, invalidf("perturbations[%d]: delay_ms %v: want 0 to 1000", i, p.DelayMS)
-			}
-			if p.Name == "" {
-				p.Name = fmt.Sprintf("p%d", i)
-			}
-			perts = append(perts, pipeline.Perturbation{Name: p.Name, Stage: p.Stage, Config: p.Config,
-				Delay: time.Duration(p.DelayMS * float64(time.Millisecond))})
-		}
-	}
-	if err := rn.Check(perts); err != nil {
-		return nil, invalidf("%v", err)
+	perts, err := experimentPlan(req, rn)
+	if err != nil {
+		return nil, err
 	}
 	unlock, err := s.lockDevice(r.Context(), builtin.CPUClass())
 	if err != nil {
@@ -89,6 +71,34 @@ func (s *server) postExperiment(r *http.Request) (any, error) {
 		Float64("baseline_ms", ex.Baseline.Median).Float64("mean_error", ex.MeanError).Float64("worst_error", ex.WorstError).
 		Int("within", ex.Within).Msg("experiment done")
 	return ex, nil
+}
+
+// experimentPlan is the perturbations req asks for on rn's pipeline: its
+// own, the builtin set by default, none for a baseline; each one checked.
+func experimentPlan(req api.ExperimentRequest, rn *pipeline.Runner) ([]pipeline.Perturbation, error) {
+	if req.Baseline && len(req.Perturbations) > 0 {
+		return nil, invalidf("baseline: runs no perturbation, but %d are given", len(req.Perturbations))
+	}
+	perts := pipeline.BuiltinPerturbations()
+	if req.Baseline {
+		perts = nil
+	} else if len(req.Perturbations) > 0 {
+		perts = perts[:0]
+		for i, p := range req.Perturbations {
+			if !(p.DelayMS >= 0 && p.DelayMS <= 1000) {
+				return nil, invalidf("perturbations[%d]: delay_ms %v: want 0 to 1000", i, p.DelayMS)
+			}
+			if p.Name == "" {
+				p.Name = fmt.Sprintf("p%d", i)
+			}
+			perts = append(perts, pipeline.Perturbation{Name: p.Name, Stage: p.Stage, Config: p.Config,
+				Delay: time.Duration(p.DelayMS * float64(time.Millisecond))})
+		}
+	}
+	if err := rn.Check(perts); err != nil {
+		return nil, invalidf("%v", err)
+	}
+	return perts, nil
 }
 
 // getExperiments lists a pipeline's stored experiments, newest first.

@@ -1,12 +1,16 @@
 package daemon
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/internal/pipeline"
 )
 
 // postBody posts body to path and returns the status and the answer.
@@ -105,4 +109,43 @@ func TestExperiment(t *testing.T) {
 	if code, _ := ts.get(t, "/v1/causal/other/experiments", nil); code != 404 {
 		t.Fatalf("unknown pipeline: %d", code)
 	}
+}
+
+// FuzzExperimentRequest: any body either is refused as invalid, naming
+// what is wrong, or gives perturbations the runner accepts.
+func FuzzExperimentRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, `{"runs":5,"baseline":true}`,
+		`{"perturbations":[{"stage":"sgemm","delay_ms":1},{"stage":"conv_big","config":"256,16,1,False,8"}]}`,
+		`{"perturbations":[{"stage":"sgemm","delay_ms":1e308}]}`, `{"perturbations":[{"stage":"reduce","config":"65536,8,1"}]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	rn, err := pipeline.New(pipeline.Config{Pipeline: pipeline.Builtin(), Clock: pipeline.Since(time.Now())})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		var req api.ExperimentRequest
+		if dec.Decode(&req) != nil {
+			return
+		}
+		perts, err := experimentPlan(req, rn)
+		if err != nil {
+			if !errors.Is(err, api.ErrInvalidArgument) {
+				t.Fatalf("%s: %v, want invalid argument", data, err)
+			}
+			return
+		}
+		if err := rn.Check(perts); err != nil {
+			t.Fatalf("%s: planned perturbations fail: %v", data, err)
+		}
+		for _, p := range perts {
+			if p.Delay < 0 || p.Delay > time.Second {
+				t.Fatalf("%s: delay %s", data, p.Delay)
+			}
+		}
+	})
 }
