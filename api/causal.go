@@ -99,3 +99,22 @@ type MeasuredCheck struct {
 	Measured   Estimate `json:"measured"`   // end-to-end fraction saved, as measured
 	Runs       int      `json:"runs"`
 }
+
+// ImportReport is what `quasimctl causal import` read of a Chrome trace:
+// what it mapped and what it dropped, by reason.
+type ImportReport struct {
+	Events     int             `json:"events"`
+	Spans      int             `json:"spans"`
+	Deps       int             `json:"deps"`
+	Waits      int             `json:"waits"`
+	Iterations int             `json:"iterations"`
+	CutOff     bool            `json:"cut_off,omitempty"`
+	Dropped    []ImportDropped `json:"dropped"`
+}
+
+// ImportDropped counts the events dropped for one reason.
+type ImportDropped struct {
+	Reason  string `json:"reason"`
+	Count   int    `json:"count"`
+	Example string `json:"example"`
+}

@@ -327,6 +327,25 @@ func (c *Client) Observe(ctx context.Context, req api.ObservationsRequest) (api.
 	return call[api.ObservationsResponse](ctx, c, http.MethodPost, "/v1/observations", nil, req)
 }
 
+// PostSpans sends a batch of one declared pipeline's spans (POST
+// /v1/spans). spans is what marshals to a JSON array of causal.Span (a
+// []causal.Span, or json.RawMessage bytes as they are). A bad span is
+// ErrInvalidArgument naming its index and field, and nothing of the batch
+// is stored; an undeclared pipeline is ErrNotFound; ErrRateLimited says
+// when to retry.
+func (c *Client) PostSpans(ctx context.Context, spans any) (api.SpansResponse, error) {
+	return call[api.SpansResponse](ctx, c, http.MethodPost, "/v1/spans", nil, spans)
+}
+
+// Causal returns the profile of a declared pipeline from its stored spans
+// (GET /v1/causal/{pipeline}).
+func (c *Client) Causal(ctx context.Context, pipeline string) (api.Causal, error) {
+	if pipeline == "" {
+		return api.Causal{}, fmt.Errorf("empty pipeline name: %w", api.ErrInvalidArgument)
+	}
+	return call[api.Causal](ctx, c, http.MethodGet, "/v1/causal/"+url.PathEscape(pipeline), nil, nil)
+}
+
 // Reload makes quasimd re-read its kernel specs and schedules.
 func (c *Client) Reload(ctx context.Context) (api.ReloadResponse, error) {
 	return call[api.ReloadResponse](ctx, c, http.MethodPost, "/v1/reload", nil, nil)

@@ -134,11 +134,10 @@ func (s *server) splitBudget(ctx context.Context, p *spec.Pipeline, jobs []*job)
 // iterations (problems as jobs write them). The builtin pipeline with no
 // spans yet is recorded first: ten iterations at the served configs.
 func (s *server) influences(ctx context.Context, p *spec.Pipeline) (map[string]float64, error) {
-	batches, err := s.st.SpanBatches(p.Name)
+	iters, _, _, err := s.storedIterations(p.Name)
 	if err != nil {
 		return nil, err
 	}
-	iters, _ := iterations(batches)
 	if len(iters) == 0 && p.Name == pipeline.BuiltinName {
 		if iters, err = s.recordBuiltin(ctx); err != nil {
 			return nil, fmt.Errorf("record the builtin pipeline: %w", err)

@@ -1,160 +1,63 @@
 package daemon
 
 import (
-	"cmp"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
-	"slices"
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/causal"
 	"github.com/quasim/quasim/evaluate"
-	"github.com/quasim/quasim/internal/store"
+	"github.com/quasim/quasim/internal/causalview"
 )
-
-// causalSeed seeds the bootstrap of GET /v1/causal, so the same stored
-// spans give the same answer every time.
-const causalSeed = 1
 
 // getCausal profiles a declared pipeline from its stored spans: each
 // kernel's share of the end-to-end time, on the critical path, influence,
 // virtual-speedup curve and the gain predicted at its tuned time, each as
-// a spread over the iterations.
+// a spread over the iterations (see causalview.Split for how batches make
+// iterations).
 func (s *server) getCausal(r *http.Request) (any, error) {
 	name := r.PathValue("pipeline")
 	if _, ok := s.sched.pipeline(name); !ok {
 		return nil, notFoundf("pipeline %q is not declared (a pipeline file in the spec dir declares it)", name)
 	}
-	batches, err := s.st.SpanBatches(name)
+	iters, skipped, n, err := s.storedIterations(name)
 	if err != nil {
 		return nil, err
 	}
-	iters, skipped := iterations(batches)
-	out := api.Causal{Pipeline: name, Batches: len(batches), Skipped: skipped, CurveStep: causal.CurveStep, Kernels: []api.CausalKernel{}}
-	if out.Skipped == nil {
-		out.Skipped = []string{}
+	out, err := causalview.Profile(name, n, iters, skipped, s.tuned(iters))
+	if err == nil {
+		s.measuredChecks(name, out.Kernels) // experiment.go
 	}
-	if len(iters) == 0 {
-		return out, nil
-	}
-	tuned, notes, info := s.tunedChanges(iters)
-	ps, err := causal.SpreadIterations(iters, causal.SpreadOptions{RNG: rand.New(rand.NewPCG(causalSeed, 0)), Tuned: tuned})
+	return out, err
+}
+
+// storedIterations reads a pipeline's stored batches as iterations, with
+// what was skipped and the number of batches read.
+func (s *server) storedIterations(name string) ([][]causal.Span, []string, int, error) {
+	stored, err := s.st.SpanBatches(name)
 	if err != nil {
-		return nil, fmt.Errorf("profile pipeline %q: %w", name, err)
+		return nil, nil, 0, err
 	}
-	out.Iterations, out.EndToEnd = ps.Iterations, apiEstimate(ps.EndToEnd)
-	for _, it := range iters {
-		out.Spans += len(it)
+	batches := make([]causalview.Batch, len(stored))
+	for i, b := range stored {
+		batches[i].Label = fmt.Sprintf("batch %d", b.Seq)
+		batches[i].Spans, batches[i].Err = causal.DecodeSpans(b.Spans)
 	}
-	for _, k := range ps.Kernels {
-		ck := api.CausalKernel{Kernel: k.Kernel, Share: apiEstimate(k.Share), Critical: apiEstimate(k.Critical),
-			Influence: apiEstimate(k.Influence), Tuned: info[k.Kernel], TunedNote: notes[k.Kernel]}
-		for _, c := range k.Curve {
-			ck.Curve = append(ck.Curve, apiEstimate(c))
-		}
-		if k.Gain != nil {
-			g := apiEstimate(*k.Gain)
-			ck.Gain = &g
-		}
-		out.Kernels = append(out.Kernels, ck)
-	}
-	s.measuredChecks(name, out.Kernels)
-	slices.SortStableFunc(out.Kernels, func(a, b api.CausalKernel) int {
-		return cmp.Compare(b.Influence.Median, a.Influence.Median)
-	})
-	return out, nil
+	iters, skipped := causalview.Split(batches)
+	return iters, skipped, len(stored), nil
 }
 
-func apiEstimate(e causal.Estimate) api.Estimate {
-	return api.Estimate{N: e.N, Median: e.Median, Min: e.Min, Q1: e.Q1, Q3: e.Q3, Max: e.Max, Lo: e.Lo, Hi: e.Hi}
-}
-
-// iterations splits a pipeline's stored batches into iterations, each one
-// graph. Span ids are renumbered across batches (each batch numbers its
-// own). Batches are read in order as runs of one process: a batch whose
-// smallest iteration is below the previous batch's largest starts a new
-// run (a runtime restarted and counts from 0 again), so iterations of two
-// processes, whose clocks differ, are not merged; within a run an
-// iteration may span batches. An iteration that does not build a graph is
-// skipped, and so is a batch that no longer decodes; skipped says which
-// and why.
-func iterations(batches []store.SpanBatch) (iters [][]causal.Span, skipped []string) {
-	type key struct{ run, iter int }
-	groups := map[key][]causal.Span{}
-	var order []key
-	run, prevMax := 0, -1
-	var next uint64
-	for _, b := range batches {
-		spans, err := causal.DecodeSpans(b.Spans)
-		if err != nil {
-			skipped = append(skipped, fmt.Sprintf("batch %d: %v", b.Seq, err))
-			continue
-		}
-		lo, hi := spans[0].Iteration, spans[0].Iteration
-		for _, sp := range spans {
-			lo, hi = min(lo, sp.Iteration), max(hi, sp.Iteration)
-		}
-		if lo < prevMax {
-			run++
-		}
-		prevMax = hi
-		ids := make(map[uint64]uint64, len(spans))
-		iterOf := make(map[uint64]int, len(spans))
-		for _, sp := range spans {
-			next++
-			ids[sp.ID], iterOf[sp.ID] = next, sp.Iteration
-		}
-		for _, sp := range spans {
-			var deps []uint64
-			for _, d := range sp.Deps {
-				if iterOf[d] == sp.Iteration { // dependencies across iterations are dropped
-					deps = append(deps, ids[d])
-				}
-			}
-			sp.ID, sp.Deps = ids[sp.ID], deps
-			k := key{run, sp.Iteration}
-			if _, ok := groups[k]; !ok {
-				order = append(order, k)
-			}
-			groups[k] = append(groups[k], sp)
-		}
-	}
-	slices.SortFunc(order, func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.iter, b.iter))
-	})
-	for _, k := range order {
-		g := groups[k]
-		if err := causal.Validate(g); err != nil {
-			skipped = append(skipped, fmt.Sprintf("iteration %d of run %d: %v", k.iter, k.run, err))
-			continue
-		}
-		iters = append(iters, g)
-	}
-	return iters, skipped
-}
-
-// tunedChanges finds, for each kernel of the spans that is a loaded
-// kernel spec, its time tuned against its default at each problem its
-// spans give: the job's best ok trial over the trial of its default
-// config. A kernel gets changes only when every problem of its spans has
-// both; otherwise notes says what is missing.
-func (s *server) tunedChanges(iters [][]causal.Span) (map[string][]causal.Change, map[string]string, map[string]*api.TunedTime) {
-	problems := map[string][]string{} // kernel → distinct problems, in first-seen order
-	for _, it := range iters {
-		for _, sp := range it {
-			if !slices.Contains(problems[sp.Kernel], sp.Problem) {
-				problems[sp.Kernel] = append(problems[sp.Kernel], sp.Problem)
-			}
-		}
-	}
-	changes := map[string][]causal.Change{}
-	notes := map[string]string{}
-	info := map[string]*api.TunedTime{}
-	for kernel, ps := range problems {
+// tuned finds, for each kernel of the spans that is a loaded kernel spec,
+// its time tuned against its default at each problem its spans give: the
+// job's best ok trial over the trial of its default config. A kernel gets
+// changes only when every problem of its spans has both; otherwise its
+// note says what is missing.
+func (s *server) tuned(iters [][]causal.Span) causalview.Tuned {
+	t := causalview.Tuned{Changes: map[string][]causal.Change{}, Notes: map[string]string{}, Info: map[string]*api.TunedTime{}}
+	for kernel, ps := range causalview.Problems(iters) {
 		k, ok := s.sched.kernel(kernel)
 		if !ok {
-			notes[kernel] = "not a loaded kernel spec"
+			t.Notes[kernel] = "not a loaded kernel spec"
 			continue
 		}
 		tt := &api.TunedTime{}
@@ -162,17 +65,17 @@ func (s *server) tunedChanges(iters [][]causal.Span) (map[string][]causal.Change
 		for _, p := range ps {
 			tp, note := s.tunedProblem(k, p)
 			if note != "" {
-				notes[kernel] = note
+				t.Notes[kernel] = note
 				break
 			}
 			tt.Problems = append(tt.Problems, tp)
 			chs = append(chs, causal.Change{Kernel: kernel, Problem: p, Scale: tp.Scale})
 		}
-		if notes[kernel] == "" {
-			changes[kernel], info[kernel] = chs, tt
+		if t.Notes[kernel] == "" {
+			t.Changes[kernel], t.Info[kernel] = chs, tt
 		}
 	}
-	return changes, notes, info
+	return t
 }
 
 // tunedProblem is kernel k's tuned time at the problem a span gives (any

@@ -11,6 +11,7 @@ import (
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/causal"
 	"github.com/quasim/quasim/evaluate/builtin"
+	"github.com/quasim/quasim/internal/causalview"
 	"github.com/quasim/quasim/internal/pipeline"
 	"github.com/quasim/quasim/internal/spec"
 	"github.com/quasim/quasim/internal/store"
@@ -154,7 +155,7 @@ func (s *server) useServed(rn *pipeline.Runner) map[string]bool {
 
 // experimentAPI is rep on the wire.
 func experimentAPI(rep pipeline.Report, served map[string]bool) api.Experiment {
-	ex := api.Experiment{Pipeline: rep.Pipeline.Name, At: rep.Started, Runs: rep.Runs, Baseline: apiEstimate(rep.Baseline),
+	ex := api.Experiment{Pipeline: rep.Pipeline.Name, At: rep.Started, Runs: rep.Runs, Baseline: causalview.Estimate(rep.Baseline),
 		MeanError: rep.MeanError, WorstError: rep.WorstError, Within: rep.Within, Tolerance: pipeline.Tolerance,
 		Results: []api.ExperimentResult{}}
 	kernel := map[string][2]string{}
@@ -168,7 +169,7 @@ func experimentAPI(rep pipeline.Report, served map[string]bool) api.Experiment {
 		ex.Results = append(ex.Results, api.ExperimentResult{
 			Perturbation: api.Perturbation{Name: p.Name, Stage: p.Stage, Config: p.Config, DelayMS: float64(p.Delay) / float64(time.Millisecond)},
 			Kernel:       kernel[p.Stage][0], Problem: kernel[p.Stage][1], OnPath: r.OnPath,
-			Predicted: apiEstimate(r.Predicted), Measured: apiEstimate(r.Measured),
+			Predicted: causalview.Estimate(r.Predicted), Measured: causalview.Estimate(r.Measured),
 			Error: r.Error, Outside: r.Outside, BaseMS: r.BaseMS, Scale: r.Scale,
 		})
 	}

@@ -21,7 +21,13 @@ import (
 // load, there being no kernel spec) with the given extra lines.
 func pipelineDir(t *testing.T, extra string) string {
 	t.Helper()
-	dir := t.TempDir()
+	return pipelineDirIn(t, t.TempDir(), extra)
+}
+
+func pipelineDirB(b *testing.B) string { return pipelineDirIn(b, b.TempDir(), "") }
+
+func pipelineDirIn(t testing.TB, dir, extra string) string {
+	t.Helper()
 	src := "pipeline: fj\nkernels: [sgemm, conv2d, reduce]\n" + extra
 	if err := os.WriteFile(filepath.Join(dir, "fj.yaml"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
@@ -324,6 +330,18 @@ func TestSpansRateLimited(t *testing.T) {
 	now = now.Add(time.Second)
 	if status, e, _ := ts.postSpans(t, forkJoin(2, 0, 2000, 300)); status != 200 {
 		t.Errorf("after a refill = %d %+v", status, e)
+	}
+	// A batch of 2,000 spans costs 1 + 2 tokens: a full bucket of 3.
+	ts.srv.observers = newLimiter(1, 3, func() time.Time { return now })
+	var big []causal.Span
+	for it := range 500 {
+		big = append(big, forkJoin(it, uint64(it)*10, int64(it)*1000, 300)...)
+	}
+	if status, e, _ := ts.postSpans(t, big); status != 200 {
+		t.Fatalf("POST of %d spans = %d %+v", len(big), status, e)
+	}
+	if status, e, _ := ts.postSpans(t, forkJoin(600, 0, 600_000, 300)); status != 429 {
+		t.Errorf("POST after a 2,000-span batch emptied the bucket = %d %+v, want 429", status, e)
 	}
 }
 
