@@ -26,8 +26,9 @@
 // stages in order, waiting for the stages of other streams it joins. It
 // records one causal.Span per stage with the caller's monotonic clock
 // (ns), the stream, and the join as an explicit dependency. A Perturbation
-// delays one stage by a busy wait of d after its kernel (a slower kernel
-// still holds its core) or runs it at another config.
+// delays one stage by d after its kernel (asleep, as Coz's delays are, so
+// the wait does not take CPU time from the other stream; the last 200 µs
+// busily, for precision) or runs it at another config.
 //
 // # Experiments
 //
