@@ -64,6 +64,9 @@ type ExperimentResult struct {
 	BaseMS  float64 `json:"base_ms"`
 	// Scale is the stage's time alone at the new config over its own.
 	Scale float64 `json:"scale,omitempty"`
+	// OvershootMS is the median of how much longer than asked a delay
+	// waited; the prediction uses the delay as inserted.
+	OvershootMS float64 `json:"overshoot_ms,omitempty"`
 }
 
 // Experiment is a perturbation experiment: POST

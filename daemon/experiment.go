@@ -170,7 +170,7 @@ func experimentAPI(rep pipeline.Report, served map[string]bool) api.Experiment {
 			Perturbation: api.Perturbation{Name: p.Name, Stage: p.Stage, Config: p.Config, DelayMS: float64(p.Delay) / float64(time.Millisecond)},
 			Kernel:       kernel[p.Stage][0], Problem: kernel[p.Stage][1], OnPath: r.OnPath,
 			Predicted: causalview.Estimate(r.Predicted), Measured: causalview.Estimate(r.Measured),
-			Error: r.Error, Outside: r.Outside, BaseMS: r.BaseMS, Scale: r.Scale,
+			Error: r.Error, Outside: r.Outside, BaseMS: r.BaseMS, Scale: r.Scale, OvershootMS: r.OvershootMS,
 		})
 	}
 	return ex

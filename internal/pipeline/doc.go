@@ -34,15 +34,19 @@
 //
 // Experiment runs each perturbation in pairs: a baseline iteration and a
 // perturbed one, the order alternating from pair to pair, so slow drift of
-// a shared machine falls on both. For each pair it predicts the change from
-// the baseline iteration's own spans (causal.Build, then the graph replayed
-// with the perturbed stage's duration: d longer for a delay; for a config,
-// scaled by the ratio of the two configs' medians measured alone, one run
-// of each in turn, since the model knows durations, not configs) and
-// measures the change of the perturbed iteration against the baseline's. Both are in percent of the
-// baseline's end-to-end time and summarised by causal.Bootstrap (median,
-// 95% bootstrap interval of the median). The error of a perturbation is
-// |predicted - measured| between the medians, in points of end-to-end time.
+// a shared machine falls on both. For each pair it predicts the change
+// from the baseline iteration's own spans: causal.Build, then the graph
+// replayed with the perturbed stage's duration changed. A delay makes it
+// longer by the delay as the perturbed iteration inserted it (at least d:
+// a sleep wakes late on a loaded machine; Coz too accounts for its pauses
+// as they happened). A config scales it by the ratio of the two configs'
+// medians measured alone, one run of each in turn, since the model knows
+// durations, not configs. The measured change is the perturbed
+// iteration's end-to-end time against the baseline's. Both are in percent
+// of the baseline's end-to-end time and summarised by causal.Bootstrap
+// (median, 95% bootstrap interval of the median). The error of a
+// perturbation is |predicted - measured| between the medians, in points of
+// end-to-end time.
 //
 // # Budget by influence
 //

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quasim/quasim/causal"
+	"github.com/quasim/quasim/evaluate"
 )
 
 // ExperimentOptions configures Experiment.
@@ -39,6 +40,10 @@ type Result struct {
 	// Scale is the ratio of the stage's time alone at the new config to
 	// its own (config perturbations only).
 	Scale float64 `json:"scale,omitempty"`
+	// OvershootMS is the median of how much longer than asked the delay
+	// waited (delay perturbations only); the prediction uses the delay as
+	// inserted.
+	OvershootMS float64 `json:"overshoot_ms,omitempty"`
 }
 
 // Report is a whole experiment.
@@ -159,7 +164,7 @@ func (r *Runner) perturb(ctx context.Context, it *int, p Perturbation, spans *[]
 		}
 		res.Scale = scale
 	}
-	var pred, meas, base []float64
+	var pred, meas, base, over []float64
 	onPath := 0
 	for k := range opt.Runs {
 		var b, q Iteration
@@ -195,7 +200,10 @@ func (r *Runner) perturb(ctx context.Context, it *int, p Perturbation, spans *[]
 		if p.Config != "" {
 			dur[idx] = int64(math.Round(float64(dur[idx]) * res.Scale))
 		} else {
-			dur[idx] += int64(p.Delay)
+			// The delay as inserted, as Coz accounts for its pauses as
+			// they happened: a sleep wakes late on a loaded machine.
+			dur[idx] += q.Delayed
+			over = append(over, float64(q.Delayed-int64(p.Delay))/1e6)
 		}
 		predicted := g.Replay(dur, nil, nil)
 		e2e := float64(b.EndToEnd)
@@ -212,6 +220,9 @@ func (r *Runner) perturb(ctx context.Context, it *int, p Perturbation, spans *[]
 		return res, err
 	}
 	res.OnPath = float64(onPath) / float64(opt.Runs)
+	if len(over) > 0 {
+		res.OvershootMS = evaluate.Median(over)
+	}
 	slices.Sort(base)
 	res.BaseMS = base[len(base)/2]
 	m, lo, hi := res.Predicted.Median, res.Measured.Lo, res.Measured.Hi

@@ -142,6 +142,9 @@ func (r *Runner) configFor(i int, p *Perturbation) (genome.Config, error) {
 type Iteration struct {
 	Spans    []causal.Span
 	EndToEnd int64 // ns from the first start to the last end
+	// Delayed is how long the perturbation's delay actually waited, ns:
+	// at least the delay asked for, more when the sleep woke late.
+	Delayed int64
 }
 
 // Run runs iteration it, perturbed by p when p is not nil. Span ids are
@@ -175,6 +178,7 @@ func (r *Runner) Run(ctx context.Context, it int, p *Perturbation) (Iteration, e
 		}
 		streams[s.Stream] = append(streams[s.Stream], i)
 	}
+	var delayed int64 // written by the delayed stage's goroutine before wg.Done
 	var wg sync.WaitGroup
 	for _, name := range order {
 		wg.Go(func() {
@@ -198,7 +202,9 @@ func (r *Runner) Run(ctx context.Context, it int, p *Perturbation) (Iteration, e
 				start := r.clock()
 				_, err := s.kern.Run(configs[i], s.problem, s.in)
 				if p != nil && p.Delay > 0 && p.Stage == s.Name {
+					t := r.clock()
 					r.delay(p.Delay)
+					delayed = r.clock() - t
 				}
 				end := r.clock()
 				spans[i] = causal.Span{ID: uint64(it*n + i + 1), Pipeline: r.pl.Name, Iteration: it, Kernel: s.Kernel,
@@ -222,7 +228,7 @@ func (r *Runner) Run(ctx context.Context, it int, p *Perturbation) (Iteration, e
 	for _, s := range spans {
 		first, last = min(first, s.Start), max(last, s.End)
 	}
-	return Iteration{Spans: spans, EndToEnd: last - first}, nil
+	return Iteration{Spans: spans, EndToEnd: last - first, Delayed: delayed}, nil
 }
 
 // spinLast is the end of a delay that is waited for busily: sleeping

@@ -98,8 +98,8 @@ func TestPerturbations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := it.Spans[2].Duration(); d < int64(2*time.Millisecond) {
-		t.Fatalf("delayed span took %d ns", d)
+	if d := it.Spans[2].Duration(); d < int64(2*time.Millisecond) || it.Delayed < int64(2*time.Millisecond) || it.Delayed > d {
+		t.Fatalf("delayed span took %d ns, its delay %d", d, it.Delayed)
 	}
 	for _, p := range []Perturbation{
 		{Name: "x", Stage: "nope", Delay: 1},

@@ -94,7 +94,7 @@ func printExperiment(w io.Writer, ex api.Experiment) error {
 	t := newTable(w, "PERTURBATION", "ON_PATH", "BASE_MS", "PREDICTED_%", "95%_CI", "MEASURED_%", "95%_CI", "ERROR_PTS", "CHECK")
 	for _, r := range ex.Results {
 		p := r.Perturbation
-		what := fmt.Sprintf("%s +%gms", p.Stage, p.DelayMS)
+		what := fmt.Sprintf("%s +%gms (+%.2f late)", p.Stage, p.DelayMS, r.OvershootMS)
 		if p.Config != "" {
 			what = fmt.Sprintf("%s at %s (x%.2f alone)", p.Stage, p.Config, r.Scale)
 		}
