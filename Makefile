@@ -12,7 +12,7 @@ CC ?= cc
 CFLAGS ?= -O2
 QUASIM_CFLAGS := -std=c99 -Wall -Wextra -pedantic
 
-.PHONY: all build test test-race vet fmt fmt-check fuzz-smoke verify-unit bench-search bench-lookup install uninstall libquasim install-c
+.PHONY: all build test test-race vet fmt fmt-check fuzz-smoke verify-unit bench-search bench-lookup cachegrind-check install uninstall libquasim install-c
 
 all: fmt-check vet test
 
@@ -61,11 +61,13 @@ fuzz-smoke:
 	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzDecodeCursor$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzExperimentRequest$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./precision -run '^$$' -fuzz '^FuzzRound$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzVerifyBytes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./memgraph -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./memgraph/tflite -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./memgraph/onnx -run '^$$' -fuzz '^FuzzReadONNX$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./causal -run '^$$' -fuzz '^FuzzDecodeSpans$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./causal -run '^$$' -fuzz '^FuzzImportChrome$$' -fuzztime $(FUZZTIME)
 
@@ -83,6 +85,10 @@ verify-unit: build
 bench-search: build
 	./bin/quasimctl bench --space ../shared/spaces --strategy random,es,quantumsearch,schedules,portfolio --budget 400 --seeds 20 --peers ../shared/peers/kernel_tuner.json
 	./bin/quasimctl bench --space ../shared/spaces --strategy portfolio --warm-from ../shared/spaces --budget 400 --seeds 20 --peers ../shared/peers/kernel_tuner.json
+
+# memgraph's cache-miss estimate against valgrind's cachegrind (README).
+cachegrind-check:
+	$(GO) test ./memgraph -run '^TestMissesAgainstCachegrind$$' -v
 
 # Lookup latency of the socket API against a raw socket echo (README).
 bench-lookup:

@@ -19,6 +19,7 @@ const (
 	RouteImport       = "POST /v1/kernels/{kernel}/import"
 	RouteKernelTrials = "GET /v1/kernels/{kernel}/trials"
 	RouteKernelTune   = "POST /v1/kernels/{kernel}/tune"
+	RouteMemgraphPlan = "POST /v1/memgraph/plan"
 	RouteObservations = "POST /v1/observations"
 	RouteReload       = "POST /v1/reload"
 	RouteSpans        = "POST /v1/spans"
@@ -153,6 +154,29 @@ type CPU struct {
 	Energy   string   `json:"energy"`         // the energy counter, or "unavailable: why"
 	Lock     string   `json:"lock,omitempty"` // the device's flock file; empty without --lock-dir
 	Error    string   `json:"error,omitempty"`
+	// Ceilings are the roofline's roofs quasimd measured on this CPU; nil
+	// until measured (once per device class, shortly after the first start).
+	Ceilings *Ceilings `json:"ceilings,omitempty"`
+}
+
+// Ceilings are a device's measured float32 FMA rate and streaming copy
+// bandwidth, with every thread busy.
+type Ceilings struct {
+	GFLOPS       float64   `json:"gflops"`        // float32, every thread busy
+	GFLOPSThread float64   `json:"gflops_thread"` // float32, one thread alone
+	BandwidthGBs float64   `json:"bandwidth_gbs"`
+	Threads      int       `json:"threads"`
+	FMA          string    `json:"fma"` // the FMA loop that ran
+	How          string    `json:"how"`
+	MeasuredAt   time.Time `json:"measured_at"`
+}
+
+// Work is one run's floating-point operations and compulsory traffic
+// (inputs read once, outputs written once): GFLOP/s is Flops over the
+// time, arithmetic intensity Flops over Bytes.
+type Work struct {
+	Flops float64 `json:"flops"`
+	Bytes float64 `json:"bytes"`
 }
 
 // NVIDIA is the GPUs NVML reports, or why there are none.
@@ -255,6 +279,9 @@ type Job struct {
 	LastCycle  *time.Time `json:"last_cycle,omitempty"`
 	NextCycle  *time.Time `json:"next_cycle,omitempty"`
 	BudgetLeft int        `json:"budget_left,omitempty"`
+	// Work is what one run of the job's kernel at its problem does, where
+	// the evaluator knows (the builtin kernels do).
+	Work *Work `json:"work,omitempty"`
 	// Foreign marks a job this daemon does not tune: trials stored for
 	// another device class or problem (imports, a former device). They are
 	// listed, exported and warm-start the kernel's own jobs.

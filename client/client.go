@@ -382,7 +382,9 @@ func (c *Client) doHeader(ctx context.Context, method, path string, q url.Values
 		u += "?" + q.Encode()
 	}
 	var rd io.Reader
-	if body != nil {
+	if raw, ok := body.([]byte); ok {
+		rd = bytes.NewReader(raw) // sent as is: a graph or a model file
+	} else if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return nil, fmt.Errorf("encode %s %s: %w", method, path, err)

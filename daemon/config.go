@@ -36,8 +36,11 @@ type Config struct {
 	// a negative rate: no limit).
 	ObserveRate  float64
 	ObserveBurst int
-	Version      string
-	Now          func() time.Time
+	// NoCeilings turns off measuring the CPU's roofline ceilings (about a
+	// second of every thread, once per device class and state directory).
+	NoCeilings bool
+	Version    string
+	Now        func() time.Time
 }
 
 // Under systemd, the unit's RuntimeDirectory=, StateDirectory= and

@@ -162,12 +162,21 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			Now:         cfg.Now,
 		}),
 	}
+	ceil, err := loadCeilings(cfg.StateDir)
+	if err != nil {
+		log.Warn().Err(err).Msg("ceilings file")
+	}
+	if !cfg.NoCeilings {
+		cpu, _ := introspect.ReadCPU(os.DirFS("/"))
+		go ceil.measureCPU(ctx, builtin.CPUClass(), cpu.Threads, devs.lock, gate.busy, cfg.Now, log.With().Str("component", "ceilings").Logger())
+	}
 	srv := &server{
 		sched: sched, st: st, writers: newWriters(cfg.Operators, cfg.OperatorGroup),
 		log: log.With().Str("component", "api").Logger(), version: cfg.Version, started: cfg.Now(),
 		stateDir: cfg.StateDir, specDir: cfg.KernelsDir, metrics: m, gpus: gpus, lockDir: cfg.LockDir,
 		observers:  newLimiter(cfg.ObserveRate, cfg.ObserveBurst, cfg.Now),
 		lockDevice: devs.lock,
+		ceilings:   ceil,
 	}
 	var reloadMu sync.Mutex // load and apply as one step, or an older load could win
 	doReload := func() api.ReloadResponse {

@@ -26,6 +26,7 @@ func (s *server) getDevices(*http.Request) (any, error) {
 		return LockFile(s.lockDir, class)
 	}
 	out.CPU.Lock = lock(out.CPU.Class)
+	out.CPU.Ceilings = s.ceilings.get(out.CPU.Class)
 	// The open session's view: a second NVML instance beside it would
 	// reload the library under the session's feet.
 	var n introspect.NVIDIA

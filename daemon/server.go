@@ -41,13 +41,16 @@ type server struct {
 	pub      ed25519.PublicKey
 	keyID    string
 
-	observers *limiter // rate of POST /v1/observations per uid
+	observers *limiter    // rate of POST /v1/observations per uid
+	memgraph  *memPlanner // POST /v1/memgraph/plan's bounds and slots; nil: the defaults
 
 	metrics *metrics         // nil in tests that need none
 	gpus    *introspect.GPUs // the open NVML session; nil without one
 	lockDir string           // the devices' flock files; empty for none
 	// lockDevice takes a device's exclusive lock, as cycles do.
 	lockDevice func(ctx context.Context, device string) (func(), error)
+
+	ceilings *ceilings // the roofs measured per device class
 }
 
 type cachedAnswer struct {
@@ -192,6 +195,7 @@ func (s *server) handler() http.Handler {
 	}
 	mux.HandleFunc(api.RouteCert, s.getCert)
 	mux.HandleFunc(routeProfile, s.getProfile)
+	mux.HandleFunc(api.RouteMemgraphPlan, s.memgraphHandler()) // its own 413 and body bounds
 	for _, rt := range s.routes() {
 		if rt.pattern == api.RouteConfig {
 			continue
@@ -333,6 +337,11 @@ func (s *server) jobInfo(j *job, nextRuns map[cron.EntryID]time.Time) (api.Job, 
 	}
 	if v.running && v.live.Budget > 0 {
 		aj.BudgetLeft = v.live.Budget - v.live.Evals
+	}
+	if w, ok := j.spec.Evaluator.(evaluate.Worker); ok {
+		if wk, ok := w.Work(j.spec.Problem); ok {
+			aj.Work = &api.Work{Flops: wk.Flops, Bytes: wk.Bytes}
+		}
 	}
 	if e, err := s.sched.index.entry(s.st, j); err != nil {
 		return aj, err

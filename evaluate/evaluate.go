@@ -121,6 +121,21 @@ type Evaluator interface {
 // applied for them.
 type Replayer interface{ Replays() bool }
 
+// Work is what one run of a kernel at a problem does, for a roofline: its
+// floating-point operations and the bytes it must move at the least (every
+// input read once, every output written once). Achieved GFLOP/s is Flops
+// over the run's time; arithmetic intensity is Flops over Bytes.
+type Work struct {
+	Flops float64
+	Bytes float64
+}
+
+// Worker is implemented by evaluators that know their kernel's work.
+type Worker interface {
+	// Work gives the work of one run of problem p; false when unknown.
+	Work(p Problem) (Work, bool)
+}
+
 // ErrUnknownProblem is returned for a problem the evaluator cannot measure.
 var ErrUnknownProblem = errors.New("unknown problem")
 

@@ -75,5 +75,76 @@
 // a cycle in a free order, and bodies, op or tensor counts over MaxBody,
 // MaxOps and MaxTensors.
 //
+// Ops may also carry "duration_ns" (the op's run time in nanoseconds,
+// for Prefetch; the daemon would fill it from the store's trials of the
+// kernel; 0 when unknown) and "access", how the op walks its tensors,
+// for Misses:
+//
+//	{"id": "mm", "duration_ns": 120000, "access": [
+//	  {"tensor": "x", "pattern": "sequential", "elem": 4, "passes": 2},
+//	  {"tensor": "y", "pattern": "strided", "stride": 1024},
+//	  {"tensor": "z", "pattern": "tiled", "row": 512, "tile": [32, 32]},
+//	  {"tensor": "w", "pattern": "loops", "offset": 0,
+//	   "loops": [[4, 0], [128, 512], [128, 4]]}]}
+//
+// Each access is an affine loop nest over byte offsets in the tensor
+// (see Access); elem defaults to 4, passes to 1. Decode rejects, naming
+// the op, the access and the field: a tensor the op neither produces nor
+// consumes (nor, for an explicit lifetime, runs within), an unknown
+// pattern, a field of another pattern, a bad elem, offset, stride, row
+// or tile, a loop that is not [count >= 1, stride >= 0], more than
+// MaxLoops loops or MaxAccessCount accesses, any element past the
+// tensor's bytes, and a duration outside [0, one hour].
+//
+// # Locality and the miss estimate
+//
+// Misses expands every op's accesses (an op without any reads, then
+// writes, each of its tensors once in sequence) at the plan's offsets
+// into a trace of cache lines, op after op in the plan's order. The
+// accesses of one op interleave in lockstep, each at its own rate: the
+// i-th of a stream of n happens at i/n of the op (exact when every
+// stream of the op runs over the same loop nest or a prefix of it, as in
+// a loop body reading a[i] and writing b[i]). Consecutive accesses of a
+// stream to one line are a run; a run becomes two references, at its
+// first and last access, and the accesses between count as hits. That
+// is exact when each op walks one tensor (TestMissesSingleStreamExact)
+// and otherwise assumes the cache holds the few lines an op touches at
+// once.
+//
+// Mattson's LRU stack distance of each reference (distinct lines since
+// the line's last reference) comes from a Fenwick tree over last-use
+// times, O(log n) per reference, compacted so that memory follows the
+// distinct lines. The estimate per cache level is exact for the trace:
+// a per-set LRU simulation (a fully associative level by stack distance)
+// on the references the level above missed, writes allocating, as
+// cachegrind does; the fully associative estimate from the stack
+// distance histogram of the whole trace comes beside it. A trace is
+// bounded by CacheSpec.MaxRefs (ErrTraceTooLong).
+//
+// Layout re-places a plan's tensors (same order and lifetimes, peak no
+// higher) to lower the estimated misses: the plan given, best-fit
+// placements in other orders, and warm fit (each tensor where the most
+// recently dead one lay, whose lines are likeliest cached); with a Rand,
+// random moves of the winning order.
+//
+// # Prefetch schedule
+//
+// Prefetch takes the tensors marked host (they start in host memory), a
+// copy bandwidth and latency, and an optional memory cap, and schedules
+// one copy stream beside the ops, which run in the plan's order each for
+// its duration_ns. Copies go in the order of first use, each as early as
+// the stream is free and the cap allows: a copy holds its bytes from its
+// start until its last use ends, and at every op the activations alive
+// there (every non-host tensor, by the plan's lifetimes; bytes counted,
+// not offsets) plus the held copies must fit the cap. Under a cap, a
+// tensor used by several ops stays on the device between two uses only
+// when the bytes allow (shortest gaps first), else it is copied again.
+// A Schedule carries every copy and op time, the makespan, the
+// no-overlap baseline (the same copies and ops, serially) and the
+// compute-only lower bound. CheckSchedule verifies any schedule (copy
+// stream, arrivals, op order and durations, the cap during every op);
+// Prefetch never returns one that fails it (ErrBadSchedule), and names
+// the op that cannot fit a cap (ErrCapTooSmall).
+//
 // Package memgraph/tflite derives such graphs from TensorFlow Lite models.
 package memgraph

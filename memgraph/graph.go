@@ -36,6 +36,13 @@ type Graph struct {
 type Op struct {
 	ID   string `json:"id"`
 	Kind string `json:"kind,omitempty"`
+	// Duration is the op's run time in nanoseconds, for Prefetch; 0 when
+	// unknown (see prefetch.go).
+	Duration int64 `json:"duration_ns,omitempty"`
+	// Access describes how the op walks its tensors, for Misses; an op
+	// without it reads and writes each of its tensors once, in sequence
+	// (see locality_format.go).
+	Access []Access `json:"access,omitempty"`
 }
 
 // Tensor is one buffer the plan places. Its lifetime comes either from
@@ -175,6 +182,9 @@ func compile(g *Graph) (*compiled, error) {
 			return nil, err
 		}
 	} else if err := c.checkFixedOrder(g); err != nil {
+		return nil, err
+	}
+	if err := c.checkOpExtras(g); err != nil {
 		return nil, err
 	}
 	return c, nil

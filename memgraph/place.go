@@ -110,15 +110,21 @@ func (pl *placer) bestFit(x int32) int64 {
 		pl.cand = append(pl.cand, pl.startsAt[t]...)
 	}
 	slices.SortFunc(pl.cand, func(a, b int32) int { return cmp.Compare(pl.off[a], pl.off[b]) })
+	return gapFit(p, x, pl.cand, pl.off)
+}
+
+// gapFit is the best-fit offset for x among placed tensors sorted by
+// offset: the smallest aligned gap that holds it, else above them all.
+func gapFit(p *problem, x int32, byOff []int32, off []int64) int64 {
 	size, align := p.size[x], p.align[x]
 	best, bestGap := int64(-1), int64(-1)
 	var top int64 // highest end of the tensors seen so far
-	for _, y := range pl.cand {
+	for _, y := range byOff {
 		start := alignUp(top, align)
-		if gap := pl.off[y] - start; gap >= size && (bestGap < 0 || gap < bestGap) {
+		if gap := off[y] - start; gap >= size && (bestGap < 0 || gap < bestGap) {
 			best, bestGap = start, gap
 		}
-		top = max(top, pl.off[y]+p.size[y])
+		top = max(top, off[y]+p.size[y])
 	}
 	if best < 0 {
 		best = alignUp(top, align)

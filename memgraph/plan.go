@@ -59,6 +59,9 @@ func Plan(g *Graph, opt Options) (*Result, error) {
 	if err != nil || opt.Rand == nil {
 		return r, err
 	}
+	if opt.Stop != nil && opt.Stop() {
+		return r, nil // out of time: choosing an order means planning again
+	}
 	chosen := c.chooseOrder(order, opt.Rand)
 	if slices.Equal(chosen, order) {
 		return r, nil

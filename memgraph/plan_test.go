@@ -270,3 +270,33 @@ func TestBadPlanIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// TestStopPolledEachPlacementOnBigGraphs: from pollEvery tensors a
+// placement is slow, so Stop is polled before each one and a deadline
+// is met within one placement, not 64.
+func TestStopPolledEachPlacementOnBigGraphs(t *testing.T) {
+	g := synthGraph(rand.New(rand.NewPCG(7, 7)), 2*pollEvery)
+	calls := 0
+	r, err := Plan(g, Options{Rand: rand.New(rand.NewPCG(1, 1)), Iters: 10, Stop: func() bool { calls++; return false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Peak > r.LowerBound && calls < 10 {
+		t.Fatalf("Stop polled %d times in 10 placements; want at least 10", calls)
+	}
+}
+
+// TestStopSkipsOrderChoice: once Stop says the time is up, a free-order
+// graph keeps its listed order's plan instead of planning a second order.
+func TestStopSkipsOrderChoice(t *testing.T) {
+	g := &Graph{Order: "free", Alignment: 1,
+		Ops: []Op{{ID: "a1"}, {ID: "b1"}, {ID: "a2"}, {ID: "b2"}},
+		Tensors: []Tensor{
+			{ID: "A", Bytes: 1000, Producer: "a1", Consumers: []string{"a2"}},
+			{ID: "B", Bytes: 1000, Producer: "b1", Consumers: []string{"b2"}},
+		}}
+	r, err := Plan(g, Options{Rand: rand.New(rand.NewPCG(1, 1)), Stop: func() bool { return true }})
+	if err != nil || r.Peak != 2000 {
+		t.Fatalf("stopped plan: peak %v, err %v; want the listed order's 2000", r.Peak, err)
+	}
+}

@@ -30,7 +30,10 @@ func improve(p *problem, pl *placer, start []int32, startPeak, bound int64, rng 
 	o, _ := pl.run(cur)
 	curOff := slices.Clone(o)
 	for it := 0; it < iters; it++ {
-		if stop != nil && it%64 == 0 && stop() {
+		// Poll every 64 placements, or every one on big graphs, where
+		// one placement takes milliseconds (about 20 ms at 100,000
+		// tensors): a deadline is met within one placement.
+		if stop != nil && (it%64 == 0 || n >= pollEvery) && stop() {
 			break
 		}
 		for k, x := range cur {
@@ -81,6 +84,10 @@ func improve(p *problem, pl *placer, start []int32, startPeak, bound int64, rng 
 	}
 	return best, bestPeak
 }
+
+// pollEvery is the graph size (tensors) from which improve polls Stop
+// before every placement.
+const pollEvery = 1024
 
 // near picks a tensor alive at a random op of top's life: the tensors
 // that share the peak's time are those that can move it.

@@ -100,7 +100,10 @@ func start(t testing.TB, dir string, extra ...string) *proc {
 	t.Cleanup(func() { d.notify.Close() })
 	args := append([]string{"--socket", d.socket, "--state-dir", filepath.Join(dir, "state"), "--kernels", filepath.Join(dir, "kernels.d"), "--log-level", "debug",
 		// Other test packages load the CPU; only the idle test gates on it.
-		"--idle-cpu", "0", "--lock-dir", filepath.Join(sockDir, "locks")}, extra...)
+		"--idle-cpu", "0", "--lock-dir", filepath.Join(sockDir, "locks"),
+		// A second of every core per daemon would slow the other tests;
+		// TestCeilings measures them.
+		"--no-ceilings"}, extra...)
 	d.cmd = exec.Command(qd, args...)
 	d.cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+nsock)
 	d.cmd.Stderr = d.stderr

@@ -62,6 +62,7 @@ func run() int {
 	fs.StringVar(&cfg.LockDir, "lock-dir", daemon.DefaultLockDir(), "directory of the devices' lock files (flock), shared with other processes that measure; empty for in-process locks only ($QUASIMD_LOCK_DIR)")
 	fs.Float64Var(&cfg.ObserveRate, "observe-rate", daemon.DefaultObserveRate, "observation reports each uid may make a second (a token bucket; a request costs 1, plus 1 per 1,000 latencies); negative: no limit")
 	fs.IntVar(&cfg.ObserveBurst, "observe-burst", daemon.DefaultObserveBurst, "the bucket's size: reports a uid may make at once")
+	fs.BoolVar(&cfg.NoCeilings, "no-ceilings", false, "do not measure the CPU's roofline ceilings (FMA rate, copy bandwidth; about a second, once per device class)")
 	level := fs.String("log-level", "info", "debug, info, warn or error ($QUASIMD_LOG_LEVEL)")
 	format := fs.String("log-format", "json", "json (for journald) or console ($QUASIMD_LOG_FORMAT)")
 	showVersion := fs.Bool("version", false, "print the version and exit")

@@ -430,14 +430,14 @@ func TestExecHarness(t *testing.T) {
 		t.Skip("gcc not found: the C harness is not tested here")
 	}
 	bin := filepath.Join(t.TempDir(), "matmul_harness")
-	if out, err := exec.Command(gcc, "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-o", bin,
+	if out, err := exec.Command(gcc, "-O3", "-march=native", "-ffp-contract=fast", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-o", bin,
 		filepath.Join("..", "..", "examples", "harness-c", "matmul_harness.c")).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	spec := "name: matmul\nevaluator: exec:" + bin + "\nproblems: [\"96\"]\nschedule: \"@every 1h\"\nbudget: {evals: 10}\ntimeout: 20s\n"
 	d := start(t, newDir(t, map[string]string{"matmul.yaml": spec}))
 	cfg := waitServedKernel(t, d, "matmul", "96")
-	if len(cfg.Config) != 4 || cfg.Certificate == "" {
+	if len(cfg.Config) != 5 || cfg.Certificate == "" {
 		t.Fatalf("served %+v", cfg)
 	}
 	out, _, code := d.ctl("certs", "show", cfg.Certificate)

@@ -294,6 +294,18 @@ func (k *Kernel) Evaluate(ctx context.Context, c genome.Config, p evaluate.Probl
 	return tr, nil
 }
 
+// Work is one run's flops and its compulsory traffic: the float32 inputs
+// read once and the output written once. Caches make the real traffic of a
+// good config close to it and of a poor one larger, which is what a
+// roofline shows.
+func (k *Kernel) Work(p evaluate.Problem) (evaluate.Work, bool) {
+	if k.def.flops == nil || k.def.checkProblem(p) != nil {
+		return evaluate.Work{}, false
+	}
+	a, b, out := k.def.sizes(p.Dims)
+	return evaluate.Work{Flops: k.def.flops(p.Dims), Bytes: 4 * float64(a+b+out)}, true
+}
+
 // cachedInputs returns the inputs of p seeded with Options.Seed, making them
 // on first use; they are dropped keepInputs after their last use.
 func (k *Kernel) cachedInputs(p evaluate.Problem) Inputs {

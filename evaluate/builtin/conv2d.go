@@ -48,6 +48,10 @@ func conv2dDef() def {
 			h, w, f := d[0], d[1], d[2]
 			return h * w, f * f, (h - f + 1) * (w - f + 1)
 		},
+		flops: func(d []int) float64 {
+			h, w, f := float64(d[0]), float64(d[1]), float64(d[2])
+			return 2 * f * f * (h - f + 1) * (w - f + 1)
+		},
 		prepare: prepareConv2d,
 		ref:     refConv2d,
 		verify:  conv2dVerify(),

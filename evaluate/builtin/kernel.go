@@ -29,6 +29,9 @@ type def struct {
 	check func(d []int) error
 	// sizes returns the lengths of Inputs.A, Inputs.B and the output.
 	sizes func(d []int) (a, b, out int)
+	// flops is the floating-point operations of one run (a multiply-add
+	// counts 2), whatever the config.
+	flops func(d []int) float64
 	// prepare decodes a config (parameter name -> value) and allocates its
 	// scratch buffers.
 	prepare func(v map[string]genome.Value, d []int) runner

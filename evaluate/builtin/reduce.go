@@ -37,6 +37,7 @@ func reduceDef() def {
 		sizes: func(d []int) (int, int, int) {
 			return d[0], 0, 1
 		},
+		flops:   func(d []int) float64 { return float64(d[0] - 1) },
 		prepare: prepareReduce,
 		ref:     refReduce,
 		verify:  reduceVerify(),

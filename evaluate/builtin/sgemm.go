@@ -49,6 +49,7 @@ func sgemmDef() def {
 			m, n, k := d[0], d[1], d[2]
 			return m * k, k * n, m * n
 		},
+		flops:       func(d []int) float64 { return 2 * float64(d[0]) * float64(d[1]) * float64(d[2]) },
 		prepare:     prepareSgemm,
 		ref:         refSgemm,
 		verify:      sgemmVerify(),

@@ -2,7 +2,10 @@
  * matmul_harness: an exec harness (docs/harness-protocol.md) for a blocked
  * single-precision matrix multiply C = A*B of n x n matrices on the CPU.
  * Tunable: the block sizes of the i, j and k loops and the loop order inside
- * a block. Build: cc -O2 -std=c99 -o matmul_harness matmul_harness.c
+ * a block: ijk or ikj, plain loops, or packed: panels of A and B copied into
+ * contiguous buffers and multiplied by a register-blocked micro-kernel of
+ * MR x NR accumulators (micro), written in plain C that gcc vectorises.
+ * Build: cc -O3 -march=native -std=c99 -o matmul_harness matmul_harness.c
  *
  * It reads run requests on stdin and answers each with the times of the
  * repetitions and a checksum (the sum of C, in double), one JSON line each.
@@ -80,16 +83,87 @@ static void matmul(int n, const float *a, const float *b, float *c, int bi, int 
 			}
 }
 
+/*
+ * The packed path, after Goto and van de Geijn ("Anatomy of high-performance
+ * matrix multiplication", 2008): for each block_j x block_k panel of B and
+ * block_i x block_k panel of A, copy them in the order the micro-kernel
+ * reads (NR columns, MR rows at a time, zero-padded), then let the
+ * micro-kernel keep an MR x NR block of C in registers over the whole k
+ * panel. Block sizes are capped by MAXB.
+ */
+#define MAXB 256
+static float apack[MAXB * MAXB + 64], bpack[MAXB * (MAXB + 32)];
+
+#define MICRO(MR, NR)                                                                        \
+	static void micro_##MR##x##NR(int kc, const float *restrict ap, const float *restrict bp, \
+				      float *restrict c, int ldc, int mr, int nr)                  \
+	{                                                                                    \
+		float acc[MR][NR];                                                           \
+		memset(acc, 0, sizeof acc);                                                  \
+		for (int p = 0; p < kc; p++) {                                               \
+			const float *bq = bp + (size_t)p * NR;                                \
+			for (int i = 0; i < MR; i++) {                                        \
+				float x = ap[(size_t)p * MR + i];                             \
+				for (int j = 0; j < NR; j++)                                  \
+					acc[i][j] += x * bq[j];                               \
+			}                                                                     \
+		}                                                                             \
+		for (int i = 0; i < mr; i++)                                                  \
+			for (int j = 0; j < nr; j++)                                          \
+				c[(size_t)i * ldc + j] += acc[i][j];                          \
+	}
+MICRO(4, 16)
+MICRO(6, 16)
+MICRO(8, 16)
+MICRO(4, 32)
+MICRO(6, 32)
+MICRO(8, 32)
+
+typedef void (*microfn)(int, const float *, const float *, float *, int, int, int);
+
+static void packed(int n, const float *a, const float *b, float *c, int bi, int bj, int bk, int mr, int nr, microfn micro)
+{
+	memset(c, 0, sizeof(float) * (size_t)n * (size_t)n);
+	for (int j0 = 0; j0 < n; j0 += bj) {
+		int nc = j0 + bj < n ? bj : n - j0;
+		for (int k0 = 0; k0 < n; k0 += bk) {
+			int kc = k0 + bk < n ? bk : n - k0;
+			/* B[k0:k0+kc, j0:j0+nc] in panels of nr columns, kc rows each. */
+			for (int jr = 0; jr < nc; jr += nr)
+				for (int p = 0; p < kc; p++)
+					for (int j = 0; j < nr; j++)
+						bpack[(size_t)jr * kc + (size_t)p * nr + j] =
+						    jr + j < nc ? b[(size_t)(k0 + p) * n + j0 + jr + j] : 0;
+			for (int i0 = 0; i0 < n; i0 += bi) {
+				int mc = i0 + bi < n ? bi : n - i0;
+				/* A[i0:i0+mc, k0:k0+kc] in panels of mr rows. */
+				for (int ir = 0; ir < mc; ir += mr)
+					for (int p = 0; p < kc; p++)
+						for (int i = 0; i < mr; i++)
+							apack[(size_t)ir * kc + (size_t)p * mr + i] =
+							    ir + i < mc ? a[(size_t)(i0 + ir + i) * n + k0 + p] : 0;
+				for (int jr = 0; jr < nc; jr += nr)
+					for (int ir = 0; ir < mc; ir += mr)
+						micro(kc, apack + (size_t)ir * kc, bpack + (size_t)jr * kc,
+						      c + (size_t)(i0 + ir) * n + j0 + jr, n,
+						      mc - ir < mr ? mc - ir : mr, nc - jr < nr ? nc - jr : nr);
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("{\"type\":\"hello\",\"protocol\":1,\"name\":\"matmul-c\",\"version\":\"1\","
 	       "\"params\":["
-	       "{\"name\":\"block_i\",\"values\":[8,16,32,64,128],\"default\":8},"
-	       "{\"name\":\"block_j\",\"values\":[8,16,32,64,128],\"default\":8},"
-	       "{\"name\":\"block_k\",\"values\":[8,16,32,64,128],\"default\":8},"
-	       "{\"name\":\"order\",\"values\":[\"ijk\",\"ikj\"],\"default\":\"ijk\"}],"
-	       "\"constraints\":[\"block_i * block_k <= 8192\"]}\n");
+	       "{\"name\":\"block_i\",\"values\":[8,16,32,64,128,256],\"default\":8},"
+	       "{\"name\":\"block_j\",\"values\":[8,16,32,64,128,256],\"default\":8},"
+	       "{\"name\":\"block_k\",\"values\":[8,16,32,64,128,256],\"default\":8},"
+	       "{\"name\":\"order\",\"values\":[\"ijk\",\"ikj\",\"packed\"],\"default\":\"ijk\"},"
+	       "{\"name\":\"micro\",\"values\":[\"4x16\",\"6x16\",\"8x16\",\"4x32\",\"6x32\",\"8x32\"],\"default\":\"4x16\"}],"
+	       "\"constraints\":[\"order == 'packed' or block_i * block_k <= 8192\","
+	       "\"order == 'packed' or micro == '4x16'\"]}\n");
 	char line[1 << 16];
 	float *a = NULL, *b = NULL, *c = NULL;
 	int cur = 0;
@@ -99,13 +173,30 @@ int main(void)
 		if (!strcmp(type, "shutdown"))
 			break;
 		double id = 0, bi = 8, bj = 8, bk = 8, reps = 1, n = 0;
-		char order[8] = "ijk";
+		char order[8] = "ijk", mic[8] = "4x16";
 		num(line, "id", &id);
 		num(line, "block_i", &bi);
 		num(line, "block_j", &bj);
 		num(line, "block_k", &bk);
 		num(line, "repetitions", &reps);
 		str(line, "order", order, sizeof order);
+		str(line, "micro", mic, sizeof mic);
+		int mr = 4, nr = 16;
+		microfn micro = micro_4x16;
+		if (!strcmp(mic, "6x16"))
+			mr = 6, micro = micro_6x16;
+		else if (!strcmp(mic, "8x16"))
+			mr = 8, micro = micro_8x16;
+		else if (!strcmp(mic, "4x32"))
+			nr = 32, micro = micro_4x32;
+		else if (!strcmp(mic, "6x32"))
+			mr = 6, nr = 32, micro = micro_6x32;
+		else if (!strcmp(mic, "8x32"))
+			mr = 8, nr = 32, micro = micro_8x32;
+		if (bi < 1 || bj < 1 || bk < 1 || bi > MAXB || bj > MAXB || bk > MAXB) {
+			printf("{\"type\":\"result\",\"id\":%.0f,\"error_class\":\"invalid\",\"error\":\"block sizes outside 1..%d\"}\n", id, MAXB);
+			continue;
+		}
 		const char *pr = strstr(line, "\"problem\":[");
 		if (pr)
 			n = strtod(pr + 11, NULL);
@@ -135,7 +226,10 @@ int main(void)
 		printf("{\"type\":\"result\",\"id\":%.0f,\"times_ms\":[", id);
 		for (int i = 0; i < r; i++) {
 			double t0 = now_ms();
-			matmul(cur, a, b, c, (int)bi, (int)bj, (int)bk, !strcmp(order, "ikj"));
+			if (!strcmp(order, "packed"))
+				packed(cur, a, b, c, (int)bi, (int)bj, (int)bk, mr, nr, micro);
+			else
+				matmul(cur, a, b, c, (int)bi, (int)bj, (int)bk, !strcmp(order, "ikj"));
 			printf("%s%.6f", i ? "," : "", now_ms() - t0);
 		}
 		double sum = 0;

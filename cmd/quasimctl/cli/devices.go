@@ -36,6 +36,12 @@ func newDevicesCommand(g *globalOptions) *cobra.Command {
 				kv("frequency", fmt.Sprintf("%.0f MHz", c.MHz))
 			}
 			kv("energy", dash(c.Energy))
+			if r := c.Ceilings; r != nil {
+				kv("fma peak", fmt.Sprintf("%.1f GFLOP/s float32 on %d threads, %.1f on one (%s)", r.GFLOPS, r.Threads, r.GFLOPSThread, r.FMA))
+				kv("copy", fmt.Sprintf("%.1f GB/s (measured %s)", r.BandwidthGBs, r.MeasuredAt.Format("2006-01-02 15:04")))
+			} else {
+				kv("ceilings", "not measured yet")
+			}
 			if c.Lock != "" {
 				kv("lock", c.Lock)
 			}

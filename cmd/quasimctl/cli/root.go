@@ -101,6 +101,7 @@ func newRootCommand() *cobra.Command {
 		newCertsCommand(g),
 		newCausalCommand(g),
 		newDevicesCommand(g),
+		newMemgraphCommand(g),
 		newDBCommand(),
 		newCausalCommand(g),
 	)

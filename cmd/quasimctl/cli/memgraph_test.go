@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quasim/quasim/api"
+)
+
+// TestMemgraphPlanFallsBackOffline: with no daemon at the socket, the
+// plan is made here, the same as --offline, and stderr says so.
+func TestMemgraphPlanFallsBackOffline(t *testing.T) {
+	graph := "../../../memgraph/testdata/hand_landmark_full.json"
+	sock := filepath.Join(t.TempDir(), "none.sock")
+	out, errs, code := runCtx(context.Background(), "--socket", sock, "memgraph", "plan", graph, "--json")
+	if code != 0 || !strings.Contains(errs, "planning offline") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	var fell, off api.MemPlan
+	if err := json.Unmarshal([]byte(out), &fell); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = runCtx(context.Background(), "--socket", sock, "memgraph", "plan", graph, "--json", "--offline")
+	if code != 0 || errs != "" {
+		t.Fatalf("--offline: exit %d, stderr %q", code, errs)
+	}
+	if err := json.Unmarshal([]byte(out), &off); err != nil {
+		t.Fatal(err)
+	}
+	if fell.Peak != off.Peak || fell.Peak != fell.LowerBound || fell.Tensors != 166 || len(off.Placements) != 166 {
+		t.Fatalf("fallback %+v, offline %+v", fell, off)
+	}
+}
+
+func TestMemgraphPlanSummary(t *testing.T) {
+	out, _, code := runCtx(context.Background(), "memgraph", "plan", "../../../memgraph/testdata/hand_landmark_full.json", "--offline", "--top", "2")
+	for _, want := range []string{
+		"graph hand_landmark_full: 165 ops, 166 tensors, fixed order, planned offline",
+		"lower bound        4018432 (3.83 MiB)  1.0000",
+		"greedy by size     4315136 (4.12 MiB)  1.0738",
+		"peak (search)      4018432 (3.83 MiB)  1.0000",
+		"t107    3211264 (3.06 MiB)  0",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("exit %d, output lacks %q:\n%s", code, want, out)
+		}
+	}
+	if n := strings.Count(out, "\n"); n != 11 {
+		t.Errorf("%d lines, want 11 (two tensors):\n%s", n, out)
+	}
+}
+
+func TestMemgraphPlanBadFile(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "g.json")
+	os.WriteFile(bad, []byte(`{"ops":[{"id":"a"}],"tensors":[{"id":"x","bytes":8,"consumers":["a"]}]}`), 0o644)
+	onnxBad := filepath.Join(dir, "m.onnx")
+	os.WriteFile(onnxBad, []byte("\x3a\x05\x0a"), 0o644)
+	for file, want := range map[string]string{
+		bad:                      `g.json: invalid memory graph: tensor "x": no producer`,
+		onnxBad:                  "m.onnx: onnx m: model: field 7: unexpected EOF",
+		filepath.Join(dir, "no"): "no such file",
+	} {
+		_, errs, code := runCtx(context.Background(), "memgraph", "plan", file, "--offline")
+		if code == 0 || !strings.Contains(errs, want) {
+			t.Errorf("%s: exit %d, stderr %q; want %q", file, code, errs, want)
+		}
+	}
+}
+
+// TestMemgraphPlanONNXDims: an .onnx file is read here, its symbolic
+// dims given with --dim.
+func TestMemgraphPlanONNXDims(t *testing.T) {
+	// x [n, 4] float -> Relu -> y [n, 4], protowire-encoded by hand.
+	const tiny = ":@\n\x12\n\x01x\x12\x01y\x1a\x04relu\"\x04ReluZ\x14\n\x01x\x12\x0f\n\r\b\x01\x12\t\n\x03\x12\x01n\n\x02\b\x04b\x14\n\x01y\x12\x0f\n\r\b\x01\x12\t\n\x03\x12\x01n\n\x02\b\x04"
+	path := filepath.Join(t.TempDir(), "tiny.onnx")
+	if err := os.WriteFile(path, []byte(tiny), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runCtx(context.Background(), "memgraph", "plan", path, "--offline", "--json", "--dim", "n=5")
+	var p api.MemPlan
+	if code != 0 || json.Unmarshal([]byte(out), &p) != nil || p.Name != "tiny" || p.Placements[0].Bytes != 80 {
+		t.Fatalf("exit %d, stderr %q, out %s", code, errs, out)
+	}
+	_, errs, code = runCtx(context.Background(), "memgraph", "plan", path, "--offline", "--dim", "n")
+	if code != 2 || !strings.Contains(errs, `dim "n": want NAME=VALUE`) {
+		t.Fatalf("bad --dim: exit %d, stderr %q", code, errs)
+	}
+}
