@@ -16,7 +16,7 @@ import (
 type ExperimentOptions struct {
 	Runs   int        // pairs per perturbation (at least 2; default 10)
 	Warmup int        // iterations run first and dropped (default 5)
-	Alone  int        // runs of a stage alone per config, in turn, for config predictions (default 11)
+	Alone  int        // runs of a stage alone per config, in turn, for config predictions (default 31)
 	RNG    *rand.Rand // bootstrap resamples (required)
 	// Progress, when set, is told of each perturbation's result.
 	Progress func(Result)
@@ -85,7 +85,7 @@ func Experiment(ctx context.Context, r *Runner, perts []Perturbation, opt Experi
 		opt.Warmup = 5
 	}
 	if opt.Alone == 0 {
-		opt.Alone = 11
+		opt.Alone = 31
 	}
 	if err := r.Check(perts); err != nil {
 		return Report{}, err
