@@ -60,6 +60,7 @@ fuzz-smoke:
 	$(GO) test ./evaluate -run '^$$' -fuzz '^FuzzParseObjective$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzDecodeCursor$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzExperimentRequest$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./precision -run '^$$' -fuzz '^FuzzRound$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzVerifyBytes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s

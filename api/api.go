@@ -428,23 +428,26 @@ const (
 
 // Cycle is one tuning run of a job.
 type Cycle struct {
-	ID       int        `json:"id"`
-	Job      string     `json:"job"`
-	Kernel   string     `json:"kernel"`
-	Problem  string     `json:"problem"`
-	Device   string     `json:"device"`
-	Trigger  string     `json:"trigger"` // cron, start, api
-	State    string     `json:"state"`   // running, waiting, interrupted, done, skipped, failed
-	Started  time.Time  `json:"started"`
-	Ended    *time.Time `json:"ended,omitempty"`
-	Budget   int        `json:"budget"`
-	BudgetS  float64    `json:"budget_s,omitempty"`
-	Evals    int        `json:"evals"`
-	BestKey  string     `json:"best_key,omitempty"`
-	BestMS   float64    `json:"best_ms,omitempty"`
-	Promoted string     `json:"promoted,omitempty"` // key promoted to served
-	Error    string     `json:"error,omitempty"`
-	Strategy string     `json:"strategy,omitempty"`
+	ID      int        `json:"id"`
+	Job     string     `json:"job"`
+	Kernel  string     `json:"kernel"`
+	Problem string     `json:"problem"`
+	Device  string     `json:"device"`
+	Trigger string     `json:"trigger"` // cron, start, api
+	State   string     `json:"state"`   // running, waiting, interrupted, done, skipped, failed
+	Started time.Time  `json:"started"`
+	Ended   *time.Time `json:"ended,omitempty"`
+	Budget  int        `json:"budget"`
+	BudgetS float64    `json:"budget_s,omitempty"`
+	// Budgeted says how Budget was decided when not by the spec alone
+	// (a pipeline's shared budget split by influence).
+	Budgeted string  `json:"budgeted,omitempty"`
+	Evals    int     `json:"evals"`
+	BestKey  string  `json:"best_key,omitempty"`
+	BestMS   float64 `json:"best_ms,omitempty"`
+	Promoted string  `json:"promoted,omitempty"` // key promoted to served
+	Error    string  `json:"error,omitempty"`
+	Strategy string  `json:"strategy,omitempty"`
 	// Allocation is how many of the cycle's evaluations each portfolio
 	// member proposed.
 	Allocation map[string]int `json:"allocation,omitempty"`

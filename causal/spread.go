@@ -145,6 +145,26 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 	return out, nil
 }
 
+// Bootstrap summarises any sample as Spread summarises a kernel's figures:
+// median, min, max, quartiles and a 95% bootstrap interval of the median
+// drawn with opt.RNG (for example an experiment's measured changes).
+func Bootstrap(v []float64, opt SpreadOptions) (Estimate, error) {
+	switch {
+	case opt.RNG == nil:
+		return Estimate{}, errors.New("bootstrap: no RNG")
+	case len(v) == 0:
+		return Estimate{}, errors.New("bootstrap: no values")
+	}
+	if opt.Resamples <= 0 {
+		opt.Resamples = 1000
+	}
+	return estimate(v, opt), nil
+}
+
+// Iterations splits spans by Iteration, ascending, keeping only the
+// dependencies inside each iteration, as Spread does.
+func Iterations(spans []Span) [][]Span { return byIteration(spans) }
+
 func iterOf(spans []Span) int {
 	if len(spans) == 0 {
 		return 0

@@ -129,6 +129,31 @@ func TestSpreadSameSeedSameAnswer(t *testing.T) {
 	}
 }
 
+func TestBootstrap(t *testing.T) {
+	if _, err := Bootstrap(nil, SpreadOptions{RNG: rand.New(rand.NewPCG(1, 1))}); err == nil {
+		t.Fatal("no values: no error")
+	}
+	if _, err := Bootstrap([]float64{1}, SpreadOptions{}); err == nil {
+		t.Fatal("no RNG: no error")
+	}
+	v := []float64{1000}
+	for x := 19; x >= 1; x-- {
+		v = append(v, float64(x))
+	}
+	e, err := Bootstrap(v, SpreadOptions{RNG: rand.New(rand.NewPCG(1, 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.N != 20 || e.Median != 10.5 || e.Min != 1 || e.Max != 1000 {
+		t.Fatalf("estimate %+v", e)
+	}
+	// The interval of the median holds the median and the outlier cannot
+	// drag it far: it stays among the ordinary values.
+	if !(e.Lo <= e.Median && e.Median <= e.Hi && e.Lo >= 1 && e.Hi <= 19) {
+		t.Fatalf("interval [%v, %v] around %v", e.Lo, e.Hi, e.Median)
+	}
+}
+
 // TestSpreadIterations: iterations recorded on clocks that overlap (two
 // processes) are summarised together; critical share, the tuned gain and
 // the end-to-end time come out exactly where every iteration agrees.

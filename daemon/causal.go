@@ -20,9 +20,23 @@ func (s *server) getCausal(r *http.Request) (any, error) {
 	if _, ok := s.sched.pipeline(name); !ok {
 		return nil, notFoundf("pipeline %q is not declared (a pipeline file in the spec dir declares it)", name)
 	}
-	stored, err := s.st.SpanBatches(name)
+	iters, skipped, n, err := s.storedIterations(name)
 	if err != nil {
 		return nil, err
+	}
+	out, err := causalview.Profile(name, n, iters, skipped, s.tuned(iters))
+	if err == nil {
+		s.measuredChecks(name, out.Kernels) // experiment.go
+	}
+	return out, err
+}
+
+// storedIterations reads a pipeline's stored batches as iterations, with
+// what was skipped and the number of batches read.
+func (s *server) storedIterations(name string) ([][]causal.Span, []string, int, error) {
+	stored, err := s.st.SpanBatches(name)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	batches := make([]causalview.Batch, len(stored))
 	for i, b := range stored {
@@ -30,7 +44,7 @@ func (s *server) getCausal(r *http.Request) (any, error) {
 		batches[i].Spans, batches[i].Err = causal.DecodeSpans(b.Spans)
 	}
 	iters, skipped := causalview.Split(batches)
-	return causalview.Profile(name, len(stored), iters, skipped, s.tuned(iters))
+	return iters, skipped, len(stored), nil
 }
 
 // tuned finds, for each kernel of the spans that is a loaded kernel spec,

@@ -174,8 +174,9 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		sched: sched, st: st, writers: newWriters(cfg.Operators, cfg.OperatorGroup),
 		log: log.With().Str("component", "api").Logger(), version: cfg.Version, started: cfg.Now(),
 		stateDir: cfg.StateDir, specDir: cfg.KernelsDir, metrics: m, gpus: gpus, lockDir: cfg.LockDir,
-		observers: newLimiter(cfg.ObserveRate, cfg.ObserveBurst, cfg.Now),
-		ceilings:  ceil,
+		observers:  newLimiter(cfg.ObserveRate, cfg.ObserveBurst, cfg.Now),
+		lockDevice: devs.lock,
+		ceilings:   ceil,
 	}
 	var reloadMu sync.Mutex // load and apply as one step, or an older load could win
 	doReload := func() api.ReloadResponse {
@@ -190,6 +191,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		return api.ReloadResponse{Kernels: len(ks), Pipelines: len(ps), Errors: errs}
 	}
 	srv.reload = doReload
+	sched.splitBudget = srv.splitBudget
 	srv.setKey(key)
 
 	ln, err := listenSocket(cfg.Socket)

@@ -81,8 +81,8 @@ const (
 
 type runRequest struct {
 	trigger string
-	budget  tuner.Budget
-	certify bool // only (re)certify the job's best configs, measure nothing new
+	budget  tuner.Budget // Why says how a pooled budget was split
+	certify bool         // only (re)certify the job's best configs, measure nothing new
 }
 
 // scheduler owns the kernels, their cron entries and the running cycles.
@@ -95,6 +95,9 @@ type scheduler struct {
 	log     zerolog.Logger
 	seed    uint64
 	clock   func() time.Time
+	// splitBudget splits a pipeline's pooled budget among jobs waiting
+	// for their first cycle (server.splitBudget); nil pools nothing.
+	splitBudget func(ctx context.Context, p *spec.Pipeline, jobs []*job) []jobShare
 
 	// epoch is bumped whenever served configs or the kernels may have
 	// changed, which invalidates cached config answers and wakes the
@@ -164,6 +167,7 @@ func (s *scheduler) load() (map[string]*kernel, map[string]*spec.Pipeline, []str
 		kernels[sp.Name] = k
 	}
 	pipes, notes := s.loadPipelines(dir, kernels)
+	withBuiltinPipeline(pipes, kernels)
 	return kernels, pipes, append(msgs, notes...)
 }
 
@@ -312,7 +316,8 @@ func (s *scheduler) apply(kernels map[string]*kernel, pipes map[string]*spec.Pip
 	s.kernels, s.pipes, s.jobs, s.specErrs = kernels, pipes, next, errs
 	s.index.retain(next, kernels)
 	s.epoch.Add(1)
-	var stored map[string][]store.JobKey // for deviceChanged
+	var stored map[string][]store.JobKey  // for deviceChanged
+	pooled := map[*spec.Pipeline][]*job{} // first cycles that share a pipeline's budget (budget.go)
 	for id, j := range next {
 		if j.entry != 0 || j.spec.Evaluator == nil {
 			continue
@@ -332,9 +337,13 @@ func (s *scheduler) apply(kernels map[string]*kernel, pipes map[string]*spec.Pip
 				trigger = "device-change"
 				s.log.Info().Str("job_id", id).Str("from_device", from).Msg("device class changed; re-tuning")
 			}
+			if trigger == "start" && s.pool(j, pooled) {
+				continue
+			}
 			s.startLocked(j, runRequest{trigger: trigger})
 		}
 	}
+	s.startPooled(pooled)
 }
 
 // deviceChanged names another device class that serves the same kernel

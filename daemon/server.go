@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
@@ -46,6 +47,8 @@ type server struct {
 	metrics *metrics         // nil in tests that need none
 	gpus    *introspect.GPUs // the open NVML session; nil without one
 	lockDir string           // the devices' flock files; empty for none
+	// lockDevice takes a device's exclusive lock, as cycles do.
+	lockDevice func(ctx context.Context, device string) (func(), error)
 
 	ceilings *ceilings // the roofs measured per device class
 }
@@ -159,6 +162,8 @@ var jsonType = []string{"application/json"}
 func (s *server) routes() []route {
 	return []route{
 		{api.RouteCausal, read, s.getCausal},
+		{api.RouteCausalExperiment, write, s.postExperiment},
+		{api.RouteCausalExperiments, read, s.getExperiments},
 		{api.RouteCerts, read, s.getCerts},
 		{api.RouteCertPubkey, read, s.getPubkey},
 		{api.RouteCertRevoke, write, s.postRevoke},
@@ -544,7 +549,7 @@ func (s *server) getCycles(r *http.Request) (any, error) {
 			}
 			ac := api.Cycle{
 				ID: c.ID, Job: j.key.String(), Kernel: name, Problem: j.key.Problem, Device: j.key.Device,
-				Trigger: c.Trigger, State: c.State, Started: c.Started, Budget: c.Budget, BudgetS: c.BudgetS,
+				Trigger: c.Trigger, State: c.State, Started: c.Started, Budget: c.Budget, BudgetS: c.BudgetS, Budgeted: c.Budgeted,
 				Evals: c.Evals, BestKey: c.BestKey, BestMS: c.BestMS, Promoted: c.Promoted, Error: c.Error,
 				Strategy: c.Strategy, Allocation: c.Allocation, WaitedS: c.WaitedS, Busy: c.Busy,
 				Unsaved: unsaved[c.ID],

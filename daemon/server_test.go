@@ -52,7 +52,7 @@ func newTestServerOn(t testing.TB, dir string, st *store.Store) *testServer {
 func serveTest(t testing.TB, sched *scheduler, st *store.Store) *testServer {
 	t.Helper()
 	sched.apply(sched.load())
-	srv := &server{sched: sched, st: st, writers: newWriters(nil, ""), log: zerolog.Nop(), version: "test", started: time.Now()}
+	srv := &server{sched: sched, st: st, writers: newWriters(nil, ""), log: zerolog.Nop(), version: "test", started: time.Now(), lockDevice: (&devices{}).lock}
 	srv.reload = func() api.ReloadResponse { return api.ReloadResponse{} }
 	sockDir, err := os.MkdirTemp("", "qt")
 	if err != nil {

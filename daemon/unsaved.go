@@ -31,7 +31,7 @@ func (s *scheduler) notOpened(req runRequest, err error) store.Cycle {
 	now := s.clock()
 	return store.Cycle{
 		Trigger: req.trigger, State: "failed", Started: now, Ended: now,
-		Budget: req.budget.Evals, BudgetS: req.budget.Seconds, Error: err.Error(),
+		Budget: req.budget.Evals, BudgetS: req.budget.Seconds, Budgeted: req.budget.Why, Error: err.Error(),
 	}
 }
 

@@ -147,6 +147,9 @@ func Profile(pipeline string, batches int, iters [][]causal.Span, skipped []stri
 	return out, nil
 }
 
+// Estimate is e on the wire.
+func Estimate(e causal.Estimate) api.Estimate { return estimate(e) }
+
 func estimate(e causal.Estimate) api.Estimate {
 	return api.Estimate{N: e.N, Median: e.Median, Min: e.Min, Q1: e.Q1, Q3: e.Q3, Max: e.Max, Lo: e.Lo, Hi: e.Hi}
 }

@@ -56,6 +56,11 @@ func filled(t *testing.T) (string, map[string]int) {
 		must(t, err)
 		counts["spans"]++
 	}
+	for i := range 3 {
+		_, err := s.NewExperiment(store.Experiment{Pipeline: "builtin", At: at(i), Report: []byte(`{"runs":10}`)})
+		must(t, err)
+		counts["experiments"]++
+	}
 	must(t, s.Close())
 	return path, counts
 }

@@ -17,7 +17,7 @@
 // decode is reported as ErrCorrupt naming its bucket and key.
 //
 //	v1/                                  root bucket (its name is fixed; the schema version is the "version" key)
-//	├── version                          decimal schema version, "4"; equals len(migrations) after Open
+//	├── version                          decimal schema version, "5"; equals len(migrations) after Open
 //	├── specs/                           kernel specs, every version ever loaded
 //	│   └── <name>/                      one bucket per spec name
 //	│       └── <hash>                   Spec JSON {"v":1,"name","hash","source","raw","loaded"}
@@ -46,9 +46,12 @@
 //	├── jobcerts/                        index of each job's certificates (added in schema 3)
 //	│   └── <jobkey>/
 //	│       └── <cert id>                empty value
-//	└── spans/                           pipelines' spans, as runtimes posted them (added in schema 4)
-//	    └── <pipeline>/                  the bucket sequence is the last batch number handed out
-//	        └── <8-byte seq><4-byte n>   {"v":1,"at","n","spans":[...]}: one posted batch of n spans, byte for byte
+//	├── spans/                           pipelines' spans, as runtimes posted them (added in schema 4)
+//	│   └── <pipeline>/                  the bucket sequence is the last batch number handed out
+//	│       └── <8-byte seq><4-byte n>   {"v":1,"at","n","spans":[...]}: one posted batch of n spans, byte for byte
+//	└── experiments/                     perturbation experiments (added in schema 5)
+//	    └── <pipeline>/                  the bucket sequence is the last experiment ID handed out
+//	        └── <8-byte id>              {"v":1,"id","pipeline","at","report":{...}}: the report as the daemon serves it; the newest 50 kept
 //
 // <jobkey> is JobKey.String(): kernel|spec hash|problem|device. <8-byte ...>
 // keys are big-endian unsigned integers, so bbolt's byte order is numeric
@@ -82,6 +85,7 @@
 //	version 2  the jobs bucket, backfilled from the job buckets of schema 1
 //	version 3  the certs, revocations and jobcerts buckets, created empty
 //	version 4  the spans bucket, created empty
+//	version 5  the experiments bucket, created empty
 //
 // # What a trial costs
 //

@@ -26,6 +26,7 @@ func FuzzDecode(f *testing.F) {
 		`{"v":1,"reason":"wrong result on driver 551","revoked_at":"2025-01-02T00:00:00Z"}`,
 		`{"v":1,"body":"not base64!"}`,
 		`{"v":1,"at":"2025-01-01T00:00:00Z","n":1,"spans":[{"id":1}]}`,
+		`{"v":1,"id":2,"pipeline":"builtin","at":"2025-01-01T00:00:00Z","report":{"runs":10}}`,
 		`{"v":2}`, `null`, `[]`, `{"at":"yesterday"}`, "\x00\x00\x00\x00\x00\x00\x00\x01", "",
 	} {
 		f.Add([]byte(seed))
@@ -54,6 +55,8 @@ func FuzzDecode(f *testing.F) {
 		_, err = decodeU64(data, where)
 		errs = append(errs, err)
 		_, err = decodeSpanRecord([]byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1}, data, where)
+		errs = append(errs, err)
+		_, err = decodeExperiment(data, where)
 		errs = append(errs, err)
 		for i, err := range errs {
 			if err != nil && !errors.Is(err, ErrCorrupt) {

@@ -23,6 +23,7 @@ var migrations = []migration{
 	{version: 2, migrate: backfillJobs},
 	{version: 3, migrate: createCertBuckets},
 	{version: 4, migrate: createSpans},
+	{version: 5, migrate: createExperiments},
 }
 
 // migrate runs, in tx, every migration newer than the file's version.
@@ -199,6 +200,19 @@ func createSpans(tx *bolt.Tx) error {
 	}
 	if _, err := r.CreateBucketIfNotExists(bucketSpans); err != nil {
 		return fmt.Errorf("create bucket %s: %w", path(string(bucketRoot), string(bucketSpans)), err)
+	}
+	return nil
+}
+
+// createExperiments (version 5) creates the bucket of pipelines'
+// perturbation experiments, empty: no earlier schema held them.
+func createExperiments(tx *bolt.Tx) error {
+	r, err := root(tx)
+	if err != nil {
+		return err
+	}
+	if _, err := r.CreateBucketIfNotExists(bucketExperiments); err != nil {
+		return fmt.Errorf("create bucket %s: %w", path(string(bucketRoot), string(bucketExperiments)), err)
 	}
 	return nil
 }

@@ -82,7 +82,7 @@ func TestOpenFreshRunsAll(t *testing.T) {
 	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
 		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
 	}
-	want := []string{"certs", "cycles", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations))}
+	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations))}
 	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("root holds %q, want %q", got, want)
 	}
@@ -311,7 +311,7 @@ func TestMigration3(t *testing.T) {
 	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
 		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
 	}
-	want := []string{"certs", "cycles", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations))}
+	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations))}
 	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("root holds %q, want %q", got, want)
 	}
@@ -379,10 +379,10 @@ func TestMigration4(t *testing.T) {
 	}
 	path := schemaFile(t, "3", []string{"specs", "jobs", "trials", "policies", "served", "cycles", "observations", "certs", "revocations", "jobcerts"}, records)
 	s := openTest(t, path)
-	if v, err := s.SchemaVersion(); err != nil || v != 4 {
-		t.Errorf("SchemaVersion() = %d, %v, want 4", v, err)
+	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
+		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
 	}
-	want := []string{"certs", "cycles", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=4"}
+	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations))}
 	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("root holds %q, want %q", got, want)
 	}
@@ -451,4 +451,39 @@ func schemaFile(t *testing.T, version string, tops []string, recs []rawRec) stri
 		}
 		return nil
 	})
+}
+
+// TestMigration5 builds a schema-4 file by hand and checks Open adds the
+// empty experiments bucket, keeps the other records byte for byte, and
+// that the migrated file takes experiments.
+func TestMigration5(t *testing.T) {
+	t.Parallel()
+	records := []rawRec{
+		{[]string{"spans", "builtin"}, append(u64(1), 0, 0, 0, 1), `{"v":1,"at":"2025-03-01T00:00:00Z","n":1,"spans":[{"id":1,"pipeline":"builtin","kernel":"k","start_ns":0,"end_ns":5}]}`},
+	}
+	path := schemaFile(t, "4", []string{"specs", "jobs", "trials", "policies", "served", "cycles", "observations", "certs", "revocations", "jobcerts", "spans"}, records)
+	s := openTest(t, path)
+	if v, err := s.SchemaVersion(); err != nil || v != 5 {
+		t.Errorf("SchemaVersion() = %d, %v, want 5", v, err)
+	}
+	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=5"}
+	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
+		t.Errorf("root holds %q, want %q", got, want)
+	}
+	err := s.view(func(tx *bolt.Tx) error {
+		r := tx.Bucket(bucketRoot)
+		if k, _ := r.Bucket(bucketExperiments).Cursor().First(); k != nil {
+			t.Errorf("experiments not empty after migration: holds %q", k)
+		}
+		if got := r.Bucket(bucketSpans).Bucket([]byte("builtin")).Get(records[0].key); string(got) != records[0].value {
+			t.Errorf("span batch after migration = %q", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex, err := s.NewExperiment(Experiment{Pipeline: "builtin", Report: []byte(`{}`)}); err != nil || ex.ID != 1 {
+		t.Fatalf("NewExperiment after migration = %+v, %v", ex, err)
+	}
 }

@@ -48,19 +48,21 @@ type Trial struct {
 
 // Cycle is one tuning run of a job.
 type Cycle struct {
-	ID       int       `json:"id"`      // assigned by NewCycle, 1-based per job
-	Trigger  string    `json:"trigger"` // cron, start, api
-	State    string    `json:"state"`   // running, waiting, interrupted, done, skipped, failed
-	Started  time.Time `json:"started"`
-	Ended    time.Time `json:"ended,omitzero"`
-	Budget   int       `json:"budget"`
-	BudgetS  float64   `json:"budget_s,omitempty"`
-	Evals    int       `json:"evals"`
-	BestKey  string    `json:"best_key,omitempty"`
-	BestMS   float64   `json:"best_ms,omitempty"`
-	Promoted string    `json:"promoted,omitempty"`
-	Strategy string    `json:"strategy,omitempty"`
-	Error    string    `json:"error,omitempty"`
+	ID      int       `json:"id"`      // assigned by NewCycle, 1-based per job
+	Trigger string    `json:"trigger"` // cron, start, api
+	State   string    `json:"state"`   // running, waiting, interrupted, done, skipped, failed
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended,omitzero"`
+	Budget  int       `json:"budget"`
+	BudgetS float64   `json:"budget_s,omitempty"`
+	// Budgeted says how Budget was decided when not by the spec alone.
+	Budgeted string  `json:"budgeted,omitempty"`
+	Evals    int     `json:"evals"`
+	BestKey  string  `json:"best_key,omitempty"`
+	BestMS   float64 `json:"best_ms,omitempty"`
+	Promoted string  `json:"promoted,omitempty"`
+	Strategy string  `json:"strategy,omitempty"`
+	Error    string  `json:"error,omitempty"`
 	// Allocation is how many of this cycle's evaluations each member of a
 	// portfolio proposed ("design" for its own design and warm start).
 	Allocation map[string]int `json:"allocation,omitempty"`

@@ -154,6 +154,9 @@ func salvaged(trail []string, k, v []byte, seq uint64) (rawRecord, bool, error) 
 	case name == string(bucketSpans) && len(trail) == 3:
 		r.job = trail[2] // the pipeline
 		r.rec, r.err = decodeSpanRecord(k, v, r.where)
+	case name == string(bucketExperiments) && len(trail) == 3:
+		r.job = trail[2] // the pipeline
+		r.rec, r.err = decodeExperiment(v, r.where)
 	case name == string(bucketCerts) && len(trail) == 2:
 		r.rec, r.err = decodeCert(v, r.where)
 	case name == string(bucketRevocations) && len(trail) == 2:
@@ -161,7 +164,7 @@ func salvaged(trail []string, k, v []byte, seq uint64) (rawRecord, bool, error) 
 	default:
 		return r, false, fmt.Errorf("%s: %w: not where the schema puts a record", r.where, ErrCorrupt)
 	}
-	if r.job != "" && name != string(bucketSpecs) && name != string(bucketSpans) {
+	if r.job != "" && name != string(bucketSpecs) && name != string(bucketSpans) && name != string(bucketExperiments) {
 		if err := checkJobName([]byte(r.job)); err != nil && r.err == nil {
 			r.err = fmt.Errorf("%s: %w", r.where, err)
 		}
@@ -254,7 +257,7 @@ func copyRecords(f io.ReaderAt, size int64, dtx *bolt.Tx, rep *SalvageReport) er
 				return err
 			}
 			jobs[r.job] = true
-		case string(bucketCycles), string(bucketObservations), string(bucketSpans):
+		case string(bucketCycles), string(bucketObservations), string(bucketSpans), string(bucketExperiments):
 			b, err := jobSub([]byte(r.bucket), r.job)
 			if err != nil {
 				return err
@@ -275,7 +278,7 @@ func copyRecords(f io.ReaderAt, size int64, dtx *bolt.Tx, rep *SalvageReport) er
 			if err := maxSeq(b, r.seq, seqKey); err != nil {
 				return err
 			}
-			if r.bucket != string(bucketSpans) { // its bucket is named by a pipeline, not a job
+			if r.bucket != string(bucketSpans) && r.bucket != string(bucketExperiments) { // their buckets are named by a pipeline, not a job
 				jobs[r.job] = true
 			}
 		case string(bucketPolicies), string(bucketServed):

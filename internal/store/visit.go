@@ -39,7 +39,7 @@ func visitRecords(tx *bolt.Tx, fn func(rawRecord) error, problem func(where stri
 		problem(string(bucketRoot), fmt.Errorf("%w: root bucket missing", ErrCorrupt))
 		return nil
 	}
-	for _, name := range [][]byte{bucketSpecs, bucketJobs, bucketTrials, bucketPolicies, bucketServed, bucketCycles, bucketObservations, bucketCerts, bucketRevocations, bucketSpans} {
+	for _, name := range [][]byte{bucketSpecs, bucketJobs, bucketTrials, bucketPolicies, bucketServed, bucketCycles, bucketObservations, bucketCerts, bucketRevocations, bucketSpans, bucketExperiments} {
 		var t *bolt.Bucket
 		where := path(string(bucketRoot), string(name))
 		if err := safely(func() error { t = r.Bucket(name); return nil }); err != nil {
@@ -89,7 +89,7 @@ func visitTop(t *bolt.Bucket, name string, fn func(rawRecord) error, problem fun
 				}
 				where = path(where, string(sub))
 			}
-			if name != string(bucketSpecs) && name != string(bucketSpans) {
+			if name != string(bucketSpecs) && name != string(bucketSpans) && name != string(bucketExperiments) {
 				if err := checkJobName(k); err != nil {
 					problem(where, err)
 					return nil
@@ -142,6 +142,10 @@ func visitTop(t *bolt.Bucket, name string, fn func(rawRecord) error, problem fun
 		return perJob(func(pipeline string) func(*bolt.Bucket, string) error {
 			return flat(func(k, v []byte, where string) (any, error) { return decodeSpanRecord(k, v, where) }, pipeline)
 		}, nil)
+	case string(bucketExperiments):
+		return perJob(func(pipeline string) func(*bolt.Bucket, string) error {
+			return flat(func(_, v []byte, where string) (any, error) { return decodeExperiment(v, where) }, pipeline)
+		}, nil)
 	case string(bucketCerts):
 		return flat(func(_, v []byte, where string) (any, error) { return decodeCert(v, where) }, "")(t, top)
 	case string(bucketRevocations):
@@ -188,7 +192,7 @@ func scan(b *bolt.Bucket, where string, problem func(string, error), fn func(k, 
 // keyName writes a record's key k of top-level bucket name as errors do.
 func keyName(name string, k []byte) string {
 	switch {
-	case (name == string(bucketTrials) || name == string(bucketCycles)) && len(k) == 8:
+	case (name == string(bucketTrials) || name == string(bucketCycles) || name == string(bucketExperiments)) && len(k) == 8:
 		return numbered(binary.BigEndian.Uint64(k))
 	case name == string(bucketObservations):
 		return fmt.Sprintf("%x", k)

@@ -51,6 +51,9 @@ func (j Job) result(c genome.Config, tr store.Trial) (evolve.Result, bool) {
 type Budget struct {
 	Evals   int
 	Seconds float64
+	// Why says how the budget was decided when not by the spec alone
+	// (a pipeline's budget split by influence); the cycle record keeps it.
+	Why string
 }
 
 // Config wires a Tuner.
@@ -185,7 +188,7 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 	}
 	if resumed {
 		// The interrupted cycle keeps the budget it was started with.
-		budget = Budget{Evals: cy.Budget, Seconds: cy.BudgetS}
+		budget = Budget{Evals: cy.Budget, Seconds: cy.BudgetS, Why: cy.Budgeted}
 	}
 	log = log.With().Int("cycle", cy.ID).Logger()
 	// The cycle's allocation counts from here; a resumed cycle keeps what
@@ -426,6 +429,7 @@ func (t *Tuner) openCycle(job Job, budget Budget, trigger, strategy string) (sto
 		Started:  t.cfg.Now(),
 		Budget:   budget.Evals,
 		BudgetS:  budget.Seconds,
+		Budgeted: budget.Why,
 		Strategy: strategy,
 	}
 	cycles, err := st.Cycles(job.Key)

@@ -35,7 +35,8 @@ job's best trial against its default config's). Each is the median over the
 recorded iterations with a 95% bootstrap interval of the median in brackets.
 
   quasimctl causal show PIPELINE [--curves] [--json]
-  quasimctl causal import TRACE.json[.gz] --pipeline PIPELINE [--offline]`,
+  quasimctl causal import TRACE.json[.gz] --pipeline PIPELINE [--offline]
+  quasimctl causal check builtin [--runs N] [--baseline | --last]`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -44,7 +45,7 @@ recorded iterations with a 95% bootstrap interval of the median in brackets.
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(newCausalShowCommand(g), newCausalImportCommand(g))
+	cmd.AddCommand(newCausalShowCommand(g), newCausalImportCommand(g), newCausalCheckCommand(g))
 	return cmd
 }
 

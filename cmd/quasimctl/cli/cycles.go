@@ -69,6 +69,9 @@ func printCycles(w io.Writer, cycles []api.Cycle, now time.Time) error {
 		if c.Busy != "" {
 			note = strings.TrimPrefix(note+"; ", "; ") + "device busy: " + c.Busy
 		}
+		if c.Budgeted != "" {
+			note = strings.TrimPrefix(note+"; ", "; ") + "budget: " + c.Budgeted
+		}
 		if c.Unsaved {
 			note = strings.TrimPrefix(note+"; ", "; ") + "not yet in the state file"
 		}

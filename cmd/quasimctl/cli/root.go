@@ -104,6 +104,7 @@ func newRootCommand() *cobra.Command {
 		newDevicesCommand(g),
 		newMemgraphCommand(g),
 		newDBCommand(),
+		newCausalCommand(g),
 	)
 	return root
 }

@@ -1,0 +1,83 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quasim/quasim/causal"
+	"github.com/quasim/quasim/internal/store"
+)
+
+// sideBranch is one iteration of pipeline side: conv2d 512,512,7 (900 ns)
+// on stream a, sgemm 128,128,128 (100 ns) beside it on stream b. Only the
+// convolution is on the critical path.
+func sideBranch(it int) []causal.Span {
+	t0 := int64(it) * 10_000
+	id := uint64(it * 2)
+	return []causal.Span{
+		{ID: id + 1, Pipeline: "side", Iteration: it, Kernel: "conv2d", Problem: "512,512,7", Stream: "a", Start: t0, End: t0 + 900},
+		{ID: id + 2, Pipeline: "side", Iteration: it, Kernel: "sgemm", Problem: "128,128,128", Stream: "b", Start: t0, End: t0 + 100},
+	}
+}
+
+// The split's decision, deterministically from stored spans: the kernel on
+// the critical path gets the pooled budget, the one beside it none, and
+// each share says why; a job with a tuned best gets less headroom.
+func TestSplitBudget(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "side.yaml"), []byte("pipeline: side\nkernels: [conv2d, sgemm]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, dir)
+	p, ok := ts.sched.pipeline("side")
+	if !ok || !p.BudgetByInfluence {
+		t.Fatalf("pipeline side: %+v", p)
+	}
+	pick := func(kernel, problem string) *job {
+		k, _ := ts.sched.kernel(kernel)
+		for _, j := range k.jobs {
+			if j.key.Problem == problem {
+				return j
+			}
+		}
+		t.Fatalf("no job %s %s", kernel, problem)
+		return nil
+	}
+	conv, mm, other := pick("conv2d", "512,512,7"), pick("sgemm", "128,128,128"), pick("sgemm", "256,256,256")
+	jobs := []*job{mm, conv, other}
+	total := conv.kern.spec.Budget.Evals + mm.kern.spec.Budget.Evals
+
+	// No spans: every job keeps its own budget.
+	shares := ts.srv.splitBudget(context.Background(), p, jobs)
+	if len(shares) != 3 || shares[0].job != mm || shares[0].evals != mm.kern.spec.Budget.Evals || shares[0].why != "" {
+		t.Fatalf("without spans: %+v", shares)
+	}
+
+	var spans []causal.Span
+	for it := range 5 {
+		spans = append(spans, sideBranch(it)...)
+	}
+	data, _ := json.Marshal(spans)
+	if _, err := ts.st.AddSpans("side", store.SpanBatch{At: time.Now(), Count: len(spans), Spans: data}, store.SpanRetention{}); err != nil {
+		t.Fatal(err)
+	}
+	shares = ts.srv.splitBudget(context.Background(), p, jobs)
+	// sgemm at 256,256,256 is not in the spans: it keeps its own budget,
+	// outside the pool.
+	if len(shares) != 3 || shares[0].job != conv || shares[0].evals != total || shares[1].job != mm || shares[1].evals != 0 ||
+		shares[2].job != other || shares[2].evals != other.kern.spec.Budget.Evals || shares[2].why != "" {
+		t.Fatalf("by influence: %+v", shares)
+	}
+	if w := shares[0].why; !strings.Contains(w, "rank 1 of 2") || !strings.Contains(w, "influence 1.000 x headroom 0.50") || !strings.Contains(w, "of "+strconv.Itoa(total)+" evaluations") {
+		t.Errorf("why: %q", w)
+	}
+	if w := shares[1].why; !strings.Contains(w, "influence 0.000") || !strings.Contains(w, "0 of ") {
+		t.Errorf("why: %q", w)
+	}
+}

@@ -1,0 +1,153 @@
+package pipeline
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Stage is one kernel launch of a pipeline.
+type Stage struct {
+	Name    string   `json:"name"`            // unique in the pipeline
+	Kernel  string   `json:"kernel"`          // a builtin kernel
+	Problem string   `json:"problem"`         // its dims joined by commas, as jobs name problems
+	Config  string   `json:"config"`          // config key; "" is the kernel's default
+	Stream  string   `json:"stream"`          // stages of a stream run in order on one goroutine
+	After   []string `json:"after,omitempty"` // stages of other streams it waits for
+}
+
+// Pipeline is a named set of stages.
+type Pipeline struct {
+	Name   string  `json:"name"`
+	Stages []Stage `json:"stages"`
+}
+
+// BuiltinName is the name of the builtin pipeline.
+const BuiltinName = "builtin"
+
+// Builtin is the pipeline quasimd can run itself (see the package doc).
+func Builtin() Pipeline {
+	return Pipeline{Name: BuiltinName, Stages: []Stage{
+		{Name: "conv_big", Kernel: "conv2d", Problem: "512,512,7", Stream: "a"},
+		{Name: "conv_small", Kernel: "conv2d", Problem: "256,256,5", Stream: "b"},
+		{Name: "sgemm", Kernel: "sgemm", Problem: "128,128,128", Stream: "b"},
+		{Name: "reduce", Kernel: "reduce", Problem: "2097152", Stream: "a", After: []string{"conv_small"}},
+	}}
+}
+
+// Validate checks names, streams and joins: each stage named once, with a
+// kernel, a problem and a stream, joining only earlier stages of other
+// streams (so no join can deadlock).
+func (p Pipeline) Validate() error {
+	if p.Name == "" {
+		return fmt.Errorf("pipeline: name missing")
+	}
+	if len(p.Stages) == 0 {
+		return fmt.Errorf("pipeline %q: no stages", p.Name)
+	}
+	seen := map[string]int{}
+	for i, s := range p.Stages {
+		where := fmt.Sprintf("pipeline %q: stages[%d]", p.Name, i)
+		switch {
+		case s.Name == "":
+			return fmt.Errorf("%s: name missing", where)
+		case s.Kernel == "":
+			return fmt.Errorf("%s (%s): kernel missing", where, s.Name)
+		case s.Problem == "":
+			return fmt.Errorf("%s (%s): problem missing", where, s.Name)
+		case s.Stream == "":
+			return fmt.Errorf("%s (%s): stream missing", where, s.Name)
+		}
+		if _, dup := seen[s.Name]; dup {
+			return fmt.Errorf("%s: name %q used twice", where, s.Name)
+		}
+		for _, a := range s.After {
+			j, ok := seen[a]
+			switch {
+			case !ok:
+				return fmt.Errorf("%s (%s): after %q: no earlier stage of that name", where, s.Name, a)
+			case p.Stages[j].Stream == s.Stream:
+				return fmt.Errorf("%s (%s): after %q: same stream (program order already holds)", where, s.Name, a)
+			}
+		}
+		seen[s.Name] = i
+	}
+	return nil
+}
+
+// index is the position of the named stage, or -1.
+func (p Pipeline) index(name string) int {
+	for i, s := range p.Stages {
+		if s.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Perturbation changes one stage of an iteration: it is delayed by Delay
+// (a busy wait after its kernel), or run at Config instead of its own.
+type Perturbation struct {
+	Name   string        `json:"name"`
+	Stage  string        `json:"stage"`
+	Delay  time.Duration `json:"delay_ns,omitempty"`
+	Config string        `json:"config,omitempty"`
+}
+
+// String describes p for tables.
+func (p Perturbation) String() string {
+	if p.Config != "" {
+		return fmt.Sprintf("%s at %s", p.Stage, p.Config)
+	}
+	return fmt.Sprintf("%s +%s", p.Stage, p.Delay)
+}
+
+// check reports whether p applies to pipeline pl.
+func (p Perturbation) check(pl Pipeline) error {
+	switch {
+	case pl.index(p.Stage) < 0:
+		return fmt.Errorf("perturbation %q: stage %q is not in pipeline %q", p.Name, p.Stage, pl.Name)
+	case (p.Delay > 0) == (p.Config != ""):
+		return fmt.Errorf("perturbation %q: want a delay or a config, one of them", p.Name)
+	case p.Delay < 0:
+		return fmt.Errorf("perturbation %q: negative delay %s", p.Name, p.Delay)
+	}
+	return nil
+}
+
+// BuiltinPerturbations are the experiment's perturbations of Builtin:
+// delays and configs of stages on the critical path (conv_big, reduce) and
+// off it (conv_small, sgemm), some of them large enough to move a stage
+// off the path onto it. The configs are the fastest and slowest of
+// evaluate/builtin's measured spread where they fit the problem.
+func BuiltinPerturbations() []Perturbation {
+	ms := time.Millisecond
+	return []Perturbation{
+		{Name: "conv_big+1ms", Stage: "conv_big", Delay: 1 * ms},
+		{Name: "conv_big+3ms", Stage: "conv_big", Delay: 3 * ms},
+		{Name: "reduce+2ms", Stage: "reduce", Delay: 2 * ms},
+		{Name: "conv_small+2ms", Stage: "conv_small", Delay: 2 * ms},
+		{Name: "sgemm+2ms", Stage: "sgemm", Delay: 2 * ms},
+		{Name: "conv_small+12ms", Stage: "conv_small", Delay: 12 * ms},
+		{Name: "sgemm+12ms", Stage: "sgemm", Delay: 12 * ms},
+		{Name: "conv_big-fast", Stage: "conv_big", Config: "256,16,1,False,8"},
+		{Name: "conv_big-slow", Stage: "conv_big", Config: "16,32,1,True,1"},
+		{Name: "reduce-fast", Stage: "reduce", Config: "65536,8,1,float32"},
+		{Name: "sgemm-fast", Stage: "sgemm", Config: "16,128,16,8,1,True,ikj"},
+		{Name: "sgemm-slow", Stage: "sgemm", Config: "16,16,128,8,1,False,jik"},
+		{Name: "conv_small-slow", Stage: "conv_small", Config: "16,32,1,True,1"},
+	}
+}
+
+// parseDims reads "512,512,7".
+func parseDims(problem string) ([]int, error) {
+	var dims []int
+	for _, f := range strings.Split(problem, ",") {
+		var d int
+		if _, err := fmt.Sscan(strings.TrimSpace(f), &d); err != nil || d <= 0 {
+			return nil, fmt.Errorf("problem %q: %q is not a positive integer", problem, f)
+		}
+		dims = append(dims, d)
+	}
+	return dims, nil
+}
