@@ -64,7 +64,20 @@ func fixture() Input {
 		Source:    "test",
 		Generated: t0,
 		Device:    "cpu/x",
-		Ceilings:  &api.Ceilings{GFLOPS: 500, GFLOPSThread: 250, BandwidthGBs: 50, Threads: 2, FMA: "avx512 fma", How: "synthetic fixture", MeasuredAt: t0},
+		Pipelines: []api.Pipeline{{Name: "fork-join"}, {Name: "idle"}},
+		Causal: []api.Causal{{Pipeline: "fork-join", Iterations: 20, Spans: 80, CurveStep: 0.05,
+			EndToEnd: api.Estimate{Median: 9e6, Lo: 8.8e6, Hi: 9.3e6},
+			Kernels: []api.CausalKernel{
+				{Kernel: "conv2d", Share: api.Estimate{Median: 0.6, Lo: 0.58, Hi: 0.63}, Critical: api.Estimate{Median: 0.6, Lo: 0.58, Hi: 0.63},
+					Influence: api.Estimate{Median: 0.6, Lo: 0.55, Hi: 0.62},
+					Curve:     []api.Estimate{{}, {Median: 0.03}, {Median: 0.06}},
+					Gain:      &api.Estimate{Median: 0.2, Lo: 0.18, Hi: 0.22},
+					Measured:  &api.MeasuredCheck{Experiment: "conv2d at its tuned config", Predicted: 0.2, Measured: api.Estimate{Median: 0.19, Lo: 0.17, Hi: 0.21}, Runs: 10}},
+				{Kernel: "sgemm", Share: api.Estimate{Median: 0.3}, Critical: api.Estimate{}, Influence: api.Estimate{},
+					Curve: []api.Estimate{{}, {}, {}}, TunedNote: "job sgemm has no ok trial yet"},
+			}}},
+		CausalErrors: map[string]string{"idle": "synthetic: no spans"},
+		Ceilings:     &api.Ceilings{GFLOPS: 500, GFLOPSThread: 250, BandwidthGBs: 50, Threads: 2, FMA: "avx512 fma", How: "synthetic fixture", MeasuredAt: t0},
 		Kernels: []Kernel{{
 			Info: api.Kernel{Name: "sgemm", Params: params, Jobs: []api.Job{
 				{ID: "sgemm/256/cpu", Problem: "256", Device: "cpu/x", Trials: 36,

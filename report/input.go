@@ -22,6 +22,11 @@ type Input struct {
 	Ceilings *api.Ceilings
 	// Device is the class the ceilings were measured on.
 	Device string
+	// Causal is the causal profile of each declared pipeline; Pipelines
+	// lists them all (a profile may be missing: CausalErrors says why).
+	Pipelines    []api.Pipeline
+	Causal       []api.Causal
+	CausalErrors map[string]string
 }
 
 // Kernel is one kernel's record: its listing, every stored trial (all

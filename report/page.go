@@ -63,6 +63,7 @@ func Write(w io.Writer, in Input) error {
 		jobSection(&b, e)
 	}
 	rooflineSection(&b, entries, in.Ceilings, in.Device)
+	causalSection(&b, in)
 	fmt.Fprintf(&b, `<script>%s</script></body></html>`, pageJS)
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -46,3 +46,34 @@ func TestRoofline(t *testing.T) {
 		t.Error("no honest empty state without ceilings")
 	}
 }
+
+// TestCausalSection: each pipeline's profile is a table with the
+// estimates and their intervals, and a curve per kernel; a pipeline whose
+// profile could not be fetched says why; none declared says what would
+// fill the section.
+func TestCausalSection(t *testing.T) {
+	var b strings.Builder
+	if err := Write(&b, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	sec := page[strings.Index(page, `id="causal"`):]
+	sec = sec[:strings.Index(sec, "</section>")]
+	for _, want := range []string{"fork-join", "20 iterations, 80 spans", "<td>conv2d</td><td>60%", "predicted 20%, measured 19%", "job sgemm has no ok trial yet", "No profile: synthetic: no spans."} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("causal section lacks %q", want)
+		}
+	}
+	if m := regexp.MustCompile(`data-series="(\d+)"`).FindStringSubmatch(sec); m == nil || m[1] != "2" {
+		t.Errorf("curve chart series %v, want 2", m)
+	}
+	in := fixture()
+	in.Pipelines, in.Causal = nil, nil
+	b.Reset()
+	if err := Write(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "No pipelines declared") {
+		t.Error("no empty state without pipelines")
+	}
+}

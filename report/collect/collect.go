@@ -29,6 +29,18 @@ func Collect(ctx context.Context, c *client.Client, names []string, w io.Writer)
 	if d, err := c.Devices(ctx); err == nil { // an older daemon may lack the ceilings; the roofline says so
 		in.Ceilings, in.Device = d.CPU.Ceilings, d.CPU.Class
 	}
+	in.Pipelines = st.Pipelines
+	for _, p := range st.Pipelines {
+		cz, err := c.Causal(ctx, p.Name)
+		if err != nil {
+			if in.CausalErrors == nil {
+				in.CausalErrors = map[string]string{}
+			}
+			in.CausalErrors[p.Name] = err.Error()
+			continue
+		}
+		in.Causal = append(in.Causal, cz)
+	}
 	for _, n := range names {
 		if !slices.ContainsFunc(ks, func(k api.Kernel) bool { return k.Name == n }) {
 			return report.Input{}, fmt.Errorf("report: kernel %q: %w", n, api.ErrNotFound)
