@@ -1,0 +1,119 @@
+package fleettest
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Cluster is a JetStream cluster of servers on 127.0.0.1, each with its
+// store in the test's temporary directory.
+type Cluster struct {
+	t       testing.TB
+	name    string
+	dir     string
+	mu      sync.Mutex
+	servers []*server.Server // nil while killed
+	ports   []int            // client ports, kept across restarts
+	routes  []int            // cluster ports, kept across restarts
+}
+
+// Start starts a cluster of n servers and stops it when the test ends.
+func Start(t testing.TB, n int) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, name: "quasim-test", dir: t.TempDir(), servers: make([]*server.Server, n), ports: make([]int, n), routes: make([]int, n)}
+	t.Cleanup(c.Stop)
+	for i := range n {
+		c.start(i)
+	}
+	return c
+}
+
+func (c *Cluster) start(i int) {
+	c.t.Helper()
+	opts := &server.Options{
+		ServerName: "n" + strconv.Itoa(i),
+		Host:       "127.0.0.1",
+		Port:       c.ports[i],
+		JetStream:  true,
+		StoreDir:   filepath.Join(c.dir, "n"+strconv.Itoa(i)),
+		// Small limits: the defaults size themselves on the machine.
+		JetStreamMaxMemory: 64 << 20,
+		JetStreamMaxStore:  1 << 30,
+		NoSigs:             true,
+		NoLog:              true,
+		Cluster:            server.ClusterOpts{Name: c.name, Host: "127.0.0.1", Port: c.routes[i]},
+	}
+	if opts.Port == 0 {
+		opts.Port = -1
+	}
+	if opts.Cluster.Port == 0 {
+		opts.Cluster.Port = -1
+	}
+	var routes []string
+	for j, p := range c.routes {
+		if j != i && p != 0 {
+			routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+		}
+	}
+	opts.Routes = server.RoutesFromStr(strings.Join(routes, ","))
+	s, err := server.NewServer(opts)
+	if err != nil {
+		c.t.Fatalf("nats server %d: %v", i, err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(20 * time.Second) {
+		c.t.Fatalf("nats server %d not ready in 20s", i)
+	}
+	u, err := url.Parse(s.ClientURL())
+	if err != nil {
+		c.t.Fatalf("nats server %d url: %v", i, err)
+	}
+	port, _ := strconv.Atoi(u.Port())
+	c.mu.Lock()
+	c.servers[i], c.ports[i], c.routes[i] = s, port, s.ClusterAddr().Port
+	c.mu.Unlock()
+}
+
+// URLs are the client URLs of every server, killed ones included.
+func (c *Cluster) URLs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, len(c.ports))
+	for i, p := range c.ports {
+		out[i] = fmt.Sprintf("nats://127.0.0.1:%d", p)
+	}
+	return out
+}
+
+// Kill shuts server i down.
+func (c *Cluster) Kill(i int) {
+	c.mu.Lock()
+	s := c.servers[i]
+	c.servers[i] = nil
+	c.mu.Unlock()
+	if s != nil {
+		s.Shutdown()
+		s.WaitForShutdown()
+	}
+}
+
+// Restart starts killed server i again, on its ports and store.
+func (c *Cluster) Restart(i int) {
+	c.t.Helper()
+	c.start(i)
+}
+
+// Stop shuts every server down.
+func (c *Cluster) Stop() {
+	for i := range c.servers {
+		c.Kill(i)
+	}
+}
