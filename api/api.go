@@ -316,7 +316,15 @@ type Config struct {
 	Front *FrontChoice `json:"front,omitempty"`
 	// Note says why a lookup's policy could not be applied.
 	Note string `json:"note,omitempty"`
+	// Source is SourceFleet for a config another node of the fleet
+	// certified (Issuer names its key; Verification says where verifying
+	// it on this node stands); empty for the daemon's own.
+	Source string `json:"source,omitempty"`
+	Issuer string `json:"issuer,omitempty"`
 }
+
+// SourceFleet is the Source of a config served from the fleet.
+const SourceFleet = "fleet"
 
 // Policy chooses from a job's (time, energy) front at lookup: the config
 // that minimises Objective (time, energy, edp or a weighted sum) among

@@ -36,6 +36,7 @@ type Config struct {
 	// a negative rate: no limit).
 	ObserveRate  float64
 	ObserveBurst int
+	Fleet        FleetConfig // no URLs: no fleet, no network use
 	Version      string
 	Now          func() time.Time
 }
@@ -147,6 +148,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("shutdown-timeout %s: must be positive", c.ShutdownTimeout))
+	}
+	if err := c.Fleet.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -182,6 +182,12 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	}
 	srv.reload = doReload
 	srv.setKey(key)
+	if srv.fleet, err = newFleetNode(cfg.Fleet, key, sched, st, log.With().Str("component", "fleet").Logger()); err != nil {
+		return err
+	}
+	if srv.fleet != nil {
+		sched.onChange, sched.deferStart = srv.fleet.localChanged, srv.fleet.deferStart
+	}
 
 	ln, err := listenSocket(cfg.Socket)
 	if err != nil {
@@ -226,6 +232,9 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			}
 			return nil
 		})
+	}
+	if srv.fleet != nil {
+		g.Go(func() error { return srv.fleet.run(gctx, srv) })
 	}
 	g.Go(func() error {
 		for {

@@ -45,6 +45,7 @@ type server struct {
 	metrics *metrics         // nil in tests that need none
 	gpus    *introspect.GPUs // the open NVML session; nil without one
 	lockDir string           // the devices' flock files; empty for none
+	fleet   *fleetNode       // nil without a fleet
 }
 
 type cachedAnswer struct {
@@ -394,6 +395,9 @@ func (s *server) config(r *http.Request, ki *kernelIndex, q url.Values) (api.Con
 			}
 			if e.HasServed {
 				return s.answer(j, e, api.MatchExact, problem, pol)
+			}
+			if c, ok, err := s.fleetAnswer(j, problem); err != nil || ok {
+				return c, err
 			}
 			exact = j
 		}

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -210,7 +209,7 @@ func (c *Client) Run(ctx context.Context) error {
 // retrying each request until ctx is done.
 func (c *Client) join(ctx context.Context, nc *nats.Conn, js jetstream.JetStream) (jetstream.KeyValue, error) {
 	var kv jetstream.KeyValue
-	err := retry(ctx, func(actx context.Context) error {
+	err := retry(ctx, c.cfg.Log, func(actx context.Context) error {
 		var err error
 		kv, err = js.CreateKeyValue(actx, jetstream.KeyValueConfig{Bucket: Bucket(c.cfg.Name), History: 8, Replicas: c.cfg.Replicas})
 		if errors.Is(err, jetstream.ErrBucketExists) {
@@ -221,7 +220,7 @@ func (c *Client) join(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 	if err != nil {
 		return nil, err
 	}
-	err = retry(ctx, func(actx context.Context) error {
+	err = retry(ctx, c.cfg.Log, func(actx context.Context) error {
 		_, err := js.CreateStream(actx, jetstream.StreamConfig{
 			Name: Stream(c.cfg.Name), Subjects: []string{"quasim.fleet." + c.cfg.Name + ".trials.>"},
 			Replicas: c.cfg.Replicas, MaxAge: 30 * 24 * time.Hour, MaxBytes: 1 << 30, Discard: jetstream.DiscardOld,
@@ -235,7 +234,7 @@ func (c *Client) join(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 		return nil, err
 	}
 	var salt []byte
-	err = retry(ctx, func(actx context.Context) error {
+	err = retry(ctx, c.cfg.Log, func(actx context.Context) error {
 		fresh := make([]byte, 32)
 		rand.Read(fresh)
 		_, err := kv.Create(actx, keySalt, fresh)
@@ -266,7 +265,7 @@ func (c *Client) join(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 
 // retry calls f with a context of its own, bounded by attempt, until it
 // succeeds or ctx is done.
-func retry(ctx context.Context, f func(context.Context) error) error {
+func retry(ctx context.Context, log zerolog.Logger, f func(context.Context) error) error {
 	wait := 100 * time.Millisecond
 	for {
 		actx, cancel := context.WithTimeout(ctx, attempt)
@@ -275,6 +274,7 @@ func retry(ctx context.Context, f func(context.Context) error) error {
 		if err == nil {
 			return nil
 		}
+		log.Debug().Err(err).Msg("fleet: retrying")
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -452,7 +452,7 @@ func (c *Client) flush(ctx context.Context, js jetstream.JetStream, kv jetstream
 		s := c.summaries[0]
 		c.mu.Unlock()
 		s.Node = node
-		data, _ := json.Marshal(s)
+		data, _ := encode(s)
 		actx, cancel := context.WithTimeout(ctx, attempt)
 		_, err := js.Publish(actx, Subject(c.cfg.Name, s.Job.Device), data)
 		cancel()
@@ -503,18 +503,18 @@ func (c *Client) PublishCert(raw []byte) error {
 	at := c.cfg.Now().UTC()
 	key := CertKey(jobOf(cert.Job), cert.Issuer)
 	c.enqueue(key, func(node string) (string, []byte, error) {
-		data, err := json.Marshal(Offer{V: Version, Cert: raw, Node: node, PublishedAt: at})
+		data, err := offerRecord(raw, node, at)
 		return key, data, err
 	})
 	return nil
 }
 
 // PublishRevocation tells the fleet that certificate id, issued by this
-// node, is revoked.
-func (c *Client) PublishRevocation(id, reason string) {
-	r := NewRevocation(c.cfg.Key, id, reason, c.cfg.Now())
+// node, was revoked at at.
+func (c *Client) PublishRevocation(id, reason string, at time.Time) {
+	r := NewRevocation(c.cfg.Key, id, reason, at)
 	c.enqueue(RevokeKey(id), func(string) (string, []byte, error) {
-		data, err := json.Marshal(r)
+		data, err := encode(r)
 		return RevokeKey(id), data, err
 	})
 }
@@ -525,7 +525,7 @@ func (c *Client) PublishFailure(id, reason string) {
 	at := c.cfg.Now()
 	c.enqueue(prefixFail+id, func(node string) (string, []byte, error) {
 		f := NewFailure(c.cfg.Key, id, node, reason, at)
-		data, err := json.Marshal(f)
+		data, err := encode(f)
 		return FailKey(id, node), data, err
 	})
 }
@@ -544,11 +544,18 @@ func (c *Client) PublishSummary(s Summary) {
 	c.poke()
 }
 
-// Best is the best trusted live offer of job that skip does not rule out.
-func (c *Client) Best(job JobID, skip func(Verified) bool) (Verified, bool) {
+// Offers are job's trusted live offers, best first (View.Live).
+func (c *Client) Offers(job JobID) []Verified {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.view.Best(job, skip)
+	return c.view.Live(job)
+}
+
+// Best is job's best trusted live offer, if any.
+func (c *Client) Best(job JobID) (Verified, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.view.Best(job)
 }
 
 // Status is what a node can say of its fleet.

@@ -80,7 +80,7 @@ func (n *node) waitServed(t *testing.T, job JobID, raw []byte, d time.Duration) 
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	for {
-		if o, ok := n.Best(job, nil); ok && bytes.Equal(o.Raw, raw) {
+		if o, ok := n.Best(job); ok && bytes.Equal(o.Raw, raw) {
 			return
 		}
 		select {
@@ -108,7 +108,7 @@ func TestPublishWatchRoundTrip(t *testing.T) {
 	na.waitServed(t, job, raw, 10*time.Second) // its own key is trusted
 	// A node that published nothing of its own and received from the same
 	// bucket as b serves nothing it does not trust.
-	if o, ok := nc.Best(job, nil); ok {
+	if o, ok := nc.Best(job); ok {
 		t.Fatalf("a node that does not trust the issuer serves %s", o.Cert.ID)
 	}
 	if err := nb.PublishCert(raw); err == nil {
@@ -117,10 +117,10 @@ func TestPublishWatchRoundTrip(t *testing.T) {
 
 	// A revocation reaches b, which stops serving.
 	cid := mustDecode(t, raw).ID
-	na.PublishRevocation(cid, "test")
+	na.PublishRevocation(cid, "test", time.Now())
 	deadline := time.After(10 * time.Second)
 	for {
-		if _, ok := nb.Best(job, nil); !ok {
+		if _, ok := nb.Best(job); !ok {
 			break
 		}
 		select {

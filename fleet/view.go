@@ -3,6 +3,7 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -121,21 +122,35 @@ func (v *View) Failures(id string) []Failure { return v.failures[id] }
 // Offers is the number of verified offers held.
 func (v *View) Offers() int { return len(v.byKey) }
 
-// Best is job's best offer: the live (not revoked by its issuer)
-// certificate with the lowest median latency that skip does not rule out
-// (skip may be nil), ties going to the latest issued, then the lowest id.
-func (v *View) Best(job JobID, skip func(Verified) bool) (Verified, bool) {
-	var best Verified
-	found := false
+// Live are job's offers whose certificates their issuers have not
+// revoked, best first: the lowest median latency, then the latest issued,
+// then the lowest id.
+func (v *View) Live(job JobID) []Verified {
+	var out []Verified
 	for _, o := range v.offers[job] {
-		if _, revoked := v.Revoked(o.Cert.ID, o.Cert.Issuer); revoked || (skip != nil && skip(o)) {
-			continue
-		}
-		if !found || better(o, best) {
-			best, found = o, true
+		if _, revoked := v.Revoked(o.Cert.ID, o.Cert.Issuer); !revoked {
+			out = append(out, o)
 		}
 	}
-	return best, found
+	slices.SortFunc(out, func(a, b Verified) int {
+		switch {
+		case better(a, b):
+			return -1
+		case better(b, a):
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Best is job's best live offer, if any.
+func (v *View) Best(job JobID) (Verified, bool) {
+	live := v.Live(job)
+	if len(live) == 0 {
+		return Verified{}, false
+	}
+	return live[0], true
 }
 
 func better(a, b Verified) bool {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quasim/quasim/certs"
 )
 
 const dev = "cpu/Test CPU/avx2/2c"
@@ -22,7 +24,7 @@ func TestViewServesTrustedOnly(t *testing.T) {
 		k, v := offerOf(t, raw, "00ff")
 		view.Apply(k, v, false)
 	}
-	got, ok := view.Best(jobIDOf(t, rawA), nil)
+	got, ok := view.Best(jobIDOf(t, rawA))
 	if !ok || !bytes.Equal(got.Raw, rawA) {
 		t.Fatalf("Best = %v, %v; want the trusted offer", got.Cert, ok)
 	}
@@ -38,7 +40,7 @@ func TestViewServesTrustedOnly(t *testing.T) {
 	if _, _, err := view.Apply(RevokeKey(got.Cert.ID), data, false); !errors.Is(err, ErrTampered) {
 		t.Errorf("forged revocation: err = %v, want ErrTampered", err)
 	}
-	if _, ok := view.Best(got.Job, nil); !ok {
+	if _, ok := view.Best(got.Job); !ok {
 		t.Fatal("a forged revocation took the offer out")
 	}
 	r := NewRevocation(a, got.Cert.ID, "wrong on sm90", time.Now())
@@ -47,7 +49,7 @@ func TestViewServesTrustedOnly(t *testing.T) {
 	if err != nil || !changed || job != got.Job {
 		t.Fatalf("Apply(revocation) = %v, %v, %v", job, changed, err)
 	}
-	if o, ok := view.Best(got.Job, nil); ok {
+	if o, ok := view.Best(got.Job); ok {
 		t.Fatalf("Best after revocation = %s, want none", o.Cert.ID)
 	}
 }
@@ -73,7 +75,7 @@ func TestViewIgnoresTampered(t *testing.T) {
 		if err == nil || changed {
 			t.Fatalf("variant %d (%s): Apply = changed %v, err %v; want it left out", i, v.what, changed, err)
 		}
-		if got, ok := view.Best(job, nil); !ok || !bytes.Equal(got.Raw, raw) {
+		if got, ok := view.Best(job); !ok || !bytes.Equal(got.Raw, raw) {
 			t.Fatalf("variant %d (%s) changed what is served", i, v.what)
 		}
 	}
@@ -169,5 +171,31 @@ func TestNodeID(t *testing.T) {
 	}
 	if nodeID([]byte("salt-1"), testKey(2)) == id {
 		t.Error("two nodes share an id")
+	}
+}
+
+// A certificate whose strings hold '<', '>' or '&' (constraints do) is
+// stored byte for byte as signed, so it verifies where it arrives.
+func TestOfferKeepsCertificateBytes(t *testing.T) {
+	a := testKey(1)
+	c := &certs.Certificate{
+		Job:    certs.Job{Kernel: "reduce", SpecHash: "ab12", Problem: "64", Device: dev},
+		Key:    "8,2",
+		Config: map[string]any{"block": 8, "unroll": 2},
+		Checks: []certs.Check{{Name: "constraints", Passed: true, Inputs: map[string]any{"constraints": []string{"block <= n && unroll > 0"}}}},
+	}
+	if err := certs.Sign(c, a); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := c.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := offerRecord(raw, "00ff", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CheckOffer(NewTrust(a.Public().(ed25519.PublicKey)), CertKey(jobOf(c.Job), c.Issuer), data); err != nil {
+		t.Fatalf("CheckOffer of a published offer: %v", err)
 	}
 }

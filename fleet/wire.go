@@ -107,6 +107,11 @@ type Offer struct {
 	PublishedAt time.Time       `json:"published_at"`
 }
 
+// offerRecord is the stored Offer of certificate raw by node.
+func offerRecord(raw []byte, node string, at time.Time) ([]byte, error) {
+	return encode(Offer{V: Version, Cert: raw, Node: node, PublishedAt: at.UTC()})
+}
+
 // Revocation says a certificate is revoked, signed by its issuer.
 type Revocation struct {
 	V         int       `json:"v"`
@@ -181,6 +186,19 @@ func NewFailure(key ed25519.PrivateKey, id, node, reason string, at time.Time) F
 	f := Failure{V: Version, Cert: id, Node: node, Reason: reason, At: at.UTC(), Reporter: certs.KeyID(key.Public().(ed25519.PublicKey))}
 	f.Signature = sign(key, f.body())
 	return f
+}
+
+// encode is a record's JSON. HTML escaping is off: encoding/json would
+// otherwise rewrite '<', '>' and '&' in an embedded certificate, whose
+// bytes must stay as signed (certs.VerifyBytes).
+func encode(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // decodeStrict decodes one JSON value of at most maxRecord bytes into v,

@@ -1,6 +1,7 @@
 package fleettest
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Cluster is a JetStream cluster of servers on 127.0.0.1, each with its
@@ -109,6 +112,35 @@ func (c *Cluster) Kill(i int) {
 func (c *Cluster) Restart(i int) {
 	c.t.Helper()
 	c.start(i)
+}
+
+// WaitBucket waits until KV bucket exists, or fails t after d.
+func (c *Cluster) WaitBucket(t testing.TB, bucket string, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	nc, err := nats.Connect(strings.Join(c.URLs(), ","), nats.RetryOnFailedConnect(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		actx, acancel := context.WithTimeout(ctx, time.Second)
+		_, err := js.KeyValue(actx, bucket)
+		acancel()
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("bucket %s not there within %s: %v", bucket, d, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // Stop shuts every server down.
