@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"os"
+	"os/exec"
+	"os/user"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -37,21 +41,19 @@ type seen struct {
 // Three real quasimd of one device class on a real 3-server JetStream
 // cluster: one tunes, the two others serve its certified configs from the
 // fleet without tuning, say so (source fleet, its issuer), and verify each
-// locally. One NATS server dies while the tuner publishes. The delay from
-// each promotion to a follower serving it is logged (p50, p99).
+// locally; with all servers up, and with one killed while the tuner
+// publishes. The delay from each promotion to a follower serving it is
+// logged (p50, p99).
 func TestFleetServesCertifiedConfigs(t *testing.T) {
 	binaries(t)
+	t.Run("all servers up", func(t *testing.T) { fleetServes(t, false) })
+	t.Run("one server killed", func(t *testing.T) { fleetServes(t, true) })
+}
+
+func fleetServes(t *testing.T, kill bool) {
 	cl := fleettest.Start(t, 3)
 	dirA := newDir(t, map[string]string{"reduce.yaml": fleetSpec})
-	key, _, err := certs.LoadOrCreateKey(filepath.Join(dirA, "state", "issuer.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	trust := filepath.Join(t.TempDir(), "trust.d")
-	os.MkdirAll(trust, 0o755)
-	if err := os.WriteFile(filepath.Join(trust, "a.pub"), []byte(certs.FormatPublicKey(key.Public().(ed25519.PublicKey))+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	trust, issuer := trustKeyOf(t, dirA)
 	fleetArgs := []string{"--fleet", strings.Join(cl.URLs(), ","), "--fleet-name", "itest", "--fleet-replicas", "3"}
 	var followers []*proc
 	for range 2 {
@@ -96,7 +98,9 @@ func TestFleetServesCertifiedConfigs(t *testing.T) {
 	// does one die, while the tuner publishes.
 	cl.WaitBucket(t, "quasim-fleet-itest", 30*time.Second)
 	a := start(t, dirA, append(fleetArgs, "--fleet-trust", filepath.Join(t.TempDir(), "none"))...)
-	cl.Kill(1)
+	if kill {
+		cl.Kill(1)
+	}
 	ca := &client.Client{Socket: a.socket}
 	promoted := map[string]api.Config{}
 	for _, p := range fleetProblems {
@@ -114,7 +118,7 @@ func TestFleetServesCertifiedConfigs(t *testing.T) {
 			if !ok {
 				t.Fatalf("follower %d never served problem %s from the fleet", fi, p)
 			}
-			if s.cert != want.Certificate || s.cfg.Key != want.Key || s.cfg.Issuer != certs.KeyID(key.Public().(ed25519.PublicKey)) ||
+			if s.cert != want.Certificate || s.cfg.Key != want.Key || s.cfg.Issuer != issuer ||
 				s.cfg.Match != api.MatchExact {
 				t.Fatalf("follower %d at %s served %+v; want the tuner's %s (%s) with its issuer", fi, p, s.cfg, want.Certificate, want.Key)
 			}
@@ -123,7 +127,7 @@ func TestFleetServesCertifiedConfigs(t *testing.T) {
 	}
 	slices.Sort(lat)
 	q := func(f float64) time.Duration { return lat[min(len(lat)-1, int(f*float64(len(lat))))] }
-	t.Logf("fleet promotion to serving on a follower: n=%d p50=%s p99=%s max=%s (one of 3 NATS servers down)", len(lat), q(0.50), q(0.99), lat[len(lat)-1])
+	t.Logf("fleet promotion to serving on a follower: n=%d p50=%s p99=%s max=%s", len(lat), q(0.50), q(0.99), lat[len(lat)-1])
 
 	// Each follower verifies each config here, and tunes nothing itself.
 	for fi, d := range followers {
@@ -158,7 +162,179 @@ func TestFleetServesCertifiedConfigs(t *testing.T) {
 	if _, err := ca.Status(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	if !kill {
+		noPrivateData(t, cl.Entries(t, "quasim-fleet-itest", ">"), append(followers, a)...)
+	}
 	for _, d := range append(followers, a) {
 		d.stop()
+	}
+}
+
+// noPrivateData fails t if a string in a record names the machine's host,
+// its user, a path of one of the nodes, or an IP address; signatures are
+// left out (base64 can spell anything).
+func noPrivateData(t *testing.T, records map[string][]byte, nodes ...*proc) {
+	t.Helper()
+	host, _ := os.Hostname()
+	var secrets []string
+	if host != "" {
+		secrets = append(secrets, host)
+	}
+	if u, err := user.Current(); err == nil {
+		secrets = append(secrets, u.Username, u.HomeDir)
+	}
+	for _, d := range nodes {
+		secrets = append(secrets, d.dir, d.socket, os.TempDir())
+	}
+	ip := regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b`)
+	n := 0
+	for k, v := range records {
+		var doc any
+		if k == "meta.salt" {
+			continue
+		}
+		if err := json.Unmarshal(v, &doc); err != nil {
+			t.Fatalf("record %s is not JSON: %v", k, err)
+		}
+		walkStrings(doc, "", func(field, s string) {
+			n++
+			if field == "signature" {
+				return
+			}
+			for _, x := range secrets {
+				if x != "" && x != "/" && strings.Contains(s, x) {
+					t.Errorf("record %s field %s holds %q: %q", k, field, x, s)
+				}
+			}
+			if ip.MatchString(s) {
+				t.Errorf("record %s field %s holds an IP address: %q", k, field, s)
+			}
+		})
+	}
+	t.Logf("privacy: %d records, %d strings checked for host, user, paths and IP addresses", len(records), n)
+}
+
+// walkStrings calls f with every string in a decoded JSON value, object
+// keys included, and the name of the field that holds it.
+func walkStrings(v any, field string, f func(field, s string)) {
+	switch x := v.(type) {
+	case string:
+		f(field, x)
+	case []any:
+		for _, e := range x {
+			walkStrings(e, field, f)
+		}
+	case map[string]any:
+		for k, e := range x {
+			f(field, k)
+			walkStrings(e, k, f)
+		}
+	}
+}
+
+// trustKeyOf creates the issuer key of the node whose directory is dir and
+// writes its public key to a new trust directory, which it returns.
+func trustKeyOf(t *testing.T, dir string) (string, string) {
+	t.Helper()
+	key, _, err := certs.LoadOrCreateKey(filepath.Join(dir, "state", "issuer.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := key.Public().(ed25519.PublicKey)
+	trust := filepath.Join(t.TempDir(), "trust.d")
+	os.MkdirAll(trust, 0o755)
+	if err := os.WriteFile(filepath.Join(trust, "a.pub"), []byte(certs.FormatPublicKey(pub)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return trust, certs.KeyID(pub)
+}
+
+// A follower on which the tuner's config computes a wrong result (the
+// harness is broken there only) never serves it once its verification
+// failed, records it wrong_result, publishes the failure and tunes for
+// itself; the other follower serves and verifies the config as before.
+func TestFleetLocalVerificationFails(t *testing.T) {
+	binaries(t)
+	bin := filepath.Join(t.TempDir(), "fakeharness")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../evaluate/harness/testdata/fakeharness").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	t.Setenv("FAKE_MODES", "ok")
+	spec := "name: fake\nevaluator: exec:" + bin + "\nproblems: [\"64\"]\nschedule: \"@every 24h\"\nbudget: {evals: 4}\ntimeout: 20s\n"
+	cl := fleettest.Start(t, 3)
+	dirA := newDir(t, map[string]string{"fake.yaml": spec})
+	trust, issuer := trustKeyOf(t, dirA)
+	args := []string{"--fleet", strings.Join(cl.URLs(), ","), "--fleet-name", "vtest", "--fleet-replicas", "3", "--fleet-wait", "10m", "--fleet-trust", trust}
+	os.Setenv("FAKE_WRONG", "1") // inherited by the broken follower's harness only
+	broken := start(t, newDir(t, map[string]string{"fake.yaml": spec}), args...)
+	os.Unsetenv("FAKE_WRONG")
+	good := start(t, newDir(t, map[string]string{"fake.yaml": spec}), args...)
+	cl.WaitBucket(t, "quasim-fleet-vtest", 30*time.Second)
+	a := start(t, dirA, "--fleet", strings.Join(cl.URLs(), ","), "--fleet-name", "vtest")
+	want := waitServedKernel(t, a, "fake", "64")
+	if want.Key == "ok,2" {
+		t.Fatalf("the tuner serves the default config %s: the broken follower could not tell", want.Key)
+	}
+
+	// The good follower verifies it.
+	cg := &client.Client{Socket: good.socket}
+	waitConfig(t, cg, "fake", "64", func(c api.Config) bool {
+		return c.Source == api.SourceFleet && c.Certificate == want.Certificate && c.Issuer == issuer && c.Verification == api.VerifyPassed
+	})
+
+	// The broken one records the failure, and then answers its own.
+	cb := &client.Client{Socket: broken.socket}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		tr, err := cb.Trials(context.Background(), "fake", "64")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(tr.Trials, func(x api.Trial) bool { return x.Key == want.Key && x.Status == "wrong_result" }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the broken follower recorded no wrong_result for %s in 60s: %+v", want.Key, tr.Trials)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	own := waitConfig(t, cb, "fake", "64", func(c api.Config) bool { return c.Source == "" && c.Match == api.MatchExact && c.Certificate != "" })
+	if own.Key == want.Key {
+		t.Fatalf("the broken follower serves %s, which failed there", own.Key)
+	}
+	if c, err := cb.Config(context.Background(), "fake", "64", ""); err != nil || c.Source == api.SourceFleet {
+		t.Fatalf("broken follower: %+v, %v", c, err)
+	}
+	// Its failure is in the fleet, signed by it.
+	fails := cl.Entries(t, "quasim-fleet-vtest", "fail."+want.Certificate+".>")
+	if len(fails) != 1 {
+		t.Fatalf("failure reports of %s: %v, want one", want.Certificate, fails)
+	}
+	// The others are not affected.
+	if c, err := cg.Config(context.Background(), "fake", "64", ""); err != nil || c.Certificate != want.Certificate || c.Verification != api.VerifyPassed {
+		t.Fatalf("good follower after the failure: %+v, %v", c, err)
+	}
+	for _, d := range []*proc{broken, good, a} {
+		d.stop()
+	}
+}
+
+// waitConfig polls kernel at problem until ok accepts the answer, or fails
+// after 60 s.
+func waitConfig(t *testing.T, c *client.Client, kernel, problem string, ok func(api.Config) bool) api.Config {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		cfg, err := c.Config(context.Background(), kernel, problem, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(cfg) {
+			return cfg
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s at %s after 60s: %+v", kernel, problem, cfg)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

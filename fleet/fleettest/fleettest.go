@@ -143,6 +143,37 @@ func (c *Cluster) WaitBucket(t testing.TB, bucket string, d time.Duration) {
 	}
 }
 
+// Entries are the current values of KV bucket's keys that match filter,
+// by key.
+func (c *Cluster) Entries(t testing.TB, bucket, filter string) map[string][]byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	nc, err := nats.Connect(strings.Join(c.URLs(), ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	kv, err := js.KeyValue(ctx, bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := kv.ListKeysFiltered(ctx, filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for k := range l.Keys() {
+		e, err := kv.Get(ctx, k)
+		if err != nil {
+			t.Fatalf("get %s: %v", k, err)
+		}
+		out[k] = e.Value()
+	}
+	return out
+}
+
 // Stop shuts every server down.
 func (c *Cluster) Stop() {
 	for i := range c.servers {
