@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"sync"
 	"time"
@@ -91,6 +92,9 @@ type fleetNode struct {
 	checks    chan struct{}
 	running   bool                  // run has started: verifications may be queued
 	deferred  map[store.JobKey]bool // jobs whose first cycle waits for the fleet
+	fromFleet map[store.JobKey]bool // jobs whose last answer came from the fleet
+	verified  int                   // fleet configs verified here
+	failed    int                   // fleet configs that failed here
 }
 
 type fleetCheck struct {
@@ -115,7 +119,7 @@ func newFleetNode(cfg FleetConfig, key ed25519.PrivateKey, sched *scheduler, st 
 		return nil, err
 	}
 	f := &fleetNode{
-		sched: sched, st: st, log: log, wait: cfg.Wait, deferred: map[store.JobKey]bool{},
+		sched: sched, st: st, log: log, wait: cfg.Wait, deferred: map[store.JobKey]bool{}, fromFleet: map[store.JobKey]bool{},
 		local: map[store.JobKey]bool{}, remote: map[store.JobKey]bool{}, published: map[store.JobKey]string{},
 		revoked: map[string]bool{}, pending: map[checkKey]bool{},
 		wake: make(chan struct{}, 1), checks: make(chan struct{}, 1),
@@ -210,6 +214,9 @@ func (f *fleetNode) publishJob(job store.JobKey) error {
 	sv, ok, err := f.st.Served(job)
 	if err != nil {
 		return err
+	}
+	if ok {
+		f.served(job, false) // its own now
 	}
 	if ok && sv.Certificate != "" && f.published[job] != sv.Certificate {
 		body, meta, err := f.st.Cert(sv.Certificate)
@@ -345,9 +352,22 @@ func (s *server) fleetAnswer(j *job, problem string) (c api.Config, ok bool, err
 		} else {
 			c.Verification = f.queueCheck(j, o.Cert)
 		}
+		f.served(j.key, true)
 		return c, true, nil
 	}
+	f.served(j.key, false)
 	return c, false, nil
+}
+
+// served notes whether job's answer comes from the fleet.
+func (f *fleetNode) served(job store.JobKey, fromFleet bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fromFleet {
+		f.fromFleet[job] = true
+	} else {
+		delete(f.fromFleet, job)
+	}
 }
 
 // queueCheck queues the verification here of cert's config for job j and
@@ -431,8 +451,35 @@ func (f *fleetNode) verify(ctx context.Context, fc fleetCheck) {
 		log.Error().Err(err).Msg("fleet config verification failed to run")
 	case v.Passed:
 		log.Info().Str("cert", v.Cert).Float64("time_ms", v.TimeMS).Msg("fleet config verified on this node")
+		f.mu.Lock()
+		f.verified++
+		f.mu.Unlock()
 	default:
+		f.mu.Lock()
+		f.failed++
+		f.mu.Unlock()
 		log.Warn().Str("failed", v.Why).Msg("fleet config failed verification on this node; not served here, failure published")
 		f.cl.PublishFailure(fc.cert, v.Why)
 	}
+}
+
+// getFleet is GET /v1/fleet.
+func (s *server) getFleet(*http.Request) (any, error) {
+	f := s.fleet
+	if f == nil {
+		return api.FleetStatus{}, nil
+	}
+	st := f.cl.Status()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := api.FleetStatus{
+		Enabled: true, Fleet: st.Fleet, Node: st.Node, Connected: st.Connected, Trusted: st.Trusted,
+		Peers: st.Peers, Received: st.Offers, ServedFromFleet: len(f.fromFleet), Verified: f.verified,
+		VerifyFailures: f.failed, Published: st.Published, Waiting: st.Waiting,
+	}
+	r := st.Rejected
+	if n := r.Untrusted + r.Tampered + r.Malformed + r.NotPassed; n > 0 {
+		out.Rejected = map[string]int{"untrusted": r.Untrusted, "tampered": r.Tampered, "malformed": r.Malformed, "not_passed": r.NotPassed}
+	}
+	return out, nil
 }

@@ -161,6 +161,7 @@ func (s *server) routes() []route {
 		{api.RouteCertRevoke, write, s.postRevoke},
 		{api.RouteConfig, read, s.getConfig},
 		{api.RouteDevices, read, s.getDevices},
+		{api.RouteFleet, read, s.getFleet},
 		{api.RouteKernels, read, s.getKernels},
 		{api.RouteKernelCycles, read, s.getCycles},
 		{api.RouteImport, write, s.postImport},

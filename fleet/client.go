@@ -564,6 +564,8 @@ type Status struct {
 	Node      string
 	Connected bool
 	Offers    int // verified offers held
+	Peers     int // other nodes whose records are held
+	Trusted   []string
 	Rejected  Rejections
 	Waiting   int // records and summaries not yet published
 	Published int
@@ -575,5 +577,6 @@ func (c *Client) Status() Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return Status{Fleet: c.cfg.Name, Node: c.node, Connected: c.connected, Offers: c.view.Offers(),
+		Peers: c.view.Nodes(c.node), Trusted: c.cfg.Trust.IDs(),
 		Rejected: c.view.Rejected, Waiting: len(c.out) + len(c.summaries), Published: c.published, Dropped: c.dropped}
 }

@@ -119,6 +119,24 @@ func (v *View) Revoked(id, issuer string) (Revocation, bool) {
 // Failures are the verified reports that certificate id failed on a node.
 func (v *View) Failures(id string) []Failure { return v.failures[id] }
 
+// Nodes is the number of distinct nodes whose verified offers or failure
+// reports are held, node (this one) left out.
+func (v *View) Nodes(node string) int {
+	seen := map[string]bool{}
+	for _, offers := range v.offers {
+		for _, o := range offers {
+			seen[o.Node] = true
+		}
+	}
+	for _, fs := range v.failures {
+		for _, f := range fs {
+			seen[f.Node] = true
+		}
+	}
+	delete(seen, node)
+	return len(seen)
+}
+
 // Offers is the number of verified offers held.
 func (v *View) Offers() int { return len(v.byKey) }
 

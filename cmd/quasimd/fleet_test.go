@@ -158,6 +158,16 @@ func fleetServes(t *testing.T, kill bool) {
 		if len(cy.Cycles) != 0 {
 			t.Errorf("follower %d ran %d cycles, want none: it serves the fleet's configs", fi, len(cy.Cycles))
 		}
+		var st api.FleetStatus
+		d.ctlJSON(&st, "fleet", "status")
+		n := len(fleetProblems)
+		if !st.Enabled || st.Fleet != "itest" || len(st.Node) != 32 || st.Received != n || st.ServedFromFleet != n ||
+			st.Verified != n || st.VerifyFailures != 0 || st.Peers != 1 || len(st.Trusted) != 2 {
+			t.Errorf("follower %d: fleet status %+v, want %d configs received, served and verified from 1 peer", fi, st, n)
+		}
+		if out, _, code := d.ctl("fleet", "status"); code != 0 || !regexp.MustCompile(`served from fleet: +8\n`).MatchString(out) {
+			t.Errorf("fleet status = exit %d:\n%s", code, out)
+		}
 	}
 	if _, err := ca.Status(context.Background()); err != nil {
 		t.Fatal(err)
@@ -309,6 +319,11 @@ func TestFleetLocalVerificationFails(t *testing.T) {
 	fails := cl.Entries(t, "quasim-fleet-vtest", "fail."+want.Certificate+".>")
 	if len(fails) != 1 {
 		t.Fatalf("failure reports of %s: %v, want one", want.Certificate, fails)
+	}
+	var st api.FleetStatus
+	broken.ctlJSON(&st, "fleet", "status")
+	if st.VerifyFailures != 1 || st.ServedFromFleet != 0 {
+		t.Errorf("broken follower: fleet status %+v, want 1 verification failure and nothing served from the fleet", st)
 	}
 	// The others are not affected.
 	if c, err := cg.Config(context.Background(), "fake", "64", ""); err != nil || c.Certificate != want.Certificate || c.Verification != api.VerifyPassed {

@@ -100,6 +100,7 @@ func newRootCommand() *cobra.Command {
 		newReloadCommand(g),
 		newCertsCommand(g),
 		newDevicesCommand(g),
+		newFleetCommand(g),
 		newDBCommand(),
 	)
 	return root
