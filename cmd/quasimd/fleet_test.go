@@ -165,6 +165,9 @@ func fleetServes(t *testing.T, kill bool) {
 			st.Verified != n || st.VerifyFailures != 0 || st.Peers != 1 || len(st.Trusted) != 2 {
 			t.Errorf("follower %d: fleet status %+v, want %d configs received, served and verified from 1 peer", fi, st, n)
 		}
+		if out, _, code := d.ctl("config", "reduce", "--problem", "65536"); code != 0 || !strings.Contains(out, "source:        fleet (issuer "+issuer+")") {
+			t.Errorf("config = exit %d, want it to name the fleet and the issuer:\n%s", code, out)
+		}
 		if out, _, code := d.ctl("fleet", "status"); code != 0 || !regexp.MustCompile(`served from fleet: +8\n`).MatchString(out) {
 			t.Errorf("fleet status = exit %d:\n%s", code, out)
 		}
