@@ -18,6 +18,7 @@ import (
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/certs"
 	"github.com/quasim/quasim/client"
+	"github.com/quasim/quasim/fleet"
 	"github.com/quasim/quasim/fleet/fleettest"
 )
 
@@ -355,4 +356,51 @@ func waitConfig(t *testing.T, c *client.Client, kernel, problem string, ok func(
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// A tuner killed (SIGKILL) while it publishes leaves no partial record:
+// every offer in the bucket verifies, and once restarted it publishes
+// what it promoted and had not published, so a follower serves it all.
+func TestFleetTunerKilledMidPublish(t *testing.T) {
+	binaries(t)
+	cl := fleettest.Start(t, 3)
+	dirA := newDir(t, map[string]string{"reduce.yaml": fleetSpec})
+	trust, _ := trustKeyOf(t, dirA)
+	args := []string{"--fleet", strings.Join(cl.URLs(), ","), "--fleet-name", "ktest", "--fleet-replicas", "3"}
+	b := start(t, newDir(t, map[string]string{"reduce.yaml": fleetSpec}), append(args, "--fleet-trust", trust, "--fleet-wait", "10m")...)
+	cl.WaitBucket(t, "quasim-fleet-ktest", 30*time.Second)
+	a := start(t, dirA, args...)
+	// Killed as soon as its first offer is in the bucket.
+	deadline := time.Now().Add(60 * time.Second)
+	for len(cl.Entries(t, "quasim-fleet-ktest", "cert.>")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no offer published in 60s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	a.kill()
+	offers := cl.Entries(t, "quasim-fleet-ktest", "cert.>")
+	for k, v := range offers {
+		if _, err := fleetCheck(trust, k, v); err != nil {
+			t.Errorf("offer %s left by the killed tuner: %v", k, err)
+		}
+	}
+	t.Logf("%d of %d offers published before the kill", len(offers), len(fleetProblems))
+	a = start(t, dirA, args...)
+	cb := &client.Client{Socket: b.socket}
+	for _, p := range fleetProblems {
+		want := waitServedKernel(t, a, "reduce", p)
+		waitConfig(t, cb, "reduce", p, func(c api.Config) bool { return c.Source == api.SourceFleet && c.Certificate == want.Certificate })
+	}
+	a.stop()
+	b.stop()
+}
+
+// fleetCheck checks the offer at key with the keys of trust dir.
+func fleetCheck(dir, key string, value []byte) (fleet.Verified, error) {
+	keys, err := fleet.LoadTrustDir(dir)
+	if err != nil {
+		return fleet.Verified{}, err
+	}
+	return fleet.CheckOffer(fleet.NewTrust(keys...), key, value)
 }
