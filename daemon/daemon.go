@@ -187,6 +187,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	}
 	if srv.fleet != nil {
 		sched.onChange, sched.deferStart = srv.fleet.localChanged, srv.fleet.deferStart
+		m.reg.MustRegister(&fleetCollector{srv: srv})
 	}
 
 	ln, err := listenSocket(cfg.Socket)

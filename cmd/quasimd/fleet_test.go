@@ -169,6 +169,10 @@ func fleetServes(t *testing.T, kill bool) {
 		if out, _, code := d.ctl("config", "reduce", "--problem", "65536"); code != 0 || !strings.Contains(out, "source:        fleet (issuer "+issuer+")") {
 			t.Errorf("config = exit %d, want it to name the fleet and the issuer:\n%s", code, out)
 		}
+		if code, body := d.rawGet("/metrics"); code != 200 || !strings.Contains(string(body), "quasim_fleet_served_jobs 8\n") ||
+			!strings.Contains(string(body), `quasim_fleet_verifications_total{result="passed"} 8`) {
+			t.Errorf("GET /metrics = %d, want the fleet gauges:\n%s", code, body)
+		}
 		if out, _, code := d.ctl("fleet", "status"); code != 0 || !regexp.MustCompile(`served from fleet: +8\n`).MatchString(out) {
 			t.Errorf("fleet status = exit %d:\n%s", code, out)
 		}
