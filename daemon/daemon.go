@@ -19,6 +19,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/certs"
+	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evaluate/builtin"
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
@@ -119,6 +120,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		return nil
 	}
 	sched := &scheduler{}
+	var fn *fleetNode // set before the scheduler starts; nil without a fleet
 	knobs := func(device string, cfg map[string]any) (func() error, error) {
 		var set []string
 		for _, k := range introspect.Knobs {
@@ -152,14 +154,25 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			Lock:        devs.lock,
 			Signer:      key,
 			Details:     deviceDetails(),
-			Measured:    m.measured,
-			Busy:        gate.busy,
-			Meter:       meter,
-			Knobs:       knobs,
-			IdleWait:    cfg.IdleWait,
-			IdlePoll:    cfg.IdlePoll,
-			Log:         log.With().Str("component", "tuner").Logger(),
-			Now:         cfg.Now,
+			Measured: func(job tuner.Job, tr evaluate.Trial, took time.Duration) {
+				m.measured(job, tr, took)
+				if fn != nil {
+					fn.measured(job, tr)
+				}
+			},
+			Related: func(job tuner.Job) map[string][]store.Trial {
+				if fn == nil {
+					return nil
+				}
+				return fn.related(job)
+			},
+			Busy:     gate.busy,
+			Meter:    meter,
+			Knobs:    knobs,
+			IdleWait: cfg.IdleWait,
+			IdlePoll: cfg.IdlePoll,
+			Log:      log.With().Str("component", "tuner").Logger(),
+			Now:      cfg.Now,
 		}),
 	}
 	srv := &server{
@@ -182,9 +195,10 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	}
 	srv.reload = doReload
 	srv.setKey(key)
-	if srv.fleet, err = newFleetNode(cfg.Fleet, key, sched, st, log.With().Str("component", "fleet").Logger()); err != nil {
+	if fn, err = newFleetNode(cfg.Fleet, key, sched, st, log.With().Str("component", "fleet").Logger()); err != nil {
 		return err
 	}
+	srv.fleet = fn
 	if srv.fleet != nil {
 		sched.onChange, sched.deferStart = srv.fleet.localChanged, srv.fleet.deferStart
 		m.reg.MustRegister(&fleetCollector{srv: srv})

@@ -18,6 +18,7 @@ import (
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/fleet"
 	"github.com/quasim/quasim/internal/store"
+	"github.com/quasim/quasim/internal/tuner"
 )
 
 // DefaultFleetTrustDir holds the public keys whose certificates a fleet
@@ -482,4 +483,31 @@ func (s *server) getFleet(*http.Request) (any, error) {
 		out.Rejected = map[string]int{"untrusted": r.Untrusted, "tampered": r.Tampered, "malformed": r.Malformed, "not_passed": r.NotPassed}
 	}
 	return out, nil
+}
+
+// measured publishes a trial a cycle measured, anonymised: its config,
+// status, median time and energy, and the node's salted id; no
+// repetitions, no host, no error text.
+func (f *fleetNode) measured(job tuner.Job, tr evaluate.Trial) {
+	s := fleet.Summary{Job: fleetJobOf(job.Key), Key: tr.Key, Status: string(tr.Status), TimeMS: tr.Time}
+	if tr.EnergyMJ > 0 {
+		e := tr.EnergyMJ
+		s.EnergyMJ = &e
+	}
+	f.cl.PublishSummary(s)
+}
+
+// related is the tuner's Related hook: the other nodes' trials of job's
+// kernel, one source per node, device class and problem, for warm starts.
+func (f *fleetNode) related(job tuner.Job) map[string][]store.Trial {
+	out := map[string][]store.Trial{}
+	for _, s := range f.cl.Summaries(job.Key.Kernel) {
+		name := "fleet:" + s.Node[:min(8, len(s.Node))] + "|" + s.Job.Problem + "|" + s.Job.Device
+		tr := store.Trial{Key: s.Key, Status: s.Status, TimeMS: s.TimeMS}
+		if s.EnergyMJ != nil {
+			tr.EnergyMJ = *s.EnergyMJ
+		}
+		out[name] = append(out[name], tr)
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,10 +50,11 @@ type Client struct {
 
 	mu        sync.Mutex
 	view      *View
-	out       map[string]pending // by what the record is of; the latest wins
-	gen       uint64             // numbers the outbox's records
-	summaries []Summary          // waiting to be published
-	dropped   int                // summaries dropped from a full outbox
+	out       map[string]pending   // by what the record is of; the latest wins
+	gen       uint64               // numbers the outbox's records
+	summaries []Summary            // waiting to be published
+	received  map[string][]Summary // other nodes' summaries by kernel, oldest first
+	dropped   int                  // summaries dropped from a full outbox
 	node      string
 	connected bool
 	published int
@@ -95,7 +97,7 @@ func New(cfg Config) (*Client, error) {
 	cfg.Trust = t
 	return &Client{
 		cfg: cfg, log: cfg.Log.Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Minute}),
-		view: NewView(t), out: map[string]pending{},
+		view: NewView(t), out: map[string]pending{}, received: map[string][]Summary{},
 		kick: make(chan struct{}, 1), rewatch: make(chan struct{}, 1), ready: make(chan struct{}),
 	}, nil
 }
@@ -200,6 +202,7 @@ func (c *Client) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { c.publish(ctx, js, kv) })
+	wg.Go(func() { c.consume(ctx, js) })
 	c.watch(ctx, kv)
 	wg.Wait()
 	return nil
@@ -542,6 +545,64 @@ func (c *Client) PublishSummary(s Summary) {
 	c.summaries = append(c.summaries, s)
 	c.mu.Unlock()
 	c.poke()
+}
+
+// maxReceived bounds the summaries kept per kernel; the oldest go first.
+const maxReceived = 20000
+
+// consume reads the trial summaries of the other nodes from the stream,
+// from its start, through an ordered consumer, which starts again where it
+// was when its server goes.
+func (c *Client) consume(ctx context.Context, js jetstream.JetStream) {
+	var it jetstream.MessagesContext
+	err := retry(ctx, c.cfg.Log, func(actx context.Context) error {
+		cons, err := js.OrderedConsumer(actx, Stream(c.cfg.Name), jetstream.OrderedConsumerConfig{})
+		if err != nil {
+			return err
+		}
+		it, err = cons.Messages()
+		return err
+	})
+	if err != nil {
+		return
+	}
+	go func() {
+		<-ctx.Done()
+		it.Stop()
+	}()
+	node := c.NodeID()
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) || waitCtx(ctx, 100*time.Millisecond) {
+				return
+			}
+			continue
+		}
+		s, err := DecodeSummary(msg.Data())
+		if err != nil {
+			c.log.Warn().Err(err).Msg("fleet trial summary ignored")
+			continue
+		}
+		if s.Node == node {
+			continue
+		}
+		c.mu.Lock()
+		r := append(c.received[s.Job.Kernel], s)
+		if len(r) > maxReceived {
+			r = r[len(r)-maxReceived:]
+		}
+		c.received[s.Job.Kernel] = r
+		c.mu.Unlock()
+	}
+}
+
+// Summaries are the other nodes' trial summaries of kernel received so
+// far, oldest first.
+func (c *Client) Summaries(kernel string) []Summary {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.received[kernel])
 }
 
 // Offers are job's trusted live offers, best first (View.Live).

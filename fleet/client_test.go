@@ -267,3 +267,33 @@ func mustOffer(t testing.TB, raw []byte) []byte {
 	}
 	return o
 }
+
+// Trial summaries go through the stream to the other nodes, with the
+// publisher's node id and nothing else of it.
+func TestSummariesRoundTrip(t *testing.T) {
+	cl := fleettest.Start(t, 3)
+	na := start(t, cl.URLs(), testKey(1))
+	nb := start(t, cl.URLs(), testKey(2))
+	job := JobID{Kernel: "sgemm", SpecHash: "ab12", Problem: "64", Device: dev}
+	for i := range 5 {
+		na.PublishSummary(Summary{Job: job, Key: fmt.Sprintf("%d,2", i), Status: "ok", TimeMS: float64(i + 1)})
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(nb.Summaries("sgemm")) < 5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("b received %d of 5 summaries in 10s", len(nb.Summaries("sgemm")))
+		}
+		select {
+		case <-nb.changes:
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	for i, s := range nb.Summaries("sgemm") {
+		if s.Node != na.NodeID() || s.Job != job || s.Key != fmt.Sprintf("%d,2", i) || s.TimeMS != float64(i+1) || s.V != Version {
+			t.Errorf("summary %d = %+v", i, s)
+		}
+	}
+	if n := len(na.Summaries("sgemm")); n != 0 {
+		t.Errorf("a holds %d of its own summaries, want none", n)
+	}
+}

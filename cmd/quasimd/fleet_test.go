@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/user"
@@ -181,7 +182,15 @@ func fleetServes(t *testing.T, kill bool) {
 		t.Fatal(err)
 	}
 	if !kill {
-		noPrivateData(t, cl.Entries(t, "quasim-fleet-itest", ">"), append(followers, a)...)
+		records := cl.Entries(t, "quasim-fleet-itest", ">")
+		msgs := cl.Messages(t, fleet.Stream("itest"))
+		if len(msgs) < len(fleetProblems) {
+			t.Errorf("%d trial summaries on the stream, want at least one per job", len(msgs))
+		}
+		for i, m := range msgs {
+			records[fmt.Sprintf("stream message %d", i)] = m
+		}
+		noPrivateData(t, records, append(followers, a)...)
 	}
 	for _, d := range append(followers, a) {
 		d.stop()

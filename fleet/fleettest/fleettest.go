@@ -174,6 +174,36 @@ func (c *Cluster) Entries(t testing.TB, bucket, filter string) map[string][]byte
 	return out
 }
 
+// Messages are the data of every message stored in stream, in order.
+func (c *Cluster) Messages(t testing.TB, stream string) [][]byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	nc, err := nats.Connect(strings.Join(c.URLs(), ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]byte
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatalf("stream %s message %d: %v", stream, seq, err)
+		}
+		out = append(out, m.Data)
+	}
+	return out
+}
+
 // Stop shuts every server down.
 func (c *Cluster) Stop() {
 	for i := range c.servers {
