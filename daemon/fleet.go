@@ -94,6 +94,7 @@ type fleetNode struct {
 	running   bool                  // run has started: verifications may be queued
 	deferred  map[store.JobKey]bool // jobs whose first cycle waits for the fleet
 	fromFleet map[store.JobKey]bool // jobs whose last answer came from the fleet
+	contrib   map[string]int        // kernel|device -> trials in the last contribution published
 	verified  int                   // fleet configs verified here
 	failed    int                   // fleet configs that failed here
 }
@@ -120,7 +121,7 @@ func newFleetNode(cfg FleetConfig, key ed25519.PrivateKey, sched *scheduler, st 
 		return nil, err
 	}
 	f := &fleetNode{
-		sched: sched, st: st, log: log, wait: cfg.Wait, deferred: map[store.JobKey]bool{}, fromFleet: map[store.JobKey]bool{},
+		sched: sched, st: st, log: log, wait: cfg.Wait, deferred: map[store.JobKey]bool{}, fromFleet: map[store.JobKey]bool{}, contrib: map[string]int{},
 		local: map[store.JobKey]bool{}, remote: map[store.JobKey]bool{}, published: map[store.JobKey]string{},
 		revoked: map[string]bool{}, pending: map[checkKey]bool{},
 		wake: make(chan struct{}, 1), checks: make(chan struct{}, 1),
@@ -234,6 +235,9 @@ func (f *fleetNode) publishJob(job store.JobKey) error {
 			f.published[job] = sv.Certificate
 		}
 	}
+	if err := f.contribute(job.Kernel, job.Device); err != nil {
+		return err
+	}
 	metas, err := f.st.JobCerts(job)
 	if err != nil {
 		return err
@@ -284,6 +288,36 @@ func (f *fleetNode) startDeferred(key store.JobKey, why string) {
 	if err := f.sched.trigger(key.String(), runRequest{trigger: "start"}); err != nil && !errors.Is(err, errStopping) {
 		f.log.Warn().Err(err).Str("job_id", key.String()).Msg("fleet: first cycle not started")
 	}
+}
+
+// contribute publishes this node's contribution to the fleet's aggregate
+// of kernel on device class dev (fleet.Contribute over every stored job
+// of theirs), when its trials changed since the last one.
+func (f *fleetNode) contribute(kernel, dev string) error {
+	keys, err := f.st.Jobs()
+	if err != nil {
+		return err
+	}
+	var ms []fleet.Measured
+	for _, k := range keys {
+		if k.Kernel != kernel || k.Device != dev {
+			continue
+		}
+		trials, err := f.st.Trials(k)
+		if err != nil {
+			return err
+		}
+		for _, tr := range trials {
+			ms = append(ms, fleet.Measured{Problem: k.Problem, Key: tr.Key, OK: tr.Status == string(evaluate.StatusOK), TimeMS: tr.TimeMS})
+		}
+	}
+	id := kernel + "|" + dev
+	if len(ms) == 0 || f.contrib[id] == len(ms) {
+		return nil
+	}
+	f.contrib[id] = len(ms)
+	f.cl.PublishContribution(fleet.Contribute(kernel, dev, ms))
+	return nil
 }
 
 // offered is told that the fleet's offers of job changed: the lookups'
@@ -508,6 +542,13 @@ func (f *fleetNode) related(job tuner.Job) map[string][]store.Trial {
 			tr.EnergyMJ = *s.EnergyMJ
 		}
 		out[name] = append(out[name], tr)
+	}
+	// The aggregate ranks without anyone's raw trials: a quantile is a
+	// time to rank by (1 + quantile, so that none is zero).
+	ranked, nodes := f.cl.Aggregate(job.Key.Kernel, job.Key.Device)
+	for _, r := range ranked {
+		name := fmt.Sprintf("fleet-aggregate|%s|%d nodes", job.Key.Device, nodes)
+		out[name] = append(out[name], store.Trial{Key: r.Key, Status: string(evaluate.StatusOK), TimeMS: 1 + r.Quantile})
 	}
 	return out
 }

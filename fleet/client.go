@@ -605,6 +605,26 @@ func (c *Client) Summaries(kernel string) []Summary {
 	return slices.Clone(c.received[kernel])
 }
 
+// PublishContribution publishes this node's contribution to the
+// aggregate of its kernel and device class (Contribute).
+func (c *Client) PublishContribution(con Contribution) {
+	at := c.cfg.Now()
+	c.enqueue(prefixAgg+con.Kernel+"\x00"+con.Device, func(node string) (string, []byte, error) {
+		s := con
+		s.sign(c.cfg.Key, node, at)
+		data, err := encode(s)
+		return AggKey(s.Kernel, s.Device, node), data, err
+	})
+}
+
+// Aggregate is the fleet's aggregate of kernel on device class dev, this
+// node's contribution included once it is published.
+func (c *Client) Aggregate(kernel, dev string) ([]Ranked, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.view.Aggregate(kernel, dev)
+}
+
 // Offers are job's trusted live offers, best first (View.Live).
 func (c *Client) Offers(job JobID) []Verified {
 	c.mu.Lock()

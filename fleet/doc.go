@@ -37,8 +37,17 @@
 //   - "fail.CERTID.NODE" (FailKey) holds a Failure: node NODE verified the
 //     certified config locally and it failed there; signed by that node's
 //     key. Reports inform; they take nothing out of service elsewhere.
+//   - "agg.DEV.KERNEL.NODE" (AggKey) holds a node's Contribution to the
+//     federated aggregate of a kernel on a device class, signed by its key:
+//     for each config it measured ok, the rank quantile of its time among
+//     the configs it measured at a problem (0 fastest, 1 slowest; ties
+//     share their mean rank), averaged over its problems (Contribute).
+//     Anyone combines the trusted contributions (Combine): each config's
+//     quantile averaged over the nodes that measured it, with their count.
+//     No node needs another's trials to use it; a node's warm start ranks
+//     by it as by a related job.
 //
-// Revocations and failures are signed over a length-prefixed list of their
+// Revocations, failures and contributions are signed over a length-prefixed list of their
 // fields (see signedBody), with the node's Ed25519 issuer key.
 //
 // # Trust
@@ -62,10 +71,15 @@
 // linked by id. Records carry no host name, user name, path or address:
 // offers hold certificates, whose job details name the device class, CPU
 // model, OS, architecture and Go version; summaries hold a config key, its
-// status, median time and energy. What an observer of the bucket learns:
-// which device classes, kernels and problems the fleet tunes, which configs
-// won and how fast they ran, the issuers' key ids, and how many nodes
-// publish (distinct ids). The servers see the nodes' IP addresses, as any
+// status, median time and energy. What an observer of the bucket and the
+// stream learns: which device classes, kernels and problems the fleet
+// tunes, which configs won and how fast they ran, every config each node
+// measured with its median time (summaries) and its rank (contributions),
+// the issuers' key ids, and how many nodes publish (distinct ids). What it
+// cannot learn from them: which machine, user or site a node is, its
+// repetitions, error messages, paths or addresses, or which ids in two
+// fleets are the same node. Contributions alone give ranks, not times, and
+// not at which problem. The servers see the nodes' IP addresses, as any
 // TCP server does; nothing stored does.
 //
 // # Connection

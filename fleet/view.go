@@ -17,6 +17,7 @@ type View struct {
 	byKey    map[string]JobID              // KV key -> job of its offer
 	revoked  map[string]Revocation         // by certificate id
 	failures map[string][]Failure          // by certificate id
+	contribs map[string]Contribution       // by KV key
 	Rejected Rejections
 }
 
@@ -28,7 +29,7 @@ type Rejections struct {
 // NewView is an empty view that trusts t.
 func NewView(t *Trust) *View {
 	return &View{trust: t, offers: map[JobID]map[string]Verified{}, byKey: map[string]JobID{},
-		revoked: map[string]Revocation{}, failures: map[string][]Failure{}}
+		revoked: map[string]Revocation{}, failures: map[string][]Failure{}, contribs: map[string]Contribution{}}
 }
 
 // Apply takes the KV record at key (deleted: a delete or purge marker) into
@@ -89,6 +90,18 @@ func (v *View) Apply(key string, data []byte, deleted bool) (job JobID, ok bool,
 		}
 		v.failures[f.Cert] = append(v.failures[f.Cert], f)
 		return JobID{}, false, nil
+	case strings.HasPrefix(key, prefixAgg):
+		if deleted {
+			delete(v.contribs, key)
+			return JobID{}, false, nil
+		}
+		c, err := CheckContribution(v.trust, key, data)
+		if err != nil {
+			v.count(err)
+			return JobID{}, false, err
+		}
+		v.contribs[key] = c
+		return JobID{}, false, nil
 	case key == keySalt:
 		return JobID{}, false, nil
 	}
@@ -135,6 +148,18 @@ func (v *View) Nodes(node string) int {
 	}
 	delete(seen, node)
 	return len(seen)
+}
+
+// Aggregate combines the verified contributions for kernel on device
+// class dev (Combine); nodes is how many contributed.
+func (v *View) Aggregate(kernel, dev string) (ranked []Ranked, nodes int) {
+	var cs []Contribution
+	for _, c := range v.contribs {
+		if c.Kernel == kernel && c.Device == dev {
+			cs = append(cs, c)
+		}
+	}
+	return Combine(cs), len(cs)
 }
 
 // Offers is the number of verified offers held.

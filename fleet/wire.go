@@ -26,6 +26,7 @@ const (
 	prefixCert   = "cert."
 	prefixRevoke = "revoke."
 	prefixFail   = "fail."
+	prefixAgg    = "agg."
 	keySalt      = "meta.salt"
 )
 

@@ -187,6 +187,19 @@ func fleetServes(t *testing.T, kill bool) {
 		if len(msgs) < len(fleetProblems) {
 			t.Errorf("%d trial summaries on the stream, want at least one per job", len(msgs))
 		}
+		// The tuner's contribution to the aggregate verifies and ranks every
+		// config it measured ok.
+		aggs := cl.Entries(t, "quasim-fleet-itest", "agg.>")
+		keys, _ := fleet.LoadTrustDir(trust)
+		for k, v := range aggs {
+			c, err := fleet.CheckContribution(fleet.NewTrust(keys...), k, v)
+			if err != nil || c.Kernel != "reduce" || c.Problems != len(fleetProblems) || len(c.Quantiles) == 0 {
+				t.Errorf("contribution %s: %+v, %v", k, c, err)
+			}
+		}
+		if len(aggs) != 1 {
+			t.Errorf("%d contributions to the aggregate, want the tuner's", len(aggs))
+		}
 		for i, m := range msgs {
 			records[fmt.Sprintf("stream message %d", i)] = m
 		}
