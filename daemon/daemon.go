@@ -187,6 +187,9 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		defer reloadMu.Unlock()
 		ks, errs := sched.load()
 		sched.apply(ks, errs)
+		if fn != nil {
+			fn.reloadTrust()
+		}
 		log.Info().Int("kernels", len(ks)).Int("errors", len(errs)).Msg("specs loaded")
 		if errs == nil {
 			errs = []string{}

@@ -81,6 +81,7 @@ type fleetNode struct {
 	st    *store.Store
 	log   zerolog.Logger
 	wait  time.Duration
+	trust string // the trust directory
 
 	mu        sync.Mutex
 	local     map[store.JobKey]bool // jobs whose served config or certs may have changed here
@@ -121,7 +122,7 @@ func newFleetNode(cfg FleetConfig, key ed25519.PrivateKey, sched *scheduler, st 
 		return nil, err
 	}
 	f := &fleetNode{
-		sched: sched, st: st, log: log, wait: cfg.Wait, deferred: map[store.JobKey]bool{}, fromFleet: map[store.JobKey]bool{}, contrib: map[string]int{},
+		sched: sched, st: st, log: log, wait: cfg.Wait, trust: dir, deferred: map[store.JobKey]bool{}, fromFleet: map[store.JobKey]bool{}, contrib: map[string]int{},
 		local: map[store.JobKey]bool{}, remote: map[store.JobKey]bool{}, published: map[store.JobKey]string{},
 		revoked: map[string]bool{}, pending: map[checkKey]bool{},
 		wake: make(chan struct{}, 1), checks: make(chan struct{}, 1),
@@ -341,6 +342,19 @@ func (f *fleetNode) offered(srv *server, key store.JobKey) {
 	default:
 		f.startDeferred(key, "no fleet config to serve")
 	}
+}
+
+// reloadTrust reads the trust directory again (on SIGHUP or POST
+// /v1/reload); a directory that no longer reads keeps the keys trusted
+// before.
+func (f *fleetNode) reloadTrust() {
+	keys, err := fleet.LoadTrustDir(f.trust)
+	if err != nil {
+		f.log.Error().Err(err).Msg("fleet trust not reloaded; the keys trusted before stay")
+		return
+	}
+	f.cl.SetTrust(fleet.NewTrust(keys...))
+	f.log.Info().Int("trusted_keys", len(keys)).Str("trust_dir", f.trust).Msg("fleet trust reloaded")
 }
 
 // jobOf is the loaded job key names, or nil.

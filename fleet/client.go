@@ -59,7 +59,8 @@ type Client struct {
 	connected bool
 	published int
 	kick      chan struct{} // the outbox has something new, or the connection is back
-	rewatch   chan struct{} // the connection is back: watch again
+	rewatch   chan struct{} // the connection is back, or the trust changed: watch again
+	replay    bool          // the next watch starts from the first revision
 	ready     chan struct{}
 }
 
@@ -261,8 +262,9 @@ func (c *Client) join(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 	c.mu.Lock()
 	c.node = nodeID(salt, c.cfg.Key)
 	c.connected = nc.IsConnected()
+	node, trusted := c.node, c.cfg.Trust.IDs()
 	c.mu.Unlock()
-	c.cfg.Log.Info().Str("fleet", c.cfg.Name).Str("node", c.node).Strs("trusted", c.cfg.Trust.IDs()).Msg("fleet joined")
+	c.cfg.Log.Info().Str("fleet", c.cfg.Name).Str("node", node).Strs("trusted", trusted).Msg("fleet joined")
 	return kv, nil
 }
 
@@ -302,6 +304,11 @@ func retry(ctx context.Context, log zerolog.Logger, f func(context.Context) erro
 func (c *Client) watch(ctx context.Context, kv jetstream.KeyValue) {
 	var last uint64 // revision of the last record applied
 	for ctx.Err() == nil {
+		c.mu.Lock()
+		if c.replay {
+			c.replay, last = false, 0
+		}
+		c.mu.Unlock()
 		var opts []jetstream.WatchOpt
 		if last > 0 {
 			opts = append(opts, jetstream.ResumeFromRevision(last+1))
@@ -623,6 +630,35 @@ func (c *Client) Aggregate(kernel, dev string) ([]Ranked, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.view.Aggregate(kernel, dev)
+}
+
+// SetTrust replaces the keys the node trusts besides its own, and reads
+// the bucket again under them: offers of keys no longer trusted go, and
+// records left out before as untrusted are taken if they now verify.
+// OnChange is told of every job whose offers were held before.
+func (c *Client) SetTrust(t *Trust) {
+	nt := NewTrust(c.cfg.Key.Public().(ed25519.PublicKey))
+	if t != nil {
+		for id, k := range t.keys {
+			nt.keys[id] = k
+		}
+	}
+	c.mu.Lock()
+	var jobs []JobID
+	for j := range c.view.offers {
+		jobs = append(jobs, j)
+	}
+	c.cfg.Trust, c.view, c.replay = nt, NewView(nt), true
+	c.mu.Unlock()
+	select {
+	case c.rewatch <- struct{}{}:
+	default:
+	}
+	if c.cfg.OnChange != nil {
+		for _, j := range jobs {
+			c.cfg.OnChange(j)
+		}
+	}
 }
 
 // Offers are job's trusted live offers, best first (View.Live).

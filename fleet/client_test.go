@@ -297,3 +297,45 @@ func TestSummariesRoundTrip(t *testing.T) {
 		t.Errorf("a holds %d of its own summaries, want none", n)
 	}
 }
+
+// A node told to trust a key later serves what that key certified before,
+// and stops when the key is no longer trusted.
+func TestSetTrust(t *testing.T) {
+	cl := fleettest.Start(t, 3)
+	a := testKey(1)
+	na := start(t, cl.URLs(), a)
+	nb := start(t, cl.URLs(), testKey(2))
+	job, raw := cert(t, a, "64")
+	if err := na.PublishCert(raw); err != nil {
+		t.Fatal(err)
+	}
+	na.waitServed(t, job, raw, 10*time.Second)
+	// b left it out as untrusted: its rejection count says it has read it.
+	deadline := time.Now().Add(10 * time.Second)
+	for nb.Status().Rejected.Untrusted == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("b never read the offer")
+		}
+		select {
+		case <-nb.changes:
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	nb.SetTrust(NewTrust(pub(a)))
+	nb.waitServed(t, job, raw, 10*time.Second)
+	nb.SetTrust(nil)
+	// Read again under the new trust: left out as untrusted once more.
+	deadline = time.Now().Add(10 * time.Second)
+	for nb.Status().Rejected.Untrusted == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("b did not read the bucket again")
+		}
+		select {
+		case <-nb.changes:
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if o, ok := nb.Best(job); ok {
+		t.Fatalf("b still serves %s after the key was dropped", o.Cert.ID)
+	}
+}

@@ -90,9 +90,6 @@ func jobPrefix(j JobID) string {
 	return part(j.Device) + "." + part(j.SpecHash) + "." + part(j.Kernel) + "." + part(j.Problem) + "."
 }
 
-// DeviceFilter is the KV key filter of the offers of device class dev.
-func DeviceFilter(dev string) string { return prefixCert + part(dev) + ".>" }
-
 // RevokeKey is the KV key of the revocation of certificate id.
 func RevokeKey(id string) string { return prefixRevoke + id }
 

@@ -84,7 +84,7 @@ func newFleetTrustCommand(g *globalOptions) *cobra.Command {
 			if g.json {
 				return printJSON(cmd.OutOrStdout(), map[string]string{"key_id": id, "file": path})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "trusted %s (%s); quasimd reads its trust directory when it starts\n", id, path)
+			fmt.Fprintf(cmd.OutOrStdout(), "trusted %s (%s); quasimctl reload (or SIGHUP) makes quasimd read it\n", id, path)
 			return nil
 		},
 	}
