@@ -204,6 +204,17 @@ func fleetServes(t *testing.T, kill bool) {
 			records[fmt.Sprintf("stream message %d", i)] = m
 		}
 		noPrivateData(t, records, append(followers, a)...)
+
+		// A follower whose operator drops the tuner's key stops serving
+		// its configs once it reloads.
+		f0 := followers[0]
+		if err := os.Remove(filepath.Join(trust, "a.pub")); err != nil {
+			t.Fatal(err)
+		}
+		if _, errs, code := f0.ctl("reload"); code != 0 {
+			t.Fatalf("reload: exit %d: %s", code, errs)
+		}
+		waitConfig(t, &client.Client{Socket: f0.socket}, "reduce", "65536", func(c api.Config) bool { return c.Source != api.SourceFleet })
 	}
 	for _, d := range append(followers, a) {
 		d.stop()
