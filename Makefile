@@ -72,6 +72,7 @@ fuzz-smoke:
 	$(GO) test ./causal -run '^$$' -fuzz '^FuzzDecodeSpans$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./causal -run '^$$' -fuzz '^FuzzImportChrome$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./report -run '^$$' -fuzz '^FuzzWrite$$' -fuzztime 5000x
+	$(GO) test ./fleet -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME)
 
 # systemd-analyze verify of quasimd.service with the drop-in of
 # docs/quasimd.service.d; ExecStart points at the built binary, since verify

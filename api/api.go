@@ -14,6 +14,7 @@ const (
 	RouteCertRevoke   = "POST /v1/certs/{id}/revoke"
 	RouteConfig       = "GET /v1/configs/{kernel}"
 	RouteDevices      = "GET /v1/devices"
+	RouteFleet        = "GET /v1/fleet"
 	RouteKernels      = "GET /v1/kernels"
 	RouteKernelCycles = "GET /v1/kernels/{kernel}/cycles"
 	RouteImport       = "POST /v1/kernels/{kernel}/import"
@@ -348,6 +349,37 @@ type Config struct {
 	Front *FrontChoice `json:"front,omitempty"`
 	// Note says why a lookup's policy could not be applied.
 	Note string `json:"note,omitempty"`
+	// Source is SourceFleet for a config another node of the fleet
+	// certified (Issuer names its key; Verification says where verifying
+	// it on this node stands); empty for the daemon's own.
+	Source string `json:"source,omitempty"`
+	Issuer string `json:"issuer,omitempty"`
+}
+
+// SourceFleet is the Source of a config served from the fleet.
+const SourceFleet = "fleet"
+
+// FleetStatus is GET /v1/fleet: the daemon's part in a fleet of quasimd
+// sharing certified configs. Enabled is false, and the rest empty, when
+// the daemon runs alone.
+type FleetStatus struct {
+	Enabled   bool     `json:"enabled"`
+	Fleet     string   `json:"fleet,omitempty"`
+	Node      string   `json:"node,omitempty"` // this node's salted id in the fleet; empty until it joined
+	Connected bool     `json:"connected"`
+	Trusted   []string `json:"trusted,omitempty"` // key ids whose certificates are served
+	Peers     int      `json:"peers"`             // other nodes seen publishing
+	Received  int      `json:"configs_received"`  // trusted live offers held
+	// Rejected counts the records left out, by why: untrusted,
+	// tampered, malformed, not_passed.
+	Rejected map[string]int `json:"rejected,omitempty"`
+	// ServedFromFleet is the jobs served from the fleet now; Verified and
+	// VerifyFailures count the local verifications of fleet configs.
+	ServedFromFleet int `json:"served_from_fleet"`
+	Verified        int `json:"verified"`
+	VerifyFailures  int `json:"verification_failures"`
+	Published       int `json:"published"` // records the fleet took from this node
+	Waiting         int `json:"waiting"`   // records waiting to be published
 }
 
 // Policy chooses from a job's (time, energy) front at lookup: the config

@@ -159,6 +159,11 @@ func (c *Client) Status(ctx context.Context) (api.Status, error) {
 	return call[api.Status](ctx, c, http.MethodGet, "/v1/status", nil, nil)
 }
 
+// Fleet returns the daemon's part in its fleet, if any.
+func (c *Client) Fleet(ctx context.Context) (api.FleetStatus, error) {
+	return call[api.FleetStatus](ctx, c, http.MethodGet, "/v1/fleet", nil, nil)
+}
+
 // Kernels lists the kernels quasimd knows with their jobs.
 func (c *Client) Kernels(ctx context.Context) ([]api.Kernel, error) {
 	return call[[]api.Kernel](ctx, c, http.MethodGet, "/v1/kernels", nil, nil)

@@ -40,6 +40,7 @@ type Config struct {
 	// NoCeilings turns off measuring the CPU's roofline ceilings (about a
 	// second of every thread, once per device class and state directory).
 	NoCeilings bool
+	Fleet      FleetConfig // no URLs: no fleet, no network use
 	Version    string
 	Now        func() time.Time
 }
@@ -154,6 +155,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("shutdown-timeout %s: must be positive", c.ShutdownTimeout))
+	}
+	if err := c.Fleet.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/certs"
+	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evaluate/builtin"
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
@@ -119,6 +120,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		return nil
 	}
 	sched := &scheduler{}
+	var fn *fleetNode // set before the scheduler starts; nil without a fleet
 	knobs := func(device string, cfg map[string]any) (func() error, error) {
 		var set []string
 		for _, k := range introspect.Knobs {
@@ -152,14 +154,25 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			Lock:        devs.lock,
 			Signer:      key,
 			Details:     deviceDetails(),
-			Measured:    m.measured,
-			Busy:        gate.busy,
-			Meter:       meter,
-			Knobs:       knobs,
-			IdleWait:    cfg.IdleWait,
-			IdlePoll:    cfg.IdlePoll,
-			Log:         log.With().Str("component", "tuner").Logger(),
-			Now:         cfg.Now,
+			Measured: func(job tuner.Job, tr evaluate.Trial, took time.Duration) {
+				m.measured(job, tr, took)
+				if fn != nil {
+					fn.measured(job, tr)
+				}
+			},
+			Related: func(job tuner.Job) map[string][]store.Trial {
+				if fn == nil {
+					return nil
+				}
+				return fn.related(job)
+			},
+			Busy:     gate.busy,
+			Meter:    meter,
+			Knobs:    knobs,
+			IdleWait: cfg.IdleWait,
+			IdlePoll: cfg.IdlePoll,
+			Log:      log.With().Str("component", "tuner").Logger(),
+			Now:      cfg.Now,
 		}),
 	}
 	ceil, err := loadCeilings(cfg.StateDir)
@@ -184,6 +197,9 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		defer reloadMu.Unlock()
 		ks, ps, errs := sched.load()
 		sched.apply(ks, ps, errs)
+		if fn != nil {
+			fn.reloadTrust()
+		}
 		log.Info().Int("kernels", len(ks)).Int("pipelines", len(ps)).Int("errors", len(errs)).Msg("specs loaded")
 		if errs == nil {
 			errs = []string{}
@@ -193,6 +209,14 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	srv.reload = doReload
 	sched.splitBudget = srv.splitBudget
 	srv.setKey(key)
+	if fn, err = newFleetNode(cfg.Fleet, key, sched, st, log.With().Str("component", "fleet").Logger()); err != nil {
+		return err
+	}
+	srv.fleet = fn
+	if srv.fleet != nil {
+		sched.onChange, sched.deferStart = srv.fleet.localChanged, srv.fleet.deferStart
+		m.reg.MustRegister(&fleetCollector{srv: srv})
+	}
 
 	ln, err := listenSocket(cfg.Socket)
 	if err != nil {
@@ -241,6 +265,9 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			}
 			return nil
 		})
+	}
+	if srv.fleet != nil {
+		g.Go(func() error { return srv.fleet.run(gctx, srv) })
 	}
 	g.Go(func() error {
 		for {

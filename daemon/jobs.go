@@ -108,6 +108,11 @@ type scheduler struct {
 	// checks verifies nearest answers' configs at the problems asked for.
 	checks nearestChecks
 
+	onChange func(...store.JobKey) // told of every change; nil without a fleet
+	// deferStart says a job with nothing served waits for the fleet
+	// instead of its first cycle; nil without a fleet. Called under mu.
+	deferStart func(*job) bool
+
 	flushMu    sync.Mutex         // one writer of kept cycle records at a time
 	stopRetry  context.CancelFunc // ends retryUnsaved; set by start
 	retryEvery time.Duration      // how often kept cycle records are retried (tests)
@@ -329,7 +334,7 @@ func (s *scheduler) apply(kernels map[string]*kernel, pipes map[string]*spec.Pip
 			continue
 		}
 		j.entry = entry
-		if s.needsStart(j) {
+		if s.needsStart(j) && (s.deferStart == nil || !s.deferStart(j)) {
 			trigger := "start"
 			if from := s.deviceChanged(j, &stored); from != "" {
 				// A new driver or device: the job is new, its first cycle
@@ -541,6 +546,9 @@ func (s *scheduler) changed(jobs ...store.JobKey) {
 	s.index.invalidate(jobs...)
 	s.checks.forget(jobs...)
 	s.epoch.Add(1)
+	if s.onChange != nil {
+		s.onChange(jobs...)
+	}
 }
 
 // snapshot returns the kernels sorted by name and the spec errors.

@@ -50,7 +50,8 @@ type server struct {
 	// lockDevice takes a device's exclusive lock, as cycles do.
 	lockDevice func(ctx context.Context, device string) (func(), error)
 
-	ceilings *ceilings // the roofs measured per device class
+	ceilings *ceilings  // the roofs measured per device class
+	fleet    *fleetNode // nil without a fleet
 }
 
 type cachedAnswer struct {
@@ -169,6 +170,7 @@ func (s *server) routes() []route {
 		{api.RouteCertRevoke, write, s.postRevoke},
 		{api.RouteConfig, read, s.getConfig},
 		{api.RouteDevices, read, s.getDevices},
+		{api.RouteFleet, read, s.getFleet},
 		{api.RouteKernels, read, s.getKernels},
 		{api.RouteKernelCycles, read, s.getCycles},
 		{api.RouteImport, write, s.postImport},
@@ -414,6 +416,9 @@ func (s *server) config(r *http.Request, ki *kernelIndex, q url.Values) (api.Con
 			}
 			if e.HasServed {
 				return s.answer(j, e, api.MatchExact, problem, pol)
+			}
+			if c, ok, err := s.fleetAnswer(j, problem); err != nil || ok {
+				return c, err
 			}
 			exact = j
 		}

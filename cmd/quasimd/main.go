@@ -64,6 +64,16 @@ func run() int {
 	fs.Float64Var(&cfg.ObserveRate, "observe-rate", daemon.DefaultObserveRate, "observation reports each uid may make a second (a token bucket; a request costs 1, plus 1 per 1,000 latencies); negative: no limit")
 	fs.IntVar(&cfg.ObserveBurst, "observe-burst", daemon.DefaultObserveBurst, "the bucket's size: reports a uid may make at once")
 	fs.BoolVar(&cfg.NoCeilings, "no-ceilings", false, "do not measure the CPU's roofline ceilings (FMA rate, copy bandwidth; about a second, once per device class)")
+	fleetURLs := fs.String("fleet", "", "comma-separated NATS servers of a fleet to share certified configs with, e.g. nats://10.0.0.1:4222,nats://10.0.0.2:4222; empty: no fleet, no network use ($QUASIMD_FLEET)")
+	fs.StringVar(&cfg.Fleet.Name, "fleet-name", "", "the fleet's name, which scopes its KV bucket and stream ($QUASIMD_FLEET_NAME)")
+	fs.StringVar(&cfg.Fleet.TrustDir, "fleet-trust", daemon.DefaultFleetTrustDir, "directory of *.pub keys whose certificates are served; the daemon's own key is always trusted ($QUASIMD_FLEET_TRUST)")
+	fs.IntVar(&cfg.Fleet.Replicas, "fleet-replicas", 1, "replicas of the fleet's bucket and stream when this node creates them (3 on a 3-server cluster)")
+	fs.DurationVar(&cfg.Fleet.Wait, "fleet-wait", 0, "how long a job with nothing served waits for a fleet config before tuning here; 0: tune at once unless the fleet already has one")
+	fs.StringVar(&cfg.Fleet.CredsFile, "fleet-creds", "", "NATS credentials file ($QUASIMD_FLEET_CREDS)")
+	fs.StringVar(&cfg.Fleet.NkeyFile, "fleet-nkey", "", "NATS nkey seed file ($QUASIMD_FLEET_NKEY)")
+	fs.StringVar(&cfg.Fleet.TLSCA, "fleet-tls-ca", "", "CA file of the NATS servers' certificates")
+	fs.StringVar(&cfg.Fleet.TLSCert, "fleet-tls-cert", "", "client certificate for mutual TLS with the NATS servers")
+	fs.StringVar(&cfg.Fleet.TLSKey, "fleet-tls-key", "", "key of --fleet-tls-cert")
 	level := fs.String("log-level", "info", "debug, info, warn or error ($QUASIMD_LOG_LEVEL)")
 	format := fs.String("log-format", "json", "json (for journald) or console ($QUASIMD_LOG_FORMAT)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
@@ -89,6 +99,8 @@ func run() int {
 		"operator": "QUASIMD_OPERATORS", "log-level": "QUASIMD_LOG_LEVEL", "log-format": "QUASIMD_LOG_FORMAT",
 		"metrics-listen": "QUASIMD_METRICS_LISTEN", "ui": "QUASIMD_UI", "idle-cpu": "QUASIMD_IDLE_CPU", "idle-gpu": "QUASIMD_IDLE_GPU",
 		"idle-wait": "QUASIMD_IDLE_WAIT", "lock-dir": "QUASIMD_LOCK_DIR",
+		"fleet": "QUASIMD_FLEET", "fleet-name": "QUASIMD_FLEET_NAME", "fleet-trust": "QUASIMD_FLEET_TRUST",
+		"fleet-creds": "QUASIMD_FLEET_CREDS", "fleet-nkey": "QUASIMD_FLEET_NKEY",
 	} {
 		if v, ok := os.LookupEnv(env); ok && !set[flagName] {
 			if err := fs.Set(flagName, v); err != nil {
@@ -117,6 +129,11 @@ func run() int {
 	if cfg.Operators, err = parseOperators(*operators); err != nil {
 		fmt.Fprintln(os.Stderr, "quasimd: --operator:", err)
 		return exitConfig
+	}
+	for _, u := range strings.Split(*fleetURLs, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			cfg.Fleet.URLs = append(cfg.Fleet.URLs, u)
+		}
 	}
 	cfg.NotifySocket = os.Getenv("NOTIFY_SOCKET")
 	cfg.Watchdog = sdnotify.WatchdogInterval(os.Getenv("WATCHDOG_USEC"), os.Getenv("WATCHDOG_PID"), os.Getpid())

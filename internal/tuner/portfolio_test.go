@@ -92,3 +92,44 @@ func TestNewJobWarmStarts(t *testing.T) {
 		t.Errorf("allocation %v, want the warm config under %q", cy.Allocation, evolve.DesignName)
 	}
 }
+
+// Trials from outside the store (another node of a fleet, through
+// Config.Related) warm-start a new job as the store's own do.
+func TestNewJobWarmStartsFromRelated(t *testing.T) {
+	elsewhere := storetest.New(t)
+	job := reduceJob(t)
+	other := job
+	other.Key.Device = "other-gpu"
+	if _, err := portfolioTuner(elsewhere).Cycle(context.Background(), other, Budget{Evals: 30}, "cron", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	trials, _ := elsewhere.Trials(other.Key)
+	var src evolve.Source
+	for _, tr := range trials {
+		c, err := job.Space.ParseKey(tr.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Results = append(src.Results, evolve.Result{Config: c, OK: tr.Status == string(evaluate.StatusOK), Value: tr.TimeMS})
+	}
+	best := evolve.RankTransfer(job.Space, []evolve.Source{src})[0]
+	want := job.Space.Key(best)
+	if want == job.Space.Key(job.Default) {
+		t.Skip("the other node's best is the default, measured first anyway")
+	}
+	st := storetest.New(t)
+	tu := portfolioTuner(st)
+	tu.cfg.Related = func(j Job) map[string][]store.Trial {
+		if j.Key != job.Key {
+			t.Errorf("Related(%s), want %s", j.Key, job.Key)
+		}
+		return map[string][]store.Trial{"fleet:node|other-gpu": trials}
+	}
+	if _, err := tu.Cycle(context.Background(), job, Budget{Evals: 2}, "start", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := st.Trials(job.Key)
+	if len(got) != 2 || got[1].Key != want {
+		t.Fatalf("trials %v, want the default then %s", got, want)
+	}
+}

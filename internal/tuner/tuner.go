@@ -5,7 +5,9 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -75,6 +77,10 @@ type Config struct {
 	// Measured, when set, is told of every trial a cycle measures and the
 	// wall time the measurement took (for metrics).
 	Measured func(job Job, tr evaluate.Trial, took time.Duration)
+	// Related, when set, gives trials of related jobs from outside the
+	// store (other nodes of a fleet), by source name, for a new job's
+	// warm start, next to the store's.
+	Related func(job Job) map[string][]store.Trial
 	// Busy, when set, says what other work is using a device too much to
 	// tune on it now; empty means the device is idle enough. A cycle asks
 	// before it starts and before each generation, and waits while it is
@@ -372,15 +378,8 @@ func (t *Tuner) warmStart(job Job, strat evolve.Strategy, log zerolog.Logger) er
 	}
 	var srcs []evolve.Source
 	n := 0
-	for _, k := range keys {
-		if k == job.Key || k.Kernel != job.Key.Kernel {
-			continue
-		}
-		trials, err := st.Trials(k)
-		if err != nil {
-			return fmt.Errorf("warm start from %s: %w", k, err)
-		}
-		src := evolve.Source{Name: k.String()}
+	add := func(name string, trials []store.Trial) {
+		src := evolve.Source{Name: name}
 		for _, tr := range trials {
 			c, err := job.Space.ParseKey(tr.Key)
 			if err != nil || !job.Space.Valid(c) {
@@ -393,6 +392,22 @@ func (t *Tuner) warmStart(job Job, strat evolve.Strategy, log zerolog.Logger) er
 		if len(src.Results) > 0 {
 			srcs = append(srcs, src)
 			n += len(src.Results)
+		}
+	}
+	for _, k := range keys {
+		if k == job.Key || k.Kernel != job.Key.Kernel {
+			continue
+		}
+		trials, err := st.Trials(k)
+		if err != nil {
+			return fmt.Errorf("warm start from %s: %w", k, err)
+		}
+		add(k.String(), trials)
+	}
+	if t.cfg.Related != nil {
+		related := t.cfg.Related(job)
+		for _, name := range slices.Sorted(maps.Keys(related)) {
+			add(name, related[name])
 		}
 	}
 	if len(srcs) == 0 {

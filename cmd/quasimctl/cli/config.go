@@ -97,6 +97,9 @@ func printConfig(cmd *cobra.Command, cfg api.Config) error {
 		cert += " (issued for problem " + cfg.CertifiedFor + ", not verified at this one)"
 	}
 	t.row("certificate:", cert)
+	if cfg.Source != "" {
+		t.row("source:", cfg.Source+" (issuer "+dash(cfg.Issuer)+")")
+	}
 	if cfg.Verification != "" {
 		t.row("verification:", cfg.Verification)
 	}

@@ -103,6 +103,7 @@ func newRootCommand() *cobra.Command {
 		newReportCommand(g),
 		newDevicesCommand(g),
 		newMemgraphCommand(g),
+		newFleetCommand(g),
 		newDBCommand(),
 		newCausalCommand(g),
 	)

@@ -75,6 +75,9 @@ func main() {
 			time.Sleep(time.Duration(max(1, req.Repetitions)) * time.Millisecond)
 			slow = 4
 		}
+		if os.Getenv("FAKE_WRONG") == "1" && n != 2 {
+			sum = 43
+		}
 		times := make([]float64, max(1, req.Repetitions))
 		for i := range times {
 			times[i] = slow*(1+n/2) + float64(i%3)*0.01

@@ -1,0 +1,699 @@
+package fleet
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/quasim/quasim/certs"
+)
+
+// Config configures a fleet client.
+type Config struct {
+	URLs     []string           // NATS servers, nats:// or tls://
+	Name     string             // the fleet; scopes the bucket and the stream
+	Key      ed25519.PrivateKey // the node's issuer key: signs revocations and failure reports
+	Trust    *Trust             // keys whose certificates are served; the node's own is added
+	Replicas int                // replicas of the bucket and stream the node creates (default 1)
+
+	CredsFile string // NATS credentials file (JWT and nkey seed)
+	NkeyFile  string // NATS nkey seed file
+	TLSCA     string // CA file of the servers' certificates
+	TLSCert   string // client certificate and key, for mutual TLS
+	TLSKey    string
+
+	// OnChange is told of a job whose offers changed; it runs on the
+	// watch goroutine and must not block long.
+	OnChange func(JobID)
+	Log      zerolog.Logger
+	Now      func() time.Time
+}
+
+// Client is a node's connection to its fleet. Publishing never blocks:
+// records wait in an outbox while the fleet is out of reach and go out
+// when it is back.
+type Client struct {
+	cfg Config
+	log zerolog.Logger // sampled: for records from the network
+
+	mu        sync.Mutex
+	view      *View
+	out       map[string]pending   // by what the record is of; the latest wins
+	gen       uint64               // numbers the outbox's records
+	summaries []Summary            // waiting to be published
+	received  map[string][]Summary // other nodes' summaries by kernel, oldest first
+	dropped   int                  // summaries dropped from a full outbox
+	node      string
+	connected bool
+	published int
+	kick      chan struct{} // the outbox has something new, or the connection is back
+	rewatch   chan struct{} // the connection is back, or the trust changed: watch again
+	replay    bool          // the next watch starts from the first revision
+	ready     chan struct{}
+}
+
+// maxSummaries bounds the summaries waiting for the fleet.
+const maxSummaries = 10000
+
+// attempt bounds one request to the servers: a request sent before the
+// cluster has a meta leader waits for its context, so it is retried.
+const attempt = 2 * time.Second
+
+// New returns a client of cfg; Run connects it.
+func New(cfg Config) (*Client, error) {
+	if err := CheckName(cfg.Name); err != nil {
+		return nil, err
+	}
+	if len(cfg.URLs) == 0 {
+		return nil, errors.New("fleet: no server URL")
+	}
+	if len(cfg.Key) != ed25519.PrivateKeySize {
+		panic("fleet: no key")
+	}
+	if cfg.Replicas <= 0 {
+		cfg.Replicas = 1
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	own := cfg.Key.Public().(ed25519.PublicKey)
+	t := NewTrust(own)
+	if cfg.Trust != nil {
+		for id, k := range cfg.Trust.keys {
+			t.keys[id] = k
+		}
+	}
+	cfg.Trust = t
+	return &Client{
+		cfg: cfg, log: cfg.Log.Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Minute}),
+		view: NewView(t), out: map[string]pending{}, received: map[string][]Summary{},
+		kick: make(chan struct{}, 1), rewatch: make(chan struct{}, 1), ready: make(chan struct{}),
+	}, nil
+}
+
+// Ready is closed once the client has joined the fleet and read every
+// record stored before it did.
+func (c *Client) Ready() <-chan struct{} { return c.ready }
+
+// NodeID is this node's salted id in the fleet, "" before it joined.
+func (c *Client) NodeID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.node
+}
+
+// nodeID derives a node's id from the fleet's salt and its key: the
+// first 32 hex digits of SHA-256(salt || SHA-256(label || seed)). Without
+// the key nobody can tell which node an id is; without the salt the ids
+// of one node in two fleets cannot be linked.
+func nodeID(salt []byte, key ed25519.PrivateKey) string {
+	inner := sha256.Sum256(append([]byte("quasim fleet node id\x00"), key.Seed()...))
+	outer := sha256.Sum256(append(append([]byte{}, salt...), inner[:]...))
+	return hex.EncodeToString(outer[:16])
+}
+
+func (c *Client) options() ([]nats.Option, error) {
+	opts := []nats.Option{
+		nats.Name("quasimd"),
+		nats.RetryOnFailedConnect(true),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.Timeout(attempt),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			c.setConnected(false)
+			c.cfg.Log.Warn().Err(err).Msg("fleet disconnected; serving and tuning go on")
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			c.setConnected(true)
+			c.cfg.Log.Info().Msg("fleet reconnected")
+			c.poke()
+			select {
+			case c.rewatch <- struct{}{}:
+			default:
+			}
+		}),
+	}
+	if c.cfg.CredsFile != "" {
+		opts = append(opts, nats.UserCredentials(c.cfg.CredsFile))
+	}
+	if c.cfg.NkeyFile != "" {
+		o, err := nats.NkeyOptionFromSeed(c.cfg.NkeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("fleet nkey %s: %w", c.cfg.NkeyFile, err)
+		}
+		opts = append(opts, o)
+	}
+	if c.cfg.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(c.cfg.TLSCA))
+	}
+	if c.cfg.TLSCert != "" || c.cfg.TLSKey != "" {
+		opts = append(opts, nats.ClientCert(c.cfg.TLSCert, c.cfg.TLSKey))
+	}
+	return opts, nil
+}
+
+func (c *Client) setConnected(v bool) {
+	c.mu.Lock()
+	c.connected = v
+	c.mu.Unlock()
+}
+
+func (c *Client) poke() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run joins the fleet and keeps the view and the outbox in step with it
+// until ctx is done, which returns nil. The fleet being out of reach is
+// not an error: Run waits for it.
+func (c *Client) Run(ctx context.Context) error {
+	opts, err := c.options()
+	if err != nil {
+		return err
+	}
+	nc, err := nats.Connect(strings.Join(c.cfg.URLs, ","), opts...)
+	if err != nil {
+		return fmt.Errorf("fleet %s: %w", c.cfg.Name, err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("fleet %s: %w", c.cfg.Name, err)
+	}
+	kv, err := c.join(ctx, nc, js)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { c.publish(ctx, js, kv) })
+	wg.Go(func() { c.consume(ctx, js) })
+	c.watch(ctx, kv)
+	wg.Wait()
+	return nil
+}
+
+// join creates or binds the bucket and the stream and reads the salt,
+// retrying each request until ctx is done.
+func (c *Client) join(ctx context.Context, nc *nats.Conn, js jetstream.JetStream) (jetstream.KeyValue, error) {
+	var kv jetstream.KeyValue
+	err := retry(ctx, c.cfg.Log, func(actx context.Context) error {
+		var err error
+		kv, err = js.CreateKeyValue(actx, jetstream.KeyValueConfig{Bucket: Bucket(c.cfg.Name), History: 8, Replicas: c.cfg.Replicas})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = js.KeyValue(actx, Bucket(c.cfg.Name))
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = retry(ctx, c.cfg.Log, func(actx context.Context) error {
+		_, err := js.CreateStream(actx, jetstream.StreamConfig{
+			Name: Stream(c.cfg.Name), Subjects: []string{"quasim.fleet." + c.cfg.Name + ".trials.>"},
+			Replicas: c.cfg.Replicas, MaxAge: 30 * 24 * time.Hour, MaxBytes: 1 << 30, Discard: jetstream.DiscardOld,
+		})
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var salt []byte
+	err = retry(ctx, c.cfg.Log, func(actx context.Context) error {
+		fresh := make([]byte, 32)
+		rand.Read(fresh)
+		_, err := kv.Create(actx, keySalt, fresh)
+		if err == nil {
+			salt = fresh
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return err
+		}
+		e, err := kv.Get(actx, keySalt)
+		if err != nil {
+			return err
+		}
+		salt = e.Value()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.node = nodeID(salt, c.cfg.Key)
+	c.connected = nc.IsConnected()
+	node, trusted := c.node, c.cfg.Trust.IDs()
+	c.mu.Unlock()
+	c.cfg.Log.Info().Str("fleet", c.cfg.Name).Str("node", node).Strs("trusted", trusted).Msg("fleet joined")
+	return kv, nil
+}
+
+// retry calls f with a context of its own, bounded by attempt, until it
+// succeeds or ctx is done.
+func retry(ctx context.Context, log zerolog.Logger, f func(context.Context) error) error {
+	wait := 100 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, attempt)
+		err := f(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		log.Debug().Err(err).Msg("fleet: retrying")
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// watch applies the bucket's records to the view: first those stored
+// (until the watch's nil entry), then each update. The watch starts again
+// from the last revision applied when the connection comes back, or when
+// it falls behind the bucket and makes no progress for two checks (its
+// consumer was on a server that died): a KV watch's consumer only finds
+// that out by missed heartbeats, which takes many seconds. Replayed
+// records change nothing.
+func (c *Client) watch(ctx context.Context, kv jetstream.KeyValue) {
+	var last uint64 // revision of the last record applied
+	for ctx.Err() == nil {
+		c.mu.Lock()
+		if c.replay {
+			c.replay, last = false, 0
+		}
+		c.mu.Unlock()
+		var opts []jetstream.WatchOpt
+		if last > 0 {
+			opts = append(opts, jetstream.ResumeFromRevision(last+1))
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		w, err := kv.WatchAll(wctx, opts...)
+		if err != nil {
+			cancel()
+			c.cfg.Log.Debug().Err(err).Msg("fleet watch")
+			if waitCtx(ctx, 250*time.Millisecond) {
+				return
+			}
+			continue
+		}
+		last = c.follow(ctx, kv, w, last)
+		w.Stop()
+		cancel()
+	}
+}
+
+// checkEvery is how often a watch checks that it keeps up with the bucket.
+const checkEvery = time.Second
+
+// follow applies w's entries until w ends, the connection came back or w
+// is stuck behind the bucket; it returns the last revision applied.
+func (c *Client) follow(ctx context.Context, kv jetstream.KeyValue, w jetstream.KeyWatcher, last uint64) uint64 {
+	tick := time.NewTicker(checkEvery)
+	defer tick.Stop()
+	stuck, checked := 0, last
+	for {
+		select {
+		case <-ctx.Done():
+			return last
+		case <-c.rewatch:
+			return last
+		case <-tick.C:
+			actx, cancel := context.WithTimeout(ctx, attempt)
+			st, err := kv.Status(actx)
+			cancel()
+			if err != nil {
+				continue
+			}
+			if behind := st.(*jetstream.KeyValueBucketStatus).StreamInfo().State.LastSeq > last; behind && last == checked {
+				if stuck++; stuck >= 2 {
+					return last
+				}
+			} else {
+				stuck = 0
+			}
+			checked = last
+		case e, ok := <-w.Updates():
+			if !ok {
+				return last
+			}
+			if e == nil {
+				c.readyOnce()
+				continue
+			}
+			last = max(last, e.Revision())
+			del := e.Operation() != jetstream.KeyValuePut
+			c.mu.Lock()
+			job, changed, err := c.view.Apply(e.Key(), e.Value(), del)
+			c.mu.Unlock()
+			if err != nil {
+				c.log.Warn().Err(err).Str("key", clip(e.Key())).Msg("fleet record ignored")
+				continue
+			}
+			if changed && c.cfg.OnChange != nil {
+				c.cfg.OnChange(job)
+			}
+		}
+	}
+}
+
+func (c *Client) readyOnce() {
+	select {
+	case <-c.ready:
+	default:
+		close(c.ready)
+	}
+}
+
+// waitCtx waits d; it reports whether ctx ended first.
+func waitCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// publish sends the outbox, retrying what the fleet did not take.
+func (c *Client) publish(ctx context.Context, js jetstream.JetStream, kv jetstream.KeyValue) {
+	wait := 100 * time.Millisecond
+	for {
+		if c.flush(ctx, js, kv) {
+			wait = 100 * time.Millisecond
+			select {
+			case <-ctx.Done():
+				return
+			case <-c.kick:
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.kick:
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// flush tries to send everything waiting once; it reports whether the
+// outbox is empty.
+func (c *Client) flush(ctx context.Context, js jetstream.JetStream, kv jetstream.KeyValue) bool {
+	c.mu.Lock()
+	node := c.node
+	waiting := make(map[string]pending, len(c.out))
+	for k, p := range c.out {
+		waiting[k] = p
+	}
+	c.mu.Unlock()
+	ok := true
+	for k, p := range waiting {
+		key, data, err := p.build(node)
+		if err != nil { // cannot happen for records built by this package
+			c.cfg.Log.Error().Err(err).Str("key", k).Msg("fleet record dropped")
+			c.remove(k, p.gen)
+			continue
+		}
+		actx, cancel := context.WithTimeout(ctx, attempt)
+		_, err = kv.Put(actx, key, data)
+		cancel()
+		if err != nil {
+			ok = false
+			continue
+		}
+		c.remove(k, p.gen)
+	}
+	for {
+		c.mu.Lock()
+		if len(c.summaries) == 0 {
+			c.mu.Unlock()
+			break
+		}
+		s := c.summaries[0]
+		c.mu.Unlock()
+		s.Node = node
+		data, _ := encode(s)
+		actx, cancel := context.WithTimeout(ctx, attempt)
+		_, err := js.Publish(actx, Subject(c.cfg.Name, s.Job.Device), data)
+		cancel()
+		if err != nil {
+			return false
+		}
+		c.mu.Lock()
+		c.summaries = c.summaries[1:]
+		c.published++
+		c.mu.Unlock()
+	}
+	return ok
+}
+
+// pending is a record waiting in the outbox: build makes its KV key and
+// value once the node's id is known.
+type pending struct {
+	gen   uint64
+	build func(node string) (key string, data []byte, err error)
+}
+
+// remove drops k from the outbox unless a newer record replaced the one
+// numbered gen.
+func (c *Client) remove(k string, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur, ok := c.out[k]; ok && cur.gen == gen {
+		delete(c.out, k)
+		c.published++
+	}
+}
+
+func (c *Client) enqueue(what string, build func(node string) (string, []byte, error)) {
+	c.mu.Lock()
+	c.gen++
+	c.out[what] = pending{gen: c.gen, build: build}
+	c.mu.Unlock()
+	c.poke()
+}
+
+// PublishCert offers a certificate, as signed (certs.Certificate.Encode),
+// to the fleet. Its issuer must be the node's key.
+func (c *Client) PublishCert(raw []byte) error {
+	cert, err := certs.VerifyBytes(raw, c.cfg.Key.Public().(ed25519.PublicKey))
+	if err != nil {
+		return fmt.Errorf("publish certificate: %w", err)
+	}
+	at := c.cfg.Now().UTC()
+	key := CertKey(jobOf(cert.Job), cert.Issuer)
+	c.enqueue(key, func(node string) (string, []byte, error) {
+		data, err := offerRecord(raw, node, at)
+		return key, data, err
+	})
+	return nil
+}
+
+// PublishRevocation tells the fleet that certificate id, issued by this
+// node, was revoked at at.
+func (c *Client) PublishRevocation(id, reason string, at time.Time) {
+	r := NewRevocation(c.cfg.Key, id, reason, at)
+	c.enqueue(RevokeKey(id), func(string) (string, []byte, error) {
+		data, err := encode(r)
+		return RevokeKey(id), data, err
+	})
+}
+
+// PublishFailure tells the fleet that certificate id failed verification
+// on this node.
+func (c *Client) PublishFailure(id, reason string) {
+	at := c.cfg.Now()
+	c.enqueue(prefixFail+id, func(node string) (string, []byte, error) {
+		f := NewFailure(c.cfg.Key, id, node, reason, at)
+		data, err := encode(f)
+		return FailKey(id, node), data, err
+	})
+}
+
+// PublishSummary queues a trial summary; the node id is filled in. When
+// maxSummaries wait already, the oldest is dropped.
+func (c *Client) PublishSummary(s Summary) {
+	s.V = Version
+	c.mu.Lock()
+	if len(c.summaries) >= maxSummaries {
+		c.summaries = c.summaries[1:]
+		c.dropped++
+	}
+	c.summaries = append(c.summaries, s)
+	c.mu.Unlock()
+	c.poke()
+}
+
+// maxReceived bounds the summaries kept per kernel; the oldest go first.
+const maxReceived = 20000
+
+// consume reads the trial summaries of the other nodes from the stream,
+// from its start, through an ordered consumer, which starts again where it
+// was when its server goes.
+func (c *Client) consume(ctx context.Context, js jetstream.JetStream) {
+	var it jetstream.MessagesContext
+	err := retry(ctx, c.cfg.Log, func(actx context.Context) error {
+		cons, err := js.OrderedConsumer(actx, Stream(c.cfg.Name), jetstream.OrderedConsumerConfig{})
+		if err != nil {
+			return err
+		}
+		it, err = cons.Messages()
+		return err
+	})
+	if err != nil {
+		return
+	}
+	go func() {
+		<-ctx.Done()
+		it.Stop()
+	}()
+	node := c.NodeID()
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) || waitCtx(ctx, 100*time.Millisecond) {
+				return
+			}
+			continue
+		}
+		s, err := DecodeSummary(msg.Data())
+		if err != nil {
+			c.log.Warn().Err(err).Msg("fleet trial summary ignored")
+			continue
+		}
+		if s.Node == node {
+			continue
+		}
+		c.mu.Lock()
+		r := append(c.received[s.Job.Kernel], s)
+		if len(r) > maxReceived {
+			r = r[len(r)-maxReceived:]
+		}
+		c.received[s.Job.Kernel] = r
+		c.mu.Unlock()
+	}
+}
+
+// Summaries are the other nodes' trial summaries of kernel received so
+// far, oldest first.
+func (c *Client) Summaries(kernel string) []Summary {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.received[kernel])
+}
+
+// PublishContribution publishes this node's contribution to the
+// aggregate of its kernel and device class (Contribute).
+func (c *Client) PublishContribution(con Contribution) {
+	at := c.cfg.Now()
+	c.enqueue(prefixAgg+con.Kernel+"\x00"+con.Device, func(node string) (string, []byte, error) {
+		s := con
+		s.sign(c.cfg.Key, node, at)
+		data, err := encode(s)
+		return AggKey(s.Kernel, s.Device, node), data, err
+	})
+}
+
+// Aggregate is the fleet's aggregate of kernel on device class dev, this
+// node's contribution included once it is published.
+func (c *Client) Aggregate(kernel, dev string) ([]Ranked, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.view.Aggregate(kernel, dev)
+}
+
+// SetTrust replaces the keys the node trusts besides its own, and reads
+// the bucket again under them: offers of keys no longer trusted go, and
+// records left out before as untrusted are taken if they now verify.
+// OnChange is told of every job whose offers were held before.
+func (c *Client) SetTrust(t *Trust) {
+	nt := NewTrust(c.cfg.Key.Public().(ed25519.PublicKey))
+	if t != nil {
+		for id, k := range t.keys {
+			nt.keys[id] = k
+		}
+	}
+	c.mu.Lock()
+	var jobs []JobID
+	for j := range c.view.offers {
+		jobs = append(jobs, j)
+	}
+	c.cfg.Trust, c.view, c.replay = nt, NewView(nt), true
+	c.mu.Unlock()
+	select {
+	case c.rewatch <- struct{}{}:
+	default:
+	}
+	if c.cfg.OnChange != nil {
+		for _, j := range jobs {
+			c.cfg.OnChange(j)
+		}
+	}
+}
+
+// Offers are job's trusted live offers, best first (View.Live).
+func (c *Client) Offers(job JobID) []Verified {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.view.Live(job)
+}
+
+// Best is job's best trusted live offer, if any.
+func (c *Client) Best(job JobID) (Verified, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.view.Best(job)
+}
+
+// Status is what a node can say of its fleet.
+type Status struct {
+	Fleet     string
+	Node      string
+	Connected bool
+	Offers    int // verified offers held
+	Peers     int // other nodes whose records are held
+	Trusted   []string
+	Rejected  Rejections
+	Waiting   int // records and summaries not yet published
+	Published int
+	Dropped   int // summaries dropped from a full outbox
+}
+
+// Status reports the client's state.
+func (c *Client) Status() Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Status{Fleet: c.cfg.Name, Node: c.node, Connected: c.connected, Offers: c.view.Offers(),
+		Peers: c.view.Nodes(c.node), Trusted: c.cfg.Trust.IDs(),
+		Rejected: c.view.Rejected, Waiting: len(c.out) + len(c.summaries), Published: c.published, Dropped: c.dropped}
+}
