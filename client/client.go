@@ -327,6 +327,28 @@ func (c *Client) Observe(ctx context.Context, req api.ObservationsRequest) (api.
 	return call[api.ObservationsResponse](ctx, c, http.MethodPost, "/v1/observations", nil, req)
 }
 
+// PostSpans sends one batch of a pipeline's spans: batch is the JSON array
+// of causal.Span that POST /v1/spans takes, all of one pipeline. quasimd
+// validates it whole: a bad span fails it with an error naming its index
+// and field (api.ErrInvalidArgument), as does a body over its size limit;
+// an unknown pipeline is api.ErrNotFound; past the per-uid rate limit it is
+// api.ErrRateLimited, an *Error whose RetryAfter says when to try again.
+func (c *Client) PostSpans(ctx context.Context, batch json.RawMessage) error {
+	resp, err := c.do(ctx, http.MethodPost, "/v1/spans", nil, batch)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return errorFrom(resp)
+	}
+	_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBytes))
+	if err != nil {
+		return fmt.Errorf("read answer: %w: %w", api.ErrUnavailable, err)
+	}
+	return nil
+}
+
 // Reload makes quasimd re-read its kernel specs and schedules.
 func (c *Client) Reload(ctx context.Context) (api.ReloadResponse, error) {
 	return call[api.ReloadResponse](ctx, c, http.MethodPost, "/v1/reload", nil, nil)
