@@ -72,6 +72,15 @@ static void set_reason(quasim_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* say formats into dst, truncating (set_reason for any buffer). */
+static void say(char *dst, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(dst, cap, fmt, ap);
+	va_end(ap);
+}
+
 static void copy(char *dst, size_t cap, const char *src)
 {
 	size_t n = strlen(src);
@@ -526,6 +535,142 @@ static int dial(const char *path, long long deadline, char *why, size_t cap)
 	return fd;
 }
 
+/* send_all writes n bytes of p to fd by deadline. */
+static int send_all(int fd, const char *p, size_t n, long long deadline)
+{
+	for (size_t off = 0; off < n;) {
+		ssize_t w = send(fd, p + off, n - off, MSG_NOSIGNAL);
+		if (w > 0) {
+			off += (size_t)w;
+			continue;
+		}
+		if (w < 0 && (errno == EAGAIN || errno == EINTR) && !wait_fd(fd, POLLOUT, deadline))
+			continue;
+		return -1;
+	}
+	return 0;
+}
+
+/* exchange sends req then body (bn bytes, may be NULL) to the first of q's
+ * sockets that answers and reads the whole answer by deadline. It returns
+ * the HTTP status with *buf (malloc'd, NUL-terminated, *len bytes; the
+ * caller frees it) and *body (where the body starts in it), or -1 with why
+ * set ("timeout" when the deadline passed while reading). */
+static int exchange(const quasim_client *q, const char *req, size_t n, const char *body, size_t bn,
+                    long long deadline, char **buf_out, size_t *len_out, char **body_out, char *why, size_t whycap)
+{
+	char dwhy[2][160];
+	int fd = -1;
+	for (int i = 0; i < q->npath && fd < 0; i++)
+		fd = dial(q->path[i], deadline, dwhy[i], sizeof dwhy[i]);
+	if (fd < 0) {
+		if (q->npath == 2)
+			say(why, whycap, "quasimd unavailable: %s: %s; nor at %s: %s", q->path[0], dwhy[0], q->path[1], dwhy[1]);
+		else
+			say(why, whycap, "quasimd unavailable: %s: %s", q->path[0], dwhy[0]);
+		return -1;
+	}
+	if (send_all(fd, req, n, deadline) || (bn && send_all(fd, body, bn, deadline))) {
+		say(why, whycap, "quasimd unavailable: send: %s", errno ? strerror(errno) : "closed");
+		close(fd);
+		return -1;
+	}
+	size_t cap = 8192, len = 0;
+	char *buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		say(why, whycap, "out of memory");
+		return -1;
+	}
+	for (;;) {
+		if (len + 1 >= cap) {
+			if (cap >= MAX_RESPONSE) {
+				free(buf);
+				close(fd);
+				say(why, whycap, "answer from quasimd over %d bytes", MAX_RESPONSE);
+				return -1;
+			}
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				close(fd);
+				say(why, whycap, "out of memory");
+				return -1;
+			}
+			buf = nb, cap *= 2;
+		}
+		ssize_t r = recv(fd, buf + len, cap - len - 1, 0);
+		if (r > 0) {
+			len += (size_t)r;
+			continue;
+		}
+		if (r == 0)
+			break;
+		if ((errno == EAGAIN || errno == EINTR) && !wait_fd(fd, POLLIN, deadline))
+			continue;
+		free(buf);
+		close(fd);
+		say(why, whycap, "timeout");
+		return -1;
+	}
+	close(fd);
+	buf[len] = 0;
+	int status = 0;
+	if (sscanf(buf, "HTTP/%*d.%*d %d", &status) != 1) {
+		free(buf);
+		say(why, whycap, "not an HTTP answer from quasimd");
+		return -1;
+	}
+	char *b = strstr(buf, "\r\n\r\n");
+	*body_out = b ? b + 4 : buf + len;
+	*buf_out = buf, *len_out = len;
+	return status;
+}
+
+/* header copies the value of header name (without the colon) of the answer
+ * in buf, whose body starts at body, into dst; "" when it is absent or too
+ * long. */
+static void header(const char *buf, const char *body, const char *name, char *dst, size_t cap)
+{
+	size_t nl = strlen(name);
+	dst[0] = 0;
+	for (const char *h = strstr(buf, "\r\n"); h && h + 2 < body; h = strstr(h + 2, "\r\n")) {
+		if (!strncasecmp(h + 2, name, nl) && h[2 + nl] == ':') {
+			const char *v = h + 3 + nl, *e;
+			while (*v == ' ')
+				v++;
+			e = strstr(v, "\r\n");
+			size_t m = e ? (size_t)(e - v) : 0;
+			if (m < cap) {
+				memcpy(dst, v, m);
+				dst[m] = 0;
+			}
+			return;
+		}
+	}
+}
+
+/* error_message reads the message of an {"error": "...", "code": "..."}
+ * body into msg; "error" when there is none. */
+static void error_message(const char *body, const char *end, char *msg, size_t cap)
+{
+	struct js p = {body, end, 0};
+	msg[0] = 0;
+	ws(&p);
+	if (p.s < p.end && *p.s == '{') {
+		p.s++;
+		char name[16];
+		ws(&p);
+		if (!str(&p, name, sizeof name) && !strcmp(name, "error")) {
+			ws(&p);
+			if (p.s < p.end && *p.s++ == ':')
+				text(&p, msg, cap);
+		}
+	}
+	if (!msg[0])
+		snprintf(msg, cap, "error");
+}
+
 int quasim_fetch(quasim_client *q, const char *kernel, const char *problem,
                  const char *etag, int wait_ms, quasim_result *out)
 {
@@ -546,113 +691,24 @@ int quasim_fetch(quasim_client *q, const char *kernel, const char *problem,
 		return -1;
 	}
 
-	char why[2][160];
-	int fd = -1;
-	for (int i = 0; i < q->npath && fd < 0; i++)
-		fd = dial(q->path[i], deadline, why[i], sizeof why[i]);
-	if (fd < 0) {
-		if (q->npath == 2)
-			set_reason(out, "quasimd unavailable: %s: %s; nor at %s: %s", q->path[0], why[0], q->path[1], why[1]);
-		else
-			set_reason(out, "quasimd unavailable: %s: %s", q->path[0], why[0]);
+	char *buf, *body;
+	size_t len;
+	int status = exchange(q, req, (size_t)n, NULL, 0, deadline, &buf, &len, &body, out->reason, sizeof out->reason);
+	if (status < 0) {
+		if (!strcmp(out->reason, "timeout"))
+			set_reason(out, "quasimd did not answer within %d ms", q->timeout_ms + (wait_ms > 0 ? wait_ms : 0));
 		return -1;
 	}
-	for (int off = 0; off < n;) {
-		ssize_t w = send(fd, req + off, (size_t)(n - off), MSG_NOSIGNAL);
-		if (w > 0) {
-			off += (int)w;
-			continue;
-		}
-		if (w < 0 && (errno == EAGAIN || errno == EINTR) && !wait_fd(fd, POLLOUT, deadline))
-			continue;
-		close(fd);
-		set_reason(out, "quasimd unavailable: send: %s", w < 0 ? strerror(errno) : "closed");
-		return -1;
-	}
-	size_t cap = 8192, len = 0;
-	char *buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		set_reason(out, "out of memory");
-		return -1;
-	}
-	for (;;) {
-		if (len + 1 >= cap) {
-			if (cap >= MAX_RESPONSE) {
-				free(buf);
-				close(fd);
-				set_reason(out, "answer from quasimd over %d bytes", MAX_RESPONSE);
-				return -1;
-			}
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				close(fd);
-				set_reason(out, "out of memory");
-				return -1;
-			}
-			buf = nb, cap *= 2;
-		}
-		ssize_t r = recv(fd, buf + len, cap - len - 1, 0);
-		if (r > 0) {
-			len += (size_t)r;
-			continue;
-		}
-		if (r == 0)
-			break;
-		if ((errno == EAGAIN || errno == EINTR) && !wait_fd(fd, POLLIN, deadline))
-			continue;
-		free(buf);
-		close(fd);
-		set_reason(out, "quasimd did not answer within %d ms", q->timeout_ms + (wait_ms > 0 ? wait_ms : 0));
-		return -1;
-	}
-	close(fd);
-	buf[len] = 0;
-
-	int status = 0;
-	if (sscanf(buf, "HTTP/%*d.%*d %d", &status) != 1) {
-		free(buf);
-		set_reason(out, "not an HTTP answer from quasimd");
-		return -1;
-	}
-	char *body = strstr(buf, "\r\n\r\n");
-	body = body ? body + 4 : buf + len;
-	out->etag[0] = 0;
-	for (char *h = strstr(buf, "\r\n"); h && h + 2 < body; h = strstr(h + 2, "\r\n")) {
-		if (!strncasecmp(h + 2, "ETag:", 5)) {
-			char *v = h + 7, *e;
-			while (*v == ' ')
-				v++;
-			e = strstr(v, "\r\n");
-			size_t m = e ? (size_t)(e - v) : 0;
-			if (m < sizeof out->etag) {
-				memcpy(out->etag, v, m);
-				out->etag[m] = 0;
-			}
-		}
-	}
+	header(buf, body, "ETag", out->etag, sizeof out->etag);
 	int rc;
 	if (status == 304) {
 		rc = 1;
 	} else if (status == 200) {
 		rc = quasim_parse_answer(body, (unsigned long)(buf + len - body), out) ? -1 : 0;
 	} else {
-		struct js p = {body, buf + len, 0};
-		char msg[200] = "";
-		/* {"error": "...", "code": "..."} */
-		ws(&p);
-		if (p.s < p.end && *p.s == '{') {
-			p.s++;
-			char name[16];
-			ws(&p);
-			if (!str(&p, name, sizeof name) && !strcmp(name, "error")) {
-				ws(&p);
-				if (p.s < p.end && *p.s++ == ':')
-					text(&p, msg, sizeof msg);
-			}
-		}
-		set_reason(out, "quasimd: HTTP %d: %s", status, msg[0] ? msg : "error");
+		char msg[200];
+		error_message(body, buf + len, msg, sizeof msg);
+		set_reason(out, "quasimd: HTTP %d: %s", status, msg);
 		rc = -1;
 	}
 	free(buf);
