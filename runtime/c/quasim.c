@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -816,4 +817,496 @@ int quasim_lookup(quasim_client *q, const char *kernel, const char *problem,
 	fallback(q, fresh.reason);
 	use_defaults(out, defaults, ndefaults, fresh.reason);
 	return -1;
+}
+
+/* ---- spans (see quasim.h) */
+
+struct span_rec {
+	unsigned long long id;
+	long long iteration, start, end;
+	long long order; /* the sender's sort key */
+	int ndeps;
+	unsigned long long deps[QUASIM_SPAN_MAX_DEPS];
+	char kernel[QUASIM_SPAN_NAME_LEN], stream[QUASIM_SPAN_NAME_LEN], problem[QUASIM_SPAN_PROBLEM_LEN];
+};
+
+struct quasim_spans {
+	quasim_client *q; /* the sockets; the sender's only */
+	char pipeline[128], device[128];
+	quasim_span_options opt;
+	long long offset_ns; /* Unix time minus the monotonic clock */
+
+	pthread_mutex_t mu; /* guards the fields up to send_mu */
+	pthread_cond_t cv;
+	unsigned long long next_id;
+	long long iteration;
+	struct span_rec *fill; /* where end writes */
+	int nfill;
+	int wake, closing;
+	long long close_deadline_ms;
+	quasim_span_stats st;
+
+	pthread_mutex_t send_mu; /* one sender at a time; guards what follows */
+	struct span_rec *spare;  /* swapped with fill */
+	struct span_rec *pending; /* ended, not yet sent */
+	int npending;
+	long long hold_ms; /* no request before this */
+	int backoff_ms;
+	int has_thread;
+	pthread_t thread;
+};
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int copy_name(char *dst, size_t cap, const char *src)
+{
+	size_t n = src ? strlen(src) : 0;
+	if (n >= cap)
+		return -1;
+	if (n)
+		memcpy(dst, src, n);
+	dst[n] = 0;
+	return 0;
+}
+
+quasim_span quasim_span_start(quasim_spans *s, const char *kernel, const char *problem, const char *stream,
+                              const unsigned long long *deps, int ndeps)
+{
+	quasim_span sp;
+	if (ndeps < 0 || !deps)
+		ndeps = 0;
+	pthread_mutex_lock(&s->mu);
+	sp.id = ++s->next_id;
+	sp.iteration = s->iteration;
+	if (ndeps > QUASIM_SPAN_MAX_DEPS)
+		s->st.deps_dropped += (unsigned long long)(ndeps - QUASIM_SPAN_MAX_DEPS);
+	pthread_mutex_unlock(&s->mu);
+	if (ndeps > QUASIM_SPAN_MAX_DEPS)
+		ndeps = QUASIM_SPAN_MAX_DEPS;
+	sp.kernel = kernel, sp.problem = problem, sp.stream = stream;
+	sp.ndeps = ndeps;
+	if (ndeps)
+		memcpy(sp.deps, deps, (size_t)ndeps * sizeof *deps);
+	sp.start_ns = mono_ns() + s->offset_ns;
+	return sp;
+}
+
+void quasim_span_end(quasim_spans *s, const quasim_span *sp)
+{
+	struct span_rec r;
+	r.end = mono_ns() + s->offset_ns;
+	r.id = sp->id, r.iteration = sp->iteration, r.start = sp->start_ns;
+	r.ndeps = sp->ndeps < 0 ? 0 : sp->ndeps > QUASIM_SPAN_MAX_DEPS ? QUASIM_SPAN_MAX_DEPS : sp->ndeps;
+	memcpy(r.deps, sp->deps, (size_t)r.ndeps * sizeof r.deps[0]);
+	int bad = !sp->kernel || !*sp->kernel || copy_name(r.kernel, sizeof r.kernel, sp->kernel) ||
+	          copy_name(r.stream, sizeof r.stream, sp->stream) || copy_name(r.problem, sizeof r.problem, sp->problem);
+	pthread_mutex_lock(&s->mu);
+	s->st.ended++;
+	if (bad) {
+		s->st.invalid++;
+	} else if (s->closing || s->nfill >= s->opt.capacity) {
+		s->st.dropped_full++;
+	} else {
+		memcpy(&s->fill[s->nfill++], &r, sizeof r);
+		if (s->nfill == s->opt.batch && !s->wake) {
+			s->wake = 1;
+			pthread_cond_signal(&s->cv);
+		}
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+long long quasim_spans_next_iteration(quasim_spans *s)
+{
+	pthread_mutex_lock(&s->mu);
+	long long it = ++s->iteration;
+	s->wake = 1;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return it;
+}
+
+void quasim_spans_stats(quasim_spans *s, quasim_span_stats *out)
+{
+	pthread_mutex_lock(&s->mu);
+	*out = s->st;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* A growing buffer for a request body; oom is set when it could not grow. */
+struct sbuf {
+	char *p;
+	size_t n, cap;
+	int oom;
+};
+
+static void sb_put(struct sbuf *b, const char *src, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->n + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->n + n + 1)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->p = p, b->cap = cap;
+	}
+	memcpy(b->p + b->n, src, n);
+	b->n += n;
+	b->p[b->n] = 0;
+}
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	char tmp[128];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		sb_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* sb_str appends src as a JSON string. */
+static void sb_str(struct sbuf *b, const char *src)
+{
+	sb_put(b, "\"", 1);
+	for (const unsigned char *c = (const unsigned char *)src; *c; c++) {
+		if (*c == '"' || *c == '\\') {
+			char e[2] = {'\\', (char)*c};
+			sb_put(b, e, 2);
+		} else if (*c < 0x20) {
+			sb_printf(b, "\\u%04x", *c);
+		} else {
+			sb_put(b, (const char *)c, 1);
+		}
+	}
+	sb_put(b, "\"", 1);
+}
+
+static int cmp_ull(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+	return (x > y) - (x < y);
+}
+
+/* spans_json writes recs as the JSON array POST /v1/spans takes, keeping
+ * only the deps on spans among them; *cut counts the others. */
+static void spans_json(const quasim_spans *s, const struct span_rec *recs, int n, struct sbuf *b, int *cut)
+{
+	unsigned long long *ids = malloc((size_t)n * sizeof *ids);
+	if (!ids) {
+		b->oom = 1;
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		ids[i] = recs[i].id;
+	qsort(ids, (size_t)n, sizeof *ids, cmp_ull);
+	*cut = 0;
+	sb_put(b, "[", 1);
+	for (int i = 0; i < n; i++) {
+		const struct span_rec *r = &recs[i];
+		sb_printf(b, "%s{\"id\":%llu,\"pipeline\":", i ? "," : "", r->id);
+		sb_str(b, s->pipeline);
+		sb_printf(b, ",\"iteration\":%lld,\"kernel\":", r->iteration);
+		sb_str(b, r->kernel);
+		sb_put(b, ",\"problem\":", 11);
+		sb_str(b, r->problem);
+		sb_put(b, ",\"device\":", 10);
+		sb_str(b, s->device);
+		sb_put(b, ",\"stream\":", 10);
+		sb_str(b, r->stream);
+		sb_printf(b, ",\"start_ns\":%lld,\"end_ns\":%lld,\"deps\":[", r->start, r->end);
+		int k = 0;
+		for (int d = 0; d < r->ndeps; d++) {
+			if (r->deps[d] == r->id || !bsearch(&r->deps[d], ids, (size_t)n, sizeof *ids, cmp_ull)) {
+				++*cut;
+				continue;
+			}
+			sb_printf(b, "%s%llu", k++ ? "," : "", r->deps[d]);
+		}
+		sb_put(b, "]}", 2);
+	}
+	sb_put(b, "]", 1);
+	free(ids);
+}
+
+enum { POSTED, RETRY };
+
+/* post sends recs as one batch by deadline_ms and counts what became of
+ * them, except after RETRY (quasimd away or rate-limiting: the caller keeps
+ * them, and s->hold_ms says when to try again). A batch over quasimd's size
+ * limit is sent again in halves. Called with send_mu held. */
+static int post(quasim_spans *s, const struct span_rec *recs, int n, long long deadline_ms)
+{
+	struct sbuf b = {0};
+	int cut = 0;
+	spans_json(s, recs, n, &b, &cut);
+	char req[256], why[256], msg[200];
+	int rn = snprintf(req, sizeof req,
+	                  "POST /v1/spans HTTP/1.0\r\nHost: quasimd\r\nAccept: application/json\r\n"
+	                  "Content-Type: application/json\r\nContent-Length: %lu\r\n\r\n",
+	                  (unsigned long)b.n);
+	char *buf = NULL, *body = NULL;
+	size_t len = 0;
+	int status;
+	if (b.oom) {
+		status = -1;
+		say(why, sizeof why, "out of memory");
+	} else {
+		status = exchange(s->q, req, (size_t)rn, b.p, b.n, deadline_ms, &buf, &len, &body, why, sizeof why);
+		if (status < 0 && !strcmp(why, "timeout"))
+			say(why, sizeof why, "quasimd did not answer within %d ms", s->opt.timeout_ms);
+	}
+	free(b.p);
+	int rc = POSTED;
+	if (status == 413 && n > 1) {
+		free(buf);
+		for (int part = 0; part < 2; part++) {
+			int off = part ? n / 2 : 0, m = part ? n - n / 2 : n / 2;
+			if (post(s, recs + off, m, deadline_ms) == RETRY) {
+				pthread_mutex_lock(&s->mu);
+				s->st.unsent += (unsigned long long)m;
+				pthread_mutex_unlock(&s->mu);
+			}
+		}
+		return POSTED;
+	}
+	if (status >= 200 && status <= 299) {
+		pthread_mutex_lock(&s->mu);
+		s->st.sent += (unsigned long long)n;
+		s->st.batches++;
+		s->st.deps_dropped += (unsigned long long)cut;
+		pthread_mutex_unlock(&s->mu);
+		s->backoff_ms = 0;
+		free(buf);
+		return POSTED;
+	}
+	if (status == 429 || status < 0) {
+		char ra[32] = "";
+		if (status == 429) {
+			header(buf, body, "Retry-After", ra, sizeof ra);
+			error_message(body, buf + len, msg, sizeof msg);
+			say(why, sizeof why, "quasimd: HTTP 429: %s", msg);
+		}
+		long secs = ra[0] ? strtol(ra, NULL, 10) : 0;
+		if (secs > 0) {
+			s->hold_ms = now_ms() + secs * 1000;
+		} else {
+			s->backoff_ms = s->backoff_ms ? s->backoff_ms * 2 : s->opt.interval_ms;
+			if (s->backoff_ms > 30000)
+				s->backoff_ms = 30000;
+			s->hold_ms = now_ms() + s->backoff_ms;
+		}
+		rc = RETRY;
+	}
+	if (status > 0 && status != 429) {
+		error_message(body, buf + len, msg, sizeof msg);
+		say(why, sizeof why, "quasimd: HTTP %d: %s", status, msg);
+	}
+	free(buf);
+	pthread_mutex_lock(&s->mu);
+	if (rc != RETRY) {
+		s->st.rejected += (unsigned long long)n;
+		s->st.deps_dropped += (unsigned long long)cut;
+	}
+	copy(s->st.last_error, sizeof s->st.last_error, why);
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+/* cmp_rec orders spans as they are sent: finished iterations first, each
+ * together (order is the iteration, or the running one's number for its
+ * spans), then by id. */
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct span_rec *x = a, *y = b;
+	if (x->order != y->order)
+		return x->order < y->order ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* batch_len is how many of recs go in the next batch: whole iterations
+ * while they fit in limit, else limit. */
+static int batch_len(const struct span_rec *recs, int n, int limit)
+{
+	int k = 0;
+	while (k < n) {
+		int end = k + 1;
+		while (end < n && recs[end].iteration == recs[k].iteration)
+			end++;
+		if (end <= limit)
+			k = end;
+		else
+			return k ? k : limit;
+	}
+	return k;
+}
+
+/* send_step takes the spans that have ended and sends what is ready: all
+ * of them when all is set (a flush, or the close, by deadline_ms), else
+ * the finished iterations and, of the running one, full batches, or all
+ * once the oldest has waited interval_ms. 0 when nothing is left for a
+ * retry, -1 otherwise. */
+static int send_step(quasim_spans *s, int all, long long deadline_ms)
+{
+	pthread_mutex_lock(&s->send_mu);
+	pthread_mutex_lock(&s->mu);
+	struct span_rec *got = s->fill;
+	int n = s->nfill;
+	s->fill = s->spare, s->nfill = 0;
+	long long cur = s->iteration;
+	pthread_mutex_unlock(&s->mu);
+	s->spare = got;
+	int room = s->opt.capacity - s->npending;
+	if (n > room) {
+		pthread_mutex_lock(&s->mu);
+		s->st.unsent += (unsigned long long)(n - room);
+		pthread_mutex_unlock(&s->mu);
+		n = room;
+	}
+	memcpy(s->pending + s->npending, got, (size_t)n * sizeof *got);
+	s->npending += n;
+	int np = s->npending, k = 0, rc = 0;
+	if (np == 0 || (!all && now_ms() < s->hold_ms))
+		goto out;
+	for (int i = 0; i < np; i++)
+		s->pending[i].order = s->pending[i].iteration < cur ? s->pending[i].iteration : cur;
+	qsort(s->pending, (size_t)np, sizeof *s->pending, cmp_rec);
+	while (k < np && s->pending[k].iteration < cur)
+		k++;
+	if (all) {
+		k = np;
+	} else if (k < np) {
+		long long oldest = s->pending[k].end;
+		for (int i = k + 1; i < np; i++)
+			if (s->pending[i].end < oldest)
+				oldest = s->pending[i].end;
+		if (mono_ns() + s->offset_ns - oldest >= (long long)s->opt.interval_ms * 1000000)
+			k = np;
+		else if (np - k >= s->opt.batch)
+			k += (np - k) / s->opt.batch * s->opt.batch;
+	}
+	int done = 0;
+	while (done < k) {
+		int m = batch_len(s->pending + done, k - done, s->opt.batch);
+		long long dl = now_ms() + s->opt.timeout_ms;
+		if (deadline_ms && deadline_ms < dl)
+			dl = deadline_ms;
+		if (post(s, s->pending + done, m, dl) == RETRY) {
+			rc = -1;
+			break;
+		}
+		done += m;
+	}
+	memmove(s->pending, s->pending + done, (size_t)(np - done) * sizeof *s->pending);
+	s->npending = np - done;
+out:
+	pthread_mutex_unlock(&s->send_mu);
+	return rc;
+}
+
+int quasim_spans_flush(quasim_spans *s)
+{
+	return send_step(s, 1, 0);
+}
+
+static void *sender(void *arg)
+{
+	quasim_spans *s = arg;
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		if (!s->wake && !s->closing) {
+			struct timespec ts;
+			long long at = mono_ns() + (long long)s->opt.interval_ms * 500000; /* half the interval */
+			ts.tv_sec = (time_t)(at / 1000000000), ts.tv_nsec = (long)(at % 1000000000);
+			pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+		}
+		int closing = s->closing;
+		long long deadline = s->close_deadline_ms;
+		s->wake = 0;
+		pthread_mutex_unlock(&s->mu);
+		send_step(s, closing, closing ? deadline : 0);
+		if (closing)
+			return NULL;
+		pthread_mutex_lock(&s->mu);
+	}
+}
+
+quasim_spans *quasim_spans_open(const char *socket_path, const char *pipeline, const char *device,
+                                const quasim_span_options *opt)
+{
+	if (!pipeline || !*pipeline)
+		return NULL;
+	quasim_spans *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	if (opt)
+		s->opt = *opt;
+	if (s->opt.capacity <= 0)
+		s->opt.capacity = 1024;
+	if (s->opt.batch <= 0)
+		s->opt.batch = 512;
+	if (s->opt.interval_ms <= 0)
+		s->opt.interval_ms = 1000;
+	if (s->opt.timeout_ms <= 0)
+		s->opt.timeout_ms = 2000;
+	copy(s->pipeline, sizeof s->pipeline, pipeline);
+	copy(s->device, sizeof s->device, device ? device : "");
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	s->offset_ns = (long long)rt.tv_sec * 1000000000LL + rt.tv_nsec - mono_ns();
+	size_t bytes = (size_t)s->opt.capacity * sizeof(struct span_rec);
+	s->q = quasim_open(socket_path, s->opt.timeout_ms, 0);
+	s->fill = malloc(bytes), s->spare = malloc(bytes), s->pending = malloc(bytes);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	int ok = s->q && s->fill && s->spare && s->pending && !pthread_mutex_init(&s->mu, NULL) &&
+	         !pthread_mutex_init(&s->send_mu, NULL) && !pthread_cond_init(&s->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (ok && !s->opt.no_thread)
+		ok = s->has_thread = !pthread_create(&s->thread, NULL, sender, s);
+	if (!ok) {
+		quasim_close(s->q);
+		free(s->fill), free(s->spare), free(s->pending), free(s);
+		return NULL;
+	}
+	return s;
+}
+
+int quasim_spans_close(quasim_spans *s, int timeout_ms, quasim_span_stats *final)
+{
+	long long deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : s->opt.timeout_ms);
+	pthread_mutex_lock(&s->mu);
+	s->closing = 1;
+	s->close_deadline_ms = deadline;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	if (s->has_thread)
+		pthread_join(s->thread, NULL);
+	else
+		send_step(s, 1, deadline);
+	/* What is still here could not be sent in time. */
+	pthread_mutex_lock(&s->mu);
+	s->st.unsent += (unsigned long long)(s->npending + s->nfill);
+	quasim_span_stats st = s->st;
+	pthread_mutex_unlock(&s->mu);
+	if (final)
+		*final = st;
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	pthread_mutex_destroy(&s->send_mu);
+	quasim_close(s->q);
+	free(s->fill), free(s->spare), free(s->pending), free(s);
+	return st.sent == st.ended ? 0 : -1;
 }

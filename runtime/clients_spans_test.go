@@ -1,0 +1,90 @@
+package runtime_test
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quasim/quasim/causal"
+)
+
+// byPipeline groups the server's accepted batches by pipeline.
+func (s *spanServer) byPipeline() map[string][][]causal.Span {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string][][]causal.Span{}
+	for _, b := range s.batches {
+		out[b[0].Pipeline] = append(out[b[0].Pipeline], b)
+	}
+	return out
+}
+
+// checkForkJoin checks two iterations of the fork-join pipeline the C and
+// Python tests record (a; b and c after a on two streams; d after both):
+// 8 spans with their deps, each iteration in one batch.
+func checkForkJoin(t *testing.T, batches [][]causal.Span, device string) {
+	t.Helper()
+	n := 0
+	for _, b := range batches {
+		iters := map[int]int{}
+		byKernel := map[string]causal.Span{}
+		for _, s := range b {
+			iters[s.Iteration]++
+			byKernel[fmt.Sprint(s.Iteration, s.Kernel)] = s
+			if s.Device != device || s.Problem != "64" {
+				t.Errorf("span %+v, want device %q, problem 64", s, device)
+			}
+		}
+		for it, k := range iters {
+			if k != 4 {
+				t.Errorf("iteration %d has %d spans in a batch, want all 4", it, k)
+			}
+			d := byKernel[fmt.Sprint(it, "d")]
+			if len(d.Deps) != 2 || d.Deps[0] != byKernel[fmt.Sprint(it, "b")].ID || d.Deps[1] != byKernel[fmt.Sprint(it, "c")].ID {
+				t.Errorf("iteration %d: d's deps %v, want b's and c's ids", it, d.Deps)
+			}
+		}
+		n += len(b)
+	}
+	if n != 8 {
+		t.Errorf("%d spans of the fork-join pipeline, want 8", n)
+	}
+}
+
+// The C client's span recorder, built with gcc, against a server that
+// validates with causal.DecodeSpans.
+func TestCSpans(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not found: the C client is not tested here")
+	}
+	bin := filepath.Join(t.TempDir(), "test_spans")
+	src := filepath.Join("c")
+	args := []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-pthread", "-o", bin,
+		filepath.Join(src, "test_spans.c"), filepath.Join(src, "quasim.c")}
+	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	srv := newSpanServer(t, "c-fj", "c-cap", "c-threads")
+	out, err := exec.Command(bin, srv.sock).CombinedOutput()
+	if err != nil {
+		t.Fatalf("test_spans: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+	got := srv.byPipeline()
+	checkForkJoin(t, got["c-fj"], "cpu0")
+	if b := got["c-cap"]; len(b) != 1 || len(b[0]) != 4 {
+		t.Errorf("c-cap: batches %+v, want one of 4 spans", b)
+	}
+	ids := map[uint64]bool{}
+	for _, b := range got["c-threads"] {
+		for _, s := range b {
+			ids[s.ID] = true
+		}
+	}
+	if len(ids) != 4000 {
+		t.Errorf("c-threads: %d distinct spans, want 4000", len(ids))
+	}
+}
