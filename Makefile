@@ -101,12 +101,13 @@ install: build
 		useradd --system --user-group --home-dir /var/lib/quasim --shell /usr/sbin/nologin quasim; fi
 	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null; then systemctl daemon-reload || true; fi
 
-# The C client: a static library and its header.
+# The C client: a static library and its header. Programs that link it
+# link with -pthread too (the span recorder's background thread).
 libquasim: bin/libquasim.a
 
 bin/libquasim.a: runtime/c/quasim.c runtime/c/quasim.h
 	@mkdir -p bin
-	$(CC) $(QUASIM_CFLAGS) $(CFLAGS) -c runtime/c/quasim.c -o bin/quasim.o
+	$(CC) $(QUASIM_CFLAGS) $(CFLAGS) -pthread -c runtime/c/quasim.c -o bin/quasim.o
 	ar rcs $@ bin/quasim.o
 
 install-c: bin/libquasim.a
