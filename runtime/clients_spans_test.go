@@ -88,3 +88,36 @@ func TestCSpans(t *testing.T) {
 		t.Errorf("c-threads: %d distinct spans, want 4000", len(ids))
 	}
 }
+
+// The Python client's span recorder, run by python3, against a server
+// that validates with causal.DecodeSpans.
+func TestPythonSpans(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found: the Python client is not tested here")
+	}
+	srv := newSpanServer(t, "py-fj", "py-cap", "py-threads")
+	cmd := exec.Command(py, "-m", "unittest", "-v", "test_quasim_client.Spans", "test_quasim_client.WithoutDaemon.test_spans_without_daemon")
+	cmd.Dir = "python"
+	cmd.Env = append(cmd.Environ(), "QUASIM_TEST_SPANS_SOCKET="+srv.sock, "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("python3 -m unittest: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "skipped") {
+		t.Fatalf("Python span tests were skipped:\n%s", out)
+	}
+	t.Logf("%s", out)
+	got := srv.byPipeline()
+	checkForkJoin(t, got["py-fj"], "cpu0")
+	if b := got["py-cap"]; len(b) != 1 || len(b[0]) != 4 {
+		t.Errorf("py-cap: batches %+v, want one of 4 spans", b)
+	}
+	n := 0
+	for _, b := range got["py-threads"] {
+		n += len(b)
+	}
+	if n != 2000 {
+		t.Errorf("py-threads: %d spans, want 2000", n)
+	}
+}
