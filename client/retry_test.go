@@ -26,3 +26,15 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+func FuzzRetryAfter(f *testing.F) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	for _, s := range []string{"", "0", "120", "Wed, 25 Nov 2026 12:01:00 GMT", "-5", "99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if d := retryAfter(v, now); d < 0 {
+			t.Errorf("retryAfter(%q) = %v, negative", v, d)
+		}
+	})
+}

@@ -67,7 +67,7 @@ func TestCSpans(t *testing.T) {
 	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	srv := newSpanServer(t, "c-fj", "c-cap", "c-threads")
+	srv := newSpanServer(t, "c-fj", "c-cap", "c-threads", "c-names")
 	out, err := exec.Command(bin, srv.sock).CombinedOutput()
 	if err != nil {
 		t.Fatalf("test_spans: %v\n%s", err, out)
@@ -77,6 +77,9 @@ func TestCSpans(t *testing.T) {
 	checkForkJoin(t, got["c-fj"], "cpu0")
 	if b := got["c-cap"]; len(b) != 1 || len(b[0]) != 4 {
 		t.Errorf("c-cap: batches %+v, want one of 4 spans", b)
+	}
+	if b := got["c-names"]; len(b) != 1 || b[0][0].Kernel != "q\"\\\n\x01é/k" || b[0][0].Stream != "s\t0" || b[0][0].Problem != "1,2" {
+		t.Errorf("c-names: %+v, want the names as the C test wrote them", b)
 	}
 	ids := map[uint64]bool{}
 	for _, b := range got["c-threads"] {

@@ -110,6 +110,13 @@ int main(int argc, char **argv)
 	      "flush: rc %d sent %llu batches %llu deps dropped %llu (%s)", rc, st.sent, st.batches, st.deps_dropped, st.last_error);
 	quasim_spans_close(s, 1000, NULL);
 
+	/* Names that JSON must escape reach the server as they were. */
+	s = quasim_spans_open(sock, "c-names", NULL, &small);
+	sp = quasim_span_start(s, "q\"\\\n\x01\xc3\xa9/k", "1,2", "s\t0", NULL, 0);
+	quasim_span_end(s, &sp);
+	rc = quasim_spans_close(s, 5000, &st);
+	CHECK(rc == 0 && st.sent == 1, "names: rc %d sent %llu (%s)", rc, st.sent, st.last_error);
+
 	/* Four threads at once. */
 	quasim_span_options big = {0};
 	big.capacity = 8192, big.batch = 1000, big.interval_ms = 10;
