@@ -1,9 +1,10 @@
 /*
- * quasim.h: ask quasimd which config to launch a kernel with.
+ * quasim.h: ask quasimd which config to launch a kernel with, and tell it
+ * what a pipeline's launches took (spans, below).
  *
- * C99, no dependencies beyond POSIX sockets. A repeat lookup is answered from
- * a small in-process cache; a miss asks the daemon over its Unix socket within
- * the client's timeout, and when the daemon is down or does not know the
+ * C99 and POSIX: sockets, and threads for the span recorder (link with
+ * -pthread). A repeat lookup is answered from a small in-process cache; a
+ * miss asks the daemon over its Unix socket within the client's timeout, and when the daemon is down or does not know the
  * kernel, the caller's defaults come back with the reason: a launch is never
  * blocked.
  *
@@ -17,7 +18,7 @@
  *
  * Values are the JSON text of each parameter's value, strings unquoted
  * ("16", "0.5", "true", "ikj"). A client is not thread-safe: use one per
- * thread, or lock around it.
+ * thread, or lock around it. A span recorder (quasim_spans_open, below) is.
  */
 #ifndef QUASIM_H
 #define QUASIM_H
