@@ -53,21 +53,29 @@ func checkForkJoin(t *testing.T, batches [][]causal.Span, device string) {
 	}
 }
 
-// The C client's span recorder, built with gcc, against a server that
-// validates with causal.DecodeSpans.
-func TestCSpans(t *testing.T) {
+// buildTestSpans compiles runtime/c/test_spans.c with the C client.
+func buildTestSpans(t testing.TB) string {
+	t.Helper()
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
 		t.Skip("gcc not found: the C client is not tested here")
 	}
 	bin := filepath.Join(t.TempDir(), "test_spans")
-	src := filepath.Join("c")
 	args := []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-pthread", "-o", bin,
-		filepath.Join(src, "test_spans.c"), filepath.Join(src, "quasim.c")}
+		filepath.Join("c", "test_spans.c"), filepath.Join("c", "quasim.c")}
 	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	srv := newSpanServer(t, "c-fj", "c-cap", "c-threads", "c-names")
+	return bin
+}
+
+var cPipelines = []string{"c-fj", "c-cap", "c-threads", "c-names"}
+
+// The C client's span recorder, built with gcc, against a server that
+// validates with causal.DecodeSpans.
+func TestCSpans(t *testing.T) {
+	bin := buildTestSpans(t)
+	srv := newSpanServer(t, cPipelines...)
 	out, err := exec.Command(bin, srv.sock).CombinedOutput()
 	if err != nil {
 		t.Fatalf("test_spans: %v\n%s", err, out)
@@ -122,5 +130,30 @@ func TestPythonSpans(t *testing.T) {
 	}
 	if n != 2000 {
 		t.Errorf("py-threads: %d spans, want 2000", n)
+	}
+}
+
+// BenchmarkCSpan reports the cost of the C client's start/end pair with a
+// dep, as test_spans measures it (rounds of 4,096 with room in the buffer).
+// Run it with -benchtime 1x.
+//
+//	go test ./runtime -run '^$' -bench CSpan -benchtime 1x -count 5
+func BenchmarkCSpan(b *testing.B) {
+	bin := buildTestSpans(b)
+	srv := newSpanServer(b, cPipelines...)
+	for b.Loop() {
+		out, err := exec.Command(bin, srv.sock).CombinedOutput()
+		if err != nil {
+			b.Fatalf("test_spans: %v\n%s", err, out)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			var ns float64
+			if n, _ := fmt.Sscanf(line, "span pair %f ns", &ns); n == 1 {
+				b.ReportMetric(ns, "pair_ns")
+			}
+		}
+		for len(srv.got) > 0 { // the server keeps each batch: let the next run's through
+			<-srv.got
+		}
 	}
 }

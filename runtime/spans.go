@@ -130,6 +130,7 @@ func newSpanRecorder(c *Client, pipeline string, opt SpanOptions) *SpanRecorder 
 		n <<= 1
 	}
 	opt.Buffer = n
+	opt.Batch = min(opt.Batch, n)
 	r := &SpanRecorder{c: c, pipeline: pipeline, opt: opt, base: time.Now(),
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	r.baseNS = r.base.UnixNano()
@@ -173,7 +174,7 @@ func (s Span) End() {
 		r.full.Add(1)
 		return
 	}
-	if n == uint64(r.opt.Batch) {
+	if n >= uint64(r.opt.Batch) {
 		r.poke()
 	}
 }
