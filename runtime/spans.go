@@ -28,7 +28,9 @@ type SpanOptions struct {
 	// wakes the sender early (default 1024).
 	Batch int
 	// Interval is how long a span of the running iteration may wait to be
-	// sent (default 1s); spans of a finished iteration go at once.
+	// sent (default 1s); spans of a finished iteration go at once, but
+	// requests are at least Interval/4 apart unless a full batch waits, so
+	// fast iterations share batches.
 	Interval time.Duration
 	// Timeout bounds one request to the daemon (default 2s).
 	Timeout time.Duration

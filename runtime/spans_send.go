@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,7 +25,7 @@ const maxBackoff = 30 * time.Second
 // what is ready, until Close.
 func (r *SpanRecorder) run() {
 	defer close(r.done)
-	tick := time.NewTicker(max(r.opt.Interval/2, time.Millisecond))
+	tick := time.NewTicker(max(r.opt.Interval/4, time.Millisecond))
 	defer tick.Stop()
 	s := sender{r: r}
 	for {
@@ -47,6 +48,7 @@ type sender struct {
 	pending []spanRec // ended spans not yet sent, in the order they ended
 	hold    time.Time // no request before this (quasimd away or rate-limiting)
 	backoff time.Duration
+	last    time.Time // when the last batch went
 }
 
 // drain moves the ring's spans to pending; while quasimd is away pending
@@ -64,29 +66,16 @@ func (s *sender) drain() {
 
 // sendReady sends the spans of finished iterations, then those of the
 // running one once a batch of them is waiting or the oldest has waited
-// Interval.
+// Interval. Requests are at least Interval/4 apart unless a full batch is
+// ready, so that a pipeline of fast iterations sends several in a batch
+// and stays under quasimd's per-uid rate.
 func (s *sender) sendReady(now time.Time) {
-	if len(s.pending) == 0 || now.Before(s.hold) {
+	r := s.r
+	k := s.readyCount(now, r.now(), r.iter.Load())
+	if k == 0 {
 		return
 	}
-	r := s.r
-	cur := r.iter.Load()
-	// Finished iterations first, grouped by iteration, each group in end
-	// order.
-	slices.SortStableFunc(s.pending, func(a, b spanRec) int {
-		return int(min(a.iter, cur) - min(b.iter, cur))
-	})
-	k := 0
-	for k < len(s.pending) && s.pending[k].iter < cur {
-		k++
-	}
-	rest := len(s.pending) - k
-	switch {
-	case rest > 0 && r.now()-s.pending[k].end >= int64(r.opt.Interval):
-		k = len(s.pending)
-	case rest >= r.opt.Batch:
-		k += rest / r.opt.Batch * r.opt.Batch
-	}
+	s.last = now
 	ready := s.pending[:k]
 	for len(ready) > 0 {
 		n := batchLen(ready, r.opt.Batch)
@@ -101,6 +90,35 @@ func (s *sender) sendReady(now time.Time) {
 		ready = ready[n:]
 	}
 	s.pending = slices.Delete(s.pending, 0, k-len(ready))
+}
+
+// readyCount orders pending (finished iterations first, grouped by
+// iteration, each group in end order; cur is the running iteration) and
+// says how many of it to send now (nowNS is now on the spans' clock): 0
+// to wait.
+func (s *sender) readyCount(now time.Time, nowNS, cur int64) int {
+	opt := s.r.opt
+	if len(s.pending) == 0 || now.Before(s.hold) {
+		return 0
+	}
+	slices.SortStableFunc(s.pending, func(a, b spanRec) int {
+		return cmp.Compare(min(a.iter, cur), min(b.iter, cur))
+	})
+	k := 0
+	for k < len(s.pending) && s.pending[k].iter < cur {
+		k++
+	}
+	rest := len(s.pending) - k
+	switch {
+	case rest > 0 && nowNS-s.pending[k].end >= int64(opt.Interval):
+		k = len(s.pending)
+	case rest >= opt.Batch:
+		k += rest / opt.Batch * opt.Batch
+	}
+	if k < opt.Batch && now.Sub(s.last) < opt.Interval/4 {
+		return 0
+	}
+	return k
 }
 
 // batchLen is how many of ready go in the next batch: whole iterations
