@@ -851,6 +851,7 @@ struct quasim_spans {
 	struct span_rec *pending; /* ended, not yet sent */
 	int npending;
 	long long hold_ms; /* no request before this */
+	long long last_ms; /* when the last batch went */
 	int backoff_ms;
 	int has_thread;
 	pthread_t thread;
@@ -1155,7 +1156,8 @@ static int batch_len(const struct span_rec *recs, int n, int limit)
 /* send_step takes the spans that have ended and sends what is ready: all
  * of them when all is set (a flush, or the close, by deadline_ms), else
  * the finished iterations and, of the running one, full batches, or all
- * once the oldest has waited interval_ms. 0 when nothing is left for a
+ * once the oldest has waited interval_ms; at most a request per
+ * interval_ms/4 unless a full batch waits. 0 when nothing is left for a
  * retry, -1 otherwise. */
 static int send_step(quasim_spans *s, int all, long long deadline_ms)
 {
@@ -1196,6 +1198,12 @@ static int send_step(quasim_spans *s, int all, long long deadline_ms)
 		else if (np - k >= s->opt.batch)
 			k += (np - k) / s->opt.batch * s->opt.batch;
 	}
+	/* Requests at least interval_ms/4 apart unless a full batch waits:
+	 * fast iterations share batches, under quasimd's per-uid rate. */
+	if (!all && k < s->opt.batch && now_ms() - s->last_ms < s->opt.interval_ms / 4)
+		k = 0;
+	if (k > 0)
+		s->last_ms = now_ms();
 	int done = 0;
 	while (done < k) {
 		int m = batch_len(s->pending + done, k - done, s->opt.batch);
@@ -1227,7 +1235,7 @@ static void *sender(void *arg)
 	for (;;) {
 		if (!s->wake && !s->closing) {
 			struct timespec ts;
-			long long at = mono_ns() + (long long)s->opt.interval_ms * 500000; /* half the interval */
+			long long at = mono_ns() + (long long)s->opt.interval_ms * 250000; /* a quarter of the interval */
 			ts.tv_sec = (time_t)(at / 1000000000), ts.tv_nsec = (long)(at % 1000000000);
 			pthread_cond_timedwait(&s->cv, &s->mu, &ts);
 		}

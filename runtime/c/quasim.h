@@ -146,7 +146,8 @@ typedef struct {
 typedef struct {
 	int capacity;    /* spans waiting to be sent (<= 0: 1024); an end past it drops its span */
 	int batch;       /* most spans per request, and the count that wakes the sender (<= 0: 512) */
-	int interval_ms; /* longest a span of the running iteration waits (<= 0: 1000) */
+	int interval_ms; /* longest a span of the running iteration waits (<= 0: 1000); requests
+	                  * are at least interval_ms/4 apart unless a full batch waits */
 	int timeout_ms;  /* bounds one request (<= 0: 2000) */
 	int no_thread;   /* 1: no background thread; call quasim_spans_flush */
 } quasim_span_options;

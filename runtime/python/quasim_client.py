@@ -366,7 +366,8 @@ class SpanRecorder:
     append under a lock; they never do I/O and never wait on the daemon.
     The spans of a finished iteration are sent together; those of the
     running one once `interval` seconds have passed or `batch` of them are
-    waiting. With thread=False there is no thread: call flush() where
+    waiting; requests are at least interval/4 apart unless a full batch
+    waits, so fast iterations share batches. With thread=False there is no thread: call flush() where
     waiting is fine.
 
     Nothing is lost silently: stats() counts spans dropped because the
@@ -404,6 +405,7 @@ class SpanRecorder:
         self._pending = []
         self._hold = 0.0
         self._backoff = 0.0
+        self._last = float("-inf")  # when the last batch went
         self._wake = threading.Event()
         self._thread = None
         if thread:
@@ -476,7 +478,7 @@ class SpanRecorder:
 
     def _run(self):
         while True:
-            self._wake.wait(self.interval / 2)
+            self._wake.wait(self.interval / 4)
             self._wake.clear()
             with self._lock:
                 closing, deadline = self._closing, self._close_deadline
@@ -515,6 +517,12 @@ class SpanRecorder:
                     k = len(p)
                 elif len(p) - k >= self.batch:
                     k += (len(p) - k) // self.batch * self.batch
+            # Requests at least interval/4 apart unless a full batch waits:
+            # fast iterations share batches, under quasimd's per-uid rate.
+            if not send_all and k < self.batch and time.monotonic() - self._last < self.interval / 4:
+                k = 0
+            if k:
+                self._last = time.monotonic()
             done = 0
             ok = True
             while done < k:
