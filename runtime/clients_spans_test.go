@@ -69,13 +69,14 @@ func buildTestSpans(t testing.TB) string {
 	return bin
 }
 
-var cPipelines = []string{"c-fj", "c-cap", "c-threads", "c-names"}
+var cPipelines = []string{"c-fj", "c-cap", "c-threads", "c-names", "c-429"}
 
 // The C client's span recorder, built with gcc, against a server that
 // validates with causal.DecodeSpans.
 func TestCSpans(t *testing.T) {
 	bin := buildTestSpans(t)
 	srv := newSpanServer(t, cPipelines...)
+	srv.limited["c-429"] = 2
 	out, err := exec.Command(bin, srv.sock).CombinedOutput()
 	if err != nil {
 		t.Fatalf("test_spans: %v\n%s", err, out)
@@ -83,6 +84,9 @@ func TestCSpans(t *testing.T) {
 	t.Logf("%s", out)
 	got := srv.byPipeline()
 	checkForkJoin(t, got["c-fj"], "cpu0")
+	if b := got["c-429"]; len(b) != 1 || len(b[0]) != 4 {
+		t.Errorf("c-429: batches %+v, want one of 4 spans after two 429s", b)
+	}
 	if b := got["c-cap"]; len(b) != 1 || len(b[0]) != 4 {
 		t.Errorf("c-cap: batches %+v, want one of 4 spans", b)
 	}
@@ -107,7 +111,8 @@ func TestPythonSpans(t *testing.T) {
 	if err != nil {
 		t.Skip("python3 not found: the Python client is not tested here")
 	}
-	srv := newSpanServer(t, "py-fj", "py-cap", "py-threads")
+	srv := newSpanServer(t, "py-fj", "py-cap", "py-threads", "py-429")
+	srv.limited["py-429"] = 2
 	cmd := exec.Command(py, "-m", "unittest", "-v", "test_quasim_client.Spans", "test_quasim_client.WithoutDaemon.test_spans_without_daemon")
 	cmd.Dir = "python"
 	cmd.Env = append(cmd.Environ(), "QUASIM_TEST_SPANS_SOCKET="+srv.sock, "PYTHONDONTWRITEBYTECODE=1")
@@ -121,6 +126,9 @@ func TestPythonSpans(t *testing.T) {
 	t.Logf("%s", out)
 	got := srv.byPipeline()
 	checkForkJoin(t, got["py-fj"], "cpu0")
+	if b := got["py-429"]; len(b) != 1 || len(b[0]) != 4 {
+		t.Errorf("py-429: batches %+v, want one of 4 spans after two 429s", b)
+	}
 	if b := got["py-cap"]; len(b) != 1 || len(b[0]) != 4 {
 		t.Errorf("py-cap: batches %+v, want one of 4 spans", b)
 	}
@@ -142,6 +150,9 @@ func BenchmarkCSpan(b *testing.B) {
 	bin := buildTestSpans(b)
 	srv := newSpanServer(b, cPipelines...)
 	for b.Loop() {
+		srv.mu.Lock()
+		srv.limited["c-429"] = 2
+		srv.mu.Unlock()
 		out, err := exec.Command(bin, srv.sock).CombinedOutput()
 		if err != nil {
 			b.Fatalf("test_spans: %v\n%s", err, out)

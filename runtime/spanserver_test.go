@@ -23,7 +23,8 @@ import (
 // route is specified to, until the daemon's own route is merged: the body
 // is decoded and validated whole by causal.DecodeSpans (the daemon's
 // validator), an unknown pipeline is 404, a body over maxBody 413, and the
-// first tooMany requests 429 (with Retry-After: retryAfter when set).
+// first tooMany requests 429 (with Retry-After: retryAfter when set), and
+// the first limited[p] batches of pipeline p too.
 type spanServer struct {
 	sock       string
 	pipelines  map[string]bool
@@ -31,6 +32,7 @@ type spanServer struct {
 	tooMany    atomic.Int32
 	retryAfter string
 	hang       chan struct{} // when not nil, every request waits for it to close
+	limited    map[string]int
 
 	requests atomic.Int32
 	got      chan []causal.Span // each accepted batch
@@ -46,7 +48,7 @@ func newSpanServer(t testing.TB, pipelines ...string) *spanServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	s := &spanServer{sock: filepath.Join(dir, "q.sock"), pipelines: map[string]bool{}, maxBody: 8 << 20, got: make(chan []causal.Span, 1024)}
+	s := &spanServer{sock: filepath.Join(dir, "q.sock"), pipelines: map[string]bool{}, limited: map[string]int{}, maxBody: 8 << 20, got: make(chan []causal.Span, 1024)}
 	for _, p := range pipelines {
 		s.pipelines[p] = true
 	}
@@ -90,6 +92,16 @@ func (s *spanServer) post(w http.ResponseWriter, r *http.Request) {
 	spans, err := causal.DecodeSpans(body)
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, api.CodeInvalidArgument, err.Error())
+		return
+	}
+	s.mu.Lock()
+	limited := s.limited[spans[0].Pipeline] > 0
+	if limited {
+		s.limited[spans[0].Pipeline]--
+	}
+	s.mu.Unlock()
+	if limited {
+		writeErr(w, http.StatusTooManyRequests, api.CodeRateLimited, "spans: rate limited")
 		return
 	}
 	if !s.pipelines[spans[0].Pipeline] {

@@ -1,6 +1,7 @@
 /* test_spans: the C client's span recorder against a server of POST
- * /v1/spans that knows pipelines c-fj, c-cap and c-threads (the Go test
- * TestCSpans in runtime/ runs one, and checks what it received).
+ * /v1/spans that knows pipelines c-fj, c-cap, c-threads, c-names and c-429,
+ * the last answered 429 twice (the Go test TestCSpans in runtime/ runs one,
+ * and checks what it received).
  * usage: test_spans SOCKET
  * It also prints the cost of a start/end pair. */
 #define _POSIX_C_SOURCE 200809L
@@ -117,6 +118,22 @@ int main(int argc, char **argv)
 	rc = quasim_spans_close(s, 5000, &st);
 	CHECK(rc == 0 && st.sent == 1, "names: rc %d sent %llu (%s)", rc, st.sent, st.last_error);
 
+	/* Rate-limited twice (429, no Retry-After): the batch is kept and sent
+	 * again after a backoff of interval_ms, then 2 x interval_ms. */
+	quasim_span_options quick = {0};
+	quick.interval_ms = 20;
+	s = quasim_spans_open(sock, "c-429", NULL, &quick);
+	fork_join(s);
+	quasim_spans_next_iteration(s);
+	double t0 = now_ns();
+	do {
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+		quasim_spans_stats(s, &st);
+	} while (st.sent < 4 && now_ns() - t0 < 10e9);
+	CHECK(st.sent == 4 && strstr(st.last_error, "429"), "429: sent %llu (%s)", st.sent, st.last_error);
+	quasim_spans_close(s, 1000, NULL);
+
 	/* Four threads at once. */
 	quasim_span_options big = {0};
 	big.capacity = 8192, big.batch = 1000, big.interval_ms = 10;
@@ -143,7 +160,7 @@ int main(int argc, char **argv)
 	      "unknown pipeline: rc %d rejected %llu (%s)", rc, st.rejected, st.last_error);
 
 	/* No daemon: ends never wait, close gives up, spans counted unsent. */
-	double t0 = now_ns();
+	t0 = now_ns();
 	s = quasim_spans_open("/nonexistent/quasimd.sock", "p", NULL, NULL);
 	for (int i = 0; i < 3; i++) {
 		sp = quasim_span_start(s, "k", "", "s0", NULL, 0);

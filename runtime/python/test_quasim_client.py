@@ -190,9 +190,9 @@ def fork_join(rec):
 
 @unittest.skipUnless(SPANS, "QUASIM_TEST_SPANS_SOCKET is not set: no spans server to test against")
 class Spans(unittest.TestCase):
-    """Against a server of POST /v1/spans that knows pipelines py-fj and
-    py-cap (the Go test TestPythonSpans in runtime/ runs one, and checks
-    what it received)."""
+    """Against a server of POST /v1/spans that knows pipelines py-fj,
+    py-cap, py-threads and py-429, the last answered 429 twice (the Go test
+    TestPythonSpans in runtime/ runs one, and checks what it received)."""
 
     def test_fork_join(self):
         rec = Client(SPANS).spans("py-fj", device="cpu0", interval=60.0)
@@ -224,6 +224,20 @@ class Spans(unittest.TestCase):
         self.assertEqual(st["rejected"], 1, st)
         self.assertIn("404", st["last_error"])
         self.assertIn("nope", st["last_error"])
+
+    def test_rate_limited(self):
+        # py-429 answers 429 twice (no Retry-After): the batch is kept and
+        # sent again after a backoff of interval, then 2 x interval.
+        rec = Client(SPANS).spans("py-429", interval=0.02)
+        fork_join(rec)
+        rec.next_iteration()
+        deadline = time.monotonic() + 10
+        while rec.stats()["sent"] < 4 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        st = rec.stats()
+        self.assertEqual(st["sent"], 4, st)
+        self.assertIn("429", st["last_error"])
+        rec.close()
 
     def test_threads(self):
         rec = Client(SPANS).spans("py-threads", batch=500, interval=0.01)
