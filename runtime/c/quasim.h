@@ -194,6 +194,7 @@ int quasim_spans_flush(quasim_spans *s);
 void quasim_spans_stats(quasim_spans *s, quasim_span_stats *out);
 
 /* quasim_spans_close sends what has ended within timeout_ms (<= 0: the
+ * request timeout; a request the thread has under way may take up to the
  * request timeout), stops the thread and frees s; final, if not NULL, gets
  * the last counts. 0 when every span ended was sent, -1 otherwise (final
  * says what became of them). */

@@ -468,9 +468,15 @@ class SpanRecorder:
             self._thread.join(max(0.0, deadline - time.monotonic()) + self.timeout)
         else:
             self._step(send_all=True, deadline=deadline)
-        with self._send_lock:
+        # The thread has stopped, or its last request ends by the deadline.
+        if self._send_lock.acquire(timeout=max(0.0, deadline - time.monotonic()) + 0.1):
+            try:
+                left = len(self._pending)
+                self._pending = []
+            finally:
+                self._send_lock.release()
+        else:
             left = len(self._pending)
-            self._pending = []
         with self._lock:
             self._stats["unsent"] += left + len(self._buf)
             self._buf = []
