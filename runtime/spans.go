@@ -53,7 +53,8 @@ type SpanStats struct {
 
 // SpanRecorder records the spans of one pipeline and sends them to quasimd
 // in the background. Start and End never block, never allocate and never
-// panic; a recorder is safe for concurrent use.
+// panic (a nil recorder's do nothing); a recorder is safe for concurrent
+// use.
 type SpanRecorder struct {
 	c        *Client
 	pipeline string
@@ -147,6 +148,9 @@ func (r *SpanRecorder) now() int64 { return r.baseNS + int64(time.Since(r.base))
 // deps names (their IDs; at most MaxSpanDeps are kept). kernel, problem
 // and stream are kept, not copied: pass strings that do not change.
 func (r *SpanRecorder) Start(kernel, problem, stream string, deps ...uint64) Span {
+	if r == nil {
+		return Span{}
+	}
 	s := Span{r: r, rec: spanRec{id: r.nextID.Add(1), iter: r.iter.Load(), kernel: kernel, problem: problem, stream: stream}}
 	if len(deps) > MaxSpanDeps {
 		r.depsCut.Add(uint64(len(deps) - MaxSpanDeps))
@@ -186,6 +190,9 @@ func (s Span) End() {
 // The finished iteration's spans are sent together once they have all
 // ended.
 func (r *SpanRecorder) NextIteration() int {
+	if r == nil {
+		return 0
+	}
 	n := r.iter.Add(1)
 	r.poke()
 	return int(n)

@@ -51,11 +51,15 @@ type sender struct {
 	last    time.Time // when the last batch went
 }
 
-// drain moves the ring's spans to pending; while quasimd is away pending
-// keeps at most Buffer spans, dropping the oldest.
+// drain moves the ring's spans to pending, at most a ring's worth so that
+// producers faster than it cannot keep it here; while quasimd is away
+// pending keeps at most Buffer spans, dropping the oldest.
 func (s *sender) drain() {
 	var rec spanRec
-	for s.r.ring.pop(&rec) {
+	for range s.r.opt.Buffer {
+		if !s.r.ring.pop(&rec) {
+			break
+		}
 		s.pending = append(s.pending, rec)
 	}
 	if over := len(s.pending) - s.r.opt.Buffer; over > 0 {

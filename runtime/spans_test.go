@@ -217,6 +217,11 @@ func TestSpansEmptyPipeline(t *testing.T) {
 	}
 	var zero runtime.Span
 	zero.End() // does nothing
+	var none *runtime.SpanRecorder
+	none.Start("k", "", "s0").End()
+	if none.NextIteration() != 0 {
+		t.Error("a nil recorder counted an iteration")
+	}
 }
 
 // BenchmarkSpanSaturated is Start/End pairs with a dep as fast as one
