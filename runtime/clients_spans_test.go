@@ -76,7 +76,7 @@ var cPipelines = []string{"c-fj", "c-cap", "c-threads", "c-names", "c-429"}
 func TestCSpans(t *testing.T) {
 	bin := buildTestSpans(t)
 	srv := newSpanServer(t, cPipelines...)
-	srv.limited["c-429"] = 2
+	srv.limit("c-429", 2)
 	out, err := exec.Command(bin, srv.sock).CombinedOutput()
 	if err != nil {
 		t.Fatalf("test_spans: %v\n%s", err, out)
@@ -112,7 +112,7 @@ func TestPythonSpans(t *testing.T) {
 		t.Skip("python3 not found: the Python client is not tested here")
 	}
 	srv := newSpanServer(t, "py-fj", "py-cap", "py-threads", "py-429")
-	srv.limited["py-429"] = 2
+	srv.limit("py-429", 2)
 	cmd := exec.Command(py, "-m", "unittest", "-v", "test_quasim_client.Spans", "test_quasim_client.WithoutDaemon.test_spans_without_daemon")
 	cmd.Dir = "python"
 	cmd.Env = append(cmd.Environ(), "QUASIM_TEST_SPANS_SOCKET="+srv.sock, "PYTHONDONTWRITEBYTECODE=1")
@@ -150,9 +150,7 @@ func BenchmarkCSpan(b *testing.B) {
 	bin := buildTestSpans(b)
 	srv := newSpanServer(b, cPipelines...)
 	for b.Loop() {
-		srv.mu.Lock()
-		srv.limited["c-429"] = 2
-		srv.mu.Unlock()
+		srv.limit("c-429", 2)
 		out, err := exec.Command(bin, srv.sock).CombinedOutput()
 		if err != nil {
 			b.Fatalf("test_spans: %v\n%s", err, out)

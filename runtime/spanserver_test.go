@@ -123,6 +123,13 @@ func writeErr(w http.ResponseWriter, status int, code api.Code, msg string) {
 	json.NewEncoder(w).Encode(api.Error{Error: msg, Code: code})
 }
 
+// limit answers the next n batches of pipeline p with 429.
+func (s *spanServer) limit(p string, n int) {
+	s.mu.Lock()
+	s.limited[p] = n
+	s.mu.Unlock()
+}
+
 // all returns the spans of every accepted batch.
 func (s *spanServer) all() []causal.Span {
 	s.mu.Lock()
