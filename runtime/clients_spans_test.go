@@ -53,16 +53,17 @@ func checkForkJoin(t *testing.T, batches [][]causal.Span, device string) {
 	}
 }
 
-// buildTestSpans compiles runtime/c/test_spans.c with the C client.
-func buildTestSpans(t testing.TB) string {
+// buildTestSpans compiles runtime/c/test_spans.c with the C client, with
+// extra flags after the others.
+func buildTestSpans(t testing.TB, extra ...string) string {
 	t.Helper()
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
 		t.Skip("gcc not found: the C client is not tested here")
 	}
 	bin := filepath.Join(t.TempDir(), "test_spans")
-	args := []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-pthread", "-o", bin,
-		filepath.Join("c", "test_spans.c"), filepath.Join("c", "quasim.c")}
+	args := append([]string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-pthread", "-o", bin,
+		filepath.Join("c", "test_spans.c"), filepath.Join("c", "quasim.c")}, extra...)
 	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -74,7 +75,25 @@ var cPipelines = []string{"c-fj", "c-cap", "c-threads", "c-names", "c-429"}
 // The C client's span recorder, built with gcc, against a server that
 // validates with causal.DecodeSpans.
 func TestCSpans(t *testing.T) {
-	bin := buildTestSpans(t)
+	testCSpans(t, buildTestSpans(t))
+}
+
+// The same under the address and undefined-behaviour sanitizers, and under
+// the thread sanitizer (the launch threads, the sender and the mutex
+// between them).
+func TestCSpansSanitized(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	t.Run("asan", func(t *testing.T) {
+		testCSpans(t, buildTestSpans(t, "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"))
+	})
+	t.Run("tsan", func(t *testing.T) {
+		testCSpans(t, buildTestSpans(t, "-g", "-fsanitize=thread"))
+	})
+}
+
+func testCSpans(t *testing.T, bin string) {
 	srv := newSpanServer(t, cPipelines...)
 	srv.limit("c-429", 2)
 	out, err := exec.Command(bin, srv.sock).CombinedOutput()

@@ -879,6 +879,10 @@ quasim_span quasim_span_start(quasim_spans *s, const char *kernel, const char *p
                               const unsigned long long *deps, int ndeps)
 {
 	quasim_span sp;
+	if (!s) {
+		memset(&sp, 0, sizeof sp);
+		return sp;
+	}
 	if (ndeps < 0 || !deps)
 		ndeps = 0;
 	pthread_mutex_lock(&s->mu);
@@ -900,6 +904,8 @@ quasim_span quasim_span_start(quasim_spans *s, const char *kernel, const char *p
 void quasim_span_end(quasim_spans *s, const quasim_span *sp)
 {
 	struct span_rec r;
+	if (!s || !sp || !sp->id)
+		return;
 	r.end = mono_ns() + s->offset_ns;
 	r.id = sp->id, r.iteration = sp->iteration, r.start = sp->start_ns;
 	r.ndeps = sp->ndeps < 0 ? 0 : sp->ndeps > QUASIM_SPAN_MAX_DEPS ? QUASIM_SPAN_MAX_DEPS : sp->ndeps;
@@ -924,6 +930,8 @@ void quasim_span_end(quasim_spans *s, const quasim_span *sp)
 
 long long quasim_spans_next_iteration(quasim_spans *s)
 {
+	if (!s)
+		return 0;
 	pthread_mutex_lock(&s->mu);
 	long long it = ++s->iteration;
 	s->wake = 1;
@@ -934,6 +942,10 @@ long long quasim_spans_next_iteration(quasim_spans *s)
 
 void quasim_spans_stats(quasim_spans *s, quasim_span_stats *out)
 {
+	if (!s) {
+		memset(out, 0, sizeof *out);
+		return;
+	}
 	pthread_mutex_lock(&s->mu);
 	*out = s->st;
 	pthread_mutex_unlock(&s->mu);
@@ -1225,6 +1237,8 @@ out:
 
 int quasim_spans_flush(quasim_spans *s)
 {
+	if (!s)
+		return -1;
 	return send_step(s, 1, 0);
 }
 
@@ -1294,6 +1308,11 @@ quasim_spans *quasim_spans_open(const char *socket_path, const char *pipeline, c
 
 int quasim_spans_close(quasim_spans *s, int timeout_ms, quasim_span_stats *final)
 {
+	if (!s) {
+		if (final)
+			memset(final, 0, sizeof *final);
+		return 0;
+	}
 	long long deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : s->opt.timeout_ms);
 	pthread_mutex_lock(&s->mu);
 	s->closing = 1;

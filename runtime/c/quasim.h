@@ -124,7 +124,9 @@ int quasim_parse_answer(const char *json, unsigned long len, quasim_result *out)
  * on one stream, a cycle, an unknown pipeline) is dropped whole and counted
  * as rejected, with the daemon's reason in last_error. When the buffer is
  * full, or the daemon is away for long, spans are dropped and counted,
- * never waited for. A recorder is safe to use from several threads. */
+ * never waited for. A recorder is safe to use from several threads. Every
+ * call takes a NULL recorder (what a failed open returns) and does nothing,
+ * so an application records nothing rather than crash. */
 
 #define QUASIM_SPAN_MAX_DEPS 8      /* deps kept per span; the rest are dropped and counted */
 #define QUASIM_SPAN_NAME_LEN 64     /* kernel and stream names, NUL included */

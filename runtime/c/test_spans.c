@@ -165,6 +165,12 @@ int main(int argc, char **argv)
 	CHECK(rc == -1 && st.rejected == 1 && strstr(st.last_error, "404") && strstr(st.last_error, "nope"),
 	      "unknown pipeline: rc %d rejected %llu (%s)", rc, st.rejected, st.last_error);
 
+	/* A failed open's NULL does nothing. */
+	CHECK(quasim_spans_open(sock, "", NULL, NULL) == NULL, "open with an empty pipeline");
+	sp = quasim_span_start(NULL, "k", "", "s0", NULL, 0);
+	quasim_span_end(NULL, &sp);
+	CHECK(quasim_spans_next_iteration(NULL) == 0 && quasim_spans_close(NULL, 1, &st) == 0 && st.ended == 0, "NULL recorder");
+
 	/* No daemon: ends never wait, close gives up, spans counted unsent. */
 	t0 = now_ns();
 	s = quasim_spans_open("/nonexistent/quasimd.sock", "p", NULL, NULL);
