@@ -70,7 +70,7 @@ func buildTestSpans(t testing.TB, extra ...string) string {
 	return bin
 }
 
-var cPipelines = []string{"c-fj", "c-cap", "c-threads", "c-names", "c-429"}
+var cPipelines = []string{"c-fj", "c-cap", "c-threads", "c-names", "c-429", "c-random"}
 
 // The C client's span recorder, built with gcc, against a server that
 // validates with causal.DecodeSpans.

@@ -124,6 +124,27 @@ int main(int argc, char **argv)
 	rc = quasim_spans_close(s, 5000, &st);
 	CHECK(rc == 0 && st.sent == 1, "names: rc %d sent %llu (%s)", rc, st.sent, st.last_error);
 
+	/* 500 spans with names of random bytes (quotes, backslashes, control
+	 * characters, bytes that are not UTF-8): the JSON written is valid,
+	 * the server takes the batch. */
+	quasim_span_options many_opt = {0};
+	many_opt.no_thread = 1;
+	s = quasim_spans_open(sock, "c-random", NULL, &many_opt);
+	unsigned seed = 1;
+	for (int i = 0; i < 500; i++) {
+		char names[3][QUASIM_SPAN_NAME_LEN];
+		for (int k = 0; k < 3; k++) {
+			int n = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % (QUASIM_SPAN_NAME_LEN - 1);
+			for (int j = 0; j < n; j++)
+				names[k][j] = (char)(1 + ((seed = seed * 1103515245u + 12345u) >> 16) % 255);
+			names[k][n] = 0;
+		}
+		sp = quasim_span_start(s, names[0], names[1], names[2], NULL, 0);
+		quasim_span_end(s, &sp);
+	}
+	rc = quasim_spans_close(s, 5000, &st);
+	CHECK(rc == 0 && st.sent == 500, "random names: rc %d sent %llu (%s)", rc, st.sent, st.last_error);
+
 	/* Rate-limited twice (429, no Retry-After): the batch is kept and sent
 	 * again after a backoff of interval_ms, then 2 x interval_ms. */
 	quasim_span_options quick = {0};
