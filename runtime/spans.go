@@ -15,6 +15,10 @@ import (
 // rest, counting them in SpanStats.DepsDropped.
 const MaxSpanDeps = 8
 
+// openSlots is how many recent iterations the sender tells apart by their
+// open spans; an iteration older than that counts as ended.
+const openSlots = 64
+
 // SpanOptions configures a SpanRecorder. Zero values take the defaults.
 type SpanOptions struct {
 	// Device is the device of every span (with the stream, it names the
@@ -65,6 +69,10 @@ type SpanRecorder struct {
 	nextID   atomic.Uint64
 	iter     atomic.Int64
 	closed   atomic.Bool
+	// open counts the spans started and not yet ended of iteration i in
+	// open[i%openSlots], so that the sender sends an iteration once all
+	// of its spans have ended.
+	open [openSlots]atomic.Int64
 
 	wake    chan struct{} // buffered 1: End past Batch, NextIteration
 	stop    chan struct{}
@@ -157,6 +165,7 @@ func (r *SpanRecorder) Start(kernel, problem, stream string, deps ...uint64) Spa
 		deps = deps[:MaxSpanDeps]
 	}
 	s.rec.ndeps = uint8(copy(s.rec.deps[:], deps))
+	r.open[s.rec.iter%openSlots].Add(1)
 	s.rec.start = r.now()
 	return s
 }
@@ -171,6 +180,7 @@ func (s Span) End() {
 	}
 	s.rec.end = r.now()
 	r.ended.Add(1)
+	r.open[s.rec.iter%openSlots].Add(-1)
 	if r.closed.Load() {
 		r.full.Add(1)
 		return
@@ -188,7 +198,7 @@ func (s Span) End() {
 // NextIteration marks the end of one iteration of the pipeline: spans
 // started from now on belong to the next one, whose number it returns.
 // The finished iteration's spans are sent together once they have all
-// ended.
+// ended (or once the oldest has waited SpanOptions.Interval).
 func (r *SpanRecorder) NextIteration() int {
 	if r == nil {
 		return 0

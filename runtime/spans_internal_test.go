@@ -106,10 +106,10 @@ func BenchmarkSpan(b *testing.B) {
 	}
 }
 
-// What the sender sends when: finished iterations first, at most a
-// request per Interval/4 unless a full batch waits; the running
-// iteration's spans once a batch of them waits or the oldest has waited
-// Interval; nothing while held back.
+// What the sender sends when: ended iterations (all their spans ended)
+// first and in order, at most a request per Interval/4 unless a full batch
+// waits; the others' spans once a batch of them waits or the oldest has
+// waited Interval; nothing while held back.
 func TestReadyCount(t *testing.T) {
 	const sec = int64(time.Second)
 	now := time.Unix(1000, 0)
@@ -123,31 +123,39 @@ func TestReadyCount(t *testing.T) {
 		}
 		return p
 	}
+	long := now.Add(-time.Hour)
 	tests := []struct {
-		name    string
-		pending []spanRec
-		cur     int64
-		last    time.Time // the last request
-		hold    time.Time
-		want    int
-		first   []int64 // the iterations of the first want spans, in order
+		name     string
+		pending  []spanRec
+		cur      int64
+		open     map[int64]int64 // iteration: spans started, not ended
+		last     time.Time       // the last request
+		hold     time.Time
+		want     int
+		released int64
+		first    []int64 // the iterations of the first want spans, in order
 	}{
-		{"finished iterations go", pending(0, 0, 1, 0, 2, 1), 2, time.Time{}, time.Time{}, 4, []int64{0, 0, 1, 1}},
-		{"within Interval/4 of the last request they wait", pending(0, 0, 1, 0, 2), 2, now.Add(-100 * time.Millisecond), time.Time{}, 0, nil},
-		{"after Interval/4 they go", pending(0, 0, 1, 0, 2), 2, now.Add(-300 * time.Millisecond), time.Time{}, 3, []int64{0, 0, 1}},
-		{"the running iteration waits", pending(0, 3, 3, 3), 3, time.Time{}, time.Time{}, 0, nil},
-		{"the running iteration goes after Interval", pending(sec, 3, 3, 3), 3, time.Time{}, time.Time{}, 3, []int64{3, 3, 3}},
-		{"a full batch of the running one goes at once", pending(0, 3, 3, 3, 3, 3), 3, now, time.Time{}, 4, []int64{3, 3, 3, 3}},
-		{"held back, nothing goes", pending(sec, 0, 1), 2, time.Time{}, now.Add(time.Second), 0, nil},
-		{"nothing waits", nil, 0, time.Time{}, time.Time{}, 0, nil},
+		{"ended iterations go", pending(0, 0, 1, 0, 2, 1), 2, nil, long, time.Time{}, 4, 2, []int64{0, 0, 1, 1}},
+		{"within Interval/4 of the last request they wait", pending(0, 0, 1, 0, 2), 2, nil, now.Add(-100 * time.Millisecond), time.Time{}, 0, 0, nil},
+		{"after Interval/4 they go", pending(0, 0, 1, 0, 2), 2, nil, now.Add(-300 * time.Millisecond), time.Time{}, 3, 2, []int64{0, 0, 1}},
+		{"an iteration with a span open waits, and those after it", pending(0, 0, 1, 2, 3), 3, map[int64]int64{1: 1}, long, time.Time{}, 1, 1, []int64{0}},
+		{"the running iteration waits", pending(0, 3, 3, 3), 3, nil, long, time.Time{}, 0, 0, nil},
+		{"the running iteration goes after Interval", pending(sec, 3, 3, 3), 3, nil, long, time.Time{}, 3, 3, []int64{3, 3, 3}},
+		{"after Interval an open iteration goes too", pending(sec, 1, 2), 3, map[int64]int64{1: 1}, long, time.Time{}, 2, 3, []int64{1, 2}},
+		{"a full batch goes at once", pending(0, 3, 3, 3, 3, 3), 3, nil, now, time.Time{}, 4, 3, []int64{3, 3, 3, 3}},
+		{"held back, nothing goes", pending(sec, 0, 1), 2, nil, long, now.Add(time.Second), 0, 0, nil},
+		{"nothing waits", nil, 0, nil, long, time.Time{}, 0, 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newSpanRecorder(New(Options{}), "p", SpanOptions{Batch: 4, Interval: time.Second})
+			for it, n := range tt.open {
+				r.open[it%openSlots].Store(n)
+			}
 			s := sender{r: r, pending: tt.pending, last: tt.last, hold: tt.hold}
-			got := s.readyCount(now, nowNS, tt.cur)
-			if got != tt.want {
-				t.Fatalf("readyCount = %d, want %d", got, tt.want)
+			got, released := s.readyCount(now, nowNS, tt.cur)
+			if got != tt.want || (got > 0 && released != tt.released) {
+				t.Fatalf("readyCount = %d, released %d; want %d, %d", got, released, tt.want, tt.released)
 			}
 			for i, it := range tt.first {
 				if s.pending[i].iter != it {
@@ -155,6 +163,29 @@ func TestReadyCount(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Start and End keep each iteration's count of open spans.
+func TestOpenSpans(t *testing.T) {
+	r := newSpanRecorder(New(Options{}), "p", SpanOptions{})
+	a := r.Start("a", "", "s0")
+	r.NextIteration()
+	b := r.Start("b", "", "s0")
+	if r.open[0].Load() != 1 || r.open[1].Load() != 1 {
+		t.Fatalf("open = %d, %d; want 1, 1", r.open[0].Load(), r.open[1].Load())
+	}
+	s := sender{r: r}
+	if got := s.ended(1); got != 0 {
+		t.Errorf("ended(1) with a span of iteration 0 open = %d, want 0", got)
+	}
+	a.End()
+	if got := s.ended(1); got != 1 {
+		t.Errorf("ended(1) after it ended = %d, want 1", got)
+	}
+	b.End()
+	if r.open[1].Load() != 0 {
+		t.Errorf("open[1] = %d after b ended", r.open[1].Load())
 	}
 }
 
@@ -176,6 +207,34 @@ func TestBatchLen(t *testing.T) {
 		}
 		if got := batchLen(recs, tt.limit); got != tt.want {
 			t.Errorf("batchLen(%v, %d) = %d, want %d", tt.iters, tt.limit, got, tt.want)
+		}
+	}
+}
+
+// The sender, driven by hand: an iteration whose span ends after the next
+// one began is held until it ends, then goes whole.
+func TestSenderHoldsOpenIteration(t *testing.T) {
+	r := newSpanRecorder(New(Options{}), "p", SpanOptions{Interval: time.Hour})
+	late := r.Start("late", "", "s9")
+	r.Start("a", "", "s0").End()
+	r.NextIteration()
+	r.Start("b", "", "s0").End()
+	s := sender{r: r}
+	s.drain()
+	now := time.Now()
+	if k, _ := s.readyCount(now, r.now(), r.iter.Load()); k != 0 {
+		t.Fatalf("with a span of iteration 0 open, %d spans ready, want 0", k)
+	}
+	late.End()
+	r.NextIteration()
+	s.drain()
+	k, released := s.readyCount(now, r.now(), r.iter.Load())
+	if k != 3 || released != 2 {
+		t.Fatalf("once it ended: %d ready, released %d; want 3 (iterations 0 and 1), 2", k, released)
+	}
+	for i, it := range []int64{0, 0, 1} {
+		if s.pending[i].iter != it {
+			t.Errorf("pending[%d] of iteration %d, want %d", i, s.pending[i].iter, it)
 		}
 	}
 }

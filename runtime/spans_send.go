@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"slices"
 	"time"
@@ -49,6 +50,10 @@ type sender struct {
 	hold    time.Time // no request before this (quasimd away or rate-limiting)
 	backoff time.Duration
 	last    time.Time // when the last batch went
+	// released is the first iteration not yet sent whole: iterations are
+	// sent in order, each once all its spans have ended, so that quasimd
+	// reads a runtime's batches as one run of increasing iterations.
+	released int64
 }
 
 // drain moves the ring's spans to pending, at most a ring's worth so that
@@ -68,18 +73,20 @@ func (s *sender) drain() {
 	}
 }
 
-// sendReady sends the spans of finished iterations, then those of the
-// running one once a batch of them is waiting or the oldest has waited
-// Interval. Requests are at least Interval/4 apart unless a full batch is
-// ready, so that a pipeline of fast iterations sends several in a batch
-// and stays under quasimd's per-uid rate.
+// sendReady sends the spans of ended iterations (finished, and all their
+// spans ended), in order, then those of the others once a batch of them is
+// waiting or the oldest has waited Interval. Requests are at least
+// Interval/4 apart unless a full batch is ready, so that a pipeline of
+// fast iterations sends several in a batch and stays under quasimd's
+// per-uid rate.
 func (s *sender) sendReady(now time.Time) {
 	r := s.r
-	k := s.readyCount(now, r.now(), r.iter.Load())
+	k, released := s.readyCount(now, r.now(), r.iter.Load())
 	if k == 0 {
 		return
 	}
 	s.last = now
+	s.released = released
 	ready := s.pending[:k]
 	for len(ready) > 0 {
 		n := batchLen(ready, r.opt.Batch)
@@ -96,33 +103,51 @@ func (s *sender) sendReady(now time.Time) {
 	s.pending = slices.Delete(s.pending, 0, k-len(ready))
 }
 
-// readyCount orders pending (finished iterations first, grouped by
-// iteration, each group in end order; cur is the running iteration) and
-// says how many of it to send now (nowNS is now on the spans' clock): 0
-// to wait.
-func (s *sender) readyCount(now time.Time, nowNS, cur int64) int {
+// ended is the first iteration from s.released on, below cur (the
+// running one), that still has spans open; cur when there is none. An
+// iteration openSlots or more before cur counts as ended.
+func (s *sender) ended(cur int64) int64 {
+	i := max(s.released, cur-openSlots+1)
+	for ; i < cur; i++ {
+		if s.r.open[i%openSlots].Load() > 0 {
+			return i
+		}
+	}
+	return cur
+}
+
+// readyCount orders pending by iteration (each in end order) and says how
+// many of it to send now (nowNS is now on the spans' clock; cur the
+// running iteration), 0 to wait, and the first iteration not sent whole
+// once they are.
+func (s *sender) readyCount(now time.Time, nowNS, cur int64) (int, int64) {
 	opt := s.r.opt
 	if len(s.pending) == 0 || now.Before(s.hold) {
-		return 0
+		return 0, s.released
 	}
-	slices.SortStableFunc(s.pending, func(a, b spanRec) int {
-		return cmp.Compare(min(a.iter, cur), min(b.iter, cur))
-	})
+	slices.SortStableFunc(s.pending, func(a, b spanRec) int { return cmp.Compare(a.iter, b.iter) })
+	rel := s.ended(cur)
 	k := 0
-	for k < len(s.pending) && s.pending[k].iter < cur {
+	for k < len(s.pending) && s.pending[k].iter < rel {
 		k++
+	}
+	oldest := int64(math.MaxInt64)
+	for _, rec := range s.pending[k:] {
+		oldest = min(oldest, rec.end)
 	}
 	rest := len(s.pending) - k
 	switch {
-	case rest > 0 && nowNS-s.pending[k].end >= int64(opt.Interval):
-		k = len(s.pending)
+	case rest > 0 && nowNS-oldest >= int64(opt.Interval):
+		// Waited long enough: all goes, and what is still open of the
+		// iterations before cur will follow on its own.
+		k, rel = len(s.pending), cur
 	case rest >= opt.Batch:
 		k += rest / opt.Batch * opt.Batch
 	}
 	if k < opt.Batch && now.Sub(s.last) < opt.Interval/4 {
-		return 0
+		return 0, s.released
 	}
-	return k
+	return k, max(rel, s.released)
 }
 
 // batchLen is how many of ready go in the next batch: whole iterations
