@@ -824,11 +824,14 @@ int quasim_lookup(quasim_client *q, const char *kernel, const char *problem,
 struct span_rec {
 	unsigned long long id;
 	long long iteration, start, end;
-	long long order; /* the sender's sort key */
 	int ndeps;
 	unsigned long long deps[QUASIM_SPAN_MAX_DEPS];
 	char kernel[QUASIM_SPAN_NAME_LEN], stream[QUASIM_SPAN_NAME_LEN], problem[QUASIM_SPAN_PROBLEM_LEN];
 };
+
+/* OPEN_SLOTS is how many recent iterations the sender tells apart by their
+ * open spans; an older one counts as ended. */
+#define OPEN_SLOTS 64
 
 struct quasim_spans {
 	quasim_client *q; /* the sockets; the sender's only */
@@ -840,7 +843,8 @@ struct quasim_spans {
 	pthread_cond_t cv;
 	unsigned long long next_id;
 	long long iteration;
-	struct span_rec *fill; /* where end writes */
+	long long open[OPEN_SLOTS]; /* spans started, not ended, of iteration i in open[i % OPEN_SLOTS] */
+	struct span_rec *fill;      /* where end writes */
 	int nfill;
 	int wake, closing;
 	long long close_deadline_ms;
@@ -852,6 +856,7 @@ struct quasim_spans {
 	int npending;
 	long long hold_ms; /* no request before this */
 	long long last_ms; /* when the last batch went */
+	long long released; /* the first iteration not yet sent whole */
 	int backoff_ms;
 	int has_thread;
 	pthread_t thread;
@@ -888,6 +893,7 @@ quasim_span quasim_span_start(quasim_spans *s, const char *kernel, const char *p
 	pthread_mutex_lock(&s->mu);
 	sp.id = ++s->next_id;
 	sp.iteration = s->iteration;
+	s->open[sp.iteration % OPEN_SLOTS]++;
 	if (ndeps > QUASIM_SPAN_MAX_DEPS)
 		s->st.deps_dropped += (unsigned long long)(ndeps - QUASIM_SPAN_MAX_DEPS);
 	pthread_mutex_unlock(&s->mu);
@@ -914,6 +920,8 @@ void quasim_span_end(quasim_spans *s, const quasim_span *sp)
 	          copy_name(r.stream, sizeof r.stream, sp->stream) || copy_name(r.problem, sizeof r.problem, sp->problem);
 	pthread_mutex_lock(&s->mu);
 	s->st.ended++;
+	if (r.iteration >= 0)
+		s->open[r.iteration % OPEN_SLOTS]--;
 	if (bad) {
 		s->st.invalid++;
 	} else if (s->closing || s->nfill >= s->opt.capacity) {
@@ -1137,14 +1145,12 @@ static int post(quasim_spans *s, const struct span_rec *recs, int n, long long d
 	return rc;
 }
 
-/* cmp_rec orders spans as they are sent: finished iterations first, each
- * together (order is the iteration, or the running one's number for its
- * spans), then by id. */
+/* cmp_rec orders spans as they are sent: by iteration, then id. */
 static int cmp_rec(const void *a, const void *b)
 {
 	const struct span_rec *x = a, *y = b;
-	if (x->order != y->order)
-		return x->order < y->order ? -1 : 1;
+	if (x->iteration != y->iteration)
+		return x->iteration < y->iteration ? -1 : 1;
 	return (x->id > y->id) - (x->id < y->id);
 }
 
@@ -1167,8 +1173,9 @@ static int batch_len(const struct span_rec *recs, int n, int limit)
 
 /* send_step takes the spans that have ended and sends what is ready: all
  * of them when all is set (a flush, or the close, by deadline_ms), else
- * the finished iterations and, of the running one, full batches, or all
- * once the oldest has waited interval_ms; at most a request per
+ * the ended iterations (finished, all their spans ended; in order) and, of
+ * the others, full batches, or all once the oldest has waited interval_ms;
+ * at most a request per
  * interval_ms/4 unless a full batch waits. 0 when nothing is left for a
  * retry, -1 otherwise. */
 static int send_step(quasim_spans *s, int all, long long deadline_ms)
@@ -1179,6 +1186,11 @@ static int send_step(quasim_spans *s, int all, long long deadline_ms)
 	int n = s->nfill;
 	s->fill = s->spare, s->nfill = 0;
 	long long cur = s->iteration;
+	/* rel: the first iteration from released on, before cur, with a span
+	 * still open (cur when none): iterations go whole and in order. */
+	long long rel = s->released > cur - OPEN_SLOTS + 1 ? s->released : cur - OPEN_SLOTS + 1;
+	while (rel < cur && s->open[rel % OPEN_SLOTS] <= 0)
+		rel++;
 	pthread_mutex_unlock(&s->mu);
 	s->spare = got;
 	int room = s->opt.capacity - s->npending;
@@ -1193,20 +1205,18 @@ static int send_step(quasim_spans *s, int all, long long deadline_ms)
 	int np = s->npending, k = 0, rc = 0;
 	if (np == 0 || (!all && now_ms() < s->hold_ms))
 		goto out;
-	for (int i = 0; i < np; i++)
-		s->pending[i].order = s->pending[i].iteration < cur ? s->pending[i].iteration : cur;
 	qsort(s->pending, (size_t)np, sizeof *s->pending, cmp_rec);
-	while (k < np && s->pending[k].iteration < cur)
+	while (k < np && s->pending[k].iteration < rel)
 		k++;
 	if (all) {
-		k = np;
+		k = np, rel = cur;
 	} else if (k < np) {
 		long long oldest = s->pending[k].end;
 		for (int i = k + 1; i < np; i++)
 			if (s->pending[i].end < oldest)
 				oldest = s->pending[i].end;
 		if (mono_ns() + s->offset_ns - oldest >= (long long)s->opt.interval_ms * 1000000)
-			k = np;
+			k = np, rel = cur;
 		else if (np - k >= s->opt.batch)
 			k += (np - k) / s->opt.batch * s->opt.batch;
 	}
@@ -1214,8 +1224,11 @@ static int send_step(quasim_spans *s, int all, long long deadline_ms)
 	 * fast iterations share batches, under quasimd's per-uid rate. */
 	if (!all && k < s->opt.batch && now_ms() - s->last_ms < s->opt.interval_ms / 4)
 		k = 0;
-	if (k > 0)
+	if (k > 0) {
 		s->last_ms = now_ms();
+		if (rel > s->released)
+			s->released = rel;
+	}
 	int done = 0;
 	while (done < k) {
 		int m = batch_len(s->pending + done, k - done, s->opt.batch);

@@ -113,8 +113,9 @@ int quasim_parse_answer(const char *json, unsigned long len, quasim_result *out)
  * Start and end read the monotonic clock (times are sent as Unix ns) and
  * take a mutex only to copy one span; they never do I/O and never wait on
  * the daemon. A background thread (POSIX threads: link with -pthread) sends
- * the spans: those of a finished iteration together, those of the running
- * one once interval_ms has passed or a batch of them is waiting. With
+ * the spans: those of a finished iteration together, once all of them have
+ * ended, and iterations in order; the others once interval_ms has passed
+ * or a batch of them is waiting. With
  * no_thread set there is no thread, and the application calls
  * quasim_spans_flush where it may block (never on the launch path).
  *
