@@ -364,9 +364,9 @@ class SpanRecorder:
 
     start and end read the monotonic clock (times go out as Unix ns) and
     append under a lock; they never do I/O and never wait on the daemon.
-    The spans of a finished iteration are sent together; those of the
-    running one once `interval` seconds have passed or `batch` of them are
-    waiting; requests are at least interval/4 apart unless a full batch
+    The spans of a finished iteration are sent together once all of them
+    have ended, and iterations in order; the others once `interval` seconds
+    have passed or `batch` of them are waiting; requests are at least interval/4 apart unless a full batch
     waits, so fast iterations share batches. With thread=False there is no thread: call flush() where
     waiting is fine.
 
@@ -380,6 +380,7 @@ class SpanRecorder:
     with two spans overlapping on one stream is refused whole."""
 
     MAX_DEPS = 8
+    _OPEN_SLOTS = 64  # recent iterations told apart by their open spans; an older one counts as ended
 
     def __init__(self, pipeline, socket_path=None, device="", capacity=4096, batch=1024,
                  interval=1.0, timeout=2.0, thread=True, socket_paths=None):
@@ -395,6 +396,7 @@ class SpanRecorder:
         self._offset = time.time_ns() - time.monotonic_ns()
         self._ids = itertools.count(1)
         self._iteration = 0
+        self._open = [0] * self._OPEN_SLOTS  # spans started, not ended, of iteration i at i % _OPEN_SLOTS
         self._lock = threading.Lock()  # guards _buf, _iteration, _closing and the counts
         self._buf = []
         self._closing = False
@@ -406,6 +408,7 @@ class SpanRecorder:
         self._hold = 0.0
         self._backoff = 0.0
         self._last = float("-inf")  # when the last batch went
+        self._released = 0  # the first iteration not yet sent whole
         self._wake = threading.Event()
         self._thread = None
         if thread:
@@ -416,12 +419,13 @@ class SpanRecorder:
         """Start a span of kernel at problem on stream, after the spans
         whose ids deps names."""
         deps = tuple(deps)
-        if len(deps) > self.MAX_DEPS:
-            with self._lock:
+        with self._lock:
+            it = self._iteration
+            self._open[it % self._OPEN_SLOTS] += 1
+            if len(deps) > self.MAX_DEPS:
                 self._stats["deps_dropped"] += len(deps) - self.MAX_DEPS
-            deps = deps[:self.MAX_DEPS]
-        return Span(next(self._ids), self._iteration, kernel, problem, stream, deps,
-                    time.monotonic_ns() + self._offset)
+                deps = deps[:self.MAX_DEPS]
+        return Span(next(self._ids), it, kernel, problem, stream, deps, time.monotonic_ns() + self._offset)
 
     def end(self, span):
         """End span and queue it for sending; call it once per span."""
@@ -429,6 +433,7 @@ class SpanRecorder:
         rec = (span.id, span.iteration, span.kernel, span.problem or "", span.stream or "", span.deps, span.start_ns, end)
         with self._lock:
             self._stats["ended"] += 1
+            self._open[span.iteration % self._OPEN_SLOTS] -= 1
             if self._closing or len(self._buf) >= self.capacity:
                 self._stats["dropped_full"] += 1
                 return
@@ -502,6 +507,12 @@ class SpanRecorder:
             with self._lock:
                 got, self._buf = self._buf, []
                 cur = self._iteration
+                # rel: the first iteration from _released on, before cur,
+                # with a span still open (cur when none): iterations go
+                # whole and in order.
+                rel = max(self._released, cur - self._OPEN_SLOTS + 1)
+                while rel < cur and self._open[rel % self._OPEN_SLOTS] <= 0:
+                    rel += 1
             room = self.capacity - len(self._pending)
             if len(got) > room:
                 with self._lock:
@@ -511,16 +522,16 @@ class SpanRecorder:
             p = self._pending
             if not p or (not send_all and time.monotonic() < self._hold):
                 return not p
-            p.sort(key=lambda r: (min(r[1], cur), r[0]))
+            p.sort(key=lambda r: (r[1], r[0]))
             k = 0
-            while k < len(p) and p[k][1] < cur:
+            while k < len(p) and p[k][1] < rel:
                 k += 1
             if send_all:
-                k = len(p)
+                k, rel = len(p), cur
             elif k < len(p):
                 oldest = min(r[7] for r in p[k:])
                 if time.monotonic_ns() + self._offset - oldest >= self.interval * 1e9:
-                    k = len(p)
+                    k, rel = len(p), cur
                 elif len(p) - k >= self.batch:
                     k += (len(p) - k) // self.batch * self.batch
             # Requests at least interval/4 apart unless a full batch waits:
@@ -529,6 +540,7 @@ class SpanRecorder:
                 k = 0
             if k:
                 self._last = time.monotonic()
+                self._released = max(self._released, rel)
             done = 0
             ok = True
             while done < k:

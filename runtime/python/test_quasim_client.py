@@ -150,6 +150,23 @@ class WithoutDaemon(unittest.TestCase):
         self.assertEqual((st["ended"], st["sent"], st["unsent"]), (3, 0, 3), st)
         self.assertIn("none.sock", st["last_error"])
 
+    def test_spans_iteration_waits_for_its_spans(self):
+        # Driven by hand (no thread): iteration 0 is held while a span of
+        # it is open, then goes whole.
+        rec = quasim_client.SpanRecorder("p", os.path.join(tempfile.mkdtemp(), "none.sock"), thread=False, interval=3600)
+        late = rec.start("late", "", "s9")
+        rec.end(rec.start("a", "", "s0"))
+        rec.next_iteration()
+        rec.end(rec.start("b", "", "s0"))
+        sent = []
+        rec._post = lambda recs, timeout: sent.append([r[2] for r in recs])
+        rec._step(send_all=False, deadline=None)
+        self.assertEqual(sent, [], "iteration 0 went with a span open")
+        rec.end(late)
+        rec.next_iteration()
+        rec._step(send_all=False, deadline=None)
+        self.assertEqual(sent, [["late", "a", "b"]])
+
     def test_sockets_order(self):
         env = {k: os.environ.pop(k) for k in ("QUASIM_SOCKET", "XDG_RUNTIME_DIR") if k in os.environ}
         try:
