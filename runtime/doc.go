@@ -39,11 +39,14 @@
 // Times go out as Unix ns, advancing with the monotonic clock; ids are
 // unique in a recorder.
 //
-// Batches: the spans of a finished iteration go together as soon as
-// NextIteration is called (one batch per iteration while it fits in
-// SpanOptions.Batch); those of the running one once Batch of them wait or
-// the oldest has waited SpanOptions.Interval. quasimd validates a batch
-// whole and takes dependencies only between spans of one batch, so a
+// Batches: the spans of a finished iteration go together once all of them
+// have ended (a span started before NextIteration may end after it), and
+// iterations go in order, so that quasimd reads a process's batches as one
+// run of increasing iterations; several iterations share a batch while
+// they fit in SpanOptions.Batch, and requests are at least Interval/4
+// apart unless a full batch waits. The other spans go once Batch of them
+// wait or the oldest has waited SpanOptions.Interval. quasimd validates a
+// batch whole and takes dependencies only between spans of one batch, so a
 // dependency on a span sent in another batch (across iterations, or across
 // a cut inside a long one) is dropped and counted rather than kept: keeping
 // spans back until their dependents end would make the buffer's bound
