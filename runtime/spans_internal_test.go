@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -237,4 +239,22 @@ func TestSenderHoldsOpenIteration(t *testing.T) {
 			t.Errorf("pending[%d] of iteration %d, want %d", i, s.pending[i].iter, it)
 		}
 	}
+}
+
+// BenchmarkSpanParallel is BenchmarkSpan from every core at once, each
+// goroutine on its own stream, into a ring with room for 2^18 spans: run
+// it with -benchtime of at most 200000x (dropped/op says if it was full).
+func BenchmarkSpanParallel(b *testing.B) {
+	r := newSpanRecorder(New(Options{}), "p", SpanOptions{Buffer: 1 << 18})
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer() // not the ring's allocation
+	b.RunParallel(func(pb *testing.PB) {
+		stream := "s" + strconv.FormatInt(n.Add(1), 10)
+		for pb.Next() {
+			r.Start("k", "64", stream).End()
+		}
+	})
+	st := r.Stats()
+	b.ReportMetric(float64(st.DroppedFull)/float64(max(st.Ended, 1)), "dropped/op")
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -243,19 +241,4 @@ func BenchmarkSpanSaturated(b *testing.B) {
 	closeRec(b, rec)
 	st := rec.Stats()
 	b.ReportMetric(float64(st.DroppedFull)/float64(max(st.Ended, 1)), "dropped/op")
-}
-
-// BenchmarkSpanParallel is the same from every core at once, each
-// goroutine on its own stream.
-func BenchmarkSpanParallel(b *testing.B) {
-	srv := newSpanServer(b, "p")
-	rec := recorder(b, srv.sock, "p", runtime.SpanOptions{})
-	var n atomic.Int64
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		stream := "s" + strconv.FormatInt(n.Add(1), 10)
-		for pb.Next() {
-			rec.Start("k", "64", stream).End()
-		}
-	})
 }
