@@ -31,10 +31,10 @@ type SpanOptions struct {
 	// Batch is the most spans one request carries, and the count that
 	// wakes the sender early (default 1024).
 	Batch int
-	// Interval is how long a span of the running iteration may wait to be
-	// sent (default 1s); spans of a finished iteration go at once, but
-	// requests are at least Interval/4 apart unless a full batch waits, so
-	// fast iterations share batches.
+	// Interval is how long a span may wait to be sent (default 1s); the
+	// spans of a finished iteration go as soon as all of them have ended,
+	// but requests are at least Interval/4 apart unless a full batch
+	// waits, so fast iterations share batches.
 	Interval time.Duration
 	// Timeout bounds one request to the daemon (default 2s).
 	Timeout time.Duration
@@ -110,8 +110,9 @@ type spanRec struct {
 func (s Span) ID() uint64 { return s.rec.id }
 
 // Spans returns a recorder of pipeline's spans, and starts its background
-// sender; Close stops it. The pipeline must exist in quasimd, else its
-// batches are rejected (and counted).
+// sender; Close stops it. quasimd must declare the pipeline (a pipeline
+// file in its spec dir), else it rejects the batches (counted in
+// SpanStats.Rejected, LastError saying so).
 func (c *Client) Spans(pipeline string, opt SpanOptions) (*SpanRecorder, error) {
 	if pipeline == "" {
 		return nil, errors.New("spans: empty pipeline name")
