@@ -1291,6 +1291,8 @@ quasim_spans *quasim_spans_open(const char *socket_path, const char *pipeline, c
 		s->opt.capacity = 1024;
 	if (s->opt.batch <= 0)
 		s->opt.batch = 512;
+	if (s->opt.batch > s->opt.capacity)
+		s->opt.batch = s->opt.capacity;
 	if (s->opt.interval_ms <= 0)
 		s->opt.interval_ms = 1000;
 	if (s->opt.timeout_ms <= 0)

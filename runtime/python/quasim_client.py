@@ -390,7 +390,7 @@ class SpanRecorder:
         self.device = device or ""
         self.sockets = [socket_path] if socket_path else (socket_paths or sockets())
         self.capacity = capacity
-        self.batch = batch
+        self.batch = min(batch, capacity)
         self.interval = interval
         self.timeout = timeout
         self._offset = time.time_ns() - time.monotonic_ns()
