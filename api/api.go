@@ -7,6 +7,7 @@ import (
 
 // Routes, as Go 1.22 method patterns. Keep them sorted by path.
 const (
+	RouteCausal       = "GET /v1/causal/{pipeline}"
 	RouteCerts        = "GET /v1/certs"
 	RouteCertPubkey   = "GET /v1/certs/pubkey"
 	RouteCert         = "GET /v1/certs/{id}"
@@ -20,6 +21,7 @@ const (
 	RouteKernelTune   = "POST /v1/kernels/{kernel}/tune"
 	RouteObservations = "POST /v1/observations"
 	RouteReload       = "POST /v1/reload"
+	RouteSpans        = "POST /v1/spans"
 	RouteStatus       = "GET /v1/status"
 )
 
@@ -125,6 +127,9 @@ type Status struct {
 	Trials    int       `json:"trials"`      // stored trials, all jobs
 	SpecError []string  `json:"spec_errors"` // spec files that failed to load, with why
 	Stale     []Stale   `json:"stale"`       // jobs whose served config runtimes found drifting
+	// Pipelines are the declared pipelines (pipeline files of the spec
+	// dir), by name.
+	Pipelines []Pipeline `json:"pipelines"`
 }
 
 // Devices is GET /v1/devices: what quasimd found it can measure on.
@@ -462,8 +467,9 @@ type ImportResponse struct {
 
 // ReloadResponse is POST /v1/reload.
 type ReloadResponse struct {
-	Kernels int      `json:"kernels"`
-	Errors  []string `json:"errors"`
+	Kernels   int      `json:"kernels"`
+	Pipelines int      `json:"pipelines"`
+	Errors    []string `json:"errors"`
 }
 
 // CertSummary is one entry of GET /v1/certs.

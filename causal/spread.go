@@ -26,6 +26,13 @@ type KernelSpread struct {
 	Share     Estimate   `json:"share"`
 	Influence Estimate   `json:"influence"`
 	Curve     []Estimate `json:"curve"` // Speedup at 0, 5, ..., 50% (CurveStep)
+	// Critical is the kernel's time on the critical path as a fraction of
+	// the end-to-end time.
+	Critical Estimate `json:"critical"`
+	// Gain is the fraction of end-to-end time saved with the kernel's
+	// spans changed by SpreadOptions.Tuned ("K at its tuned time"); nil
+	// when Tuned has no change for the kernel.
+	Gain *Estimate `json:"gain,omitempty"`
 }
 
 // SpreadOptions configures Spread. RNG is required: it draws the bootstrap
@@ -33,6 +40,16 @@ type KernelSpread struct {
 type SpreadOptions struct {
 	RNG       *rand.Rand
 	Resamples int // bootstrap resamples; 0 means 1000
+	// Tuned holds, by kernel, the changes that make its spans take their
+	// tuned time (one per problem, say); they give KernelSpread.Gain.
+	Tuned map[string][]Change
+}
+
+// PipelineSpread is what SpreadIterations says of a pipeline.
+type PipelineSpread struct {
+	Iterations int            `json:"iterations"`
+	EndToEnd   Estimate       `json:"end_to_end_ns"` // recorded end-to-end time of an iteration, in ns
+	Kernels    []KernelSpread `json:"kernels"`       // in kernel-name order
 }
 
 // Spread builds one graph per iteration (dependencies that cross
@@ -42,22 +59,37 @@ func Spread(spans []Span, opt SpreadOptions) ([]KernelSpread, error) {
 	if opt.RNG == nil {
 		return nil, errors.New("spread: no RNG")
 	}
-	if opt.Resamples <= 0 {
-		opt.Resamples = 1000
-	}
 	if err := Validate(spans); err != nil {
 		return nil, err
 	}
+	ps, err := SpreadIterations(byIteration(spans), opt)
+	return ps.Kernels, err
+}
+
+// SpreadIterations is Spread over iterations already split: each element
+// of iters is one iteration's spans, which must build a graph on their own
+// (no dependency outside it). Only the graphs are checked, not the spans
+// of different iterations against each other, so iterations recorded by
+// different processes (whose clocks differ) can be summarised together.
+func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error) {
+	if opt.RNG == nil {
+		return PipelineSpread{}, errors.New("spread: no RNG")
+	}
+	if opt.Resamples <= 0 {
+		opt.Resamples = 1000
+	}
 	type series struct {
-		share, infl []float64
-		curve       [CurveSteps][]float64
+		share, infl, crit, gain []float64
+		curve                   [CurveSteps][]float64
 	}
 	byKernel := map[string]*series{}
-	for _, it := range byIteration(spans) {
+	var e2e []float64
+	for n, it := range iters {
 		g, err := Build(it)
 		if err != nil {
-			return nil, fmt.Errorf("iteration %d: %w", it[0].Iteration, err)
+			return PipelineSpread{}, fmt.Errorf("iteration %d (#%d): %w", iterOf(it), n, err)
 		}
+		e2e = append(e2e, float64(g.EndToEnd()))
 		for _, p := range g.Profile() {
 			s := byKernel[p.Kernel]
 			if s == nil {
@@ -69,9 +101,21 @@ func Spread(spans []Span, opt SpreadOptions) ([]KernelSpread, error) {
 			for k, pt := range p.Curve {
 				s.curve[k] = append(s.curve[k], pt.Speedup)
 			}
+			crit := 0.0
+			if g.base > 0 {
+				crit = float64(p.CriticalTime) / float64(g.base)
+			}
+			s.crit = append(s.crit, crit)
+			if ch, ok := opt.Tuned[p.Kernel]; ok {
+				t, err := g.Simulate(ch...)
+				if err != nil {
+					return PipelineSpread{}, fmt.Errorf("iteration %d (#%d): tuned %s: %w", iterOf(it), n, p.Kernel, err)
+				}
+				s.gain = append(s.gain, g.speedup(t))
+			}
 		}
 	}
-	out := make([]KernelSpread, 0, len(byKernel))
+	out := PipelineSpread{Iterations: len(iters), Kernels: make([]KernelSpread, 0, len(byKernel))}
 	names := make([]string, 0, len(byKernel))
 	for name := range byKernel {
 		names = append(names, name)
@@ -83,9 +127,29 @@ func Spread(spans []Span, opt SpreadOptions) ([]KernelSpread, error) {
 		for _, c := range s.curve {
 			ks.Curve = append(ks.Curve, estimate(c, opt))
 		}
-		out = append(out, ks)
+		out.Kernels = append(out.Kernels, ks)
+	}
+	// Drawn after the figures above, which so keep the draws they had
+	// before these were added.
+	for k, name := range names {
+		s := byKernel[name]
+		out.Kernels[k].Critical = estimate(s.crit, opt)
+		if len(s.gain) > 0 {
+			e := estimate(s.gain, opt)
+			out.Kernels[k].Gain = &e
+		}
+	}
+	if len(e2e) > 0 {
+		out.EndToEnd = estimate(e2e, opt)
 	}
 	return out, nil
+}
+
+func iterOf(spans []Span) int {
+	if len(spans) == 0 {
+		return 0
+	}
+	return spans[0].Iteration
 }
 
 // byIteration splits spans by Iteration (ascending), keeping only the

@@ -128,3 +128,61 @@ func TestSpreadSameSeedSameAnswer(t *testing.T) {
 		t.Fatal("another seed, the same intervals: the bootstrap does not use the RNG")
 	}
 }
+
+// TestSpreadIterations: iterations recorded on clocks that overlap (two
+// processes) are summarised together; critical share, the tuned gain and
+// the end-to-end time come out exactly where every iteration agrees.
+func TestSpreadIterations(t *testing.T) {
+	// Both iterations: a (100 ns) then b (300 ns) on s1, c (100 ns) on s2
+	// after a; d (50 ns) on s1 after b and c. Same times in both.
+	iter := func(it int) []Span {
+		a := sp(1, "a", "s1", 0, 100)
+		b := sp(2, "b", "s1", 100, 400)
+		c := sp(3, "c", "s2", 110, 210, 1)
+		d := sp(4, "d", "s1", 400, 450, 3)
+		out := []Span{a, b, c, d}
+		for i := range out {
+			out[i].Iteration = it
+		}
+		return out
+	}
+	iters := [][]Span{iter(0), iter(0)} // same ids and times: two processes
+	if err := Validate(append(iter(0), iter(0)...)); err == nil {
+		t.Fatal("the two iterations together validate; the test needs them not to")
+	}
+	tuned := map[string][]Change{"b": {{Kernel: "b", Scale: 0.5}}, "c": {{Kernel: "c", Scale: 0.5}}}
+	got, err := SpreadIterations(iters, SpreadOptions{RNG: rand.New(rand.NewPCG(1, 2)), Tuned: tuned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Iterations != 2 || got.EndToEnd.Median != 450 || got.EndToEnd.Lo != 450 || got.EndToEnd.Hi != 450 {
+		t.Errorf("iterations %d, end to end %+v, want 2 and 450 ns", got.Iterations, got.EndToEnd)
+	}
+	byName := map[string]KernelSpread{}
+	for _, k := range got.Kernels {
+		byName[k.Kernel] = k
+	}
+	// Critical path a, b, d: 450 of 450 ns; b holds 300 of it.
+	if c := byName["b"].Critical; !near(c.Median, 300.0/450) || c.N != 2 {
+		t.Errorf("b critical %+v, want 300/450", c)
+	}
+	if c := byName["c"].Critical; c.Max != 0 {
+		t.Errorf("c critical %+v, want 0", c)
+	}
+	// b at half its time: d starts at 250, ends at 300: 150 of 450 saved.
+	if g := byName["b"].Gain; g == nil || !near(g.Median, 150.0/450) {
+		t.Errorf("b gain %+v, want 150/450", g)
+	}
+	if g := byName["c"].Gain; g == nil || g.Max != 0 {
+		t.Errorf("c gain %+v, want 0 (off the critical path)", g)
+	}
+	if g := byName["a"].Gain; g != nil {
+		t.Errorf("a gain %+v, want none (not tuned)", g)
+	}
+	// A bad iteration is named.
+	bad := iter(3)
+	bad[1].End = 50
+	if _, err := SpreadIterations([][]Span{iter(0), bad}, SpreadOptions{RNG: rand.New(rand.NewPCG(1, 2))}); err == nil || err.Error() != "iteration 3 (#1): span 1: end_ns: ends before it starts (start 100, end 50)" {
+		t.Errorf("bad iteration: %v", err)
+	}
+}

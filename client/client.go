@@ -327,26 +327,23 @@ func (c *Client) Observe(ctx context.Context, req api.ObservationsRequest) (api.
 	return call[api.ObservationsResponse](ctx, c, http.MethodPost, "/v1/observations", nil, req)
 }
 
-// PostSpans sends one batch of a pipeline's spans: batch is the JSON array
-// of causal.Span that POST /v1/spans takes, all of one pipeline. quasimd
-// validates it whole: a bad span fails it with an error naming its index
-// and field (api.ErrInvalidArgument), as does a body over its size limit;
-// an unknown pipeline is api.ErrNotFound; past the per-uid rate limit it is
-// api.ErrRateLimited, an *Error whose RetryAfter says when to try again.
-func (c *Client) PostSpans(ctx context.Context, batch json.RawMessage) error {
-	resp, err := c.do(ctx, http.MethodPost, "/v1/spans", nil, batch)
-	if err != nil {
-		return err
+// PostSpans sends a batch of one declared pipeline's spans (POST
+// /v1/spans). spans is what marshals to a JSON array of causal.Span (a
+// []causal.Span, or json.RawMessage bytes as they are). A bad span is
+// ErrInvalidArgument naming its index and field, and nothing of the batch
+// is stored; an undeclared pipeline is ErrNotFound; past the per-uid rate
+// it is ErrRateLimited, an *Error whose RetryAfter says when to try again.
+func (c *Client) PostSpans(ctx context.Context, spans any) (api.SpansResponse, error) {
+	return call[api.SpansResponse](ctx, c, http.MethodPost, "/v1/spans", nil, spans)
+}
+
+// Causal returns the profile of a declared pipeline from its stored spans
+// (GET /v1/causal/{pipeline}).
+func (c *Client) Causal(ctx context.Context, pipeline string) (api.Causal, error) {
+	if pipeline == "" {
+		return api.Causal{}, fmt.Errorf("empty pipeline name: %w", api.ErrInvalidArgument)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return errorFrom(resp)
-	}
-	_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBytes))
-	if err != nil {
-		return fmt.Errorf("read answer: %w: %w", api.ErrUnavailable, err)
-	}
-	return nil
+	return call[api.Causal](ctx, c, http.MethodGet, "/v1/causal/"+url.PathEscape(pipeline), nil, nil)
 }
 
 // Reload makes quasimd re-read its kernel specs and schedules.

@@ -12,7 +12,10 @@ import (
 
 // statusOf is the one place that maps errors to HTTP statuses and codes.
 func statusOf(err error) (int, api.Code) {
+	var tl *tooLargeError
 	switch {
+	case errors.As(err, &tl):
+		return http.StatusRequestEntityTooLarge, api.CodeInvalidArgument
 	case errors.Is(err, api.ErrInvalidArgument), errors.Is(err, store.ErrInvalid):
 		return http.StatusBadRequest, api.CodeInvalidArgument
 	case errors.Is(err, api.ErrNotFound), errors.Is(err, store.ErrNotFound):
@@ -53,4 +56,15 @@ func notFoundf(format string, a ...any) error {
 
 func permissionf(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", api.ErrPermissionDenied, fmt.Sprintf(format, a...))
+}
+
+// tooLargeError is a request body over its route's bound: HTTP 413, an
+// invalid argument on the wire.
+type tooLargeError struct{ msg string }
+
+func (e *tooLargeError) Error() string { return api.ErrInvalidArgument.Error() + ": " + e.msg }
+func (e *tooLargeError) Unwrap() error { return api.ErrInvalidArgument }
+
+func tooLargef(format string, a ...any) error {
+	return &tooLargeError{msg: fmt.Sprintf(format, a...)}
 }

@@ -194,7 +194,7 @@ func BenchmarkLoadJobs(b *testing.B) {
 				dir: specDir, st: st, cron: newCron(), log: zerolog.Nop(), clock: time.Now,
 				tn: tuner.New(tuner.Config{Store: st, NewStrategy: defaultStrategy}),
 			}
-			ks, errs := sched.load()
+			ks, _, errs := sched.load()
 			if len(errs) > 0 || ks["bench"] == nil {
 				b.Fatalf("load: %v", errs)
 			}
@@ -206,9 +206,9 @@ func BenchmarkLoadJobs(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				t0 := time.Now()
-				ks, errs := sched.load()
+				ks, ps, errs := sched.load()
 				loaded := time.Since(t0)
-				sched.apply(ks, errs)
+				sched.apply(ks, ps, errs)
 				applied := time.Since(t0)
 				sched.cron.Start()
 				sched.cron.Entries() // waits for the first sort of the entries

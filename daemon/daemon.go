@@ -172,13 +172,13 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	doReload := func() api.ReloadResponse {
 		reloadMu.Lock()
 		defer reloadMu.Unlock()
-		ks, errs := sched.load()
-		sched.apply(ks, errs)
-		log.Info().Int("kernels", len(ks)).Int("errors", len(errs)).Msg("specs loaded")
+		ks, ps, errs := sched.load()
+		sched.apply(ks, ps, errs)
+		log.Info().Int("kernels", len(ks)).Int("pipelines", len(ps)).Int("errors", len(errs)).Msg("specs loaded")
 		if errs == nil {
 			errs = []string{}
 		}
-		return api.ReloadResponse{Kernels: len(ks), Errors: errs}
+		return api.ReloadResponse{Kernels: len(ks), Pipelines: len(ps), Errors: errs}
 	}
 	srv.reload = doReload
 	srv.setKey(key)

@@ -112,6 +112,7 @@ type scheduler struct {
 	mu       sync.Mutex
 	ctx      context.Context // cycles run under it; set by start
 	kernels  map[string]*kernel
+	pipes    map[string]*spec.Pipeline // declared pipelines, by name (pipelines.go)
 	jobs     map[string]*job
 	draining map[string]*job // removed jobs whose cycle is still stopping
 	specErrs []string
@@ -119,10 +120,11 @@ type scheduler struct {
 }
 
 // load reads the kernel specs: the spec directory, or the builtin kernels
-// when it is missing or holds no spec files. Bad files are reported and
-// skipped; the others load.
-func (s *scheduler) load() (map[string]*kernel, []string) {
-	specs, errs := spec.LoadDir(s.dir)
+// when it is missing or holds no spec files; and the pipelines the
+// directory declares. Bad files are reported and skipped; the others load.
+func (s *scheduler) load() (map[string]*kernel, map[string]*spec.Pipeline, []string) {
+	dir, errs := spec.Load(s.dir)
+	specs := dir.Specs
 	var msgs []string
 	for _, err := range errs {
 		s.log.Error().Err(err).Str("dir", s.dir).Msg("spec not loaded")
@@ -161,7 +163,8 @@ func (s *scheduler) load() (map[string]*kernel, []string) {
 		}
 		kernels[sp.Name] = k
 	}
-	return kernels, msgs
+	pipes, notes := s.loadPipelines(dir, kernels)
+	return kernels, pipes, append(msgs, notes...)
 }
 
 // loadMissJobs brings back the jobs earlier misses added to k: the stored
@@ -258,7 +261,7 @@ func (s *scheduler) miss(name string, dims []int, by store.Requester) error {
 // changed, which changes their key) lose their cron entry and have their
 // cycle cancelled; new jobs get an entry, and a first cycle right away when
 // nothing is served for them yet.
-func (s *scheduler) apply(kernels map[string]*kernel, errs []string) {
+func (s *scheduler) apply(kernels map[string]*kernel, pipes map[string]*spec.Pipeline, errs []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.draining == nil {
@@ -306,7 +309,7 @@ func (s *scheduler) apply(kernels map[string]*kernel, errs []string) {
 		s.log.Info().Str("job_id", id).Msg("job removed")
 	}
 	s.closeUnused(fresh, s.jobs, next)
-	s.kernels, s.jobs, s.specErrs = kernels, next, errs
+	s.kernels, s.pipes, s.jobs, s.specErrs = kernels, pipes, next, errs
 	s.index.retain(next, kernels)
 	s.epoch.Add(1)
 	var stored map[string][]store.JobKey // for deviceChanged

@@ -155,6 +155,7 @@ var jsonType = []string{"application/json"}
 // routes is the route table, sorted by pattern (TestRoutesSorted checks).
 func (s *server) routes() []route {
 	return []route{
+		{api.RouteCausal, read, s.getCausal},
 		{api.RouteCerts, read, s.getCerts},
 		{api.RouteCertPubkey, read, s.getPubkey},
 		{api.RouteCertRevoke, write, s.postRevoke},
@@ -167,6 +168,7 @@ func (s *server) routes() []route {
 		{api.RouteKernelTune, write, s.postTune},
 		{api.RouteObservations, observe, s.postObservations},
 		{api.RouteReload, write, s.postReload},
+		{api.RouteSpans, observe, s.postSpans},
 		{api.RouteStatus, read, s.getStatus},
 	}
 }
@@ -261,6 +263,10 @@ func (s *server) getStatus(*http.Request) (any, error) {
 	}
 	if st.SpecError == nil {
 		st.SpecError = []string{}
+	}
+	st.Pipelines = []api.Pipeline{}
+	for _, p := range s.sched.pipelines() {
+		st.Pipelines = append(st.Pipelines, pipelineInfo(p))
 	}
 	return st, nil
 }

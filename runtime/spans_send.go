@@ -235,7 +235,7 @@ func (s *sender) post(ctx context.Context, recs []spanRec) error {
 	}
 	body, err := json.Marshal(spans)
 	if err == nil {
-		err = r.c.c.PostSpans(ctx, body)
+		_, err = r.c.c.PostSpans(ctx, json.RawMessage(body))
 	}
 	var ce *client.Error
 	switch {

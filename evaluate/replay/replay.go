@@ -3,15 +3,12 @@ package replay
 import (
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,6 +17,7 @@ import (
 
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/internal/gzread"
 )
 
 // Recording is a recorded search space: every config that was measured and
@@ -49,26 +47,9 @@ const maxFileSize = 1 << 30
 // Load reads a Kernel Tuner cache file (.json or .json.gz) or a FAIR T4
 // results file (plain or gzipped).
 func Load(path string) (*Recording, error) {
-	f, err := os.Open(path)
+	data, err := gzread.ReadFile(path, maxFileSize)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		defer zr.Close()
-		r = zr
-	}
-	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(data) > maxFileSize {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxFileSize)
 	}
 	return Parse(path, data)
 }

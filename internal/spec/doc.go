@@ -45,6 +45,24 @@
 // its own space and problem size, no evaluator and the default schedule and
 // budget. It is listed and its default config served, but never tuned.
 //
+// # Pipelines
+//
+// A file whose top level holds the key "pipeline" declares a pipeline of
+// kernels instead of a kernel spec; Load returns both kinds, LoadDir only
+// the kernel specs (it skips pipeline files). Runtimes post a declared
+// pipeline's spans to quasimd, which profiles it (package causal):
+//
+//	pipeline: infer              # required; [A-Za-z0-9_.-]+; its own namespace, apart from kernel names
+//	kernels: [conv2d, reduce]    # optional: the kernel specs whose launches its spans record
+//	budget_by_influence: true    # optional (default true): order and split tuning budget by
+//	                             # each kernel's influence on the pipeline's end-to-end time
+//	retention: {spans: 100000, batches: 10000}
+//	                             # optional: the daemon keeps the newest span batches, at most
+//	                             # this many spans (1 to 1,000,000) and batches (1 to 100,000)
+//
+// The same rules hold as for kernel specs: unknown keys are errors, null is
+// a left-out key, errors are *FieldError naming file, field and line.
+//
 // # Errors
 //
 // Every error about a file's content is a *FieldError, matching ErrInvalid,

@@ -13,6 +13,9 @@ var (
 	// ErrDuplicate is wrapped by LoadDir's error for a spec whose name an
 	// earlier file of the directory already took.
 	ErrDuplicate = errors.New("duplicate kernel name")
+	// ErrDuplicatePipeline is wrapped by Load's error for a pipeline whose
+	// name an earlier file of the directory already declared.
+	ErrDuplicatePipeline = errors.New("duplicate pipeline name")
 )
 
 // FieldError is an error in one field of one spec file. Its message reads

@@ -55,3 +55,42 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParsePipeline checks that ParsePipeline never panics and that what
+// it accepts is within its documented bounds.
+func FuzzParsePipeline(f *testing.F) {
+	for _, s := range []string{
+		"pipeline: infer\nkernels: [conv2d, reduce]\nbudget_by_influence: false\nretention: {spans: 5000, batches: 10}\n",
+		"pipeline: a\nkernels: [x, x]\n",
+		"pipeline: a\nretention: {spans: 1e400}\n",
+		"pipeline: &a [*a]\n",
+	} {
+		f.Add([]byte(s), false)
+	}
+	f.Add([]byte(`{"pipeline": "train", "kernels": ["sgemm"], "retention": {"spans": 7}}`), true)
+	f.Add([]byte(`{"pipeline": "t", "kernels": [null]}`), true)
+	f.Fuzz(func(t *testing.T, data []byte, isJSON bool) {
+		path := "/k/p.yaml"
+		if isJSON {
+			path = "/k/p.json"
+		}
+		p, err := ParsePipeline(path, data)
+		if err != nil {
+			if !IsFieldError(err) {
+				t.Fatalf("error %v is not a FieldError", err)
+			}
+			return
+		}
+		if validName(p.Name) != nil {
+			t.Fatalf("accepted name %q", p.Name)
+		}
+		for _, k := range p.Kernels {
+			if validName(k) != nil {
+				t.Fatalf("accepted kernel %q", k)
+			}
+		}
+		if r := p.Retention; r.Spans < 1 || r.Spans > MaxRetainSpans || r.Batches < 1 || r.Batches > MaxRetainBatches {
+			t.Fatalf("retention %+v out of bounds", r)
+		}
+	})
+}

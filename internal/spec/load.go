@@ -13,20 +13,42 @@ import (
 // maxFileSize bounds what LoadDir reads of one file.
 const maxFileSize = 16 << 20
 
+// Dir is what a spec directory declares: kernel specs and pipelines.
+type Dir struct {
+	Specs     []*Spec
+	Pipelines []*Pipeline
+	// PipelineErrs are the errors of pipeline files, kept apart from the
+	// kernel specs' so that a bad pipeline file changes nothing of how
+	// the kernels load.
+	PipelineErrs []error
+}
+
 // LoadDir parses every *.yaml, *.yml and *.json file directly in dir, in
 // name order; names starting with "." are skipped (editor and ConfigMap
 // files). A missing dir gives (nil, nil). A file that fails is reported in
 // errs and the others still load. A second file with a Name already loaded
-// is an error wrapping ErrDuplicate, and only the first is kept.
+// is an error wrapping ErrDuplicate, and only the first is kept. Pipeline
+// files are skipped; Load reads them too.
 func LoadDir(dir string) (specs []*Spec, errs []error) {
+	d, errs := Load(dir)
+	return d.Specs, errs
+}
+
+// Load is LoadDir that also reads the pipeline files: those whose top
+// level holds the key "pipeline" (see ParsePipeline); their errors go to
+// d.PipelineErrs, so errs are LoadDir's. Pipeline names are their own
+// namespace: a second file declaring a pipeline already loaded is an error
+// wrapping ErrDuplicatePipeline, and only the first is kept.
+func Load(dir string) (d Dir, errs []error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+			return d, nil
 		}
-		return nil, []error{fmt.Errorf("load kernel specs: %w", err)}
+		return d, []error{fmt.Errorf("load kernel specs: %w", err)}
 	}
 	byName := make(map[string]*Spec)
+	pipes := make(map[string]*Pipeline)
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") || !isSpecFile(name) {
@@ -38,7 +60,31 @@ func LoadDir(dir string) (specs []*Spec, errs []error) {
 			errs = append(errs, err)
 			continue
 		}
-		s, err := Parse(path, data)
+		root, err := parseTree(path, data)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if isPipeline(root) && !isT1(path, root) {
+			p, err := decodePipeline(path, data, root)
+			if err != nil {
+				d.PipelineErrs = append(d.PipelineErrs, err)
+				continue
+			}
+			if first, dup := pipes[p.Name]; dup {
+				d.PipelineErrs = append(d.PipelineErrs, &FieldError{File: path, Field: "pipeline",
+					Err: fmt.Errorf("%q already defined in %s: %w", p.Name, first.Source, ErrDuplicatePipeline)})
+				continue
+			}
+			pipes[p.Name] = p
+			d.Pipelines = append(d.Pipelines, p)
+			continue
+		}
+		src := path
+		if abs, err := filepath.Abs(path); err == nil {
+			src = abs
+		}
+		s, err := parseSpec(path, src, data, root)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -49,9 +95,9 @@ func LoadDir(dir string) (specs []*Spec, errs []error) {
 			continue
 		}
 		byName[s.Name] = s
-		specs = append(specs, s)
+		d.Specs = append(d.Specs, s)
 	}
-	return specs, errs
+	return d, errs
 }
 
 func isSpecFile(name string) bool {

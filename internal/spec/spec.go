@@ -97,29 +97,25 @@ var topKeys = []string{
 // evaluator is builtin, for syntax otherwise) and check narrowing and
 // default values against a builtin kernel's parameters.
 func Parse(path string, data []byte) (*Spec, error) {
-	d := decoder{file: path}
 	src := path
 	if abs, err := filepath.Abs(path); err == nil {
 		src = abs
 	}
-	var (
-		root *node
-		err  error
-	)
-	ext := strings.ToLower(filepath.Ext(path))
-	switch ext {
-	case ".yaml", ".yml":
-		root, err = yamlTree(data)
-	case ".json":
-		root, err = jsonTree(data)
-	default:
-		return nil, &FieldError{File: path, Err: fmt.Errorf("unknown file type %q (want .yaml, .yml or .json)", ext)}
-	}
+	root, err := parseTree(path, data)
 	if err != nil {
-		return nil, &FieldError{File: path, Err: err}
+		return nil, err
 	}
-	if ext == ".json" && (isT1Name(path) || root.get("ConfigurationSpace") != nil) {
+	return parseSpec(path, src, data, root)
+}
+
+// parseSpec decodes a kernel spec (or T1) file's tree.
+func parseSpec(path, src string, data []byte, root *node) (*Spec, error) {
+	d := decoder{file: path}
+	if isT1(path, root) {
 		return parseT1(path, src, data)
+	}
+	if isPipeline(root) {
+		return nil, d.errf("pipeline", root.get("pipeline"), "this file declares a pipeline, not a kernel spec")
 	}
 	s := &Spec{Source: src, Raw: bytes.Clone(data)}
 	if err := s.decode(d, root); err != nil {
@@ -127,6 +123,12 @@ func Parse(path string, data []byte) (*Spec, error) {
 	}
 	s.Hash = s.hash()
 	return s, nil
+}
+
+// isT1 reports whether a parsed file is a FAIR T1 file: a .json named
+// *.T1.json or holding "ConfigurationSpace".
+func isT1(path string, root *node) bool {
+	return strings.ToLower(filepath.Ext(path)) == ".json" && (isT1Name(path) || root.get("ConfigurationSpace") != nil)
 }
 
 func isT1Name(path string) bool {

@@ -51,6 +51,11 @@ func filled(t *testing.T) (string, map[string]int) {
 	}
 	must(t, s.PutSpec(store.Spec{Name: "sgemm", Hash: "aaa", Raw: []byte("name: sgemm"), Loaded: at(1)}))
 	counts["specs"]++
+	for i := range 6 {
+		_, err := s.AddSpans([]string{"infer", "train"}[i%2], spanBatch(i, 40), store.SpanRetention{})
+		must(t, err)
+		counts["spans"]++
+	}
 	must(t, s.Close())
 	return path, counts
 }

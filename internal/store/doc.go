@@ -17,7 +17,7 @@
 // decode is reported as ErrCorrupt naming its bucket and key.
 //
 //	v1/                                  root bucket (its name is fixed; the schema version is the "version" key)
-//	├── version                          decimal schema version, "3"; equals len(migrations) after Open
+//	├── version                          decimal schema version, "4"; equals len(migrations) after Open
 //	├── specs/                           kernel specs, every version ever loaded
 //	│   └── <name>/                      one bucket per spec name
 //	│       └── <hash>                   Spec JSON {"v":1,"name","hash","source","raw","loaded"}
@@ -43,9 +43,12 @@
 //	│   └── <cert id>                    {"v":1,"meta":{"id","key","time_ms","issued_at"},"job":<jobkey>,"body":<base64 signed bytes>}
 //	├── revocations/                     revoked certificates (added in schema 3)
 //	│   └── <cert id>                    {"v":1,"reason","revoked_at"}; a certificate without one is live
-//	└── jobcerts/                        index of each job's certificates (added in schema 3)
-//	    └── <jobkey>/
-//	        └── <cert id>                empty value
+//	├── jobcerts/                        index of each job's certificates (added in schema 3)
+//	│   └── <jobkey>/
+//	│       └── <cert id>                empty value
+//	└── spans/                           pipelines' spans, as runtimes posted them (added in schema 4)
+//	    └── <pipeline>/                  the bucket sequence is the last batch number handed out
+//	        └── <8-byte seq><4-byte n>   {"v":1,"at","n","spans":[...]}: one posted batch of n spans, byte for byte
 //
 // <jobkey> is JobKey.String(): kernel|spec hash|problem|device. <8-byte ...>
 // keys are big-endian unsigned integers, so bbolt's byte order is numeric
@@ -78,6 +81,7 @@
 //	version 1  the root bucket with specs, trials, policies, served, cycles and observations
 //	version 2  the jobs bucket, backfilled from the job buckets of schema 1
 //	version 3  the certs, revocations and jobcerts buckets, created empty
+//	version 4  the spans bucket, created empty
 //
 // # What a trial costs
 //
@@ -154,7 +158,16 @@
 //     certification of a replayed job reads them from its candidates, which
 //     are the fastest. Trials that are not ok keep theirs.
 //
-// Negative values keep everything. Policies are the strategies' own: they
+// Negative values keep everything.
+//
+// spans/<pipeline>/ keeps the newest batches within the SpanRetention that
+// AddSpans is given (the daemon passes the pipeline spec's retention:
+// default 100,000 spans and 10,000 batches): AddSpans deletes the oldest
+// batches beyond it in its transaction, counting spans from the keys alone
+// (the 4-byte n), so the cost is one key per stored batch, not a decode.
+// The newest batch is always kept.
+//
+// Policies are the strategies' own: they
 // bound their step records (schedules.MaxSteps, quantumsearch.MaxSteps,
 // 64 each); their histories hold one result per distinct config measured,
 // bounded by the search space. No bucket changed its layout, so retention

@@ -25,6 +25,7 @@ func FuzzDecode(f *testing.F) {
 		`{"v":1,"meta":{"id":"c1","key":"8,8","time_ms":1.5,"issued_at":"2025-01-01T00:00:00Z"},"job":"k|h|p|d","body":"c2lnbmVk"}`,
 		`{"v":1,"reason":"wrong result on driver 551","revoked_at":"2025-01-02T00:00:00Z"}`,
 		`{"v":1,"body":"not base64!"}`,
+		`{"v":1,"at":"2025-01-01T00:00:00Z","n":1,"spans":[{"id":1}]}`,
 		`{"v":2}`, `null`, `[]`, `{"at":"yesterday"}`, "\x00\x00\x00\x00\x00\x00\x00\x01", "",
 	} {
 		f.Add([]byte(seed))
@@ -51,6 +52,8 @@ func FuzzDecode(f *testing.F) {
 		_, _, err = certFromRecord(data, []byte("c1"))
 		errs = append(errs, err)
 		_, err = decodeU64(data, where)
+		errs = append(errs, err)
+		_, err = decodeSpanRecord([]byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1}, data, where)
 		errs = append(errs, err)
 		for i, err := range errs {
 			if err != nil && !errors.Is(err, ErrCorrupt) {

@@ -25,6 +25,7 @@ var (
 	bucketCerts        = []byte("certs")
 	bucketRevocations  = []byte("revocations")
 	bucketJobCerts     = []byte("jobcerts")
+	bucketSpans        = []byte("spans")
 )
 
 // jobKeySep separates the fields of JobKey.String.

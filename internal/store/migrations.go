@@ -22,6 +22,7 @@ var migrations = []migration{
 	{version: 1, migrate: createTree},
 	{version: 2, migrate: backfillJobs},
 	{version: 3, migrate: createCertBuckets},
+	{version: 4, migrate: createSpans},
 }
 
 // migrate runs, in tx, every migration newer than the file's version.
@@ -185,6 +186,19 @@ func createCertBuckets(tx *bolt.Tx) error {
 		if _, err := r.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("create bucket %s: %w", path(string(bucketRoot), string(name)), err)
 		}
+	}
+	return nil
+}
+
+// createSpans (version 4) creates the bucket of pipelines' spans, empty:
+// no earlier schema held spans.
+func createSpans(tx *bolt.Tx) error {
+	r, err := root(tx)
+	if err != nil {
+		return err
+	}
+	if _, err := r.CreateBucketIfNotExists(bucketSpans); err != nil {
+		return fmt.Errorf("create bucket %s: %w", path(string(bucketRoot), string(bucketSpans)), err)
 	}
 	return nil
 }

@@ -82,7 +82,7 @@ func TestOpenFreshRunsAll(t *testing.T) {
 	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
 		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
 	}
-	want := []string{"certs", "cycles", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "specs", "trials", "version=" + strconv.Itoa(len(migrations))}
+	want := []string{"certs", "cycles", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations))}
 	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("root holds %q, want %q", got, want)
 	}
@@ -287,11 +287,7 @@ func TestMigration3(t *testing.T) {
 	job := JobKey{Kernel: "sgemm", SpecHash: "h", Problem: "64", Device: "cpu/x"}
 	jk := job.String()
 	t1 := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	records := []struct {
-		buckets []string // under the root
-		key     []byte
-		value   string
-	}{
+	records := []rawRec{
 		{[]string{"specs", "sgemm"}, []byte("h"), `{"v":1,"name":"sgemm","hash":"h","source":"builtin","raw":"AAE=","loaded":"2025-03-01T00:00:00Z"}`},
 		{[]string{"jobs"}, []byte(jk), `{"v":1,"kernel":"sgemm","spec_hash":"h","problem":"64","device":"cpu/x","created":"2025-03-01T00:00:00Z"}`},
 		{[]string{"trials", jk, "seq"}, u64(1), `{"v":1,"key":"8,8","status":"ok","time_ms":1.5,"cost_s":0.1,"at":"2025-03-01T00:00:00Z","cycle":1}`},
@@ -301,32 +297,7 @@ func TestMigration3(t *testing.T) {
 		{[]string{"cycles", jk}, u64(1), `{"v":1,"id":1,"trigger":"cron","state":"done","started":"2025-03-01T00:00:00Z","budget":4,"evals":1}`},
 		{[]string{"observations", jk}, observationKey(t1, 1), `{"v":1,"at":"2025-03-01T00:00:00Z","latency_ms":1.6,"key":"8,8"}`},
 	}
-	path := rawFile(t, func(tx *bolt.Tx) error {
-		r, err := tx.CreateBucket([]byte("v1"))
-		if err != nil {
-			return err
-		}
-		if err := r.Put([]byte("version"), []byte("2")); err != nil {
-			return err
-		}
-		for _, n := range []string{"specs", "jobs", "trials", "policies", "served", "cycles", "observations"} {
-			if _, err := r.CreateBucket([]byte(n)); err != nil {
-				return err
-			}
-		}
-		for _, rec := range records {
-			b := r
-			for _, n := range rec.buckets {
-				if b, err = b.CreateBucketIfNotExists([]byte(n)); err != nil {
-					return err
-				}
-			}
-			if err := b.Put(rec.key, []byte(rec.value)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	path := schemaFile(t, "2", []string{"specs", "jobs", "trials", "policies", "served", "cycles", "observations"}, records)
 
 	// A read-only open cannot migrate.
 	if s, err := Open(path, Options{ReadOnly: true}); !errors.Is(err, ErrReadOnly) {
@@ -337,10 +308,10 @@ func TestMigration3(t *testing.T) {
 	}
 
 	s := openTest(t, path)
-	if v, err := s.SchemaVersion(); err != nil || v != 3 {
-		t.Errorf("SchemaVersion() = %d, %v, want 3", v, err)
+	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
+		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
 	}
-	want := []string{"certs", "cycles", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "specs", "trials", "version=3"}
+	want := []string{"certs", "cycles", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations))}
 	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("root holds %q, want %q", got, want)
 	}
@@ -391,4 +362,93 @@ func TestMigration3(t *testing.T) {
 	if body, meta, err := s.Cert("c1"); err != nil || string(body) != "signed" || meta.Job != job {
 		t.Errorf("Cert(c1) = %q, %+v, %v", body, meta, err)
 	}
+}
+
+// TestMigration4 builds a schema-3 file by hand and checks Open adds the
+// empty spans bucket, keeps the other records byte for byte, and that the
+// migrated file takes spans.
+func TestMigration4(t *testing.T) {
+	t.Parallel()
+	job := JobKey{Kernel: "sgemm", SpecHash: "h", Problem: "64", Device: "cpu/x"}
+	jk := job.String()
+	records := []rawRec{
+		{[]string{"jobs"}, []byte(jk), `{"v":1,"kernel":"sgemm","spec_hash":"h","problem":"64","device":"cpu/x","created":"2025-03-01T00:00:00Z"}`},
+		{[]string{"cycles", jk}, u64(1), `{"v":1,"id":1,"trigger":"cron","state":"done","started":"2025-03-01T00:00:00Z","budget":4,"evals":1}`},
+		{[]string{"certs"}, []byte("c1"), `{"v":1,"meta":{"id":"c1","key":"8,8","time_ms":1.5,"issued_at":"2025-03-01T00:00:00Z"},"job":"` + jk + `","body":"c2lnbmVk"}`},
+		{[]string{"jobcerts", jk}, []byte("c1"), ""},
+	}
+	path := schemaFile(t, "3", []string{"specs", "jobs", "trials", "policies", "served", "cycles", "observations", "certs", "revocations", "jobcerts"}, records)
+	s := openTest(t, path)
+	if v, err := s.SchemaVersion(); err != nil || v != 4 {
+		t.Errorf("SchemaVersion() = %d, %v, want 4", v, err)
+	}
+	want := []string{"certs", "cycles", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=4"}
+	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
+		t.Errorf("root holds %q, want %q", got, want)
+	}
+	err := s.view(func(tx *bolt.Tx) error {
+		r := tx.Bucket(bucketRoot)
+		if k, _ := r.Bucket(bucketSpans).Cursor().First(); k != nil {
+			t.Errorf("spans not empty after migration: holds %q", k)
+		}
+		for _, rec := range records {
+			b := r
+			for _, n := range rec.buckets {
+				b = b.Bucket([]byte(n))
+			}
+			if got := b.Get(rec.key); string(got) != rec.value {
+				t.Errorf("%q/%q after migration = %q, want %q", rec.buckets, rec.key, got, rec.value)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddSpans("p", SpanBatch{Count: 1, Spans: []byte(`[{"id":1}]`)}, SpanRetention{}); err != nil {
+		t.Fatalf("AddSpans after migration: %v", err)
+	}
+	if got, err := s.SpanBatches("p"); err != nil || len(got) != 1 || got[0].Seq != 1 {
+		t.Errorf("SpanBatches(p) = %+v, %v", got, err)
+	}
+}
+
+// rawRec is a record to put in a hand-built file: its buckets under the
+// root, key and value.
+type rawRec struct {
+	buckets []string
+	key     []byte
+	value   string
+}
+
+// schemaFile builds a file of the given schema version with the top-level
+// buckets tops and the records recs.
+func schemaFile(t *testing.T, version string, tops []string, recs []rawRec) string {
+	t.Helper()
+	return rawFile(t, func(tx *bolt.Tx) error {
+		r, err := tx.CreateBucket([]byte("v1"))
+		if err != nil {
+			return err
+		}
+		if err := r.Put([]byte("version"), []byte(version)); err != nil {
+			return err
+		}
+		for _, n := range tops {
+			if _, err := r.CreateBucket([]byte(n)); err != nil {
+				return err
+			}
+		}
+		for _, rec := range recs {
+			b := r
+			for _, n := range rec.buckets {
+				if b, err = b.CreateBucketIfNotExists([]byte(n)); err != nil {
+					return err
+				}
+			}
+			if err := b.Put(rec.key, []byte(rec.value)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

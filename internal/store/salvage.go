@@ -151,6 +151,9 @@ func salvaged(trail []string, k, v []byte, seq uint64) (rawRecord, bool, error) 
 	case name == string(bucketObservations) && len(trail) == 3:
 		r.job = trail[2]
 		r.rec, r.err = decodeObservation(v, r.where)
+	case name == string(bucketSpans) && len(trail) == 3:
+		r.job = trail[2] // the pipeline
+		r.rec, r.err = decodeSpanRecord(k, v, r.where)
 	case name == string(bucketCerts) && len(trail) == 2:
 		r.rec, r.err = decodeCert(v, r.where)
 	case name == string(bucketRevocations) && len(trail) == 2:
@@ -158,7 +161,7 @@ func salvaged(trail []string, k, v []byte, seq uint64) (rawRecord, bool, error) 
 	default:
 		return r, false, fmt.Errorf("%s: %w: not where the schema puts a record", r.where, ErrCorrupt)
 	}
-	if r.job != "" && name != string(bucketSpecs) {
+	if r.job != "" && name != string(bucketSpecs) && name != string(bucketSpans) {
 		if err := checkJobName([]byte(r.job)); err != nil && r.err == nil {
 			r.err = fmt.Errorf("%s: %w", r.where, err)
 		}
@@ -251,7 +254,7 @@ func copyRecords(f io.ReaderAt, size int64, dtx *bolt.Tx, rep *SalvageReport) er
 				return err
 			}
 			jobs[r.job] = true
-		case string(bucketCycles), string(bucketObservations):
+		case string(bucketCycles), string(bucketObservations), string(bucketSpans):
 			b, err := jobSub([]byte(r.bucket), r.job)
 			if err != nil {
 				return err
@@ -263,13 +266,18 @@ func copyRecords(f io.ReaderAt, size int64, dtx *bolt.Tx, rep *SalvageReport) er
 				return err
 			}
 			seqKey := r.key
-			if r.bucket == string(bucketObservations) && len(r.key) == 16 {
+			switch {
+			case r.bucket == string(bucketObservations) && len(r.key) == 16:
 				seqKey = r.key[8:]
+			case r.bucket == string(bucketSpans):
+				seqKey = r.key[:8] // decodeSpanRecord checked it is 12 bytes
 			}
 			if err := maxSeq(b, r.seq, seqKey); err != nil {
 				return err
 			}
-			jobs[r.job] = true
+			if r.bucket != string(bucketSpans) { // its bucket is named by a pipeline, not a job
+				jobs[r.job] = true
+			}
 		case string(bucketPolicies), string(bucketServed):
 			if err := checkJobName(r.key); err != nil {
 				rep.Lost[r.bucket]++

@@ -551,7 +551,7 @@ func TestOpenSchemaVersion(t *testing.T) {
 		want    error
 	}{
 		{"too new", "99", store.ErrSchemaTooNew},
-		{"one newer", "4", store.ErrSchemaTooNew},
+		{"one newer", "5", store.ErrSchemaTooNew},
 		{"not a number", "two", store.ErrCorrupt},
 		{"zero", "0", store.ErrCorrupt},
 		{"missing", "", store.ErrCorrupt},
@@ -905,8 +905,8 @@ func TestReopen(t *testing.T) {
 	must(t, s.Close())
 
 	s = openPath(t, path, store.Options{})
-	if v, err := s.SchemaVersion(); err != nil || v != 3 {
-		t.Errorf("SchemaVersion() = %d, %v, want 3", v, err)
+	if v, err := s.SchemaVersion(); err != nil || v != 4 {
+		t.Errorf("SchemaVersion() = %d, %v, want 4", v, err)
 	}
 	if got, err := s.Spec("sgemm", "h1"); err != nil || !reflect.DeepEqual(got, sp) {
 		t.Errorf("Spec = %+v, %v, want %+v", got, err, sp)

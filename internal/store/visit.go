@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
@@ -38,7 +39,7 @@ func visitRecords(tx *bolt.Tx, fn func(rawRecord) error, problem func(where stri
 		problem(string(bucketRoot), fmt.Errorf("%w: root bucket missing", ErrCorrupt))
 		return nil
 	}
-	for _, name := range [][]byte{bucketSpecs, bucketJobs, bucketTrials, bucketPolicies, bucketServed, bucketCycles, bucketObservations, bucketCerts, bucketRevocations} {
+	for _, name := range [][]byte{bucketSpecs, bucketJobs, bucketTrials, bucketPolicies, bucketServed, bucketCycles, bucketObservations, bucketCerts, bucketRevocations, bucketSpans} {
 		var t *bolt.Bucket
 		where := path(string(bucketRoot), string(name))
 		if err := safely(func() error { t = r.Bucket(name); return nil }); err != nil {
@@ -59,7 +60,7 @@ func visitRecords(tx *bolt.Tx, fn func(rawRecord) error, problem func(where stri
 // visitTop visits the records of the top-level bucket t named name.
 func visitTop(t *bolt.Bucket, name string, fn func(rawRecord) error, problem func(string, error)) error {
 	top := path(string(bucketRoot), name)
-	flat := func(decodeFn func(v []byte, where string) (any, error), job string) func(b *bolt.Bucket, bwhere string) error {
+	flat := func(decodeFn func(k, v []byte, where string) (any, error), job string) func(b *bolt.Bucket, bwhere string) error {
 		return func(b *bolt.Bucket, bwhere string) error {
 			seq := b.Sequence()
 			return scan(b, bwhere, problem, func(k, v []byte) error {
@@ -68,7 +69,7 @@ func visitTop(t *bolt.Bucket, name string, fn func(rawRecord) error, problem fun
 					problem(where, fmt.Errorf("%w: a bucket where a record belongs", ErrCorrupt))
 					return nil
 				}
-				rec, err := decodeFn(v, where)
+				rec, err := decodeFn(k, v, where)
 				return fn(rawRecord{bucket: name, job: job, key: k, value: v, seq: seq, where: where, rec: rec, err: err})
 			})
 		}
@@ -88,7 +89,7 @@ func visitTop(t *bolt.Bucket, name string, fn func(rawRecord) error, problem fun
 				}
 				where = path(where, string(sub))
 			}
-			if name != string(bucketSpecs) {
+			if name != string(bucketSpecs) && name != string(bucketSpans) {
 				if err := checkJobName(k); err != nil {
 					problem(where, err)
 					return nil
@@ -100,7 +101,7 @@ func visitTop(t *bolt.Bucket, name string, fn func(rawRecord) error, problem fun
 	switch name {
 	case string(bucketSpecs):
 		return perJob(func(spec string) func(*bolt.Bucket, string) error {
-			return flat(func(v []byte, where string) (any, error) {
+			return flat(func(_, v []byte, where string) (any, error) {
 				sp, err := decodeSpec(v, where)
 				if err == nil && sp.Name != spec {
 					err = fmt.Errorf("decode %s: %w: record names spec %q", where, ErrCorrupt, sp.Name)
@@ -109,10 +110,10 @@ func visitTop(t *bolt.Bucket, name string, fn func(rawRecord) error, problem fun
 			}, spec)
 		}, nil)
 	case string(bucketJobs):
-		return flat(func(v []byte, where string) (any, error) { return decodeJob(v, where) }, "")(t, top)
+		return flat(func(_, v []byte, where string) (any, error) { return decodeJob(v, where) }, "")(t, top)
 	case string(bucketTrials):
 		return perJob(func(job string) func(*bolt.Bucket, string) error {
-			return flat(func(v []byte, where string) (any, error) { return decodeTrial(v, where) }, job)
+			return flat(func(_, v []byte, where string) (any, error) { return decodeTrial(v, where) }, job)
 		}, bucketTrialSeq)
 	case string(bucketPolicies):
 		return scan(t, top, problem, func(k, v []byte) error {
@@ -128,19 +129,23 @@ func visitTop(t *bolt.Bucket, name string, fn func(rawRecord) error, problem fun
 			return fn(rawRecord{bucket: name, job: string(k), key: k, value: v, where: where, rec: bytes.Clone(v)})
 		})
 	case string(bucketServed):
-		return flat(func(v []byte, where string) (any, error) { return decodeServed(v, where) }, "")(t, top)
+		return flat(func(_, v []byte, where string) (any, error) { return decodeServed(v, where) }, "")(t, top)
 	case string(bucketCycles):
 		return perJob(func(job string) func(*bolt.Bucket, string) error {
-			return flat(func(v []byte, where string) (any, error) { return decodeCycle(v, where) }, job)
+			return flat(func(_, v []byte, where string) (any, error) { return decodeCycle(v, where) }, job)
 		}, nil)
 	case string(bucketObservations):
 		return perJob(func(job string) func(*bolt.Bucket, string) error {
-			return flat(func(v []byte, where string) (any, error) { return decodeObservation(v, where) }, job)
+			return flat(func(_, v []byte, where string) (any, error) { return decodeObservation(v, where) }, job)
+		}, nil)
+	case string(bucketSpans):
+		return perJob(func(pipeline string) func(*bolt.Bucket, string) error {
+			return flat(func(k, v []byte, where string) (any, error) { return decodeSpanRecord(k, v, where) }, pipeline)
 		}, nil)
 	case string(bucketCerts):
-		return flat(func(v []byte, where string) (any, error) { return decodeCert(v, where) }, "")(t, top)
+		return flat(func(_, v []byte, where string) (any, error) { return decodeCert(v, where) }, "")(t, top)
 	case string(bucketRevocations):
-		return flat(func(v []byte, where string) (any, error) { return decodeRevocation(v, where) }, "")(t, top)
+		return flat(func(_, v []byte, where string) (any, error) { return decodeRevocation(v, where) }, "")(t, top)
 	}
 	return nil
 }
@@ -187,6 +192,8 @@ func keyName(name string, k []byte) string {
 		return numbered(binary.BigEndian.Uint64(k))
 	case name == string(bucketObservations):
 		return fmt.Sprintf("%x", k)
+	case name == string(bucketSpans) && len(k) == 12:
+		return numbered(binary.BigEndian.Uint64(k[:8])) + "/n=" + strconv.FormatUint(uint64(binary.BigEndian.Uint32(k[8:])), 10)
 	}
 	return quoted(string(k))
 }

@@ -99,6 +99,7 @@ func newRootCommand() *cobra.Command {
 		newExportCommand(g),
 		newReloadCommand(g),
 		newCertsCommand(g),
+		newCausalCommand(g),
 		newDevicesCommand(g),
 		newDBCommand(),
 	)

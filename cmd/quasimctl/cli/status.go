@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,6 +42,15 @@ func newStatusCommand(g *globalOptions) *cobra.Command {
 			kv("stale", strconv.Itoa(len(st.Stale)))
 			for _, sj := range st.Stale {
 				fmt.Fprintf(w, "  %s since %s: %s\n", sj.Job, fmtTime(sj.Since), sj.Reason)
+			}
+			kv("pipelines", strconv.Itoa(len(st.Pipelines)))
+			for _, p := range st.Pipelines {
+				budget := "budget by influence"
+				if !p.BudgetByInfluence {
+					budget = "budget by influence off"
+				}
+				fmt.Fprintf(w, "  %s (%s): kernels %s; keeps %d spans, %d batches; %s\n",
+					p.Name, p.Source, dash(strings.Join(p.Kernels, ", ")), p.RetainSpans, p.RetainBatches, budget)
 			}
 			kv("spec errors", strconv.Itoa(len(st.SpecError)))
 			for _, e := range st.SpecError {

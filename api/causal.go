@@ -1,0 +1,120 @@
+package api
+
+// Pipeline is a declared pipeline: a pipeline file of the spec dir.
+type Pipeline struct {
+	Name              string   `json:"name"`
+	Source            string   `json:"source"`
+	Kernels           []string `json:"kernels"` // the kernel specs its spans record
+	BudgetByInfluence bool     `json:"budget_by_influence"`
+	RetainSpans       int      `json:"retain_spans"`   // retention: the newest batches, at most this many spans
+	RetainBatches     int      `json:"retain_batches"` // and this many batches
+}
+
+// SpansResponse answers POST /v1/spans, whose body is a JSON array of
+// spans (causal.Span) of one declared pipeline. Any local uid may post, at
+// a rate limited per uid; a bad span is a 400 naming its index and field,
+// and nothing of the batch is stored.
+type SpansResponse struct {
+	Pipeline string `json:"pipeline"`
+	Stored   int    `json:"stored"` // spans stored
+	Batch    uint64 `json:"batch"`  // the batch's number in the pipeline, from 1
+	// DroppedBatches and DroppedSpans are what the pipeline's retention
+	// dropped, the oldest batches, to keep this one.
+	DroppedBatches int `json:"dropped_batches"`
+	DroppedSpans   int `json:"dropped_spans"`
+}
+
+// Estimate is one figure over a pipeline's iterations: its order
+// statistics and a 95% bootstrap interval [Lo, Hi] of the median.
+type Estimate struct {
+	N      int     `json:"n"` // iterations it is over
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Q1     float64 `json:"q1"`
+	Q3     float64 `json:"q3"`
+	Max    float64 `json:"max"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+}
+
+// Causal answers GET /v1/causal/{pipeline}: the model's profile of the
+// pipeline's stored spans (see package causal).
+type Causal struct {
+	Pipeline   string `json:"pipeline"`
+	Batches    int    `json:"batches"`    // stored batches read
+	Spans      int    `json:"spans"`      // spans in the profiled iterations
+	Iterations int    `json:"iterations"` // iterations profiled
+	// Skipped says what was left out and why: batches that no longer
+	// decode, iterations that do not build a graph (spans of two processes
+	// numbered as one iteration, say).
+	Skipped  []string `json:"skipped"`
+	EndToEnd Estimate `json:"end_to_end_ns"` // an iteration's recorded end-to-end time, ns
+	// CurveStep is the step of each kernel's curve: points at 0,
+	// CurveStep, 2×CurveStep, ... of kernel speedup.
+	CurveStep float64        `json:"curve_step"`
+	Kernels   []CausalKernel `json:"kernels"` // by influence, highest first
+}
+
+// CausalKernel is one kernel of a pipeline's profile; the fractions are of
+// an iteration's end-to-end time.
+type CausalKernel struct {
+	Kernel    string   `json:"kernel"`
+	Share     Estimate `json:"share"`     // its spans' total time
+	Critical  Estimate `json:"critical"`  // its time on the critical path
+	Influence Estimate `json:"influence"` // end-to-end fraction saved per fraction of its time saved, near 0
+	// Curve is Coz's virtual-speedup curve: Curve[i] is the end-to-end
+	// fraction saved with the kernel i×CurveStep faster.
+	Curve []Estimate `json:"curve"`
+	// Tuned is the kernel's time tuned against its default, from the
+	// store's trials of its jobs; nil when not known (TunedNote says why).
+	Tuned     *TunedTime `json:"tuned,omitempty"`
+	TunedNote string     `json:"tuned_note,omitempty"`
+	// Gain is the predicted end-to-end fraction saved with the kernel at
+	// its tuned time; nil when Tuned is.
+	Gain *Estimate `json:"gain,omitempty"`
+	// Measured is the check of the prediction by perturbation experiment;
+	// nil until one has run.
+	Measured *MeasuredCheck `json:"measured,omitempty"`
+}
+
+// TunedTime is, for each of a kernel's problems in the pipeline, its
+// job's best measured time against its default config's.
+type TunedTime struct {
+	Problems []TunedProblem `json:"problems"`
+}
+
+// TunedProblem is one job's tuned and default time.
+type TunedProblem struct {
+	Problem   string  `json:"problem"` // as the spans give it
+	Job       string  `json:"job"`
+	DefaultMS float64 `json:"default_ms"`
+	BestMS    float64 `json:"best_ms"`
+	Scale     float64 `json:"scale"` // BestMS / DefaultMS: the spans' durations are scaled by it
+}
+
+// MeasuredCheck is a perturbation experiment's check of a prediction.
+type MeasuredCheck struct {
+	Experiment string   `json:"experiment"` // what was changed
+	Predicted  float64  `json:"predicted"`  // end-to-end fraction saved, as the model said
+	Measured   Estimate `json:"measured"`   // end-to-end fraction saved, as measured
+	Runs       int      `json:"runs"`
+}
+
+// ImportReport is what `quasimctl causal import` read of a Chrome trace:
+// what it mapped and what it dropped, by reason.
+type ImportReport struct {
+	Events     int             `json:"events"`
+	Spans      int             `json:"spans"`
+	Deps       int             `json:"deps"`
+	Waits      int             `json:"waits"`
+	Iterations int             `json:"iterations"`
+	CutOff     bool            `json:"cut_off,omitempty"`
+	Dropped    []ImportDropped `json:"dropped"`
+}
+
+// ImportDropped counts the events dropped for one reason.
+type ImportDropped struct {
+	Reason  string `json:"reason"`
+	Count   int    `json:"count"`
+	Example string `json:"example"`
+}

@@ -1,0 +1,329 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/causal"
+	"github.com/quasim/quasim/internal/causalview"
+	"github.com/quasim/quasim/internal/gzread"
+)
+
+// maxTraceBytes bounds what causal import reads of a trace (after gunzip).
+const maxTraceBytes = 1 << 30
+
+// postSpans is how many spans causal import sends in one request (about
+// 200 bytes of JSON each: well inside api.MaxBodyBytes).
+const postSpans = 20000
+
+func newCausalCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "causal",
+		Short: "Profile kernel pipelines: which kernel to tune, and what it would buy end to end",
+		Long: `causal shows what quasimd's model says of a declared pipeline (a pipeline
+file in the spec dir) from the spans runtimes posted: each kernel's share of
+an iteration's end-to-end time, its share on the critical path, its influence
+(end-to-end time saved per kernel time saved, Coz's virtual speedup near 0),
+and the end-to-end gain predicted with the kernel at its tuned time (its
+job's best trial against its default config's). Each is the median over the
+recorded iterations with a 95% bootstrap interval of the median in brackets.
+
+  quasimctl causal show PIPELINE [--curves] [--json]
+  quasimctl causal import TRACE.json[.gz] --pipeline PIPELINE [--offline]`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		},
+	}
+	cmd.AddCommand(newCausalShowCommand(g), newCausalImportCommand(g))
+	return cmd
+}
+
+func newCausalShowCommand(g *globalOptions) *cobra.Command {
+	var curves bool
+	cmd := &cobra.Command{
+		Use:   "show PIPELINE",
+		Short: "Show a pipeline's kernels by influence on its end-to-end time",
+		Args:  exactArgs(1, "PIPELINE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client(cmd).Causal(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return printJSON(cmd.OutOrStdout(), c)
+			}
+			return printCausal(cmd.OutOrStdout(), c, curves)
+		},
+	}
+	cmd.Flags().BoolVar(&curves, "curves", false, "also print each kernel's virtual-speedup curve (the JSON always holds them)")
+	return cmd
+}
+
+func newCausalImportCommand(g *globalOptions) *cobra.Command {
+	var (
+		pipeline string
+		offline  bool
+		curves   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "import TRACE",
+		Short: "Read a Chrome trace (PyTorch profiler, Perfetto) and post its spans, or profile it offline",
+		Long: `import reads a Chrome trace event file (JSON, or gzipped JSON when it ends
+in .gz), as torch.profiler's export_chrome_trace and Perfetto write it, maps
+its events to spans (see the causal package: complete and begin/end events
+on each thread or stream, flow events as dependencies, ProfilerStep#N as
+iterations) and says what it mapped and what it dropped, and why. Then it
+posts the spans to quasimd's pipeline --pipeline (declared by a pipeline
+file in the spec dir), or with --offline shows the table without a daemon
+(gains at tuned times need the daemon's trials, so offline they are unknown).`,
+		Args: exactArgs(1, "TRACE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if pipeline == "" {
+				if !offline {
+					return usagef("--pipeline is needed to post spans (or use --offline)")
+				}
+				pipeline = "trace"
+			}
+			data, err := gzread.ReadFile(args[0], maxTraceBytes)
+			if err != nil {
+				return err
+			}
+			spans, rep, err := causal.ImportChrome(data, pipeline)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			w := cmd.OutOrStdout()
+			if !g.json {
+				printChromeReport(w, args[0], rep)
+			}
+			if len(spans) == 0 {
+				return fmt.Errorf("%s: no spans to profile", args[0])
+			}
+			if offline {
+				iters, skipped := causalview.Split([]causalview.Batch{{Label: args[0], Spans: spans}})
+				c, err := causalview.Profile(pipeline, 1, iters, skipped, causalview.Tuned{})
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(w, struct {
+						Import api.ImportReport `json:"import"`
+						Causal api.Causal       `json:"causal"`
+					}{importReport(rep), c})
+				}
+				fmt.Fprintln(w)
+				if err := printCausal(w, c, curves); err != nil {
+					return err
+				}
+				fmt.Fprintln(w, "offline, gains at tuned times are unknown: they need quasimd's trials (post the spans, then causal show)")
+				return nil
+			}
+			var posted []api.SpansResponse
+			for _, b := range chunks(spans, postSpans) {
+				r, err := g.client(cmd).PostSpans(cmd.Context(), b)
+				if err != nil {
+					return fmt.Errorf("post spans %d to %d of %d: %w", len(posted)*postSpans, len(posted)*postSpans+len(b), len(spans), err)
+				}
+				posted = append(posted, r)
+			}
+			if g.json {
+				return printJSON(w, struct {
+					Import api.ImportReport    `json:"import"`
+					Posted []api.SpansResponse `json:"posted"`
+				}{importReport(rep), posted})
+			}
+			dropped := 0
+			for _, r := range posted {
+				dropped += r.DroppedSpans
+			}
+			fmt.Fprintf(w, "posted %s in %s to pipeline %s", plural(len(spans), "span"), plural(len(posted), "batch"), pipeline)
+			if dropped > 0 {
+				fmt.Fprintf(w, "; its retention dropped %d older spans", dropped)
+			}
+			fmt.Fprintf(w, "\nsee: quasimctl causal show %s\n", pipeline)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&pipeline, "pipeline", "", "the declared pipeline to post the spans to (offline: the name shown; default trace)")
+	fs.BoolVar(&offline, "offline", false, "profile the trace here and show the table; post nothing, need no daemon")
+	fs.BoolVar(&curves, "curves", false, "with --offline, also print each kernel's virtual-speedup curve")
+	return cmd
+}
+
+// chunks splits spans into batches of at most n spans at iteration
+// boundaries where it can (an iteration larger than n is one batch);
+// dependencies on spans outside a batch are dropped, as the daemon's
+// profile drops those across iterations.
+func chunks(spans []causal.Span, n int) [][]causal.Span {
+	var out [][]causal.Span
+	start := 0
+	for start < len(spans) {
+		end := start
+		for end < len(spans) {
+			it := spans[end].Iteration
+			next := end
+			for next < len(spans) && spans[next].Iteration == it {
+				next++
+			}
+			if next-start > n && end > start {
+				break
+			}
+			end = next
+		}
+		out = append(out, inBatch(spans[start:end]))
+		start = end
+	}
+	return out
+}
+
+// inBatch copies b with only the dependencies inside it.
+func inBatch(b []causal.Span) []causal.Span {
+	ids := make(map[uint64]bool, len(b))
+	for _, s := range b {
+		ids[s.ID] = true
+	}
+	out := make([]causal.Span, len(b))
+	for i, s := range b {
+		var deps []uint64
+		for _, d := range s.Deps {
+			if ids[d] {
+				deps = append(deps, d)
+			}
+		}
+		s.Deps = deps
+		out[i] = s
+	}
+	return out
+}
+
+func importReport(r causal.ChromeReport) api.ImportReport {
+	out := api.ImportReport{Events: r.Events, Spans: r.Spans, Deps: r.Deps, Waits: r.Waits, Iterations: r.Iterations, CutOff: r.CutOff, Dropped: []api.ImportDropped{}}
+	for _, d := range r.Dropped {
+		out.Dropped = append(out.Dropped, api.ImportDropped{Reason: d.Reason, Count: d.Count, Example: d.Example})
+	}
+	return out
+}
+
+func printChromeReport(w io.Writer, file string, r causal.ChromeReport) {
+	fmt.Fprintf(w, "%s: %d events read; mapped %d spans, %d dependencies (%d from GPU waits), %d iterations (ProfilerStep#N)\n",
+		filepath.Base(file), r.Events, r.Spans, r.Deps, r.Waits, r.Iterations)
+	if r.CutOff {
+		fmt.Fprintln(w, "the trace ends early (unterminated); its last partial event is not counted")
+	}
+	if len(r.Dropped) == 0 {
+		fmt.Fprintln(w, "dropped: nothing")
+		return
+	}
+	fmt.Fprintln(w, "dropped:")
+	t := newTable(w, "  COUNT", "REASON", "FIRST")
+	for _, d := range r.Dropped {
+		t.row(fmt.Sprintf("  %d", d.Count), d.Reason, d.Example)
+	}
+	t.flush()
+}
+
+// printCausal writes a pipeline's profile as a table, kernels by influence.
+func printCausal(w io.Writer, c api.Causal, curves bool) error {
+	fmt.Fprintf(w, "pipeline %s: %s, %s (%s)", c.Pipeline, plural(c.Iterations, "iteration"), plural(c.Spans, "span"), plural(c.Batches, "batch"))
+	if c.Iterations > 0 {
+		ns := func(v float64) string { return time.Duration(v).String() }
+		fmt.Fprintf(w, "; end to end %s [%s, %s]", ns(c.EndToEnd.Median), ns(c.EndToEnd.Lo), ns(c.EndToEnd.Hi))
+	}
+	fmt.Fprintln(w)
+	pct := func(e api.Estimate) string {
+		return fmt.Sprintf("%s [%s, %s]", fmtPct(e.Median), fmtPct(e.Lo), fmtPct(e.Hi))
+	}
+	t := newTable(w, "KERNEL", "SHARE", "CRITICAL PATH", "INFLUENCE", "GAIN IF TUNED", "MEASURED")
+	var notes []string             // distinct notes, in kernel order
+	noted := map[string][]string{} // note → kernels
+	for _, k := range c.Kernels {
+		gain := "unknown"
+		if k.Gain != nil {
+			gain = pct(*k.Gain)
+		} else if k.TunedNote != "" {
+			if noted[k.TunedNote] == nil {
+				notes = append(notes, k.TunedNote)
+			}
+			noted[k.TunedNote] = append(noted[k.TunedNote], shortName(k.Kernel))
+		}
+		measured := "-"
+		if m := k.Measured; m != nil {
+			measured = fmt.Sprintf("%s [%s, %s] (predicted %s, %d runs)", fmtPct(m.Measured.Median), fmtPct(m.Measured.Lo), fmtPct(m.Measured.Hi), fmtPct(m.Predicted), m.Runs)
+		}
+		infl := fmt.Sprintf("%.3f [%.3f, %.3f]", k.Influence.Median, k.Influence.Lo, k.Influence.Hi)
+		t.row(shortName(k.Kernel), pct(k.Share), pct(k.Critical), infl, gain, measured)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "gain unknown:")
+		for _, n := range notes {
+			fmt.Fprintf(w, "  %s: %s\n", strings.Join(noted[n], ", "), n)
+		}
+	}
+	if len(c.Skipped) > 0 {
+		fmt.Fprintln(w, "skipped:")
+		for _, s := range c.Skipped {
+			fmt.Fprintf(w, "  %s\n", s)
+		}
+	}
+	if curves && len(c.Kernels) > 0 {
+		fmt.Fprintln(w, "\nvirtual-speedup curves: end-to-end time saved (median) with the kernel x% faster")
+		header := []string{"KERNEL"}
+		for i := range c.Kernels[0].Curve {
+			header = append(header, fmt.Sprintf("%.0f%%", float64(i)*c.CurveStep*100))
+		}
+		t := newTable(w, header...)
+		for _, k := range c.Kernels {
+			row := []string{shortName(k.Kernel)}
+			for _, p := range k.Curve {
+				row = append(row, fmtPct(p.Median))
+			}
+			t.row(row...)
+		}
+		return t.flush()
+	}
+	return nil
+}
+
+// maxNameLen is the most of a kernel name a table shows (GPU kernels'
+// template names run to hundreds of characters); --json has them whole.
+const maxNameLen = 64
+
+func shortName(s string) string {
+	if r := []rune(s); len(r) > maxNameLen {
+		return string(r[:maxNameLen-1]) + "…"
+	}
+	return s
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if strings.HasSuffix(what, "ch") {
+		return fmt.Sprintf("%d %ses", n, what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// fmtPct writes a fraction as a percentage with one decimal.
+func fmtPct(v float64) string {
+	s := fmt.Sprintf("%.1f%%", 100*v)
+	if s == "-0.0%" {
+		s = "0.0%"
+	}
+	return s
+}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/causal"
+)
+
+var chromeFixture = filepath.Join("..", "..", "..", "causal", "testdata", "pytorch_profiler.json")
+
+// TestCausalImportOffline profiles a trace with no daemon: the mapped and
+// dropped report, then the table (figures from causal's chrome_test).
+func TestCausalImportOffline(t *testing.T) {
+	t.Parallel()
+	out, errs, code := run(t, "causal", "import", "--offline", "--curves", "--socket", "/nonexistent/sock", chromeFixture)
+	if code != 0 {
+		t.Fatalf("causal import --offline = %d, stderr %q", code, errs)
+	}
+	mustContain(t, "causal import --offline", out,
+		"pytorch_profiler.json: 42 events read; mapped 13 spans, 8 dependencies (1 from GPU waits), 2 iterations (ProfilerStep#N)\n",
+		"  1      flow without end                                     event 35 \"ac2g\"\n",
+		"pipeline trace: 2 iterations, 13 spans (1 batch); end to end 136.5µs [131µs, 142µs]\n",
+		"sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32         76.9% [76.3%, 77.5%]  76.9% [76.3%, 77.5%]  0.769 [0.763, 0.775]  unknown        -\n",
+		"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<flo…  14.7% [14.1%, 15.3%]  0.0% [0.0%, 0.0%]     0.000 [0.000, 0.000]  unknown        -\n",
+		"KERNEL                                                            0%    5%    10%   15%    20%",
+		"offline, gains at tuned times are unknown",
+	)
+
+	out, errs, code = run(t, "causal", "import", "--offline", "--json", "--pipeline", "fwd", chromeFixture)
+	if code != 0 {
+		t.Fatalf("causal import --offline --json = %d, stderr %q", code, errs)
+	}
+	got := decodeStrict[struct {
+		Import api.ImportReport `json:"import"`
+		Causal api.Causal       `json:"causal"`
+	}](t, out)
+	if got.Import.Spans != 13 || got.Import.Iterations != 2 || len(got.Import.Dropped) != 5 ||
+		got.Causal.Pipeline != "fwd" || got.Causal.Iterations != 2 || len(got.Causal.Kernels) != 5 || len(got.Causal.Kernels[0].Curve) != causal.CurveSteps {
+		t.Errorf("causal import --offline --json = %+v", got)
+	}
+}
+
+func TestCausalImportErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no pipeline", []string{"causal", "import", chromeFixture}, exitUsage, "--pipeline is needed to post spans (or use --offline)"},
+		{"no file", []string{"causal", "import", "--offline", "/nonexistent/trace.json"}, exitError, "open /nonexistent/trace.json: no such file or directory"},
+		{"not a trace", []string{"causal", "import", "--offline", filepath.Join("..", "..", "..", "go.mod")}, exitError, "invalid chrome trace"},
+		{"no daemon", []string{"causal", "import", "--pipeline", "p", "--socket", "/nonexistent/sock", chromeFixture}, exitUnavailable, "cannot reach quasimd"},
+		{"show needs a name", []string{"causal", "show"}, exitUsage, "PIPELINE"},
+	}
+	for _, tt := range tests {
+		_, errs, code := run(t, tt.args...)
+		if code != tt.code || !strings.Contains(errs, tt.want) {
+			t.Errorf("%s: quasimctl %v = %d %q, want %d and %q", tt.name, tt.args, code, errs, tt.code, tt.want)
+		}
+	}
+}
+
+// TestChunks: batches end at iteration boundaries, hold at most n spans
+// unless one iteration is larger, and keep only dependencies inside them.
+func TestChunks(t *testing.T) {
+	t.Parallel()
+	var spans []causal.Span
+	id := uint64(0)
+	for it, n := range []int{3, 3, 5, 1, 2} {
+		for range n {
+			id++
+			s := causal.Span{ID: id, Iteration: it}
+			if id > 1 {
+				s.Deps = []uint64{id - 1}
+			}
+			spans = append(spans, s)
+		}
+	}
+	var got []string
+	for _, b := range chunks(spans, 4) {
+		var parts []string
+		for _, s := range b {
+			parts = append(parts, fmt.Sprintf("%d%v", s.ID, s.Deps))
+		}
+		got = append(got, strings.Join(parts, " "))
+	}
+	want := []string{"1[] 2[1] 3[2]", "4[] 5[4] 6[5]", "7[] 8[7] 9[8] 10[9] 11[10]", "12[] 13[12] 14[13]"}
+	if strings.Join(got, " | ") != strings.Join(want, " | ") {
+		t.Errorf("chunks =\n%s\nwant\n%s", strings.Join(got, " | "), strings.Join(want, " | "))
+	}
+}
+
+// TestCausalImportTorchTrace imports a real PyTorch profiler recording
+// (causal/testdata/README.md says how it was made) and shows its table.
+func TestCausalImportTorchTrace(t *testing.T) {
+	t.Parallel()
+	trace := filepath.Join("..", "..", "..", "causal", "testdata", "torch_cpu_trace.json")
+	out, errs, code := run(t, "causal", "import", "--offline", trace)
+	if code != 0 {
+		t.Fatalf("causal import --offline = %d, stderr %q", code, errs)
+	}
+	t.Logf("quasimctl causal import --offline %s\n%s", trace, out)
+	mustContain(t, "causal import --offline (torch)", out,
+		"torch_cpu_trace.json: 280 events read; mapped 144 spans, 0 dependencies (0 from GPU waits), 5 iterations (ProfilerStep#N)\n",
+		"  116    encloses other events on its thread (they are kept)  event 0 \"aten::zeros\"\n",
+		"  11     outside every ProfilerStep#N                         event 1 \"aten::empty\"\n",
+		"pipeline trace: 5 iterations, 144 spans (1 batch); end to end 2.723ms [304µs, 8.702ms]\n",
+		"KERNEL               SHARE                 CRITICAL PATH         INFLUENCE             GAIN IF TUNED  MEASURED\n",
+		"forward              97.4% [97.4%, 97.4%]  97.4% [97.4%, 97.4%]  0.526 [0.526, 0.526]  unknown        -\n",
+	)
+}
