@@ -20,7 +20,8 @@ import (
 )
 
 // spanServer answers POST /v1/spans on a real Unix socket as quasimd's
-// route is specified to, until the daemon's own route is merged: the body
+// route does, with the answers the real daemon gives only under load or
+// limits made to order (TestSpansAgainstDaemon runs the real one): the body
 // is decoded and validated whole by causal.DecodeSpans (the daemon's
 // validator), an unknown pipeline is 404, a body over maxBody 413, and the
 // first tooMany requests 429 (with Retry-After: retryAfter when set), and
