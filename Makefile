@@ -73,6 +73,7 @@ fuzz-smoke:
 	$(GO) test ./causal -run '^$$' -fuzz '^FuzzImportChrome$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./report -run '^$$' -fuzz '^FuzzWrite$$' -fuzztime 5000x
 	$(GO) test ./fleet -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./client -run '^$$' -fuzz '^FuzzRetryAfter$$' -fuzztime $(FUZZTIME)
 
 # systemd-analyze verify of quasimd.service with the drop-in of
 # docs/quasimd.service.d; ExecStart points at the built binary, since verify
@@ -121,12 +122,13 @@ install: build
 		useradd --system --user-group --home-dir /var/lib/quasim --shell /usr/sbin/nologin quasim; fi
 	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null; then systemctl daemon-reload || true; fi
 
-# The C client: a static library and its header.
+# The C client: a static library and its header. Programs that link it
+# link with -pthread too (the span recorder's background thread).
 libquasim: bin/libquasim.a
 
 bin/libquasim.a: runtime/c/quasim.c runtime/c/quasim.h
 	@mkdir -p bin
-	$(CC) $(QUASIM_CFLAGS) $(CFLAGS) -c runtime/c/quasim.c -o bin/quasim.o
+	$(CC) $(QUASIM_CFLAGS) $(CFLAGS) -pthread -c runtime/c/quasim.c -o bin/quasim.o
 	ar rcs $@ bin/quasim.o
 
 install-c: bin/libquasim.a

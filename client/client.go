@@ -336,8 +336,8 @@ func (c *Client) Observe(ctx context.Context, req api.ObservationsRequest) (api.
 // /v1/spans). spans is what marshals to a JSON array of causal.Span (a
 // []causal.Span, or json.RawMessage bytes as they are). A bad span is
 // ErrInvalidArgument naming its index and field, and nothing of the batch
-// is stored; an undeclared pipeline is ErrNotFound; ErrRateLimited says
-// when to retry.
+// is stored; an undeclared pipeline is ErrNotFound; past the per-uid rate
+// it is ErrRateLimited, an *Error whose RetryAfter says when to try again.
 func (c *Client) PostSpans(ctx context.Context, spans any) (api.SpansResponse, error) {
 	return call[api.SpansResponse](ctx, c, http.MethodPost, "/v1/spans", nil, spans)
 }

@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quasim/quasim/api"
 )
@@ -18,6 +20,9 @@ type Error struct {
 	Status  int      // HTTP status code
 	Code    api.Code // the daemon's error code
 	Message string   // the daemon's message
+	// RetryAfter is the answer's Retry-After (a 429 or 503 may carry
+	// one); 0 when it has none.
+	RetryAfter time.Duration
 }
 
 // Error returns the daemon's message.
@@ -30,6 +35,7 @@ func (e *Error) Unwrap() error { return e.Code.Sentinel() }
 // not one (a proxy, a daemon too old) is classified by its HTTP status.
 func errorFrom(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBytes))
+	wait := retryAfter(resp.Header.Get("Retry-After"), time.Now())
 	var ae api.Error
 	if json.Unmarshal(b, &ae) == nil && (ae.Error != "" || ae.Code != "") {
 		code := ae.Code
@@ -40,13 +46,28 @@ func errorFrom(resp *http.Response) error {
 		if msg == "" {
 			msg = code.Sentinel().Error()
 		}
-		return &Error{Status: resp.StatusCode, Code: code, Message: msg}
+		return &Error{Status: resp.StatusCode, Code: code, Message: msg, RetryAfter: wait}
 	}
 	msg := resp.Status
 	if t := strings.TrimSpace(string(b)); t != "" {
 		msg += ": " + t
 	}
-	return &Error{Status: resp.StatusCode, Code: codeOfStatus(resp.StatusCode), Message: msg}
+	return &Error{Status: resp.StatusCode, Code: codeOfStatus(resp.StatusCode), Message: msg, RetryAfter: wait}
+}
+
+// retryAfter reads a Retry-After header: delay-seconds or an HTTP date
+// (RFC 9110 §10.2.3); 0 when it is absent, bad or past.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseUint(v, 10, 31); err == nil {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 func codeOfStatus(status int) api.Code {

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,13 +30,27 @@ var defaults = map[string]any{"block": 1024}
 // small reduce spec, and returns its socket and a stop func.
 func startDaemon(t testing.TB) (string, func()) {
 	t.Helper()
+	return startDaemonFiles(t, nil)
+}
+
+// startDaemonFiles is startDaemon with more files (name: content) in the
+// spec dir.
+func startDaemonFiles(t testing.TB, files map[string]string) (string, func()) {
+	t.Helper()
 	dir := t.TempDir()
 	kd := filepath.Join(dir, "kernels.d")
 	if err := os.MkdirAll(kd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(kd, "reduce.yaml"), []byte(reduceSpec), 0o644); err != nil {
-		t.Fatal(err)
+	files = maps.Clone(files)
+	if files == nil {
+		files = map[string]string{}
+	}
+	files["reduce.yaml"] = reduceSpec
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(kd, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	sockDir, err := os.MkdirTemp("", "qrt")
 	if err != nil {

@@ -100,7 +100,7 @@ func cc(t *testing.T, dir, prog string, extra ...string) string {
 	}
 	src := filepath.Join("..", "..", "runtime", "c")
 	bin := filepath.Join(dir, strings.TrimSuffix(prog, ".c"))
-	args := append([]string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-o", bin,
+	args := append([]string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-pthread", "-o", bin,
 		filepath.Join(src, prog), filepath.Join(src, "quasim.c")}, extra...)
 	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -147,7 +147,7 @@ func BenchmarkCClient(b *testing.B) {
 	}
 	src := filepath.Join("..", "..", "runtime", "c")
 	bin := filepath.Join(dir, "bench_quasim")
-	if out, err := exec.Command(gcc, "-std=c99", "-O2", "-o", bin, filepath.Join(src, "bench_quasim.c"), filepath.Join(src, "quasim.c")).CombinedOutput(); err != nil {
+	if out, err := exec.Command(gcc, "-std=c99", "-O2", "-pthread", "-o", bin, filepath.Join(src, "bench_quasim.c"), filepath.Join(src, "quasim.c")).CombinedOutput(); err != nil {
 		b.Fatalf("gcc: %v\n%s", err, out)
 	}
 	d := start(b, newDir(b, map[string]string{"reduce.yaml": reduceSpec}))

@@ -1,9 +1,10 @@
 /*
- * quasim.h: ask quasimd which config to launch a kernel with.
+ * quasim.h: ask quasimd which config to launch a kernel with, and tell it
+ * what a pipeline's launches took (spans, below).
  *
- * C99, no dependencies beyond POSIX sockets. A repeat lookup is answered from
- * a small in-process cache; a miss asks the daemon over its Unix socket within
- * the client's timeout, and when the daemon is down or does not know the
+ * C99 and POSIX: sockets, and threads for the span recorder (link with
+ * -pthread). A repeat lookup is answered from a small in-process cache; a
+ * miss asks the daemon over its Unix socket within the client's timeout, and when the daemon is down or does not know the
  * kernel, the caller's defaults come back with the reason: a launch is never
  * blocked.
  *
@@ -17,7 +18,7 @@
  *
  * Values are the JSON text of each parameter's value, strings unquoted
  * ("16", "0.5", "true", "ikj"). A client is not thread-safe: use one per
- * thread, or lock around it.
+ * thread, or lock around it. A span recorder (quasim_spans_open, below) is.
  */
 #ifndef QUASIM_H
 #define QUASIM_H
@@ -94,6 +95,113 @@ const char *quasim_get(const quasim_result *r, const char *name);
 /* quasim_parse_answer parses a GET /v1/configs JSON body into out. Returns 0,
  * or -1 with out->reason set. Exposed for tests. */
 int quasim_parse_answer(const char *json, unsigned long len, quasim_result *out);
+
+/* ---- Spans: what a pipeline's kernel launches took, for quasimd's causal
+ * profile (POST /v1/spans).
+ *
+ *     quasim_spans *s = quasim_spans_open(NULL, "infer", "gpu0", NULL);
+ *     quasim_span a = quasim_span_start(s, "conv2d", "224,224", "stream0", NULL, 0);
+ *     launch(...); wait(...);
+ *     quasim_span_end(s, &a);
+ *     unsigned long long after[] = {a.id};
+ *     quasim_span b = quasim_span_start(s, "reduce", "65536", "stream1", after, 1);
+ *     ...
+ *     quasim_spans_next_iteration(s);      // at the end of each pass of the pipeline
+ *     ...
+ *     quasim_spans_close(s, 1000, NULL);   // sends what is left within 1 s
+ *
+ * Start and end read the monotonic clock (times are sent as Unix ns) and
+ * take a mutex only to copy one span; they never do I/O and never wait on
+ * the daemon. A background thread (POSIX threads: link with -pthread) sends
+ * the spans: those of a finished iteration together, once all of them have
+ * ended, and iterations in order; the others once interval_ms has passed
+ * or a batch of them is waiting. With
+ * no_thread set there is no thread, and the application calls
+ * quasim_spans_flush where it may block (never on the launch path).
+ *
+ * A dependency on a span outside the batch it is sent in is dropped and
+ * counted (an iteration is kept in one batch when it fits). Nothing is
+ * validated here beyond that: a batch quasimd refuses (two spans overlapping
+ * on one stream, a cycle, an unknown pipeline) is dropped whole and counted
+ * as rejected, with the daemon's reason in last_error. When the buffer is
+ * full, or the daemon is away for long, spans are dropped and counted,
+ * never waited for. A recorder is safe to use from several threads. Every
+ * call takes a NULL recorder (what a failed open returns) and does nothing,
+ * so an application records nothing rather than crash. */
+
+#define QUASIM_SPAN_MAX_DEPS 8      /* deps kept per span; the rest are dropped and counted */
+#define QUASIM_SPAN_NAME_LEN 64     /* kernel and stream names, NUL included */
+#define QUASIM_SPAN_PROBLEM_LEN 128 /* problem, NUL included */
+
+typedef struct quasim_spans quasim_spans;
+
+/* A started span; pass it to quasim_span_end. The strings are the
+ * caller's, read at end: keep them alive until then. */
+typedef struct {
+	unsigned long long id;  /* unique in its recorder; name it in later spans' deps */
+	long long start_ns;
+	long long iteration;
+	const char *kernel, *problem, *stream;
+	int ndeps;
+	unsigned long long deps[QUASIM_SPAN_MAX_DEPS];
+} quasim_span;
+
+typedef struct {
+	int capacity;    /* spans waiting to be sent (<= 0: 1024); an end past it drops its span */
+	int batch;       /* most spans per request, and the count that wakes the sender (<= 0: 512) */
+	int interval_ms; /* longest a span of the running iteration waits (<= 0: 1000); requests
+	                  * are at least interval_ms/4 apart unless a full batch waits */
+	int timeout_ms;  /* bounds one request (<= 0: 2000) */
+	int no_thread;   /* 1: no background thread; call quasim_spans_flush */
+} quasim_span_options;
+
+/* What became of a recorder's spans. Each span ended is, in the end, sent,
+ * dropped_full, unsent, rejected or invalid, or still waiting. */
+typedef struct {
+	unsigned long long ended;        /* quasim_span_end calls */
+	unsigned long long sent;         /* spans quasimd accepted */
+	unsigned long long batches;      /* requests quasimd accepted */
+	unsigned long long dropped_full; /* lost at end: the buffer was full, or the recorder closing */
+	unsigned long long unsent;       /* lost: quasimd away or rate-limiting for long, or the close deadline */
+	unsigned long long rejected;     /* quasimd refused their batch: nothing of it was stored */
+	unsigned long long invalid;      /* dropped at end: a name longer than its QUASIM_SPAN_*_LEN */
+	unsigned long long deps_dropped; /* deps on spans outside their batch, or past QUASIM_SPAN_MAX_DEPS */
+	char last_error[256];            /* why the last batch was not sent; "" if all were */
+} quasim_span_stats;
+
+/* quasim_spans_open returns a recorder of pipeline's spans on device ("" or
+ * NULL for none), sending to the daemon at socket_path (NULL: found as
+ * quasim_open finds it); opt NULL takes the defaults. NULL when pipeline is
+ * empty, or out of memory or threads. */
+quasim_spans *quasim_spans_open(const char *socket_path, const char *pipeline, const char *device,
+                                const quasim_span_options *opt);
+
+/* quasim_span_start starts a span of kernel at problem ("" or NULL for
+ * none) on stream, after the spans whose ids deps names (ndeps of them). */
+quasim_span quasim_span_start(quasim_spans *s, const char *kernel, const char *problem, const char *stream,
+                              const unsigned long long *deps, int ndeps);
+
+/* quasim_span_end ends sp and queues it; call it once per span. */
+void quasim_span_end(quasim_spans *s, const quasim_span *sp);
+
+/* quasim_spans_next_iteration ends one pass of the pipeline: spans started
+ * from now on belong to the next, whose number it returns. */
+long long quasim_spans_next_iteration(quasim_spans *s);
+
+/* quasim_spans_flush sends every span that has ended, on the caller's
+ * thread, each request within timeout_ms. 0 when all were sent or settled,
+ * -1 when quasimd was away or rate-limiting (they are kept for later). */
+int quasim_spans_flush(quasim_spans *s);
+
+/* quasim_spans_stats copies the counts so far into out. */
+void quasim_spans_stats(quasim_spans *s, quasim_span_stats *out);
+
+/* quasim_spans_close sends what has ended within timeout_ms (<= 0: the
+ * request timeout; a request the thread has under way may take up to the
+ * request timeout), stops the thread and frees s; final, if not NULL, gets
+ * the last counts. 0 when every span ended was sent, -1 otherwise (final
+ * says what became of them). */
+int quasim_spans_close(quasim_spans *s, int timeout_ms, quasim_span_stats *final);
 
 #ifdef __cplusplus
 }

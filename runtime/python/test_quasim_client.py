@@ -20,6 +20,7 @@ import quasim_client
 from quasim_client import Client
 
 SOCKET = os.environ.get("QUASIM_TEST_SOCKET")
+SPANS = os.environ.get("QUASIM_TEST_SPANS_SOCKET")
 SYSTEM = os.environ.get("QUASIM_TEST_SYSTEM_SOCKET")
 DEFAULTS = {"block": 1024}
 
@@ -138,6 +139,34 @@ class WithoutDaemon(unittest.TestCase):
         self.assertIn("none.sock", logs.output[0])
         self.assertEqual(rt.fallbacks, 2)
 
+    def test_spans_without_daemon(self):
+        rec = Client(os.path.join(tempfile.mkdtemp(), "none.sock")).spans("p", interval=0.01)
+        for _ in range(3):
+            rec.end(rec.start("k", "", "s0"))
+        start = time.monotonic()
+        self.assertFalse(rec.close(timeout=0.2))
+        self.assertLess(time.monotonic() - start, 1.0)
+        st = rec.stats()
+        self.assertEqual((st["ended"], st["sent"], st["unsent"]), (3, 0, 3), st)
+        self.assertIn("none.sock", st["last_error"])
+
+    def test_spans_iteration_waits_for_its_spans(self):
+        # Driven by hand (no thread): iteration 0 is held while a span of
+        # it is open, then goes whole.
+        rec = quasim_client.SpanRecorder("p", os.path.join(tempfile.mkdtemp(), "none.sock"), thread=False, interval=3600)
+        late = rec.start("late", "", "s9")
+        rec.end(rec.start("a", "", "s0"))
+        rec.next_iteration()
+        rec.end(rec.start("b", "", "s0"))
+        sent = []
+        rec._post = lambda recs, timeout: sent.append([r[2] for r in recs])
+        rec._step(send_all=False, deadline=None)
+        self.assertEqual(sent, [], "iteration 0 went with a span open")
+        rec.end(late)
+        rec.next_iteration()
+        rec._step(send_all=False, deadline=None)
+        self.assertEqual(sent, [["late", "a", "b"]])
+
     def test_sockets_order(self):
         env = {k: os.environ.pop(k) for k in ("QUASIM_SOCKET", "XDG_RUNTIME_DIR") if k in os.environ}
         try:
@@ -163,6 +192,84 @@ class WithoutDaemon(unittest.TestCase):
                 del os.environ["QUASIM_SOCKET"]
             else:
                 os.environ["QUASIM_SOCKET"] = old
+
+
+def fork_join(rec):
+    """One iteration: a; b and c after it on two streams; d after both."""
+    a = rec.start("a", "64", "s0")
+    rec.end(a)
+    b = rec.start("b", "64", "s0", deps=[a.id])
+    c = rec.start("c", "64", "s1", deps=[a.id])
+    rec.end(c)
+    rec.end(b)
+    rec.end(rec.start("d", "64", "s0", deps=[b.id, c.id]))
+
+
+@unittest.skipUnless(SPANS, "QUASIM_TEST_SPANS_SOCKET is not set: no spans server to test against")
+class Spans(unittest.TestCase):
+    """Against a server of POST /v1/spans that knows pipelines py-fj,
+    py-cap, py-threads and py-429, the last answered 429 twice (the Go test
+    TestPythonSpans in runtime/ runs one, and checks what it received)."""
+
+    def test_fork_join(self):
+        rec = Client(SPANS).spans("py-fj", device="cpu0", interval=60.0)
+        fork_join(rec)
+        self.assertEqual(rec.next_iteration(), 1)
+        fork_join(rec)
+        self.assertTrue(rec.close(timeout=5.0), rec.stats())
+        st = rec.stats()
+        self.assertEqual((st["ended"], st["sent"], st["deps_dropped"]), (8, 8, 0), st)
+
+    def test_small_buffer_no_thread(self):
+        rec = quasim_client.SpanRecorder("py-cap", SPANS, capacity=4, thread=False)
+        rec.end(rec.start("k", "", "s0", deps=[0] * (rec.MAX_DEPS + 2)))
+        for _ in range(5):
+            rec.end(rec.start("k", "", "s0"))
+        st = rec.stats()
+        self.assertEqual((st["ended"], st["dropped_full"], st["sent"]), (6, 2, 0), st)
+        self.assertTrue(rec.flush())
+        st = rec.stats()
+        # 2 past the limit, and the 8 kept name span 0, not in the batch.
+        self.assertEqual((st["sent"], st["batches"], st["deps_dropped"]), (4, 1, rec.MAX_DEPS + 2), st)
+        rec.close()
+
+    def test_unknown_pipeline(self):
+        rec = quasim_client.SpanRecorder("nope", SPANS, thread=False)
+        rec.end(rec.start("k", "", "s0"))
+        self.assertFalse(rec.close(timeout=2.0))
+        st = rec.stats()
+        self.assertEqual(st["rejected"], 1, st)
+        self.assertIn("404", st["last_error"])
+        self.assertIn("nope", st["last_error"])
+
+    def test_rate_limited(self):
+        # py-429 answers 429 twice (no Retry-After): the batch is kept and
+        # sent again after a backoff of interval, then 2 x interval.
+        rec = Client(SPANS).spans("py-429", interval=0.02)
+        fork_join(rec)
+        rec.next_iteration()
+        deadline = time.monotonic() + 10
+        while rec.stats()["sent"] < 4 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        st = rec.stats()
+        self.assertEqual(st["sent"], 4, st)
+        self.assertIn("429", st["last_error"])
+        rec.close()
+
+    def test_threads(self):
+        rec = Client(SPANS).spans("py-threads", batch=500, interval=0.01)
+
+        def work(stream):
+            for _ in range(500):
+                rec.end(rec.start("k", "", stream))
+
+        ts = [threading.Thread(target=work, args=("t%d" % i,)) for i in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        self.assertTrue(rec.close(timeout=5.0), rec.stats())
+        self.assertEqual(rec.stats()["sent"], 2000)
 
 
 @unittest.skipUnless(SYSTEM, "QUASIM_TEST_SYSTEM_SOCKET is not set")
