@@ -77,7 +77,11 @@ func fixture() Input {
 					Curve: []api.Estimate{{}, {}, {}}, TunedNote: "job sgemm has no ok trial yet"},
 			}}},
 		CausalErrors: map[string]string{"idle": "synthetic: no spans"},
-		Ceilings:     &api.Ceilings{GFLOPS: 500, GFLOPSThread: 250, BandwidthGBs: 50, Threads: 2, FMA: "avx512 fma", How: "synthetic fixture", MeasuredAt: t0},
+		MemPlans: []MemPlan{{File: "g.json", Where: "planned offline", Plan: api.MemPlan{Name: "synthetic graph", Ops: 3, Tensors: 4,
+			LowerBound: 1000, Peak: 1000, BySize: 1100, ByBreadth: 1200, Strategy: "search",
+			Schedule: []byte(`{"makespan_ns":1200,"no_overlap_ns":2000,"compute_only_ns":1000}`),
+			Misses:   []byte(`{"levels":[{"name":"L1","refs":500,"misses":40}]}`)}}},
+		Ceilings: &api.Ceilings{GFLOPS: 500, GFLOPSThread: 250, BandwidthGBs: 50, Threads: 2, FMA: "avx512 fma", How: "synthetic fixture", MeasuredAt: t0},
 		Kernels: []Kernel{{
 			Info: api.Kernel{Name: "sgemm", Params: params, Jobs: []api.Job{
 				{ID: "sgemm/256/cpu", Problem: "256", Device: "cpu/x", Trials: 36,

@@ -27,6 +27,16 @@ type Input struct {
 	Pipelines    []api.Pipeline
 	Causal       []api.Causal
 	CausalErrors map[string]string
+	// MemPlans are memory plans of graphs the caller planned for the
+	// report (quasimctl report --memgraph FILE); quasimd keeps none.
+	MemPlans []MemPlan
+}
+
+// MemPlan is one graph's memory plan and where it was made.
+type MemPlan struct {
+	File  string
+	Where string // "planned by quasimd" or "planned offline"
+	Plan  api.MemPlan
 }
 
 // Kernel is one kernel's record: its listing, every stored trial (all

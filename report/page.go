@@ -64,6 +64,7 @@ func Write(w io.Writer, in Input) error {
 	}
 	rooflineSection(&b, entries, in.Ceilings, in.Device)
 	causalSection(&b, in)
+	memPlanSection(&b, in.MemPlans)
 	fmt.Fprintf(&b, `<script>%s</script></body></html>`, pageJS)
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -77,3 +77,30 @@ func TestCausalSection(t *testing.T) {
 		t.Error("no empty state without pipelines")
 	}
 }
+
+// TestMemPlanSection: a plan's peaks over the bound, its schedule's
+// makespans over compute only and its misses per level are in the table;
+// without plans the section says how to add one.
+func TestMemPlanSection(t *testing.T) {
+	var b strings.Builder
+	if err := Write(&b, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	sec := page[strings.Index(page, `id="memplans"`):]
+	sec = sec[:strings.Index(sec, "</section>")]
+	for _, want := range []string{"synthetic graph", "<td>1.1</td><td>1.2</td><td>1</td><td>search</td><td>1.2</td><td>2</td>", "L1 40 of 500", "planned offline"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("memory plan section lacks %q:\n%s", want, sec)
+		}
+	}
+	in := fixture()
+	in.MemPlans = nil
+	b.Reset()
+	if err := Write(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "quasimctl report --memgraph FILE adds") {
+		t.Error("no empty state without plans")
+	}
+}

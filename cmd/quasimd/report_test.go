@@ -31,7 +31,7 @@ func TestReport(t *testing.T) {
 	waitServedKernel(t, d, "sgemm", "128,128,128")
 	waitServedKernel(t, d, "gemm-energy", "4096,4096")
 	file := filepath.Join(dir, "report.html")
-	out, errs, code := d.ctl("report", "-o", file)
+	out, errs, code := d.ctl("report", "-o", file, "--memgraph", "../../memgraph/testdata/hand_landmark_full.json")
 	if code != 0 {
 		t.Fatalf("report: exit %d: %s", code, errs)
 	}
@@ -43,7 +43,9 @@ func TestReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(b)
-	for _, want := range []string{"sgemm", "gemm-energy", "Served certificate", "parity", "Pareto front", "certified", "evaluations proposed"} {
+	for _, want := range []string{"sgemm", "gemm-energy", "Served certificate", "parity", "Pareto front", "certified", "evaluations proposed",
+		"Roofline", "No ceilings", // the test daemons run with --no-ceilings
+		"Causal influence", "Memory plans", "hand_landmark_full", "planned by quasimd"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -289,9 +289,9 @@ func Open(t testing.TB, page string) (Result, time.Duration) {
 // view hidden.
 func Shoot(t testing.TB, bin string, rec *Recorder, page, dir, prefix, anchor string) {
 	t.Helper()
-	for _, v := range []string{"summary", "convergence", "portfolio", "parameters", "pareto", "certificates", "trials", "roofline", "causal"} {
+	for _, v := range []string{"summary", "convergence", "portfolio", "parameters", "pareto", "certificates", "trials", "roofline", "causal", "memplans"} {
 		id := anchor + "-" + v
-		if v == "summary" || v == "roofline" || v == "causal" { // page-wide views
+		if v == "summary" || v == "roofline" || v == "causal" || v == "memplans" { // page-wide views
 			id = v
 		}
 		hide := fmt.Sprintf(`<style>.view:not(#%[1]s){display:none} section.job:not(:has(#%[1]s)){display:none} section.job{border:0;margin:0} header{display:none}</style>`, id)

@@ -76,17 +76,8 @@ copy). Ops that name a quasim kernel ("kernel", "problem") get that job's
 best measured time from quasimd when their duration_ns is missing.`,
 		Args: exactArgs(1, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := args[0]
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-			gr, err := memplan.Read(data, memplan.FormatOf(path), name, dims)
-			if err != nil {
-				return fmt.Errorf("%w: %s: %v", api.ErrInvalidArgument, path, err)
-			}
 			opt := memplan.Options{Seed: seed, NoSearch: noSearch}
+			var err error
 			if cache != "" {
 				if opt.Cache, err = memplan.ParseCache(cache); err != nil {
 					return fmt.Errorf("%w: --cache: %v", api.ErrInvalidArgument, err)
@@ -112,33 +103,11 @@ best measured time from quasimd when their duration_ns is missing.`,
 			} else if capB != "" || latency != 0 {
 				return fmt.Errorf("%w: --cap and --latency are prefetch options: give --bandwidth too", api.ErrInvalidArgument)
 			}
-			var p api.MemPlan
-			where := "planned offline"
-			if !offline {
-				body, err := json.Marshal(gr)
-				if err != nil {
-					return err
-				}
-				p, err = g.client(cmd).PlanMemory(cmd.Context(), body, client.MemPlanOptions{Seed: seed, NoSearch: noSearch, Timeout: timeout,
-					Cache: cache, Bandwidth: bw, Cap: capB, Latency: latency, Layout: layout})
-				switch {
-				case errors.Is(err, api.ErrUnavailable):
-					fmt.Fprintf(cmd.ErrOrStderr(), "quasimctl: %v: planning offline\n", err)
-					offline = true
-				case err != nil:
-					return err
-				default:
-					where = "planned by quasimd"
-				}
-			}
-			if offline {
-				ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-				defer cancel()
-				start := time.Now()
-				if p, err = memplan.Plan(ctx, gr, opt); err != nil {
-					return err
-				}
-				p.PlanMS = float64(time.Since(start).Microseconds()) / 1000
+			copt := client.MemPlanOptions{Seed: seed, NoSearch: noSearch, Timeout: timeout,
+				Cache: cache, Bandwidth: bw, Cap: capB, Latency: latency, Layout: layout}
+			p, where, err := planFile(cmd, g, args[0], dims, opt, copt, offline, timeout)
+			if err != nil {
+				return err
 			}
 			if g.json {
 				return printJSON(cmd.OutOrStdout(), p)
@@ -160,6 +129,45 @@ best measured time from quasimd when their duration_ns is missing.`,
 	fs.StringVar(&capB, "cap", "", "with --bandwidth: device bytes the graph may hold (e.g. 512M; default no cap)")
 	fs.DurationVar(&latency, "latency", 0, "with --bandwidth: fixed cost of each copy")
 	return cmd
+}
+
+// planFile plans the graph or model at path through quasimd, or in this
+// process when offline is set or no daemon answers (saying so on stderr),
+// and says which.
+func planFile(cmd *cobra.Command, g *globalOptions, path string, dims onnx.Options, opt memplan.Options, copt client.MemPlanOptions, offline bool, timeout time.Duration) (api.MemPlan, string, error) {
+	var p api.MemPlan
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return p, "", err
+	}
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	gr, err := memplan.Read(data, memplan.FormatOf(path), name, dims)
+	if err != nil {
+		return p, "", fmt.Errorf("%w: %s: %v", api.ErrInvalidArgument, path, err)
+	}
+	if !offline {
+		body, err := json.Marshal(gr)
+		if err != nil {
+			return p, "", err
+		}
+		p, err = g.client(cmd).PlanMemory(cmd.Context(), body, copt)
+		switch {
+		case errors.Is(err, api.ErrUnavailable):
+			fmt.Fprintf(cmd.ErrOrStderr(), "quasimctl: %v: planning offline\n", err)
+		case err != nil:
+			return p, "", err
+		default:
+			return p, "planned by quasimd", nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+	defer cancel()
+	start := time.Now()
+	if p, err = memplan.Plan(ctx, gr, opt); err != nil {
+		return p, "", err
+	}
+	p.PlanMS = float64(time.Since(start).Microseconds()) / 1000
+	return p, "planned offline", nil
 }
 
 // printMemPlan writes the readable summary of p and its top largest

@@ -4,16 +4,22 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/quasim/quasim/client"
+	"github.com/quasim/quasim/internal/memplan"
+	"github.com/quasim/quasim/memgraph/onnx"
 
 	htmlreport "github.com/quasim/quasim/report"
 	"github.com/quasim/quasim/report/collect"
 )
 
 type reportOptions struct {
-	output string
-	title  string
+	output   string
+	title    string
+	memgraph []string
 }
 
 func newReportCommand(g *globalOptions) *cobra.Command {
@@ -28,8 +34,10 @@ cycles with the default's time and the served config marked, what each
 portfolio member proposed per cycle, the effect and importance of each
 parameter, the (time, energy) Pareto front where trials carry energy, the
 certificates with the served one's checks, and every trial in a sortable
-table. Trials come page by page; with more than one page, progress goes to
-stderr.`,
+table; the roofline of the builtin kernels under the ceilings quasimd
+measured; each declared pipeline's causal profile; and, with --memgraph,
+memory plans of graphs. Trials come page by page; with more than one page,
+progress goes to stderr.`,
 		Example: `  quasimctl report -o report.html
   quasimctl report sgemm conv2d -o tuning.html
   quasimctl import gemm_cache.json.gz --kernel gemm && quasimctl report gemm -o gemm.html`,
@@ -39,6 +47,7 @@ stderr.`,
 	}
 	cmd.Flags().StringVarP(&o.output, "output", "o", "report.html", "write the page to FILE (- for stdout)")
 	cmd.Flags().StringVar(&o.title, "title", "", "the page's title (default: quasim tuning report)")
+	cmd.Flags().StringArrayVar(&o.memgraph, "memgraph", nil, "add the memory plan of this graph (memgraph JSON, .onnx or .tflite; repeatable), planned by quasimd or offline")
 	return cmd
 }
 
@@ -50,6 +59,13 @@ func runReport(cmd *cobra.Command, g *globalOptions, o reportOptions, names []st
 		return err
 	}
 	in.Title = o.title
+	for _, f := range o.memgraph {
+		p, where, err := planFile(cmd, g, f, onnx.Options{}, memplan.Options{Seed: 1}, client.MemPlanOptions{Seed: 1}, false, 5*time.Second)
+		if err != nil {
+			return fmt.Errorf("report: --memgraph %s: %w", f, err)
+		}
+		in.MemPlans = append(in.MemPlans, htmlreport.MemPlan{File: f, Where: where, Plan: p})
+	}
 	var b bytes.Buffer
 	if err := htmlreport.Write(&b, in); err != nil {
 		return err
