@@ -336,9 +336,9 @@ func TestMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			configs := s.All()
+			configs := fullPrecision(s, s.All(), len(s.All()))
 			if tt.sample > 0 {
-				configs = sampleConfigs(s, tt.sample, 1)
+				configs = fullPrecision(s, sampleConfigs(s, tt.sample, 1), tt.sample)
 			}
 			if len(configs) == 0 {
 				t.Fatal("no configs")
@@ -397,8 +397,8 @@ func TestReducePrecision(t *testing.T) {
 		}
 		return math.Abs(float64(out[0])-ref) / ref
 	}
-	naive := relErr("262144,1,1,float32")
-	tests := []string{"262144,1,1,float64", "262144,1,1,kahan", "256,8,2,kahan"}
+	naive := relErr("262144,1,1,float32,fp32")
+	tests := []string{"262144,1,1,float64,fp32", "262144,1,1,kahan,fp32", "256,8,2,kahan,fp32"}
 	for _, key := range tests {
 		if e := relErr(key); e > 2*eps32 || e > naive/10 {
 			t.Errorf("relative error of %s = %g, want <= %g and well below float32's %g", key, e, 2*eps32, naive)
@@ -519,7 +519,7 @@ func TestEvaluateCancelled(t *testing.T) {
 		p := problem(1000)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if _, err := k.Evaluate(ctx, genome.Config{0, 0, 0, 0}, p); !errors.Is(err, context.Canceled) {
+		if _, err := k.Evaluate(ctx, genome.Config{0, 0, 0, 2, 0}, p); !errors.Is(err, context.Canceled) {
 			t.Errorf("Evaluate(cancelled) = %v, want context.Canceled", err)
 		}
 	})

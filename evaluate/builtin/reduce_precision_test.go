@@ -1,0 +1,133 @@
+package builtin
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/quasim/quasim/precision"
+)
+
+// TestChunkedMatchesFastPath runs the chunked path on FP32 inputs with
+// the FP32 path's accumulators: it adds in the same order, so the sums
+// are bitwise equal.
+func TestChunkedMatchesFastPath(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{5, 1000, 100_003} {
+		k := mustNew(t, "reduce", Options{})
+		p := problem(n)
+		s, err := k.Space(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := k.NewInputs(p, 3)
+		for _, c := range s.All() {
+			m := s.Map(c)
+			if m["input"].S != "fp32" || m["acc"].S == accFP16 || m["acc"].S == accBF16 {
+				continue
+			}
+			fast := make([]float32, 1)
+			prepareReduce(m, p.Dims)(in, fast)
+			chunked := make([]float32, 1)
+			chunkedReduce(newReduceConfig(m), n)(in, chunked)
+			if math.Float32bits(fast[0]) != math.Float32bits(chunked[0]) {
+				t.Fatalf("n %d %s: chunked %v, fast path %v", n, s.Key(c), chunked[0], fast[0])
+			}
+		}
+	}
+}
+
+// TestRoundFP16 checks the fast FP16 rounding against precision's on
+// values around every FP16 binade, its edges and ties.
+func TestRoundFP16(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 0))
+	check := func(x float32) {
+		g, w := roundFP16(x), precision.FP16.Round(x)
+		if math.Float32bits(g) != math.Float32bits(w) && !(g != g && w != w) {
+			t.Fatalf("roundFP16(%v) = %v, want %v", x, g, w)
+		}
+	}
+	for _, x := range []float32{0, 65504, 65519.99, 65520, 65536, 1e9, 0x1p-14, 0x1p-15, 0x1p-25, float32(math.Inf(1)), float32(math.NaN())} {
+		check(x)
+		check(-x)
+	}
+	for e := -30; e <= 17; e++ {
+		for range 20000 {
+			x := float32(math.Ldexp(1+rng.Float64(), e))
+			check(x)
+			check(-x)
+			// A tie: the 11th significant bit and none after it.
+			b := math.Float32bits(x)&^0x1fff | 0x1000
+			check(math.Float32frombits(b))
+		}
+	}
+}
+
+// TestStoredDecode checks that a stored input reads back as precision's
+// conversions give it: each float value rounded at its block's scale, the
+// integers as Quantize and Dequantize give them.
+func TestStoredDecode(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 0))
+	xs := make([]float32, 3*storeBlock+77)
+	for i := range xs {
+		// Blocks of very different magnitudes, and a zero block.
+		xs[i] = float32((2*rng.Float64() - 1) * math.Ldexp(1, 20*(i/storeBlock)-30))
+	}
+	clear(xs[storeBlock : 2*storeBlock])
+	for _, f := range []precision.Format{precision.FP16, precision.BF16, precision.FP8E4M3, precision.INT8, precision.INT4} {
+		st, err := store(f, xs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float32, len(xs))
+		for lo := 0; lo < len(xs); lo += storeBlock {
+			st.decode(got[lo:min(lo+storeBlock, len(xs))], lo)
+		}
+		want := make([]float32, len(xs))
+		if f.IsFloat() {
+			for i, x := range xs {
+				sc := float64(st.scale(i))
+				want[i] = float32(float64(f.Round(float32(float64(x)/sc))) * sc)
+			}
+		} else {
+			copy(want, xs)
+			if err := precision.RoundSlice(f, want, storeBlock); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rel, abs := st.errors()
+		var errSum float64
+		for i := range xs {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s value %d (%g): decoded %g, want %g", f, i, xs[i], got[i], want[i])
+			}
+			e := math.Abs(float64(got[i]) - float64(xs[i]))
+			errSum += e - rel*math.Abs(float64(xs[i]))
+		}
+		if errSum > abs {
+			t.Errorf("%s: storage errors beyond rel sum to %g > bound %g", f, errSum, abs)
+		}
+	}
+}
+
+// TestReducedInputBytes checks that the reduced formats really hold
+// fewer bytes: FP16 and BF16 two per value, FP8 and INT8 one, INT4 half.
+func TestReducedInputBytes(t *testing.T) {
+	t.Parallel()
+	xs := make([]float32, 1<<12)
+	for i := range xs {
+		xs[i] = float32(i%100) - 50
+	}
+	for f, per := range map[precision.Format]float64{precision.FP16: 2, precision.BF16: 2, precision.FP8E4M3: 1, precision.INT8: 1, precision.INT4: 0.5} {
+		st, err := store(f, xs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := float64(st.bytes() - 4*len(st.scales))
+		if data != per*float64(len(xs)) {
+			t.Errorf("%s: %v data bytes for %d values, want %v per value", f, data, len(xs), per)
+		}
+	}
+}
