@@ -33,6 +33,12 @@ type VerifySettings struct {
 	Seeds            []uint64 // random input seeds for parity (default 1,2,3)
 	LatencySamples   int      // timed runs for the latency distribution (default 15)
 	Seed             uint64   // bootstrap RNG seed (default 1)
+	// Inputs is the sign of the seeded random inputs: signed (the default,
+	// uniform in [-1, 1)) or positive (their magnitudes, uniform in
+	// [0, 1)), for a job whose data are positive (norms, probabilities)
+	// and whose sums are so better conditioned. Evaluators that make no
+	// inputs ignore it.
+	Inputs string
 	// Budget is the job's error budget (zero: none). A config passes it
 	// when its a-priori error bound and its measured error, both in the
 	// budget's units, are within Budget.Value on every case.
@@ -49,6 +55,12 @@ type ErrorBudget struct {
 
 // IsZero reports whether b is no budget.
 func (b ErrorBudget) IsZero() bool { return b == ErrorBudget{} }
+
+// The kinds of VerifySettings.Inputs.
+const (
+	InputsSigned   = "signed"
+	InputsPositive = "positive"
+)
 
 // Default verification settings.
 const (
@@ -113,6 +125,11 @@ func (s VerifySettings) Validate() error {
 	case "", PolicyReject, PolicyCertify:
 	default:
 		return fmt.Errorf("verify nondeterministic %q: want reject or certify", s.Nondeterministic)
+	}
+	switch s.Inputs {
+	case "", InputsSigned, InputsPositive:
+	default:
+		return fmt.Errorf("verify inputs %q: want signed or positive", s.Inputs)
 	}
 	if !s.Budget.IsZero() {
 		switch s.Budget.Kind {

@@ -275,19 +275,6 @@ func TestNewInputs(t *testing.T) {
 	}
 }
 
-// absInputs returns in with every value replaced by its magnitude: the
-// reference on it is Σ|terms|, the scale of the rounding error bounds.
-func absInputs(in Inputs) Inputs {
-	abs := func(x []float32) []float32 {
-		out := make([]float32, len(x))
-		for i, v := range x {
-			out[i] = float32(math.Abs(float64(v)))
-		}
-		return out
-	}
-	return Inputs{A: abs(in.A), B: abs(in.B)}
-}
-
 // errorFactor is the factor f in the bound |out - ref| <= f·eps32·Σ|terms|
 // for config c of problem dims: the length of the summation for plain fp32
 // accumulation, a small constant for compensated or float64 accumulation.

@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -113,6 +114,22 @@ func (kd def) newInputs(d []int, seed uint64) Inputs {
 	a := fill(na)
 	b := fill(nb)
 	return Inputs{A: a, B: b, cache: new(storeCache)}
+}
+
+// absInputs is in with every value made its magnitude: the positive
+// inputs of VerifySettings.Inputs "positive".
+func absInputs(in Inputs) Inputs {
+	abs := func(x []float32) []float32 {
+		if x == nil {
+			return nil
+		}
+		out := make([]float32, len(x))
+		for i, v := range x {
+			out[i] = float32(math.Abs(float64(v)))
+		}
+		return out
+	}
+	return Inputs{A: abs(in.A), B: abs(in.B), cache: new(storeCache)}
 }
 
 // checkInputs reports whether in fits dims d.

@@ -65,7 +65,11 @@ const minNormal32 = 0x1p-126
 // outside the space (wrapping evaluate.ErrNotInSpace), invalid settings, or a
 // cancelled ctx (ctx.Err(), checked between runs).
 func (k *Kernel) Verify(ctx context.Context, c genome.Config, p evaluate.Problem, s evaluate.VerifySettings) (evaluate.VerifyReport, error) {
-	return k.verify(ctx, c, p, s, k.def.newInputs)
+	gen := k.def.newInputs
+	if s.Inputs == evaluate.InputsPositive {
+		gen = func(d []int, seed uint64) Inputs { return absInputs(k.def.newInputs(d, seed)) }
+	}
+	return k.verify(ctx, c, p, s, gen)
 }
 
 // inputGen makes the inputs of dims d from a seed.

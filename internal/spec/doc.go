@@ -30,9 +30,11 @@
 //	                             # evals 0 means no evaluation limit and needs seconds > 0
 //	default: {tile_m: 32}        # optional partial config served when nothing is tuned
 //	verify: {tolerance: rel, value: 1e-5, repeats: 3, nondeterministic: reject,
-//	         error_budget: {rel: 1e-5}}
+//	         inputs: signed, error_budget: {rel: 1e-5}}
 //	                             # tolerance abs|rel|ulp, value >= 0, repeats >= 0,
 //	                             # nondeterministic reject|certify; used by certification;
+//	                             # inputs signed|positive: the seeded verification inputs'
+//	                             # sign (positive: a job whose data are, e.g. norms);
 //	                             # error_budget: one of abs|rel|ulp > 0 (see Precision)
 //	precision:                   # optional: which parameters are precision parameters and the
 //	  acc: accumulation          # stage each sets: input, intermediate, accumulation or output

@@ -25,6 +25,7 @@ func TestPrecisionErrors(t *testing.T) {
 		{"budget two kinds", reduceYAML + "verify: {error_budget: {rel: 1e-5, abs: 1}}\n", []string{"verify.error_budget", "exactly one of abs, rel or ulp, got 2"}},
 		{"budget zero", reduceYAML + "verify: {error_budget: {rel: 0}}\n", []string{"verify.error_budget.rel", "want a number > 0"}},
 		{"budget unknown kind", reduceYAML + "verify: {error_budget: {relative: 1e-5}}\n", []string{"verify.error_budget", "relative: unknown key"}},
+		{"inputs", reduceYAML + "verify: {inputs: negative}\n", []string{"verify.inputs", `"negative": want signed or positive`}},
 		{"budget not a number", reduceYAML + "verify: {error_budget: {rel: tight}}\n", []string{"verify.error_budget.rel", "want a finite number"}},
 	}
 	for _, tt := range tests {

@@ -46,6 +46,7 @@ type Verify struct {
 	Value            float64 `json:"value,omitempty"`            // the tolerance, >= 0
 	Repeats          int     `json:"repeats,omitempty"`          // runs compared bit for bit, >= 0
 	Nondeterministic string  `json:"nondeterministic,omitempty"` // reject or certify
+	Inputs           string  `json:"inputs,omitempty"`           // signed or positive seeded inputs
 	// ErrorBudget is the largest error a served config may have, both
 	// by its a-priori bound and as measured (zero: none).
 	ErrorBudget ErrorBudget `json:"error_budget,omitzero"`
@@ -628,7 +629,7 @@ func (s *Spec) decodeVerify(d decoder, n *node) error {
 	if err != nil {
 		return err
 	}
-	if err := d.knownKeys("verify", m, []string{"tolerance", "value", "repeats", "nondeterministic", "error_budget"}); err != nil {
+	if err := d.knownKeys("verify", m, []string{"tolerance", "value", "repeats", "nondeterministic", "inputs", "error_budget"}); err != nil {
 		return err
 	}
 	if v := m.get("error_budget"); !v.isNull() {
@@ -654,6 +655,9 @@ func (s *Spec) decodeVerify(d decoder, n *node) error {
 		return err
 	}
 	if s.Verify.Nondeterministic, err = oneOf("nondeterministic", "reject", "certify"); err != nil {
+		return err
+	}
+	if s.Verify.Inputs, err = oneOf("inputs", evaluate.InputsSigned, evaluate.InputsPositive); err != nil {
 		return err
 	}
 	if v := m.get("value"); !v.isNull() {
