@@ -287,7 +287,7 @@ func boundReduce(v map[string]genome.Value, dims []int, in Inputs) errorModel {
 				bound:   func(_, _ float64) float64 { return math.Inf(1) },
 			}
 		}
-		rel, sabs = st.errors()
+		rel, sabs = st.errors(in.A)
 		inText = fmt.Sprintf("input %s: rel*sum|a_i| + sum abs_i, rel = %.3g, sum abs_i = %.3g over %d scales of %d values", cfg.input, rel, sabs, len(st.scales), storeBlock)
 		if st.scales == nil {
 			inText = fmt.Sprintf("input %s: rel*sum|a_i| + sum abs_i, rel = %.3g, sum abs_i = %.3g (no scale)", cfg.input, rel, sabs)

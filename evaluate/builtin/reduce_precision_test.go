@@ -97,7 +97,7 @@ func TestStoredDecode(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rel, abs := st.errors()
+		rel, abs := st.errors(xs)
 		var errSum float64
 		for i := range xs {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
@@ -129,5 +129,45 @@ func TestReducedInputBytes(t *testing.T) {
 		if data != per*float64(len(xs)) {
 			t.Errorf("%s: %v data bytes for %d values, want %v per value", f, data, len(xs), per)
 		}
+	}
+}
+
+// BenchmarkReduceStorage times reduce at n = 2^22 with its input stored
+// in each format, for the FP32 default config (256,1,1,float32) and a
+// fast one (65536,8,1,float32), and the one-off cost of storing the
+// input. The stored input is made before the timer starts, as a kernel
+// reads data its producer wrote in that format.
+//
+//	go test ./evaluate/builtin -run '^$' -bench ReduceStorage -benchtime 50x
+func BenchmarkReduceStorage(b *testing.B) {
+	k := mustNew(b, "reduce", Options{})
+	p := problem(1 << 22)
+	s, err := k.Space(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := k.NewInputs(p, 1)
+	out := make([]float32, 1)
+	for _, base := range []string{"256,1,1,float32", "65536,8,1,float32", "65536,8,1,float64"} {
+		for _, f := range []precision.Format{precision.FP32, precision.FP16, precision.BF16, precision.INT8, precision.FP8E4M3, precision.INT4} {
+			c := parseKey(b, s, base+","+f.String())
+			run := k.def.prepare(s.Map(c), p.Dims)
+			run(in, out) // stores the input in f, once
+			b.Run(base+"/"+f.String(), func(b *testing.B) {
+				b.SetBytes(int64(len(in.A)) * int64(f.Bits()) / 8)
+				for b.Loop() {
+					run(in, out)
+				}
+			})
+		}
+	}
+	for _, f := range []precision.Format{precision.FP16, precision.BF16, precision.INT8, precision.FP8E4M3, precision.INT4} {
+		b.Run("store/"+f.String(), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := store(f, in.A); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

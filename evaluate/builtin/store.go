@@ -168,8 +168,18 @@ func (s *stored) decode(buf []float32, lo int) {
 		}
 	case precision.FP16:
 		t := fp16Table()
+		buf = buf[:len(buf):len(buf)]
 		for i, h := range s.u16[lo : lo+len(buf)] {
-			buf[i] = t[h] * sc
+			// A normal FP16 value is a float32 with the exponent rebiased
+			// (127-15 = 112) and 13 more fraction bits; zeros and
+			// subnormals (rare once scaled) come from the table.
+			var v float32
+			if h&0x7c00 != 0 {
+				v = math.Float32frombits(uint32(h&0x8000)<<16 | (uint32(h&0x7fff)<<13 + 112<<23))
+			} else {
+				v = t[h]
+			}
+			buf[i] = v * sc
 		}
 	case precision.FP8E4M3:
 		t := e4m3Table()
@@ -194,21 +204,31 @@ func (s *stored) decode(buf []float32, lo int) {
 	}
 }
 
-// errors bounds the storage error: the relative part rel and Σ_i abs_i
-// of precision.Store over every value, for f at the scales s chose, plus
-// 2^-149 per value for a decoded value times its scale that lands among
-// float32's subnormals (possible only at the smallest scale).
-func (s *stored) errors() (rel, abs float64) {
-	abs = float64(s.n) * 0x1p-149
-	if s.scales == nil {
-		e := s.f.Store(1)
-		return e.Rel, abs + e.Abs*float64(s.n)
+// errors bounds the storage error: |x̂_i - x_i| <= rel·|x_i| + abs_i
+// (precision.Format.Store at the value's scale), and returns rel and
+// Σabs_i. A float format's absolute part counts only for a value that
+// falls below its normal range at its scale (a normal one has only the
+// relative error, a zero is stored exactly); an integer format's for every
+// nonzero value. A decoded value times its scale that lands among
+// float32's subnormals (below 2^-126) may round once more: 2^-149.
+func (s *stored) errors(xs []float32) (rel, abs float64) {
+	rel = s.f.Store(1).Rel
+	var normMin float64
+	if s.f.IsFloat() {
+		normMin = s.f.SmallestNormal()
 	}
-	for b, sc := range s.scales {
-		cnt := min(storeBlock, s.n-b*storeBlock)
-		e := s.f.Store(float64(sc))
-		rel = e.Rel
-		abs += e.Abs * float64(cnt)
+	for i, x := range xs {
+		if x == 0 {
+			continue
+		}
+		a := math.Abs(float64(x))
+		sc := float64(s.scale(i))
+		if a < 0x1p-126 {
+			abs += 0x1p-149
+		}
+		if !s.f.IsFloat() || a/sc < normMin {
+			abs += s.f.Store(sc).Abs
+		}
 	}
 	return rel, abs
 }
