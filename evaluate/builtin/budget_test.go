@@ -1,9 +1,11 @@
 package builtin
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/genome"
@@ -169,5 +171,74 @@ func TestBudgetReport(t *testing.T) {
 	rep = mustVerify(t, g, gs.Default(), gp, evaluate.VerifySettings{Budget: evaluate.ErrorBudget{Kind: evaluate.ToleranceAbs, Value: 1}, LatencySamples: 1})
 	if !rep.Budget.Passed || len(rep.Budget.Stages) != 1 || rep.Budget.Stages[0].Stage != "accumulation" || len(rep.Budget.Map) != 0 {
 		t.Errorf("sgemm budget %+v", rep.Budget)
+	}
+}
+
+// BenchmarkPrecisionBudgets makes the table of reduce's certified
+// precision maps at three relative budgets: every input format and
+// accumulator at block 65536, unroll 8, workers 1 (the fastest FP32 config
+// of BenchmarkSpread) is verified once (seeds 1, 2, 3 and the edge cases)
+// and timed (median of up to 15 runs); at each budget the map served is
+// the fastest whose bound and measured error both fit. Times are against
+// the FP32 default config (256,1,1,float32,fp32) and the same block,
+// unroll and workers with fp32 input and float32 accumulation.
+//
+//	go test ./evaluate/builtin -run '^$' -bench PrecisionBudgets -benchtime 1x -v
+func BenchmarkPrecisionBudgets(b *testing.B) {
+	k := mustNew(b, "reduce", Options{Reps: evaluate.Reps{Max: 15, MaxTime: time.Second}})
+	p := problem(1 << 21)
+	s, err := k.Space(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	timeOf := func(c genome.Config) float64 {
+		tr, err := k.Evaluate(context.Background(), c, p)
+		if err != nil || tr.Status != evaluate.StatusOK {
+			b.Fatalf("Evaluate(%s) = %+v, %v", s.Key(c), tr, err)
+		}
+		return tr.Time
+	}
+	for _, inputs := range []string{evaluate.InputsPositive, evaluate.InputsSigned} {
+		b.Run(inputs, func(b *testing.B) {
+			type row struct {
+				key             string
+				ms              float64
+				bound, measured float64
+				ok              bool // parity, determinism and the a-priori bound held
+			}
+			var rows []row
+			for b.Loop() {
+				def := timeOf(s.Default())
+				same := timeOf(parseKey(b, s, "65536,8,1,float32,fp32"))
+				rows = rows[:0]
+				for _, c := range precisionMaps(b, s, "65536,8,1") {
+					set := evaluate.VerifySettings{Tolerance: evaluate.ToleranceRel, Value: 1, Inputs: inputs, LatencySamples: 1,
+						Budget: evaluate.ErrorBudget{Kind: evaluate.ToleranceRel, Value: 1}}
+					rep := mustVerify(b, k, c, p, set)
+					rows = append(rows, row{key: s.Key(c), ms: timeOf(c), bound: rep.Budget.Bound, measured: rep.Budget.Measured,
+						ok: rep.Parity.Passed && rep.Determinism.Passed && rep.ErrorBound.Passed})
+				}
+				b.Logf("%s inputs, n = 2^21: FP32 default 256,1,1,float32,fp32 %.3f ms; 65536,8,1,float32,fp32 %.3f ms", inputs, def, same)
+				b.Logf("%-8s %-28s %-10s %-10s %-9s %-12s %s", "budget", "certified map", "bound", "measured", "ms", "vs default", "vs 65536,8,1,float32,fp32")
+				for _, budget := range []float64{1e-3, 1e-5, 1e-7} {
+					best := -1
+					for i, r := range rows {
+						if r.ok && r.bound <= budget && r.measured <= budget && (best < 0 || r.ms < rows[best].ms) {
+							best = i
+						}
+					}
+					if best < 0 {
+						b.Logf("%-8g none", budget)
+						continue
+					}
+					r := rows[best]
+					b.Logf("%-8g %-28s %-10.3g %-10.3g %-9.3f %-12.2f %.2f", budget, r.key, r.bound, r.measured, r.ms, r.ms/def, r.ms/same)
+				}
+				b.Logf("every map (bound and measured relative error, ms):")
+				for _, r := range rows {
+					b.Logf("  %-28s %-10.3g %-10.3g %.3f ok=%v", r.key, r.bound, r.measured, r.ms, r.ok)
+				}
+			}
+		})
 	}
 }
