@@ -313,6 +313,7 @@ func chunkedReduce(cfg reduceConfig, n int) runner {
 	p32 := make([]float32, nb) // float32, fp16, bf16: block partials
 	p64 := make([]float64, nb)
 	pc := make([]float32, nb) // kahan: the partials' compensations
+	fused := fused8(cfg)
 	var r func(float32) float32
 	switch cfg.acc {
 	case accFP16:
@@ -345,12 +346,20 @@ func chunkedReduce(cfg reduceConfig, n int) runner {
 				lo, hi := b*cfg.block, min((b+1)*cfg.block, n)
 				for c := lo; c < hi; c += storeBlock {
 					e := min(c+storeBlock, hi)
+					from := c
+					if fused != nil {
+						// Decoded and added in one pass; the few left
+						// over (the block's last chunk only) below.
+						if from = e - fused(s32, st, c, e); from == e {
+							continue
+						}
+					}
 					var a []float32
 					if st == nil {
-						a = in.A[c:e]
+						a = in.A[from:e]
 					} else {
-						a = buf[:e-c]
-						st.decode(a, c)
+						a = buf[:e-from]
+						st.decode(a, from)
 					}
 					switch {
 					case r != nil:
@@ -413,4 +422,39 @@ func chunkedReduce(cfg reduceConfig, n int) runner {
 			out[0] = s
 		}
 	}
+}
+
+// fused8 returns, for float32 accumulation with 8 partial sums from an
+// input stored in INT8, a function that decodes and adds a chunk's full
+// groups of 8 in one pass (no buffer), returning how many values it left;
+// nil for any other config. It adds exactly what the buffered path adds,
+// in the same order. (BF16 fused the same way took 8 times the CPU time of
+// FP32 on this VM's AMD EPYC, more than through the buffer: each value
+// moves from an integer register to a float one.)
+func fused8(cfg reduceConfig) func(s []float32, st *stored, lo, hi int) int {
+	if cfg.acc != accFloat32 || cfg.unroll != 8 {
+		return nil
+	}
+	switch cfg.input {
+	case precision.INT8:
+		return func(s []float32, st *stored, lo, hi int) int {
+			q := st.i8[lo:hi]
+			sc := st.scale(lo)
+			s0, s1, s2, s3, s4, s5, s6, s7 := s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+			for len(q) >= 8 {
+				s0 += float32(q[0]) * sc
+				s1 += float32(q[1]) * sc
+				s2 += float32(q[2]) * sc
+				s3 += float32(q[3]) * sc
+				s4 += float32(q[4]) * sc
+				s5 += float32(q[5]) * sc
+				s6 += float32(q[6]) * sc
+				s7 += float32(q[7]) * sc
+				q = q[8:]
+			}
+			s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7] = s0, s1, s2, s3, s4, s5, s6, s7
+			return len(q)
+		}
+	}
+	return nil
 }
