@@ -318,7 +318,7 @@ func (s *Spec) precisionOf(ev evaluate.Evaluator, params []genome.Param) (map[st
 		for i, v := range q.Values {
 			vals[i] = v.S
 			if v.Kind != genome.KindString {
-				return nil, s.errf(field, "%s's value %s is not a %s precision name", name, literal(v), prec[name])
+				return nil, s.errf(field, "%s's value %s is not the name of a format (%s stage)", name, literal(v), prec[name])
 			}
 		}
 		if err := prec[name].CheckOrder(vals); err != nil {

@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -128,5 +130,67 @@ func TestErrorBudgetHashAndSettings(t *testing.T) {
 	}
 	if again := mustParse(t, "b.json", string(decl.Canonical())); again.Hash != decl.Hash {
 		t.Errorf("canonical JSON with precision parses to hash %s, want %s", again.Hash, decl.Hash)
+	}
+}
+
+// precisionRecording writes a Kernel Tuner cache whose parameter prec
+// has the given values and a spec replaying it with extra lines.
+func precisionRecording(t *testing.T, values []string, extra string) *Spec {
+	t.Helper()
+	dir := t.TempDir()
+	cache := `{"device_name": "GPU", "kernel_name": "k", "problem_size": [64], "tune_params_keys": ["bx", "prec"],
+ "tune_params": {"bx": [16, 32], "prec": ["` + strings.Join(values, `", "`) + `"]}, "cache": {`
+	for i, v := range values {
+		if i > 0 {
+			cache += ","
+		}
+		cache += `"16,` + v + `": {"bx": 16, "prec": "` + v + `", "time": ` + []string{"3.0", "2.0", "1.0"}[i%3] + `}`
+	}
+	cache += "}}"
+	if err := os.WriteFile(filepath.Join(dir, "c.json"), []byte(cache), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "k.yaml")
+	return mustParse(t, path, "name: k\nevaluator: replay:c.json\n"+extra)
+}
+
+// TestPrecisionDeclared: a spec declares a precision parameter of an
+// evaluator that knows nothing of precision; its values must name formats
+// of the stage, most accurate first, and then match by format.
+func TestPrecisionDeclared(t *testing.T) {
+	t.Parallel()
+	s := precisionRecording(t, []string{"fp32", "bf16", "int8"}, "precision: {prec: input}\nparameters: {prec: [float32, int8]}\n")
+	jobs, err := s.Jobs()
+	if err != nil {
+		t.Fatalf("Jobs() = %v", err)
+	}
+	var got []string
+	for _, c := range jobs[0].Space.All() {
+		got = append(got, jobs[0].Space.Map(c)["prec"].S)
+	}
+	if strings.Join(got, ",") != "fp32,int8" {
+		t.Errorf("values %q, want fp32 and int8 (float32 names fp32)", got)
+	}
+	for _, tt := range []struct {
+		name   string
+		values []string
+		extra  string
+		want   string
+	}{
+		{"not in order", []string{"fp16", "fp32"}, "precision: {prec: input}\n", `precision.prec: prec of replay:`},
+		{"not a format", []string{"fp32", "fp24"}, "precision: {prec: input}\n", `input precision "fp24": want one of`},
+		{"not a string", nil, "precision: {bx: input}\n", "precision.bx: bx's value 16 is not the name of a format (input stage)"},
+		{"no such parameter", []string{"fp32"}, "precision: {nope: output}\n", "precision.nope: no such parameter"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			vals := tt.values
+			if vals == nil {
+				vals = []string{"fp32"}
+			}
+			_, err := precisionRecording(t, vals, tt.extra).Jobs()
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "k.yaml") {
+				t.Errorf("Jobs() = %v, want an error naming k.yaml and containing %q", err, tt.want)
+			}
+		})
 	}
 }
