@@ -103,7 +103,7 @@ func byRows(in Inputs, rows int, fn func(i int)) {
 // additions into C, the first exact: d = 1 + log2 U + (A-1).
 //
 // d never exceeds k, the depth of any evaluation order (γ_k).
-func boundSgemm(v map[string]genome.Value, dims []int, _ Inputs) errorModel {
+func boundSgemm(v map[string]genome.Value, dims []int, in Inputs) errorModel {
 	k := dims[2]
 	tk, u, order := int(v["tile_k"].I), int(v["unroll"].I), v["loop_order"].S
 	lg := log2(u)
@@ -131,10 +131,49 @@ func boundSgemm(v map[string]genome.Value, dims []int, _ Inputs) errorModel {
 		how += fmt.Sprintf(", capped at k = %d", k)
 	}
 	g, gr := gamma(d, u32), gamma(k, u64)
+	accText := fmt.Sprintf("gamma_d * sum_l |a_il||b_lj|, d = %d, k = %d, u = 2^-24 (float32 %s)", d, k, how)
+	if v["b_input"].S == "" || v["b_input"].S == "fp32" {
+		return errorModel{
+			formula: fmt.Sprintf("gamma_d * sum_l |a_il||b_lj| + gamma64_k * sum_l |a_il||b_lj| (reference), d = %d, k = %d, u = 2^-24 (float32 %s)",
+				d, k, how),
+			bound: func(_, abs float64) float64 { return (g + gr) * abs },
+		}
+	}
+	// B stored in a reduced format: each b̂_lj = b_lj(1+δ) + η_lj with
+	// |δ| <= rel and |η_lj| <= maxAbs, so the products' error is at most
+	// rel·Σ|a||b| + maxAbs·Σ_l|a_il| (taken at the largest row of |A|), and
+	// the accumulation's is γ_d of Σ|a||b̂| <= Σ|a||b| + that (precision.Sum).
+	f, err := precision.ParseFormat(v["b_input"].S)
+	var st *stored
+	if err == nil {
+		st, err = in.storedB(f)
+	}
+	if err != nil {
+		return errorModel{formula: fmt.Sprintf("b_input %s: %v", v["b_input"].S, err), bound: func(_, _ float64) float64 { return math.Inf(1) }}
+	}
+	rel, _, maxAbs := st.errors(in.B)
+	rowA := 0.0
+	for i := 0; i+k <= len(in.A); i += k {
+		r := 0.0
+		for _, x := range in.A[i : i+k] {
+			r += math.Abs(float64(x))
+		}
+		rowA = max(rowA, r)
+	}
+	e := maxAbs * rowA
+	inText := fmt.Sprintf("b_input %s: rel*sum_l|a_il||b_lj| + max abs_lj * max_i sum_l|a_il|, rel = %.3g, max abs = %.3g, max row of |A| = %.4g", f, rel, maxAbs, rowA)
+	stages := func(_, abs float64) []evaluate.StageBound {
+		sb := precision.Sum(abs, rel, e, g)
+		return []evaluate.StageBound{
+			{Stage: precision.StageInput.String(), Param: "b_input", Value: f.String(), Bound: sb.Input, How: inText},
+			{Stage: precision.StageAccumulation.String(), Value: "fp32", Bound: sb.Acc, How: "acc: " + accText},
+			{Stage: stageReference, Value: "float64", Bound: gr * abs, How: "reference: gamma64_k * sum_l |a_il||b_lj|"},
+		}
+	}
 	return errorModel{
-		formula: fmt.Sprintf("gamma_d * sum_l |a_il||b_lj| + gamma64_k * sum_l |a_il||b_lj| (reference), d = %d, k = %d, u = 2^-24 (float32 %s)",
-			d, k, how),
-		bound: func(_, abs float64) float64 { return (g + gr) * abs },
+		formula: fmt.Sprintf("((1+rel)(1+gamma_d)-1) * sum_l |a_il||b_lj| + (1+gamma_d) * max abs * max row of |A| + gamma64_k * sum_l |a_il||b_lj| (reference); %s; %s", inText, accText),
+		bound:   func(ref, abs float64) float64 { return sumStages(stages(ref, abs)) },
+		stages:  stages,
 	}
 }
 
@@ -287,7 +326,7 @@ func boundReduce(v map[string]genome.Value, dims []int, in Inputs) errorModel {
 				bound:   func(_, _ float64) float64 { return math.Inf(1) },
 			}
 		}
-		rel, sabs = st.errors(in.A)
+		rel, sabs, _ = st.errors(in.A)
 		inText = fmt.Sprintf("input %s: rel*sum|a_i| + sum abs_i, rel = %.3g, sum abs_i = %.3g over %d scales of %d values", cfg.input, rel, sabs, len(st.scales), storeBlock)
 		if st.scales == nil {
 			inText = fmt.Sprintf("input %s: rel*sum|a_i| + sum abs_i, rel = %.3g, sum abs_i = %.3g (no scale)", cfg.input, rel, sabs)

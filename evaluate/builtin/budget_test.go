@@ -129,8 +129,8 @@ func TestUnstableMapNeverCertified(t *testing.T) {
 }
 
 // TestBudgetReport checks what the budget check reports: the precision
-// map, each stage's bound adding up to the whole, and a kernel with no
-// precision parameters (sgemm) bounded as one fp32 accumulation.
+// map, each stage's bound adding up to the whole, and sgemm with its B in
+// fp32 bounded as one fp32 accumulation.
 func TestBudgetReport(t *testing.T) {
 	t.Parallel()
 	k := mustNew(t, "reduce", Options{})
@@ -169,7 +169,7 @@ func TestBudgetReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep = mustVerify(t, g, gs.Default(), gp, evaluate.VerifySettings{Budget: evaluate.ErrorBudget{Kind: evaluate.ToleranceAbs, Value: 1}, LatencySamples: 1})
-	if !rep.Budget.Passed || len(rep.Budget.Stages) != 1 || rep.Budget.Stages[0].Stage != "accumulation" || len(rep.Budget.Map) != 0 {
+	if !rep.Budget.Passed || len(rep.Budget.Stages) != 1 || rep.Budget.Stages[0].Stage != "accumulation" || rep.Budget.Map["b_input"] != "fp32" {
 		t.Errorf("sgemm budget %+v", rep.Budget)
 	}
 }

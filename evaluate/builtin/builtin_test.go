@@ -96,8 +96,8 @@ func TestSpaces(t *testing.T) {
 				t.Errorf("%s Space(%v) = %v", name, p, err)
 				continue
 			}
-			if n := s.Size(); n < 100 || n > 3100 {
-				t.Errorf("%s Space(%v).Size() = %d, want 100..3100", name, p, n)
+			if n := s.Size(); n < 100 || n > 12000 {
+				t.Errorf("%s Space(%v).Size() = %d, want 100..12000", name, p, n)
 			}
 			if err := s.Check(s.Default()); err != nil {
 				t.Errorf("%s Space(%v): default config: %v", name, p, err)

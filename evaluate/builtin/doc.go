@@ -34,10 +34,19 @@
 //	workers     1 2 4 8             1
 //	pack_b      False True          False
 //	loop_order  ijk ikj jik         ijk
+//	b_input     fp32 fp16 bf16 int8 fp8_e4m3 int4   fp32
 //
 //	tile_m <= m or tile_m == 16      (and likewise tile_n/n, tile_k/k)
 //	workers == 1 or tile_m * workers <= m
 //	tile_m * tile_k + tile_k * tile_n + tile_m * tile_n <= 8192
+//	b_input == 'fp32' or pack_b
+//
+// b_input is a precision parameter (input stage): B stored in that format
+// as reduce stores its vector (scales per 256 values of B's row-major
+// layout); packing decodes each panel into the float32 buffer, so only
+// packed configs may store B reduced. Its bound adds the storage stage:
+// rel·Σ|a||b| + (largest absolute storage error of B)·(largest row sum of
+// |A|), and γ_d of Σ|a||b̂| (precision.Sum).
 //
 // For tests of verification only, Options.TestWrongVariant appends a fourth
 // loop_order, ikj_fast: the ikj kernel minus the last partial block of
@@ -95,10 +104,11 @@
 //	block <= n or block == 256
 //	workers == 1 or block * workers <= n
 //
-// Valid configs per default problem (reduce: 288 at fp32 input and acc
-// float64, kahan or float32, as a spec without an error budget keeps it):
+// Valid configs per default problem (at fp32 storage, and for reduce acc
+// float64, kahan or float32, as a spec without an error budget keeps
+// them: sgemm 2496, 3024, 3024 and reduce 288 each):
 //
-//	sgemm   128x128x128: 2496   256x256x256: 3024   384x256x320: 3024
+//	sgemm   128x128x128: 8736   256x256x256: 10584  384x256x320: 10584
 //	conv2d  256x256x5:   1112   512x512x7:   1344   1024x1024x3: 1344
 //	reduce  2097152:     2880   4194304:     2880   8388608:     2880
 //

@@ -104,7 +104,19 @@ func TestStoredDecode(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rel, abs := st.errors(xs)
+		// Any range, at any offset, decodes to the same values.
+		for range 200 {
+			lo := rng.IntN(len(xs))
+			hi := lo + rng.IntN(len(xs)-lo+1)
+			part := make([]float32, hi-lo)
+			st.decodeAt(part, lo)
+			for i, v := range part {
+				if math.Float32bits(v) != math.Float32bits(got[lo+i]) {
+					t.Fatalf("%s decodeAt(%d..%d)[%d] = %v, want %v", f, lo, hi, i, v, got[lo+i])
+				}
+			}
+		}
+		rel, abs, _ := st.errors(xs)
 		var errSum float64
 		for i := range xs {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
@@ -253,6 +265,93 @@ func TestReducedInputSumsDecodedValues(t *testing.T) {
 			prepareReduce(m32, p.Dims)(Inputs{A: decoded[f]}, want)
 			if math.Float32bits(got[0]) != math.Float32bits(want[0]) {
 				t.Fatalf("n %d %s: %v, FP32 path on the decoded values %v", n, s.Key(c), got[0], want[0])
+			}
+		}
+	}
+}
+
+// TestSgemmStoredBSumsDecodedValues runs sgemm configs whose B is stored
+// in a reduced format, and the same configs with an FP32 B holding the
+// decoded values: packing decodes the panels, so the products are the
+// same and the outputs bitwise equal. n = 45 puts B's rows at odd offsets
+// (INT4 nibbles) and across scale blocks.
+func TestSgemmStoredBSumsDecodedValues(t *testing.T) {
+	t.Parallel()
+	k := mustNew(t, "sgemm", Options{})
+	p := problem(37, 45, 41)
+	s, err := k.Space(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := k.NewInputs(p, 5)
+	decoded := map[string][]float32{}
+	tried := 0
+	for _, c := range sampleConfigs(s, 3000, 4) {
+		m := s.Map(c)
+		f := m["b_input"].S
+		if f == "fp32" {
+			continue
+		}
+		if decoded[f] == nil {
+			fm, _ := precision.ParseFormat(f)
+			st, err := store(fm, in.B)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := make([]float32, len(in.B))
+			st.decodeAt(d, 0)
+			decoded[f] = d
+		}
+		got := make([]float32, 37*45)
+		prepareSgemm(m, p.Dims)(in, got)
+		m32 := maps.Clone(m)
+		m32["b_input"] = genome.Str("fp32")
+		want := make([]float32, 37*45)
+		prepareSgemm(m32, p.Dims)(Inputs{A: in.A, B: decoded[f]}, want)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s [%d]: %v, FP32 B holding the decoded values %v", s.Key(c), i, got[i], want[i])
+			}
+		}
+		tried++
+	}
+	if tried < 100 {
+		t.Errorf("only %d configs with a reduced B", tried)
+	}
+}
+
+// BenchmarkSgemmStorage times sgemm at 256x256x256 and 512x512x512 with
+// its B stored in each format (packed panels decoded from it), for the
+// fastest config of BenchmarkSpread (16,128,16,8,1,True,ikj) and the same
+// with jik order (B panels transposed); thread CPU time per run.
+//
+//	go test ./evaluate/builtin -run '^$' -bench SgemmStorage -benchtime 10x -count 2
+func BenchmarkSgemmStorage(b *testing.B) {
+	k := mustNew(b, "sgemm", Options{})
+	for _, d := range []int{256, 512} {
+		p := problem(d, d, d)
+		s, err := k.Space(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in := k.NewInputs(p, 1)
+		out := make([]float32, d*d)
+		for _, base := range []string{"16,128,16,8,1,True,ikj", "16,128,16,8,1,True,jik"} {
+			for _, f := range []precision.Format{precision.FP32, precision.FP16, precision.BF16, precision.INT8, precision.FP8E4M3, precision.INT4} {
+				c := parseKey(b, s, base+","+f.String())
+				run := k.def.prepare(s.Map(c), p.Dims)
+				run(in, out) // stores B in f, once
+				b.Run(fmt.Sprintf("%d/%s/%s", d, base, f), func(b *testing.B) {
+					goruntime.LockOSThread()
+					defer goruntime.UnlockOSThread()
+					var cpu time.Duration
+					for b.Loop() {
+						t0 := threadCPU()
+						run(in, out)
+						cpu += threadCPU() - t0
+					}
+					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+				})
 			}
 		}
 	}

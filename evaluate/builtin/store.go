@@ -40,27 +40,44 @@ type stored struct {
 // pay the conversion.
 type storeCache struct {
 	mu sync.Mutex
-	m  map[precision.Format]*stored
+	m  map[storeKey]*stored
+}
+
+// storeKey names one input (A or B) stored in one format.
+type storeKey struct {
+	b bool // Inputs.B, else Inputs.A
+	f precision.Format
 }
 
 // storedA returns in.A stored in f, from in's cache when it has one.
-func (in Inputs) storedA(f precision.Format) (*stored, error) {
+func (in Inputs) storedA(f precision.Format) (*stored, error) { return in.stored(storeKey{f: f}) }
+
+// storedB returns in.B stored in f, from in's cache when it has one.
+func (in Inputs) storedB(f precision.Format) (*stored, error) {
+	return in.stored(storeKey{b: true, f: f})
+}
+
+func (in Inputs) stored(k storeKey) (*stored, error) {
+	xs := in.A
+	if k.b {
+		xs = in.B
+	}
 	if in.cache == nil {
-		return store(f, in.A)
+		return store(k.f, xs)
 	}
 	in.cache.mu.Lock()
 	defer in.cache.mu.Unlock()
-	if s, ok := in.cache.m[f]; ok {
+	if s, ok := in.cache.m[k]; ok {
 		return s, nil
 	}
-	s, err := store(f, in.A)
+	s, err := store(k.f, xs)
 	if err != nil {
 		return nil, err
 	}
 	if in.cache.m == nil {
-		in.cache.m = make(map[precision.Format]*stored)
+		in.cache.m = make(map[storeKey]*stored)
 	}
-	in.cache.m[f] = s
+	in.cache.m[k] = s
 	return s, nil
 }
 
@@ -204,14 +221,57 @@ func (s *stored) decode(buf []float32, lo int) {
 	}
 }
 
+// decodeAt writes values lo..lo+len(dst)-1 into dst as decode does, for
+// any lo (the range may cross scale blocks): for packing a panel of a
+// stored matrix, one row segment at a time.
+func (s *stored) decodeAt(dst []float32, lo int) {
+	for len(dst) > 0 {
+		blk := lo / storeBlock
+		cnt := min(len(dst), (blk+1)*storeBlock-lo)
+		if s.f == precision.INT4 || lo%storeBlock != 0 {
+			s.decodeSlow(dst[:cnt], lo)
+		} else {
+			s.decode(dst[:cnt], lo)
+		}
+		dst, lo = dst[cnt:], lo+cnt
+	}
+}
+
+// decodeSlow is decode for a range inside one scale block that need not
+// start at its beginning (nor, for INT4, on a byte).
+func (s *stored) decodeSlow(dst []float32, lo int) {
+	sc := s.scale(lo)
+	for i := range dst {
+		x := lo + i
+		var v float32
+		switch s.f {
+		case precision.BF16:
+			v = precision.DecodeBF16(s.u16[x])
+		case precision.FP16:
+			v = fp16Table()[s.u16[x]] * sc
+		case precision.FP8E4M3:
+			v = e4m3Table()[s.u8[x]] * sc
+		case precision.INT8:
+			v = float32(s.i8[x]) * sc
+		case precision.INT4:
+			b := s.u8[x/2]
+			if x%2 == 0 {
+				b <<= 4
+			}
+			v = float32(int8(b)>>4) * sc
+		}
+		dst[i] = v
+	}
+}
+
 // errors bounds the storage error: |x̂_i - x_i| <= rel·|x_i| + abs_i
-// (precision.Format.Store at the value's scale), and returns rel and
-// Σabs_i. A float format's absolute part counts only for a value that
-// falls below its normal range at its scale (a normal one has only the
-// relative error, a zero is stored exactly); an integer format's for every
-// nonzero value. A decoded value times its scale that lands among
+// (precision.Format.Store at the value's scale), and returns rel, Σabs_i
+// and max abs_i. A float format's absolute part counts only for a value
+// that falls below its normal range at its scale (a normal one has only
+// the relative error, a zero is stored exactly); an integer format's for
+// every nonzero value. A decoded value times its scale that lands among
 // float32's subnormals (below 2^-126) may round once more: 2^-149.
-func (s *stored) errors(xs []float32) (rel, abs float64) {
+func (s *stored) errors(xs []float32) (rel, abs, maxAbs float64) {
 	rel = s.f.Store(1).Rel
 	var normMin float64
 	if s.f.IsFloat() {
@@ -223,14 +283,17 @@ func (s *stored) errors(xs []float32) (rel, abs float64) {
 		}
 		a := math.Abs(float64(x))
 		sc := float64(s.scale(i))
+		var e float64
 		if a < 0x1p-126 {
-			abs += 0x1p-149
+			e = 0x1p-149
 		}
 		if !s.f.IsFloat() || a/sc < normMin {
-			abs += s.f.Store(sc).Abs
+			e += s.f.Store(sc).Abs
 		}
+		abs += e
+		maxAbs = max(maxAbs, e)
 	}
-	return rel, abs
+	return rel, abs, maxAbs
 }
 
 // bytes is the memory the stored values and scales take.

@@ -52,6 +52,9 @@ func fullPrecision(s *genome.Space, configs []genome.Config, n int) []genome.Con
 		if in, ok := m["input"]; ok && in.S != "fp32" {
 			continue
 		}
+		if in, ok := m["b_input"]; ok && in.S != "fp32" {
+			continue
+		}
 		if acc, ok := m["acc"]; ok && (acc.S == accFP16 || acc.S == accBF16) {
 			continue
 		}
@@ -187,13 +190,13 @@ func TestErrorBoundFormulas(t *testing.T) {
 		want   string // in the formula
 	}{
 		// floor(16/1) products, 32 k-blocks: 1 + 15 + 0 + 0 + 31.
-		{"sgemm", []int{512, 512, 512}, "16,16,16,1,1,False,ijk", "d = 47,"},
+		{"sgemm", []int{512, 512, 512}, "16,16,16,1,1,False,ijk,fp32", "d = 47,"},
 		// 8 partial sums per block of 64: 1 + 7 + 7 + 3 + 7.
-		{"sgemm", []int{512, 512, 512}, "16,16,64,8,1,True,jik", "d = 25,"},
+		{"sgemm", []int{512, 512, 512}, "16,16,64,8,1,True,jik,fp32", "d = 25,"},
 		// ikj: 512/8 = 64 additions into C, tree of depth 3: 1 + 3 + 63.
-		{"sgemm", []int{512, 512, 512}, "16,128,16,8,1,True,ikj", "d = 67,"},
+		{"sgemm", []int{512, 512, 512}, "16,128,16,8,1,True,ikj,fp32", "d = 67,"},
 		// unroll 1 ikj is the sequential sum: d = k.
-		{"sgemm", []int{64, 64, 100}, "16,16,16,1,1,False,ikj", "d = 100,"},
+		{"sgemm", []int{64, 64, 100}, "16,16,16,1,1,False,ikj,fp32", "d = 100,"},
 		{"conv2d", []int{64, 64, 5}, "8,1,1,False,1", "d = f*f = 25,"},
 		// (8192-1) + 7 + 3 + 255.
 		{"reduce", []int{1 << 24}, "65536,8,1,float32,fp32", "d = 8456,"},
@@ -321,7 +324,7 @@ func TestWrongVariantSpace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ParseKey("64,16,16,4,1,False,ikj_fast"); err == nil {
+	if _, err := s.ParseKey("64,16,16,4,1,False,ikj_fast,fp32"); err == nil {
 		t.Errorf("production sgemm space accepts ikj_fast")
 	}
 }
@@ -339,10 +342,10 @@ func TestVerifyWrongVariant(t *testing.T) {
 		pass      bool
 		worstCase string // prefix of Parity.Worst for a failure
 	}{
-		{[]int{100, 128, 128}, "64,16,16,4,1,False,ikj_fast", false, "seed="},
-		{[]int{100, 128, 128}, "64,16,16,4,1,False,ikj", true, ""},
-		{[]int{128, 64, 64}, "64,16,16,4,1,False,ikj_fast", false, "ragged 67x37x37"},
-		{[]int{128, 64, 64}, "64,16,16,4,1,False,ikj", true, ""},
+		{[]int{100, 128, 128}, "64,16,16,4,1,False,ikj_fast,fp32", false, "seed="},
+		{[]int{100, 128, 128}, "64,16,16,4,1,False,ikj,fp32", true, ""},
+		{[]int{128, 64, 64}, "64,16,16,4,1,False,ikj_fast,fp32", false, "ragged 67x37x37"},
+		{[]int{128, 64, 64}, "64,16,16,4,1,False,ikj,fp32", true, ""},
 	}
 	for _, tt := range tests {
 		p := problem(tt.dims...)
@@ -369,7 +372,7 @@ func TestVerifyWrongVariant(t *testing.T) {
 	// noisy, so one of three tries must show it.
 	p := problem(100, 128, 128)
 	s, _ := k.Space(p)
-	fast, good := parseKey(t, s, "64,16,16,4,1,False,ikj_fast"), parseKey(t, s, "64,16,16,4,1,False,ikj")
+	fast, good := parseKey(t, s, "64,16,16,4,1,False,ikj_fast,fp32"), parseKey(t, s, "64,16,16,4,1,False,ikj,fp32")
 	var times []float64
 	for range 3 {
 		tf, err := k.Evaluate(context.Background(), fast, p)
@@ -619,10 +622,10 @@ func TestRaggedDims(t *testing.T) {
 		key    string
 		want   string // the ragged case, or the skip note
 	}{
-		{"sgemm", []int{512, 512, 512}, "16,16,16,1,1,False,ijk", "257x257x257"},
+		{"sgemm", []int{512, 512, 512}, "16,16,16,1,1,False,ijk,fp32", "257x257x257"},
 		// 64 rows x 8 workers do not fit 257 rows; they fit 521.
-		{"sgemm", []int{512, 512, 512}, "64,16,16,1,8,False,ijk", "521x521x521"},
-		{"sgemm", []int{1, 1, 1}, "16,16,16,1,1,False,ijk", "2x2x2"},
+		{"sgemm", []int{512, 512, 512}, "64,16,16,1,8,False,ijk,fp32", "521x521x521"},
+		{"sgemm", []int{1, 1, 1}, "16,16,16,1,1,False,ijk,fp32", "2x2x2"},
 		{"conv2d", []int{512, 512, 7}, "8,1,1,False,1", "263x263x7"},
 		{"conv2d", []int{70, 70, 7}, "64,64,1,False,1", "73x73x7"},
 		{"reduce", []int{1 << 24}, "65536,8,1,float32,fp32", "8388617"},
@@ -739,7 +742,7 @@ func BenchmarkVerifySgemm512(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := parseKey(b, s, "16,128,16,8,1,True,ikj")
+	c := parseKey(b, s, "16,128,16,8,1,True,ikj,fp32")
 	var verifyS, evalS, runMS float64
 	var rep evaluate.VerifyReport
 	for b.Loop() {

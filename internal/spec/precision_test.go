@@ -80,6 +80,8 @@ func TestPrecisionNarrowing(t *testing.T) {
 		{"budget: acc", reduceYAML + "verify: {error_budget: {rel: 1e-3}}\n", "acc", []string{"float64", "kahan", "float32", "fp16", "bf16"}},
 		{"narrowed by alias", reduceYAML + "parameters: {acc: [fp32, fp64], input: [half]}\n", "acc", []string{"float64", "float32"}},
 		{"narrowed input kept", reduceYAML + "parameters: {input: [half, bf16]}\n", "input", []string{"fp16", "bf16"}},
+		{"sgemm no budget", "name: g\nevaluator: builtin:sgemm\nproblems: ['64,64,64']\n", "b_input", []string{"fp32"}},
+		{"sgemm budget", "name: g\nevaluator: builtin:sgemm\nproblems: ['64,64,64']\nverify: {error_budget: {abs: 1e-2}}\n", "b_input", []string{"fp32", "fp16", "bf16", "int8", "fp8_e4m3", "int4"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
