@@ -174,83 +174,108 @@ func TestBudgetReport(t *testing.T) {
 	}
 }
 
-// BenchmarkPrecisionBudgets makes the table of reduce's certified
-// precision maps at three relative budgets: every input format and
-// accumulator at block 65536, unroll 8, workers 1 (the fastest FP32 config
-// of BenchmarkSpread) is verified once (seeds 1, 2, 3 and the edge cases)
-// and timed (median of up to 15 runs); at each budget the map served is
-// the fastest whose bound and measured error both fit. Times are CPU
-// times (see timeOf), against
-// the FP32 default config (256,1,1,float32,fp32) and the same block,
-// unroll and workers with fp32 input and float32 accumulation.
+// BenchmarkPrecisionBudgets makes the table of the certified precision
+// maps at three relative budgets, for reduce at n = 2^21 (every input
+// format and accumulator at block 65536, unroll 8, one worker: the fastest
+// FP32 config of BenchmarkSpread) and sgemm at 256x256x256 (every B format
+// at 16,128,16,8,1,True,ikj, its fastest). Each map is verified once
+// (seeds 1, 2, 3 and the edge cases) and timed; at each budget the map
+// served is the fastest whose bound and measured error both fit. Times are
+// CPU times (see timeOf), against the kernel's FP32 default config and
+// the same config with everything in fp32 (and for reduce, float32
+// accumulation).
 //
 //	go test ./evaluate/builtin -run '^$' -bench PrecisionBudgets -benchtime 1x -v
 func BenchmarkPrecisionBudgets(b *testing.B) {
-	k := mustNew(b, "reduce", Options{})
-	p := problem(1 << 21)
-	s, err := k.Space(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	in := k.NewInputs(p, 1)
-	out := make([]float32, 1)
-	// timeOf is the median over 15 runs of the thread's CPU time per run
-	// in ms (workers 1 runs on this goroutine), after one run that also
-	// stores the input: the VM's load inflates wall times, not this.
-	timeOf := func(c genome.Config) float64 {
-		goruntime.LockOSThread()
-		defer goruntime.UnlockOSThread()
-		run := k.def.prepare(s.Map(c), p.Dims)
-		run(in, out)
-		ts := make([]float64, 15)
-		for i := range ts {
-			t0 := threadCPU()
-			run(in, out)
-			ts[i] = float64(threadCPU()-t0) / float64(time.Millisecond)
+	for _, kt := range []struct {
+		kernel string
+		dims   []int
+		base   string
+		same   string
+		maps   func(testing.TB, *genome.Space) []genome.Config
+	}{
+		{"reduce", []int{1 << 21}, "65536,8,1", "65536,8,1,float32,fp32",
+			func(t testing.TB, s *genome.Space) []genome.Config { return precisionMaps(t, s, "65536,8,1") }},
+		{"sgemm", []int{256, 256, 256}, "16,128,16,8,1,True,ikj", "16,128,16,8,1,True,ikj,fp32",
+			func(t testing.TB, s *genome.Space) []genome.Config {
+				var out []genome.Config
+				for _, f := range precision.StageInput.Names() {
+					out = append(out, parseKey(t, s, "16,128,16,8,1,True,ikj,"+f))
+				}
+				return out
+			}},
+	} {
+		k := mustNew(b, kt.kernel, Options{})
+		p := problem(kt.dims...)
+		s, err := k.Space(p)
+		if err != nil {
+			b.Fatal(err)
 		}
-		return evaluate.Median(ts)
-	}
-	for _, inputs := range []string{evaluate.InputsPositive, evaluate.InputsSigned} {
-		b.Run(inputs, func(b *testing.B) {
-			type row struct {
-				key             string
-				ms              float64
-				bound, measured float64
-				ok              bool // parity, determinism and the a-priori bound held
+		_, _, nout := k.def.sizes(p.Dims)
+		out := make([]float32, nout)
+		for _, inputs := range []string{evaluate.InputsPositive, evaluate.InputsSigned} {
+			in := k.NewInputs(p, 1)
+			if inputs == evaluate.InputsPositive {
+				in = absInputs(in)
 			}
-			var rows []row
-			for b.Loop() {
-				def := timeOf(s.Default())
-				same := timeOf(parseKey(b, s, "65536,8,1,float32,fp32"))
-				rows = rows[:0]
-				for _, c := range precisionMaps(b, s, "65536,8,1") {
-					set := evaluate.VerifySettings{Tolerance: evaluate.ToleranceRel, Value: 1, Inputs: inputs, LatencySamples: 1,
-						Budget: evaluate.ErrorBudget{Kind: evaluate.ToleranceRel, Value: 1}}
-					rep := mustVerify(b, k, c, p, set)
-					rows = append(rows, row{key: s.Key(c), ms: timeOf(c), bound: rep.Budget.Bound, measured: rep.Budget.Measured,
-						ok: rep.Parity.Passed && rep.Determinism.Passed && rep.ErrorBound.Passed})
+			// timeOf is the median over 15 runs of the thread's CPU time
+			// per run in ms (workers 1 runs on this goroutine), after one
+			// run that also stores the input: the VM's load inflates wall
+			// times, not this.
+			timeOf := func(c genome.Config) float64 {
+				goruntime.LockOSThread()
+				defer goruntime.UnlockOSThread()
+				run := k.def.prepare(s.Map(c), p.Dims)
+				run(in, out)
+				ts := make([]float64, 15)
+				for i := range ts {
+					t0 := threadCPU()
+					run(in, out)
+					ts[i] = float64(threadCPU()-t0) / float64(time.Millisecond)
 				}
-				b.Logf("%s inputs, n = 2^21: FP32 default 256,1,1,float32,fp32 %.3f ms; 65536,8,1,float32,fp32 %.3f ms", inputs, def, same)
-				b.Logf("%-8s %-28s %-10s %-10s %-9s %-12s %s", "budget", "certified map", "bound", "measured", "ms", "vs default", "vs 65536,8,1,float32,fp32")
-				for _, budget := range []float64{1e-3, 1e-5, 1e-7} {
-					best := -1
-					for i, r := range rows {
-						if r.ok && r.bound <= budget && r.measured <= budget && (best < 0 || r.ms < rows[best].ms) {
-							best = i
+				return evaluate.Median(ts)
+			}
+			b.Run(kt.kernel+"/"+inputs, func(b *testing.B) {
+				type row struct {
+					key             string
+					ms              float64
+					bound, measured float64
+					ok              bool // parity, determinism and the a-priori bound held
+				}
+				var rows []row
+				for b.Loop() {
+					def := timeOf(s.Default())
+					same := timeOf(parseKey(b, s, kt.same))
+					rows = rows[:0]
+					for _, c := range kt.maps(b, s) {
+						set := evaluate.VerifySettings{Tolerance: evaluate.ToleranceRel, Value: 1, Inputs: inputs, LatencySamples: 1,
+							Budget: evaluate.ErrorBudget{Kind: evaluate.ToleranceRel, Value: 1}}
+						rep := mustVerify(b, k, c, p, set)
+						rows = append(rows, row{key: s.Key(c), ms: timeOf(c), bound: rep.Budget.Bound, measured: rep.Budget.Measured,
+							ok: rep.Parity.Passed && rep.Determinism.Passed && rep.ErrorBound.Passed})
+					}
+					b.Logf("%s %s inputs, %s: FP32 default %s %.3f ms; %s %.3f ms", kt.kernel, inputs, p.String(), s.Key(s.Default()), def, kt.same, same)
+					b.Logf("%-8s %-34s %-10s %-10s %-9s %-12s %s", "budget", "certified map", "bound", "measured", "ms", "vs default", "vs "+kt.same)
+					for _, budget := range []float64{1e-3, 1e-5, 1e-7} {
+						best := -1
+						for i, r := range rows {
+							if r.ok && r.bound <= budget && r.measured <= budget && (best < 0 || r.ms < rows[best].ms) {
+								best = i
+							}
 						}
+						if best < 0 {
+							b.Logf("%-8g none", budget)
+							continue
+						}
+						r := rows[best]
+						b.Logf("%-8g %-34s %-10.3g %-10.3g %-9.3f %-12.2f %.2f", budget, r.key, r.bound, r.measured, r.ms, r.ms/def, r.ms/same)
 					}
-					if best < 0 {
-						b.Logf("%-8g none", budget)
-						continue
+					b.Logf("every map (bound and measured relative error, ms):")
+					for _, r := range rows {
+						b.Logf("  %-34s %-10.3g %-10.3g %.3f bound held=%v", r.key, r.bound, r.measured, r.ms, r.ok)
 					}
-					r := rows[best]
-					b.Logf("%-8g %-28s %-10.3g %-10.3g %-9.3f %-12.2f %.2f", budget, r.key, r.bound, r.measured, r.ms, r.ms/def, r.ms/same)
 				}
-				b.Logf("every map (bound and measured relative error, ms):")
-				for _, r := range rows {
-					b.Logf("  %-28s %-10.3g %-10.3g %.3f ok=%v", r.key, r.bound, r.measured, r.ms, r.ok)
-				}
-			}
-		})
+			})
+		}
 	}
 }
