@@ -263,7 +263,7 @@ func TestReduceTightTolerance(t *testing.T) {
 		{"kahan", true},
 	}
 	for _, tt := range tests {
-		c := parseKey(t, s, "65536,8,1,"+tt.acc)
+		c := parseKey(t, s, "65536,8,1,"+tt.acc+",fp32")
 		rep, err := k.verify(context.Background(), c, p, set, positive(k))
 		if err != nil {
 			t.Fatal(err)
@@ -702,7 +702,7 @@ func BenchmarkReduceErrorBounds(b *testing.B) {
 		ref, abs := refAbsReduce(p.Dims, in)
 		for _, acc := range []string{"float32", "float64", "kahan"} {
 			b.Run(inputs+"/"+acc, func(b *testing.B) {
-				c := parseKey(b, s, "65536,8,1,"+acc)
+				c := parseKey(b, s, "65536,8,1,"+acc+",fp32")
 				out, err := k.Run(c, p, in)
 				if err != nil {
 					b.Fatal(err)
