@@ -131,8 +131,9 @@ func (r *reporter) values(title string, m map[string]any) {
 	}
 }
 
-// margins returns the margin lines of a parity or error_bound check: how
-// many times the measured error fits in the allowed one.
+// margins returns the margin lines of a parity, error_bound or
+// error_budget check: how many times the measured error (and for a
+// budget, the bound) fits in the allowed one.
 func margins(ch Check) []string {
 	res := ch.Results
 	switch ch.Name {
@@ -165,6 +166,19 @@ func margins(ch Check) []string {
 		if ok1 && ok2 {
 			return []string{margin(bound, "bound", e, "measured_err")}
 		}
+	case "error_budget":
+		// Both the a-priori bound and the measured error must fit.
+		budget, ok := toFloat(ch.Inputs["budget"])
+		if !ok {
+			return nil
+		}
+		var out []string
+		for _, k := range []string{"bound", "measured_err"} {
+			if e, ok := toFloat(res[k]); ok {
+				out = append(out, margin(budget, "budget", e, k))
+			}
+		}
+		return out
 	}
 	return nil
 }

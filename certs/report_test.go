@@ -54,6 +54,20 @@ func TestReport(t *testing.T) {
 			},
 		},
 		{
+			name: "error budget",
+			modify: func(c *certs.Certificate) {
+				c.Checks = append(c.Checks, certs.Check{Name: "error_budget", Passed: false,
+					Inputs:  map[string]any{"kind": "rel", "budget": 1e-05, "precision_map": map[string]any{"acc": "fp16"}},
+					Results: map[string]any{"bound": 2e-05, "measured_err": 1e-06}})
+			},
+			want: []string{
+				"  FAIL error_budget\n",
+				"margin 0.5x (budget 1e-05 / bound 2e-05): over the budget",
+				"margin 10x (budget 1e-05 / measured_err 1e-06)",
+				"precision_map = {acc: fp16}",
+			},
+		},
+		{
 			name: "relative tolerance",
 			modify: func(c *certs.Certificate) {
 				c.Checks[0].Results["tolerance_kind"] = "rel"

@@ -470,7 +470,8 @@ func tunerJob(sp *spec.Spec, key store.JobKey, sj spec.Job) tuner.Job {
 	return tuner.Job{
 		Objective: obj,
 		Key:       key, Problem: sj.Problem, Evaluator: sj.Evaluator, Space: sj.Space, Default: sj.Default,
-		Verify: evaluate.VerifySettings{Tolerance: sv.Tolerance, Value: sv.Value, Repeats: sv.Repeats, Nondeterministic: sv.Nondeterministic},
+		Verify: evaluate.VerifySettings{Tolerance: sv.Tolerance, Value: sv.Value, Repeats: sv.Repeats, Nondeterministic: sv.Nondeterministic,
+			Inputs: sv.Inputs, Budget: sv.ErrorBudget.Settings()},
 	}
 }
 

@@ -107,6 +107,10 @@ func (s *server) nearestAnswer(r *http.Request, k *kernel, pi *problemIndex, dim
 			return api.Config{}, false, strings.Join(failed, "; "), err
 		}
 		c, err := s.answer(nearest, e, api.MatchNearest, problem, pol)
+		if errors.Is(err, errServedOutsideSpace) {
+			skip = append(skip, nearest)
+			continue
+		}
 		if err != nil {
 			return api.Config{}, false, "", err
 		}

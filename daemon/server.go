@@ -349,10 +349,13 @@ func (s *server) jobInfo(j *job, nextRuns map[cron.EntryID]time.Time) (api.Job, 
 		return aj, err
 	} else if e.HasServed {
 		c, err := s.answer(j, e, api.MatchExact, j.key.Problem, nil)
-		if err != nil {
+		switch {
+		case errors.Is(err, errServedOutsideSpace):
+		case err != nil:
 			return aj, err
+		default:
+			aj.Served = &c
 		}
-		aj.Served = &c
 	}
 	if last, ok, err := s.st.LastCycle(j.key, true); err != nil {
 		return aj, err
@@ -415,7 +418,10 @@ func (s *server) config(r *http.Request, ki *kernelIndex, q url.Values) (api.Con
 				return api.Config{}, err
 			}
 			if e.HasServed {
-				return s.answer(j, e, api.MatchExact, problem, pol)
+				c, err := s.answer(j, e, api.MatchExact, problem, pol)
+				if !errors.Is(err, errServedOutsideSpace) {
+					return c, err
+				}
 			}
 			if c, ok, err := s.fleetAnswer(j, problem); err != nil || ok {
 				return c, err
@@ -467,6 +473,12 @@ func logDistance(a, b []int) float64 {
 	return d
 }
 
+// errServedOutsideSpace says a job's served config is not in its space
+// now: it was certified before the kernel's parameters changed (a builtin
+// kernel that gained a parameter). The job is answered as if nothing were
+// served until a cycle certifies a config of the current space.
+var errServedOutsideSpace = errors.New("not a config of the current space")
+
 // answer is the api.Config of job j's served config (or the point of its
 // front pol chooses) from its lookup entry, with no trial decoded.
 func (s *server) answer(j *job, e *servedEntry, match api.Match, problem string, pol *policy) (api.Config, error) {
@@ -477,7 +489,7 @@ func (s *server) answer(j *job, e *servedEntry, match api.Match, problem string,
 	}
 	c, err := j.spec.Space.ParseKey(sv.Key)
 	if err != nil {
-		return api.Config{}, fmt.Errorf("served config of %s: %w", j.key, err)
+		return api.Config{}, fmt.Errorf("served config of %s: %w: %v", j.key, errServedOutsideSpace, err)
 	}
 	at := sv.PromotedAt
 	out := api.Config{

@@ -219,7 +219,7 @@ func TestBadWrites(t *testing.T) {
 		{"/v1/kernels/sgemm/tune", `{"budget": 1}` + strings.Repeat(" ", api.MaxBodyBytes), 400},
 		{"/v1/kernels/nope/tune", ``, 404},
 		{"/v1/kernels/sgemm/import", `{"trials": []}`, 400},
-		{"/v1/kernels/sgemm/import", `{"problem": "128,128,128", "trials": [{"key": "16,16,16,1,1,False,ijk", "status": "weird"}]}`, 400},
+		{"/v1/kernels/sgemm/import", `{"problem": "128,128,128", "trials": [{"key": "16,16,16,1,1,False,ijk,fp32", "status": "weird"}]}`, 400},
 	}
 	for _, tt := range tests {
 		status, e := post(tt.path, tt.body)
@@ -229,7 +229,7 @@ func TestBadWrites(t *testing.T) {
 	}
 	// An import stores the keys of the space and skips the rest.
 	status, _ := post("/v1/kernels/sgemm/import", `{"problem": "128,128,128", "trials": [
-		{"key": "16,16,16,1,1,False,ijk", "status": "ok", "time_ms": 2.5},
+		{"key": "16,16,16,1,1,False,ijk,fp32", "status": "ok", "time_ms": 2.5},
 		{"key": "not,a,key", "status": "ok", "time_ms": 1}]}`)
 	if status != 200 {
 		t.Fatalf("import = %d", status)

@@ -33,7 +33,34 @@ type VerifySettings struct {
 	Seeds            []uint64 // random input seeds for parity (default 1,2,3)
 	LatencySamples   int      // timed runs for the latency distribution (default 15)
 	Seed             uint64   // bootstrap RNG seed (default 1)
+	// Inputs is the sign of the seeded random inputs: signed (the default,
+	// uniform in [-1, 1)) or positive (their magnitudes, uniform in
+	// [0, 1)), for a job whose data are positive (norms, probabilities)
+	// and whose sums are so better conditioned. Evaluators that make no
+	// inputs ignore it.
+	Inputs string
+	// Budget is the job's error budget (zero: none). A config passes it
+	// when its a-priori error bound and its measured error, both in the
+	// budget's units, are within Budget.Value on every case.
+	Budget ErrorBudget
 }
+
+// ErrorBudget is the largest error a job accepts from a served config:
+// Kind is abs, rel or ulp (measured as the tolerance kinds are), Value > 0.
+// The zero ErrorBudget is none.
+type ErrorBudget struct {
+	Kind  string
+	Value float64
+}
+
+// IsZero reports whether b is no budget.
+func (b ErrorBudget) IsZero() bool { return b == ErrorBudget{} }
+
+// The kinds of VerifySettings.Inputs.
+const (
+	InputsSigned   = "signed"
+	InputsPositive = "positive"
+)
 
 // Default verification settings.
 const (
@@ -99,6 +126,21 @@ func (s VerifySettings) Validate() error {
 	default:
 		return fmt.Errorf("verify nondeterministic %q: want reject or certify", s.Nondeterministic)
 	}
+	switch s.Inputs {
+	case "", InputsSigned, InputsPositive:
+	default:
+		return fmt.Errorf("verify inputs %q: want signed or positive", s.Inputs)
+	}
+	if !s.Budget.IsZero() {
+		switch s.Budget.Kind {
+		case ToleranceAbs, ToleranceRel, ToleranceULP:
+		default:
+			return fmt.Errorf("verify error budget kind %q: want abs, rel or ulp", s.Budget.Kind)
+		}
+		if !(s.Budget.Value > 0) || math.IsInf(s.Budget.Value, 1) {
+			return fmt.Errorf("verify error budget %v: want a finite value > 0", s.Budget.Value)
+		}
+	}
 	if s.LatencySamples < 0 {
 		return fmt.Errorf("verify latency samples %d: want >= 0", s.LatencySamples)
 	}
@@ -154,6 +196,33 @@ type ErrorBoundResult struct {
 	NotChecked string
 }
 
+// StageBound is one stage's share of a config's a-priori error bound.
+type StageBound struct {
+	Stage string  // input, intermediate, accumulation, output, or reference (the float64 reference's own error)
+	Param string  // the precision parameter that sets it; "" when fixed
+	Value string  // its format or accumulator
+	Bound float64 // absolute, at the element where the budget is tightest
+	How   string  // the formula
+}
+
+// BudgetResult checks a config against the job's error budget: its
+// precision map, each stage's bound, the composed bound and the measured
+// error, the last two in the budget's units at the element of each case
+// where they are largest.
+type BudgetResult struct {
+	Kind     string
+	Value    float64
+	Map      map[string]string // precision parameter -> value
+	Stages   []StageBound      // at the element where Bound is largest
+	Bound    float64           // largest a-priori bound, in the budget's units
+	Measured float64           // largest measured error, in the budget's units
+	At       string            // the case and element of Bound
+	Passed   bool              // Bound <= Value and Measured <= Value
+	// NotChecked says why no budget was checked (no error model, or no
+	// outputs); Passed is then false and the config is not certified.
+	NotChecked string
+}
+
 // LatencyResult is the distribution of the timed runs.
 type LatencyResult struct {
 	TimesMS  []float64 // every timed run, in the order run
@@ -168,14 +237,17 @@ type VerifyReport struct {
 	Parity      ParityResult
 	Determinism DeterminismResult
 	ErrorBound  ErrorBoundResult
+	Budget      BudgetResult // zero when the job has no budget
 	Latency     LatencyResult
 	CostS       float64 // wall seconds the verification took
 }
 
-// Passed reports whether the config passed parity, determinism and the error
-// bound where one was checked. Latency is informational.
+// Passed reports whether the config passed parity, determinism, the error
+// bound where one was checked, and the error budget where the job has one
+// (a budget that could not be checked fails). Latency is informational.
 func (r VerifyReport) Passed() bool {
-	return r.Parity.Passed && r.Determinism.Passed && (r.ErrorBound.Passed || r.ErrorBound.NotChecked != "")
+	return r.Parity.Passed && r.Determinism.Passed && (r.ErrorBound.Passed || r.ErrorBound.NotChecked != "") &&
+		(r.Budget.Kind == "" || r.Budget.Passed)
 }
 
 // Verifier is implemented by evaluators that can check a config's output.

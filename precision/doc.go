@@ -25,13 +25,26 @@
 // magnitude maps to the largest integer), rounds x/scale to nearest even
 // and clamps. The error of one element is at most scale/2.
 //
+// # Stages
+//
+// A kernel's precision parameters each set one Stage: the storage of its
+// inputs, of intermediates, its accumulators or its output. A stage's
+// values rank from the most accurate (Stage.Rank): formats in Order, and
+// for accumulation fp64 and kahan (compensated fp32) before FP32, FP16
+// and BF16. A precision parameter keeps its values in rank order
+// (Stage.CheckOrder), so a search that moves along value indices moves
+// along accuracy and cost.
+//
 // # Error bounds
 //
 // UnitRoundoff is the largest relative error of one rounding to a float
 // format (2^-p for p significand bits, normal range). Bounds for whole
-// stages (storage, accumulation, output) compose from it; they are the
-// standard forward error bounds (Higham, Accuracy and Stability of
-// Numerical Algorithms, ch. 2–4).
+// stages compose from it; they are the standard forward error bounds
+// (Higham, Accuracy and Stability of Numerical Algorithms, ch. 2–4):
+// Store bounds one stored value (relative plus subnormal or quantization
+// step), Gamma an accumulation of depth d, Sum composes the two for a sum
+// (((1+u_s)(1+γ_d) - 1)·Σ|x_i| + (1+γ_d)·Σ(absolute storage errors)),
+// and Output adds a final rounding.
 //
 // The package does no I/O and keeps no state.
 package precision

@@ -2,6 +2,8 @@ package precision
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -25,6 +27,45 @@ func FuzzRound(f *testing.F) {
 		}
 		if e := DecodeE4M3(EncodeE4M3(x)); math.Float32bits(e) != math.Float32bits(FP8E4M3.Round(x)) && !(e != e && x != x) {
 			t.Fatalf("E4M3 bits of %v decode to %v, Round gives %v", x, e, FP8E4M3.Round(x))
+		}
+	})
+}
+
+// FuzzStageRank checks, for any stage and value name, that Rank either
+// refuses it or gives a rank whose canonical name ranks the same.
+func FuzzStageRank(f *testing.F) {
+	for _, s := range []string{"fp32", "half", "FP8", " int4 ", "kahan", "float64", "fp17", ""} {
+		f.Add(uint8(StageAccumulation), s)
+		f.Add(uint8(StageInput), s)
+	}
+	f.Fuzz(func(t *testing.T, st uint8, v string) {
+		s := Stage(st % uint8(numStages))
+		r, err := s.Rank(v)
+		if err != nil {
+			return
+		}
+		names := s.Names()
+		if r < 0 || r >= len(names) {
+			t.Fatalf("%s.Rank(%q) = %d, outside %d names", s, v, r, len(names))
+		}
+		if r2, err := s.Rank(names[r]); err != nil || r2 != r {
+			t.Fatalf("%s.Rank(%q) = %d, but its name %q ranks %d, %v", s, v, r, names[r], r2, err)
+		}
+	})
+}
+
+// FuzzParseStage checks that ParseStage accepts exactly the stage names
+// and "acc", in any case and with surrounding space.
+func FuzzParseStage(f *testing.F) {
+	for _, s := range []string{"input", " ACC", "output", "storage", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		g, err := ParseStage(v)
+		t2 := strings.ToLower(strings.TrimSpace(v))
+		want := t2 == "acc" || slices.Contains(stageNames[:], t2)
+		if (err == nil) != want || (err == nil && t2 != "acc" && g.String() != t2) {
+			t.Fatalf("ParseStage(%q) = %v, %v", v, g, err)
 		}
 	})
 }

@@ -95,7 +95,7 @@ func TestLookup(t *testing.T) {
 	rt := runtime.New(runtime.Options{Socket: sock, TTL: time.Hour, OnFallback: func(why string) { outages = append(outages, why) }})
 	ctx := context.Background()
 	res := rt.Lookup(ctx, "reduce", []int{65536}, defaults)
-	if res.Reason != "" || res.Match != api.MatchExact || res.Certificate == "" || res.Key == "" || len(res.Config) != 4 {
+	if res.Reason != "" || res.Match != api.MatchExact || res.Certificate == "" || res.Key == "" || len(res.Config) != 5 {
 		t.Fatalf("Lookup = %+v, want the served, certified config", res)
 	}
 	want, err := (&client.Client{Socket: sock}).Config(ctx, "reduce", "65536", "")

@@ -239,7 +239,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 	if len(trials.Trials) < 20 {
 		t.Errorf("%d trials stored, want at least the 20 of the tune", len(trials.Trials))
 	}
-	if cfg.Match != api.MatchExact || cfg.Key != best.Key || cfg.TimeMS != best.TimeMS || len(cfg.Config) != 7 {
+	if cfg.Match != api.MatchExact || cfg.Key != best.Key || cfg.TimeMS != best.TimeMS || len(cfg.Config) != 8 {
 		t.Fatalf("config = %+v, want the best stored trial %s %.4f ms", cfg, best.Key, best.TimeMS)
 	}
 	var cycles api.Cycles

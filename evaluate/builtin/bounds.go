@@ -6,7 +6,9 @@ import (
 	"math/bits"
 	goruntime "runtime"
 
+	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/precision"
 )
 
 // The error models follow Higham, Accuracy and Stability of Numerical
@@ -101,7 +103,7 @@ func byRows(in Inputs, rows int, fn func(i int)) {
 // additions into C, the first exact: d = 1 + log2 U + (A-1).
 //
 // d never exceeds k, the depth of any evaluation order (γ_k).
-func boundSgemm(v map[string]genome.Value, dims []int) errorModel {
+func boundSgemm(v map[string]genome.Value, dims []int, in Inputs) errorModel {
 	k := dims[2]
 	tk, u, order := int(v["tile_k"].I), int(v["unroll"].I), v["loop_order"].S
 	lg := log2(u)
@@ -129,10 +131,49 @@ func boundSgemm(v map[string]genome.Value, dims []int) errorModel {
 		how += fmt.Sprintf(", capped at k = %d", k)
 	}
 	g, gr := gamma(d, u32), gamma(k, u64)
+	accText := fmt.Sprintf("gamma_d * sum_l |a_il||b_lj|, d = %d, k = %d, u = 2^-24 (float32 %s)", d, k, how)
+	if v["b_input"].S == "" || v["b_input"].S == "fp32" {
+		return errorModel{
+			formula: fmt.Sprintf("gamma_d * sum_l |a_il||b_lj| + gamma64_k * sum_l |a_il||b_lj| (reference), d = %d, k = %d, u = 2^-24 (float32 %s)",
+				d, k, how),
+			bound: func(_, abs float64) float64 { return (g + gr) * abs },
+		}
+	}
+	// B stored in a reduced format: each b̂_lj = b_lj(1+δ) + η_lj with
+	// |δ| <= rel and |η_lj| <= maxAbs, so the products' error is at most
+	// rel·Σ|a||b| + maxAbs·Σ_l|a_il| (taken at the largest row of |A|), and
+	// the accumulation's is γ_d of Σ|a||b̂| <= Σ|a||b| + that (precision.Sum).
+	f, err := precision.ParseFormat(v["b_input"].S)
+	var st *stored
+	if err == nil {
+		st, err = in.storedB(f)
+	}
+	if err != nil {
+		return errorModel{formula: fmt.Sprintf("b_input %s: %v", v["b_input"].S, err), bound: func(_, _ float64) float64 { return math.Inf(1) }}
+	}
+	rel, _, maxAbs := st.errors(in.B)
+	rowA := 0.0
+	for i := 0; i+k <= len(in.A); i += k {
+		r := 0.0
+		for _, x := range in.A[i : i+k] {
+			r += math.Abs(float64(x))
+		}
+		rowA = max(rowA, r)
+	}
+	e := maxAbs * rowA
+	inText := fmt.Sprintf("b_input %s: rel*sum_l|a_il||b_lj| + max abs_lj * max_i sum_l|a_il|, rel = %.3g, max abs = %.3g, max row of |A| = %.4g", f, rel, maxAbs, rowA)
+	stages := func(_, abs float64) []evaluate.StageBound {
+		sb := precision.Sum(abs, rel, e, g)
+		return []evaluate.StageBound{
+			{Stage: precision.StageInput.String(), Param: "b_input", Value: f.String(), Bound: sb.Input, How: inText},
+			{Stage: precision.StageAccumulation.String(), Value: "fp32", Bound: sb.Acc, How: "acc: " + accText},
+			{Stage: stageReference, Value: "float64", Bound: gr * abs, How: "reference: gamma64_k * sum_l |a_il||b_lj|"},
+		}
+	}
 	return errorModel{
-		formula: fmt.Sprintf("gamma_d * sum_l |a_il||b_lj| + gamma64_k * sum_l |a_il||b_lj| (reference), d = %d, k = %d, u = 2^-24 (float32 %s)",
-			d, k, how),
-		bound: func(_, abs float64) float64 { return (g + gr) * abs },
+		formula: fmt.Sprintf("((1+rel)(1+gamma_d)-1) * sum_l |a_il||b_lj| + (1+gamma_d) * max abs * max row of |A| + gamma64_k * sum_l |a_il||b_lj| (reference); %s; %s", inText, accText),
+		bound:   func(ref, abs float64) float64 { return sumStages(stages(ref, abs)) },
+		stages:  stages,
 	}
 }
 
@@ -177,7 +218,7 @@ func refAbsConv2d(d []int, in Inputs) ([]float64, []float64) {
 // boundConv2d bounds each output, one sequential float32 sum of f·f
 // products started from zero: every unroll computes each output's sum in
 // the same order, so d = f·f.
-func boundConv2d(_ map[string]genome.Value, dims []int) errorModel {
+func boundConv2d(_ map[string]genome.Value, dims []int, _ Inputs) errorModel {
 	t := dims[2] * dims[2]
 	g, gr := gamma(t, u32), gamma(t, u64)
 	return errorModel{
@@ -220,7 +261,8 @@ func refAbsReduce(d []int, in Inputs) ([]float64, []float64) {
 	return []float64{s + c}, []float64{abs}
 }
 
-// boundReduce bounds the sum for the config's accumulator.
+// boundReduce bounds the sum for the config's input format and
+// accumulator.
 //
 // The vector is cut into nb = ceil(n/B) blocks of L <= min(B, n) values. In
 // a block, each of the U partial sums takes floor(L/U) values (the first
@@ -229,10 +271,20 @@ func refAbsReduce(d []int, in Inputs) ([]float64, []float64) {
 // added in block order into zero. The deepest value passes through
 // d = (floor(L/U)-1) + (U-1) + log2 U + (nb-1) additions (at most n-1).
 //
-// float32: |ŝ - s| <= γ_d·Σ|a_i|, u = 2^-24.
+// Input: a value stored in a reduced format is read back as x̂_i with
+// |x̂_i - x_i| <= rel·|x_i| + abs_i (precision.Format.Store at its block's
+// scale); the stages compose by precision.Sum: the input's share is
+// rel·Σ|a_i| + Σabs_i, the accumulator's acc·(Σ|a_i| + that), where acc is
+// the accumulator's relative bound on any term:
 //
-// float64: the same tree in float64 gives E = γ64_d·Σ|a_i|; the one rounding
-// to float32 adds u32·|ŝ| <= u32·(|s| + E).
+// float32: γ_d, u = 2^-24.
+//
+// fp16, bf16: γ_{d+1} of u' = (1+u_f)(1+u) - 1: each addition is made in
+// float32 and rounded to the format, and the first addition into zero
+// rounds too (a value enters the accumulator rounded).
+//
+// float64: γ64_d; the one rounding to float32 (output) adds u·|ŝ| <=
+// u·(|s| + input + acc).
 //
 // kahan: Kahan's compensated sum of m values perturbs each by at most
 // K(m) = 2u + O(m·u²) (Knuth TAOCP 4.2.2 ex. 19, Goldberg 1991 Thm 8; here
@@ -243,15 +295,16 @@ func refAbsReduce(d []int, in Inputs) ([]float64, []float64) {
 // compensation c handed on as a value is treated as an arbitrary error of
 // at most 3u·Σ|values| (|c| <= u·(|s| + 2|y|) to first order). So with
 // E = (1+K1)(1+3u)(1+K2)(1+3u)(1+K3)(1+3u) - 1 (K1 and its 3u absent for
-// U = 1): |out - s| <= (1+u)·E·Σ|a_i| + u·|s|, about 15u·Σ|a_i| + u·|s|.
-// This is looser than the textbook (2u + O(n·u²))·Σ|a_i| of one flat Kahan
-// sum, which does not cover the nesting.
+// U = 1), acc = E, and the output s - c rounds once more: u·|ŝ|. This is
+// looser than the textbook (2u + O(n·u²))·Σ|a_i| of one flat Kahan sum,
+// which does not cover the nesting.
 //
 // Every bound adds the reference's own error r = 2·u64·|s| + 2n²·u64²·Σ|a_i|,
 // and uses |s| <= |reference| + r.
-func boundReduce(v map[string]genome.Value, dims []int) errorModel {
+func boundReduce(v map[string]genome.Value, dims []int, in Inputs) errorModel {
 	n := dims[0]
-	b, u, acc := int(v["block"].I), int(v["unroll"].I), v["acc"].S
+	cfg := newReduceConfig(v)
+	b, u := cfg.block, cfg.unroll
 	l := min(b, n)
 	nb := ceilDiv(n, b)
 	lg := log2(u)
@@ -262,18 +315,34 @@ func boundReduce(v map[string]genome.Value, dims []int) errorModel {
 	refErr := func(ref, abs float64) float64 { return 2*u64*math.Abs(ref) + 2*nf*nf*u64*u64*abs }
 	const refText = " + r, r = 2u64|s| + 2n^2 u64^2 sum|a_i| (compensated float64 reference)"
 
-	switch acc {
-	case "float64":
-		g := gamma(d, u64)
-		return errorModel{
-			formula: fmt.Sprintf("(1+u)*gamma64_d * sum|a_i| + u*|s|%s, u = 2^-24, u64 = 2^-53, n = %d (float64 partial sums, one rounding to float32; %s)", refText, n, tree),
-			bound: func(ref, abs float64) float64 {
-				r := refErr(ref, abs)
-				e := g * abs
-				return (1+u32)*e + u32*(math.Abs(ref)+r) + r
-			},
+	// The input stage.
+	var rel, sabs float64
+	inText := "input fp32: stored exactly"
+	if cfg.input != precision.FP32 {
+		st, err := in.storedA(cfg.input)
+		if err != nil {
+			return errorModel{
+				formula: fmt.Sprintf("input %s: %v", cfg.input, err),
+				bound:   func(_, _ float64) float64 { return math.Inf(1) },
+			}
 		}
-	case "kahan":
+		rel, sabs, _ = st.errors(in.A)
+		inText = fmt.Sprintf("input %s: rel*sum|a_i| + sum abs_i, rel = %.3g, sum abs_i = %.3g over %d scales of %d values", cfg.input, rel, sabs, len(st.scales), storeBlock)
+		if st.scales == nil {
+			inText = fmt.Sprintf("input %s: rel*sum|a_i| + sum abs_i, rel = %.3g, sum abs_i = %.3g (no scale)", cfg.input, rel, sabs)
+		}
+	}
+
+	// The accumulator: its relative bound on any term, and the unit
+	// roundoff of the final rounding to float32 (0 when none).
+	var acc, uOut float64
+	var accText string
+	accMax := math.Inf(1) // the largest partial sum the accumulator holds
+	switch cfg.acc {
+	case accFloat64:
+		acc, uOut = gamma(d, u64), u32
+		accText = fmt.Sprintf("acc float64: gamma64_d, d = %d, u64 = 2^-53 (%s); output: one rounding to float32, u*|s|", d, tree)
+	case accKahan:
 		k := func(m int) float64 { return 2*u32 + float64(4*m+4)*u32*u32 }
 		var e float64
 		var levels string
@@ -288,18 +357,54 @@ func boundReduce(v map[string]genome.Value, dims []int) errorModel {
 		e = (1+e)*(1+3*u32) - 1 // the block's c handed on
 		e = (1+e)*(1+k(2*nb)) - 1
 		e = (1+e)*(1+3*u32) - 1 // the final c
-		return errorModel{
-			formula: fmt.Sprintf("(1+u)*E * sum|a_i| + u*|s|%s, E = %.4g = %.2fu, u = 2^-24, n = %d (float32 Kahan sums nested: %s, K(%d) over the %d block pairs; K(m) = 2u + (4m+4)u^2, 3u per compensation handed on)",
-				refText, e, e/u32, n, levels, 2*nb, nb),
-			bound: func(ref, abs float64) float64 {
-				r := refErr(ref, abs)
-				return (1+u32)*e*abs + u32*(math.Abs(ref)+r) + r
-			},
+		acc, uOut = e, u32
+		accText = fmt.Sprintf("acc kahan: E = %.4g = %.2fu, u = 2^-24, n = %d (float32 Kahan sums nested: %s, K(%d) over the %d block pairs; K(m) = 2u + (4m+4)u^2, 3u per compensation handed on); output: s - c rounded, u*|s|",
+			e, e/u32, n, levels, 2*nb, nb)
+	case accFP16, accBF16:
+		f := precision.FP16
+		if cfg.acc == accBF16 {
+			f = precision.BF16
 		}
+		ua := precision.Chain(f.UnitRoundoff(), u32)
+		acc, accMax = gamma(d+1, ua), f.MaxFinite()
+		accText = fmt.Sprintf("acc %s: gamma_(d+1) of u' = (1+u_%s)(1+u)-1 = %.4g, d = %d (%s; each addition made in float32 and rounded to %s, the first into zero too); +Inf when (1+acc)*sum|stored values| may pass %s's largest value %g (a partial sum may overflow)", f, f, ua, d, tree, f, f, accMax)
+	default:
+		acc = gamma(d, u32)
+		accText = fmt.Sprintf("acc float32: gamma_d, d = %d, u = 2^-24 (%s)", d, tree)
 	}
-	g := gamma(d, u32)
+	inputFmt := cfg.input.String()
+	stages := func(ref, abs float64) []evaluate.StageBound {
+		sb := precision.Sum(abs, rel, sabs, acc)
+		if (1+acc)*(abs+sb.Input) > accMax {
+			sb.Acc = math.Inf(1) // every partial sum is at most this
+		}
+		r := refErr(ref, abs)
+		out := []evaluate.StageBound{
+			{Stage: precision.StageInput.String(), Param: "input", Value: inputFmt, Bound: sb.Input, How: inText},
+			{Stage: precision.StageAccumulation.String(), Param: "acc", Value: cfg.acc, Bound: sb.Acc, How: accText},
+		}
+		if uOut > 0 {
+			out = append(out, evaluate.StageBound{Stage: precision.StageOutput.String(), Value: "fp32",
+				Bound: precision.Output(uOut, math.Abs(ref)+r, sb.Total()), How: "output: the result rounded to float32, u*(|s| + the error before it)"})
+		}
+		return append(out, evaluate.StageBound{Stage: stageReference, Value: "float64", Bound: r, How: "reference: r" + refText[len(" + r, r"):]})
+	}
 	return errorModel{
-		formula: fmt.Sprintf("gamma_d * sum|a_i|%s, d = %d, u = 2^-24, n = %d (float32: %s)", refText, d, n, tree),
-		bound:   func(ref, abs float64) float64 { return g*abs + refErr(ref, abs) },
+		formula: fmt.Sprintf("((1+rel)(1+acc)-1)*sum|a_i| + (1+acc)*sum abs_i + output%s, n = %d; %s; %s", refText, n, inText, accText),
+		bound:   func(ref, abs float64) float64 { return sumStages(stages(ref, abs)) },
+		stages:  stages,
 	}
+}
+
+// stageReference names the share of a bound that is the float64
+// reference's own error.
+const stageReference = "reference"
+
+// sumStages is the whole bound of its stages.
+func sumStages(ss []evaluate.StageBound) float64 {
+	t := 0.0
+	for _, s := range ss {
+		t += s.Bound
+	}
+	return t
 }

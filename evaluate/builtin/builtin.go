@@ -15,6 +15,7 @@ import (
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/genome"
 	"github.com/quasim/quasim/introspect"
+	"github.com/quasim/quasim/precision"
 )
 
 // Kernels lists the builtin kernel names, sorted.
@@ -73,6 +74,10 @@ type Inputs struct {
 	// with a meaningless output: Evaluate and Verify set it once their
 	// context is done, so shutdown need not wait for a long run.
 	stop *atomic.Bool
+	// cache holds A as stored in reduced formats, made on first use (see
+	// storeCache); nil makes each run store it anew. Inputs made by
+	// NewInputs have one; their A must not change after a run.
+	cache *storeCache
 }
 
 // Kernel is the evaluator of one builtin kernel. It is safe for concurrent
@@ -134,6 +139,11 @@ func newKernel(kd def, opt Options) *Kernel {
 
 // Name is the kernel's name.
 func (k *Kernel) Name() string { return k.def.name }
+
+// Precision returns the kernel's precision parameters and the stage each
+// sets (nil for a kernel with none). Their values are listed most accurate
+// first, as precision.Stage.Rank orders them.
+func (k *Kernel) Precision() map[string]precision.Stage { return maps.Clone(k.def.precision) }
 
 // Device names the device class the kernel measures on.
 func (k *Kernel) Device() string { return k.opt.Device }

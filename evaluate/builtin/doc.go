@@ -34,10 +34,19 @@
 //	workers     1 2 4 8             1
 //	pack_b      False True          False
 //	loop_order  ijk ikj jik         ijk
+//	b_input     fp32 fp16 bf16 int8 fp8_e4m3 int4   fp32
 //
 //	tile_m <= m or tile_m == 16      (and likewise tile_n/n, tile_k/k)
 //	workers == 1 or tile_m * workers <= m
 //	tile_m * tile_k + tile_k * tile_n + tile_m * tile_n <= 8192
+//	b_input == 'fp32' or pack_b
+//
+// b_input is a precision parameter (input stage): B stored in that format
+// as reduce stores its vector (scales per 256 values of B's row-major
+// layout); packing decodes each panel into the float32 buffer, so only
+// packed configs may store B reduced. Its bound adds the storage stage:
+// rel·Σ|a||b| + (largest absolute storage error of B)·(largest row sum of
+// |A|), and γ_d of Σ|a||b̂| (precision.Sum).
 //
 // For tests of verification only, Options.TestWrongVariant appends a fourth
 // loop_order, ikj_fast: the ikj kernel minus the last partial block of
@@ -70,24 +79,38 @@
 // from an atomic counter and store each block's partial sum; the partials are
 // added in block order, so the result is bitwise reproducible whatever the
 // scheduling. unroll is the number of independent partial sums in a block.
-// acc trades speed for precision: float32 (error growing with n), float64
-// (float64 partials, one rounding at the end) or kahan (compensated float32
-// sums, four dependent operations per value).
+// acc trades speed for precision: float64 (float64 partials, one rounding
+// at the end), kahan (compensated float32 sums, four dependent operations
+// per value), float32 (error growing with n), fp16 or bf16 (every addition
+// made in float32 and rounded to the format, the first into zero too, as
+// an FP16 or BF16 accumulator register holds it: emulated, so slow here).
+// input is the format the vector is stored in: fp32 reads A; fp16 and
+// bf16 hold it in []uint16, int8 and fp8_e4m3 in bytes, int4 two values
+// to a byte, with a scale per 256 values (a power of two for fp16 and
+// fp8_e4m3, as OCP's microscaling formats do, so no block overflows;
+// amax/127 or amax/7 for the integers; none for bf16). The stored input
+// is made once per Inputs (as a producer would write it) and decoded 256
+// values at a time into a buffer the accumulator sums, in the same order
+// as the fp32 path. acc and input are precision parameters (Precision):
+// their values are listed most accurate first.
 //
 //	param    values                                   default
 //	block    256 1024 4096 16384 65536 262144         256
 //	unroll   1 2 4 8                                  1
 //	workers  1 2 4 8                                  1
-//	acc      float32 float64 kahan                    float32
+//	acc      float64 kahan float32 fp16 bf16          float32
+//	input    fp32 fp16 bf16 int8 fp8_e4m3 int4        fp32
 //
 //	block <= n or block == 256
 //	workers == 1 or block * workers <= n
 //
-// Valid configs per default problem:
+// Valid configs per default problem (at fp32 storage, and for reduce acc
+// float64, kahan or float32, as a spec without an error budget keeps
+// them: sgemm 2496, 3024, 3024 and reduce 288 each):
 //
-//	sgemm   128x128x128: 2496   256x256x256: 3024   384x256x320: 3024
+//	sgemm   128x128x128: 8736   256x256x256: 10584  384x256x320: 10584
 //	conv2d  256x256x5:   1112   512x512x7:   1344   1024x1024x3: 1344
-//	reduce  2097152:      288   4194304:      288   8388608:      288
+//	reduce  2097152:     2880   4194304:     2880   8388608:     2880
 //
 // # Measurement
 //
@@ -174,6 +197,8 @@
 //	conv2d          γ_{f·f}·Σ|x||w| (each output one sequential sum; reference γ64_{f·f}·Σ)
 //	reduce float32  γ_d·Σ|a_i|, d = (floor(L/U)-1) + (U-1) + log2 U + (nb-1),
 //	                L = min(block, n), nb = ceil(n/block)
+//	reduce fp16,    γ_{d+1}(u')·Σ|a_i|, u' = (1+u_f)(1+u) - 1 (u_f = 2^-11, 2^-8), +Inf
+//	  bf16          once (1+γ)·Σ|stored values| may pass the format's largest value
 //	reduce float64  (1+u)·γ64_d·Σ|a_i| + u·|s| (the same tree in float64, one rounding)
 //	reduce kahan    (1+u)·E·Σ|a_i| + u·|s|, E = (1+K1)(1+3u)(1+K2)(1+3u)(1+K3)(1+3u) - 1,
 //	                K(m) = 2u + (4m+4)u² per Kahan level (Knuth, Goldberg), K1 = K(floor(L/U))
@@ -184,6 +209,20 @@
 //
 // The kahan bound is looser than the textbook (2u + O(n·u²))·Σ|a_i| of one
 // flat Kahan sum, which does not cover the kernel's three nested levels.
+// With a reduced input, the stages compose (precision.Sum): the input's
+// share is u_f·Σ|a_i| + Σabs_i (abs_i: half the format's subnormal spacing
+// times the scale for a value below its normal range, scale·(1/2 + 2^-16)
+// for an integer), the accumulator's acc·(Σ|a_i| + that), acc being the
+// accumulator's factor above (γ_d, E, ...), then the output rounding.
+//
+// Error budget: with VerifySettings.Budget, every element of every case
+// has its bound and its measured error converted to the budget's units
+// (rel: divided by max(|ref|, the case's mean |ref|); abs: by the case's
+// output scale; ulp: by float32's spacing at ref, plus one); the config
+// passes when the largest of each is within the budget. The report gives
+// the precision map, each stage's share of the bound where it is largest,
+// and the measured error. VerifySettings.Inputs positive verifies on the
+// magnitudes of the seeded inputs (a sum of positive values: Σ|a_i| = |s|).
 // The report gives the element with the largest measured/bound ratio.
 //
 // Latency: for a config that passed the three checks, one warm-up and

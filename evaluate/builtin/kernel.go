@@ -2,12 +2,14 @@ package builtin
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
 
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/precision"
 )
 
 // maxElems bounds the floats a problem may hold (inputs and output together),
@@ -24,7 +26,10 @@ type def struct {
 	dims     []string // names of the problem dims; also the space's Vars
 	defaults [][]int  // default problem sizes
 	params   []genome.Param
-	cons     []string
+	// precision names the precision parameters and the stage each sets;
+	// their values rank by accuracy (precision.Stage.CheckOrder).
+	precision map[string]precision.Stage
+	cons      []string
 	// check rejects dims the kernel cannot run beyond count and sign.
 	check func(d []int) error
 	// sizes returns the lengths of Inputs.A, Inputs.B and the output.
@@ -111,7 +116,23 @@ func (kd def) newInputs(d []int, seed uint64) Inputs {
 	}
 	a := fill(na)
 	b := fill(nb)
-	return Inputs{A: a, B: b}
+	return Inputs{A: a, B: b, cache: new(storeCache)}
+}
+
+// absInputs is in with every value made its magnitude: the positive
+// inputs of VerifySettings.Inputs "positive".
+func absInputs(in Inputs) Inputs {
+	abs := func(x []float32) []float32 {
+		if x == nil {
+			return nil
+		}
+		out := make([]float32, len(x))
+		for i, v := range x {
+			out[i] = float32(math.Abs(float64(v)))
+		}
+		return out
+	}
+	return Inputs{A: abs(in.A), B: abs(in.B), cache: new(storeCache)}
 }
 
 // checkInputs reports whether in fits dims d.
@@ -140,6 +161,16 @@ func strParam(name string, def int, vals ...string) genome.Param {
 	p := genome.Param{Name: name, Kind: genome.KindString, Default: def}
 	for _, v := range vals {
 		p.Values = append(p.Values, genome.Str(v))
+	}
+	return p
+}
+
+// formatParam is a precision parameter whose values are formats, listed
+// most accurate first; the first is the default.
+func formatParam(name string, fs ...precision.Format) genome.Param {
+	p := genome.Param{Name: name, Kind: genome.KindString}
+	for _, f := range fs {
+		p.Values = append(p.Values, genome.Str(f.String()))
 	}
 	return p
 }

@@ -4,6 +4,17 @@ import (
 	"sync/atomic"
 
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/precision"
+)
+
+// reduce's accumulators, most accurate first (precision.StageAccumulation
+// ranks them so).
+const (
+	accFloat64 = "float64"
+	accKahan   = "kahan"
+	accFloat32 = "float32"
+	accFP16    = "fp16"
+	accBF16    = "bf16"
 )
 
 // reduceDef is the sum of an fp32 n-vector; the output has one value.
@@ -12,10 +23,13 @@ import (
 // from a shared atomic counter and store its partial sum; the partials are
 // then added in block order, so the result does not depend on scheduling and
 // is bitwise reproducible. unroll is the number of independent partial sums
-// inside a block. acc is the accumulator: float32 (fast, error growing with
-// n), float64 (float64 partial sums, rounded once at the end) or kahan
-// (Kahan-compensated float32 sums, nearly as accurate as float64 and the
-// slowest: four dependent operations per value).
+// inside a block. acc is the accumulator: float64 (float64 partial sums,
+// rounded once at the end), kahan (Kahan-compensated float32 sums, nearly
+// as accurate as float64: four dependent operations per value), float32
+// (error growing with n), or fp16 and bf16 (every addition rounded to that
+// format, as FP16 or BF16 hardware would: emulated, so slow here). input is
+// the format the vector is stored in (see stored): the kernel reads the
+// stored values and converts them while summing.
 func reduceDef() def {
 	return def{
 		name:     "reduce",
@@ -25,8 +39,10 @@ func reduceDef() def {
 			intParam("block", 0, 256, 1024, 4096, 16384, 65536, 262144),
 			intParam("unroll", 0, 1, 2, 4, 8),
 			intParam("workers", 0, 1, 2, 4, 8),
-			strParam("acc", 0, "float32", "float64", "kahan"),
+			strParam("acc", 2, accFloat64, accKahan, accFloat32, accFP16, accBF16),
+			formatParam("input", precision.FP32, precision.FP16, precision.BF16, precision.INT8, precision.FP8E4M3, precision.INT4),
 		},
+		precision: map[string]precision.Stage{"input": precision.StageInput, "acc": precision.StageAccumulation},
 		cons: []string{
 			// A block never exceeds the vector, except that the smallest
 			// block is always allowed so tiny problems keep a space.
@@ -47,16 +63,29 @@ func reduceDef() def {
 type reduceConfig struct {
 	block, unroll, workers int
 	acc                    string
+	input                  precision.Format
 }
 
-func prepareReduce(v map[string]genome.Value, d []int) runner {
-	cfg := reduceConfig{
+func newReduceConfig(v map[string]genome.Value) reduceConfig {
+	in, err := precision.ParseFormat(v["input"].S)
+	if err != nil {
+		panic(err) // the space holds only format names
+	}
+	return reduceConfig{
 		block:   int(v["block"].I),
 		unroll:  int(v["unroll"].I),
 		workers: int(v["workers"].I),
 		acc:     v["acc"].S,
+		input:   in,
 	}
+}
+
+func prepareReduce(v map[string]genome.Value, d []int) runner {
+	cfg := newReduceConfig(v)
 	n := d[0]
+	if cfg.input != precision.FP32 || cfg.acc == accFP16 || cfg.acc == accBF16 {
+		return chunkedReduce(cfg, n)
+	}
 	nb := ceilDiv(n, cfg.block)
 	// forBlocks hands out blocks to the workers; each block is processed by
 	// exactly one call of fn.
@@ -75,7 +104,7 @@ func prepareReduce(v map[string]genome.Value, d []int) runner {
 	}
 
 	switch cfg.acc {
-	case "float64":
+	case accFloat64:
 		sum := sum64ByUnroll(cfg.unroll)
 		part := make([]float64, nb)
 		return func(in Inputs, out []float32) {
@@ -86,7 +115,7 @@ func prepareReduce(v map[string]genome.Value, d []int) runner {
 			}
 			out[0] = float32(s)
 		}
-	case "kahan":
+	case accKahan:
 		sum := kahanByUnroll(cfg.unroll)
 		ps, pc := make([]float32, nb), make([]float32, nb)
 		return func(in Inputs, out []float32) {

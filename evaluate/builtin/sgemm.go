@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/precision"
 )
 
 // sgemmDef is C = A·B in fp32: A is m×k, B is k×n, C is m×n, all row-major.
@@ -33,7 +34,9 @@ func sgemmDef() def {
 			intParam("workers", 0, 1, 2, 4, 8),
 			boolParam("pack_b"),
 			strParam("loop_order", 0, "ijk", "ikj", "jik"),
+			formatParam("b_input", precision.FP32, precision.FP16, precision.BF16, precision.INT8, precision.FP8E4M3, precision.INT4),
 		},
+		precision: map[string]precision.Stage{"b_input": precision.StageInput},
 		cons: []string{
 			// A tile never exceeds its dim, except that the smallest tile
 			// is always allowed so tiny problems keep a space.
@@ -44,6 +47,9 @@ func sgemmDef() def {
 			"workers == 1 or tile_m * workers <= m",
 			// The A, B and C tiles together fit a 32 KiB L1 data cache.
 			"tile_m * tile_k + tile_k * tile_n + tile_m * tile_n <= 8192",
+			// B stored in a reduced format is read only by packing its
+			// panels, which decodes them.
+			"b_input == 'fp32' or pack_b",
 		},
 		sizes: func(d []int) (int, int, int) {
 			m, n, k := d[0], d[1], d[2]
@@ -77,6 +83,7 @@ type sgemmConfig struct {
 	tm, tn, tk, unroll, workers int
 	pack                        bool
 	order                       string
+	bIn                         precision.Format
 }
 
 func prepareSgemm(v map[string]genome.Value, d []int) runner {
@@ -88,6 +95,10 @@ func prepareSgemm(v map[string]genome.Value, d []int) runner {
 		workers: int(v["workers"].I),
 		pack:    v["pack_b"].Truth(),
 		order:   v["loop_order"].S,
+	}
+	var err error
+	if cfg.bIn, err = precision.ParseFormat(v["b_input"].S); err != nil {
+		panic(err) // the space holds only format names
 	}
 	m, n, k := d[0], d[1], d[2]
 	bufs := make([][]float32, cfg.workers)
@@ -105,8 +116,21 @@ func prepareSgemm(v map[string]genome.Value, d []int) runner {
 		nbm = m / cfg.tm // the deliberate bug: the last partial row block is dropped
 	}
 
+	rows := make([][]float32, cfg.workers) // a row segment of a stored B
+	if cfg.bIn != precision.FP32 {
+		for w := range rows {
+			rows[w] = make([]float32, min(cfg.tn, n))
+		}
+	}
 	return func(in Inputs, c []float32) {
 		a, b := in.A, in.B
+		var sb *stored
+		if cfg.bIn != precision.FP32 {
+			var err error
+			if sb, err = in.storedB(cfg.bIn); err != nil {
+				panic(err) // NaN or Inf in an integer format: Run reports it
+			}
+		}
 		clear(c)
 		parallel(cfg.workers, func(w int) {
 			buf := bufs[w]
@@ -116,14 +140,19 @@ func prepareSgemm(v map[string]genome.Value, d []int) runner {
 					k1 := min(k0+cfg.tk, k)
 					t := tile{j0: j0, j1: j1, k0: k0, k1: k1, lda: k, ldc: n, b: b, boff: k0*n + j0, ldb: n}
 					transposed := !ikj
-					if cfg.pack {
-						if transposed {
-							packTransposed(buf, b, n, j0, j1, k0, k1)
-							t.b, t.boff, t.ldb = buf, 0, k1-k0
-						} else {
-							packRows(buf, b, n, j0, j1, k0, k1)
-							t.b, t.boff, t.ldb = buf, 0, j1-j0
-						}
+					switch {
+					case cfg.pack && sb != nil && transposed:
+						packStoredTransposed(buf, rows[w], sb, n, j0, j1, k0, k1)
+						t.b, t.boff, t.ldb = buf, 0, k1-k0
+					case cfg.pack && sb != nil:
+						packStoredRows(buf, sb, n, j0, j1, k0, k1)
+						t.b, t.boff, t.ldb = buf, 0, j1-j0
+					case cfg.pack && transposed:
+						packTransposed(buf, b, n, j0, j1, k0, k1)
+						t.b, t.boff, t.ldb = buf, 0, k1-k0
+					case cfg.pack:
+						packRows(buf, b, n, j0, j1, k0, k1)
+						t.b, t.boff, t.ldb = buf, 0, j1-j0
 					}
 					for ib := w; ib < nbm; ib += cfg.workers {
 						if in.stopped() {
@@ -232,6 +261,28 @@ func packTransposed(buf, b []float32, ldb, j0, j1, k0, k1 int) {
 	h := k1 - k0
 	for kk := range h {
 		row := b[(k0+kk)*ldb+j0 : (k0+kk)*ldb+j1]
+		for jj, x := range row {
+			buf[jj*h+kk] = x
+		}
+	}
+}
+
+// packStoredRows is packRows from B stored in a reduced format: each row
+// segment is decoded into the panel.
+func packStoredRows(buf []float32, sb *stored, ldb, j0, j1, k0, k1 int) {
+	w := j1 - j0
+	for kk := range k1 - k0 {
+		sb.decodeAt(buf[kk*w:kk*w+w], (k0+kk)*ldb+j0)
+	}
+}
+
+// packStoredTransposed is packTransposed from B stored in a reduced
+// format: each row segment is decoded into row, then scattered.
+func packStoredTransposed(buf, row []float32, sb *stored, ldb, j0, j1, k0, k1 int) {
+	h := k1 - k0
+	row = row[:j1-j0]
+	for kk := range h {
+		sb.decodeAt(row, (k0+kk)*ldb+j0)
 		for jj, x := range row {
 			buf[jj*h+kk] = x
 		}

@@ -28,8 +28,10 @@ type verifyDef struct {
 	// of the magnitudes of its terms (Σ|a_i| for reduce, Σ|a_il||b_lj| for
 	// sgemm), the scale of the rounding error bounds.
 	refAbs func(d []int, in Inputs) (ref, abs []float64)
-	// bound returns the a-priori error model of config v at dims d.
-	bound func(v map[string]genome.Value, d []int) errorModel
+	// bound returns the a-priori error model of config v at dims d on
+	// inputs in (a reduced-precision input's error depends on the scales
+	// it is stored with).
+	bound func(v map[string]genome.Value, d []int, in Inputs) errorModel
 	// cols is the width of the output's rows, for messages; 0 for a vector.
 	cols func(d []int) int
 }
@@ -41,6 +43,9 @@ type errorModel struct {
 	// config's own error plus the reference's, given the reference value and
 	// the sum of the magnitudes of the element's terms.
 	bound func(ref, abs float64) float64
+	// stages splits bound into the stages' shares; nil for a kernel whose
+	// only stage is its float32 accumulation.
+	stages func(ref, abs float64) []evaluate.StageBound
 }
 
 // largeCap bounds the magnitude of the outputs of the "large" case, well
@@ -60,7 +65,11 @@ const minNormal32 = 0x1p-126
 // outside the space (wrapping evaluate.ErrNotInSpace), invalid settings, or a
 // cancelled ctx (ctx.Err(), checked between runs).
 func (k *Kernel) Verify(ctx context.Context, c genome.Config, p evaluate.Problem, s evaluate.VerifySettings) (evaluate.VerifyReport, error) {
-	return k.verify(ctx, c, p, s, k.def.newInputs)
+	gen := k.def.newInputs
+	if s.Inputs == evaluate.InputsPositive {
+		gen = func(d []int, seed uint64) Inputs { return absInputs(k.def.newInputs(d, seed)) }
+	}
+	return k.verify(ctx, c, p, s, gen)
 }
 
 // inputGen makes the inputs of dims d from a seed.
@@ -102,8 +111,9 @@ type verification struct {
 	s    evaluate.VerifySettings
 	gen  inputGen
 
-	par   parityAcc
-	bound boundAcc
+	par    parityAcc
+	bound  boundAcc
+	budget budgetAcc
 }
 
 // vcase is one parity case.
@@ -157,6 +167,7 @@ func (v *verification) run(dims []int) (evaluate.VerifyReport, error) {
 	var rep evaluate.VerifyReport
 	v.par = parityAcc{tol: v.s.Tolerance, value: v.s.Value}
 	v.bound = boundAcc{}
+	v.budget = budgetAcc{b: v.s.Budget}
 	rep.Determinism = evaluate.DeterminismResult{Policy: v.s.Nondeterministic}
 
 	// fail ends verification at a kernel failure: parity fails with the
@@ -175,6 +186,8 @@ func (v *verification) run(dims []int) (evaluate.VerifyReport, error) {
 		if rep.ErrorBound.Formula == "" {
 			rep.ErrorBound.Formula = "not checked: the kernel failed"
 		}
+		rep.Budget = v.budget.result(v.vals, v.k.def.precision)
+		rep.Budget.Passed = false
 		return rep, nil
 	}
 
@@ -249,6 +262,7 @@ func (v *verification) run(dims []int) (evaluate.VerifyReport, error) {
 
 	rep.Parity = v.par.result()
 	rep.ErrorBound = v.bound.result()
+	rep.Budget = v.budget.result(v.vals, v.k.def.precision)
 	if !rep.Passed() {
 		return rep, nil // no latency for a config that will not be served
 	}
@@ -297,9 +311,12 @@ func (v *verification) check(pr *prepared, cs vcase) ([]float32, []float64, erro
 	v.par.cases = append(v.par.cases, cs.name)
 	v.par.add(cs, out, ref, cols)
 	if v.k.def.verify.bound != nil {
-		v.bound.add(cs, out, ref, abs, v.k.def.verify.bound(v.vals, cs.dims), cols)
+		m := v.k.def.verify.bound(v.vals, cs.dims, cs.in)
+		v.bound.add(cs, out, ref, abs, m, cols)
+		v.budget.add(cs, out, ref, abs, m, cols)
 	} else {
 		v.bound.noModel = true
+		v.budget.noModel = true
 	}
 	return out, abs, nil
 }

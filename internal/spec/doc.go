@@ -29,9 +29,15 @@
 //	budget: {evals: 60, seconds: 120}  # per cycle; default evals 60, seconds 0 (no limit);
 //	                             # evals 0 means no evaluation limit and needs seconds > 0
 //	default: {tile_m: 32}        # optional partial config served when nothing is tuned
-//	verify: {tolerance: rel, value: 1e-5, repeats: 3, nondeterministic: reject}
+//	verify: {tolerance: rel, value: 1e-5, repeats: 3, nondeterministic: reject,
+//	         inputs: signed, error_budget: {rel: 1e-5}}
 //	                             # tolerance abs|rel|ulp, value >= 0, repeats >= 0,
-//	                             # nondeterministic reject|certify; used by certification
+//	                             # nondeterministic reject|certify; used by certification;
+//	                             # inputs signed|positive: the seeded verification inputs'
+//	                             # sign (positive: a job whose data are, e.g. norms);
+//	                             # error_budget: one of abs|rel|ulp > 0 (see Precision)
+//	precision:                   # optional: which parameters are precision parameters and the
+//	  acc: accumulation          # stage each sets: input, intermediate, accumulation or output
 //	tune_on_miss: false          # a lookup of an untuned problem adds a job for it (default false)
 //	on_miss:                     # bounds on those jobs, so a lookup cannot start costly work:
 //	  max_problem: 1024,1024,1024  # largest size per dim (default: each dim's largest in problems)
@@ -62,6 +68,29 @@
 //
 // The same rules hold as for kernel specs: unknown keys are errors, null is
 // a left-out key, errors are *FieldError naming file, field and line.
+
+// # Precision
+//
+// A precision parameter's values name formats (fp32, fp16, bf16, int8,
+// fp8_e4m3, int4; an accumulation stage also fp64 and kahan), listed most
+// accurate first so a search moves along accuracy (precision.Stage.Rank).
+// A builtin kernel declares its own (reduce: input and acc); the
+// precision section declares those of another evaluator, whose values
+// must then be format names in that order, or restates a builtin's. In
+// parameters and default, a precision value matches by format, so fp32
+// names reduce's float32 accumulator; a name of no format is an error
+// naming the field and what the stage accepts.
+//
+// Without an error budget a job keeps each precision parameter it does not
+// narrow at fp32 or better (fp32 input; an fp64, kahan or fp32
+// accumulator). With verify.error_budget the lower formats are searched
+// too, and a config is certified only when its a-priori error bound, each
+// stage's composed (precision.Sum), and its measured error against the
+// float64 reference are both within the budget on every verification
+// case (evaluate.VerifySettings.Budget); the certificate's error_budget
+// check records the map, each stage's bound and the measured error. rel
+// is relative to max(|reference|, the case's mean |reference|), abs is in
+// units of the case's output scale, ulp in float32 ULPs.
 //
 // # Errors
 //
@@ -92,7 +121,8 @@
 // evaluator (with a replay path made absolute), objective, problems (dims,
 // in file order; a map's in name order), problem_dims, parameters (values
 // sorted), constraints (in order, as written), schedule (as written),
-// budget, default, verify, tune_on_miss, on_miss when given and, for a T1 file, its parameters
+// budget, default, verify (with its error_budget), tune_on_miss, on_miss and precision when
+// given and, for a T1 file, its parameters
 // (names, kinds, values, defaults), conditions and problem size. It does not
 // cover the file's path, its bytes, comments, formatting or key order, nor
 // the content of a replay file. A builtin kernel's spec without problems

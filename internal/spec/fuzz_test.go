@@ -21,6 +21,7 @@ func FuzzParse(f *testing.F) {
 		"a: &a [*a]\n",
 		"name: k\nevaluator: builtin:reduce\nparameters: {unroll: [.inf]}\ndefault: {unroll: 1e400}\n",
 		"name: k\nevaluator: builtin:sgemm\ntune_on_miss: true\non_miss: {max_problem: 1024x1024x1024, max_volume: 1e9}\n",
+		"name: k\nevaluator: builtin:reduce\nprecision: {acc: accumulation, input: input}\nparameters: {input: [half, int4]}\nverify: {error_budget: {ulp: 3}}\n",
 	} {
 		f.Add([]byte(s), false)
 	}

@@ -17,21 +17,22 @@ import (
 // the spec file's, so the canonical JSON of a YAML/JSON spec is itself a
 // spec file that parses to the same hash.
 type canonicalSpec struct {
-	Name        string           `json:"name"`
-	Evaluator   string           `json:"evaluator,omitempty"`
-	Objective   string           `json:"objective"`
-	Problems    [][]int          `json:"problems,omitempty"`
-	ProblemDims []string         `json:"problem_dims,omitempty"`
-	Parameters  map[string][]any `json:"parameters,omitempty"`
-	Constraints []string         `json:"constraints,omitempty"`
-	Schedule    string           `json:"schedule"`
-	Budget      Budget           `json:"budget"`
-	Default     map[string]any   `json:"default,omitempty"`
-	Verify      *Verify          `json:"verify,omitempty"`
-	TuneOnMiss  bool             `json:"tune_on_miss,omitempty"`
-	OnMiss      *OnMiss          `json:"on_miss,omitempty"`
-	Timeout     string           `json:"timeout,omitempty"`
-	T1          *canonicalT1     `json:"t1,omitempty"`
+	Name        string            `json:"name"`
+	Evaluator   string            `json:"evaluator,omitempty"`
+	Objective   string            `json:"objective"`
+	Problems    [][]int           `json:"problems,omitempty"`
+	ProblemDims []string          `json:"problem_dims,omitempty"`
+	Parameters  map[string][]any  `json:"parameters,omitempty"`
+	Constraints []string          `json:"constraints,omitempty"`
+	Schedule    string            `json:"schedule"`
+	Budget      Budget            `json:"budget"`
+	Default     map[string]any    `json:"default,omitempty"`
+	Verify      *Verify           `json:"verify,omitempty"`
+	TuneOnMiss  bool              `json:"tune_on_miss,omitempty"`
+	OnMiss      *OnMiss           `json:"on_miss,omitempty"`
+	Timeout     string            `json:"timeout,omitempty"`
+	Precision   map[string]string `json:"precision,omitempty"`
+	T1          *canonicalT1      `json:"t1,omitempty"`
 }
 
 // canonicalT1 is the space of a FAIR T1 file.
@@ -110,6 +111,12 @@ func (s *Spec) canonical() []byte {
 				out[i] = native(v)
 			}
 			c.Parameters[name] = out
+		}
+	}
+	if len(s.Precision) > 0 {
+		c.Precision = make(map[string]string, len(s.Precision))
+		for name, st := range s.Precision {
+			c.Precision[name] = st.String()
 		}
 	}
 	if len(s.Default) > 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/quasim/quasim/evaluate/replay"
 	"github.com/quasim/quasim/evaluate/wasm"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/precision"
 )
 
 // Job is what the daemon tunes for one problem of a spec.
@@ -178,10 +179,15 @@ func (s *Spec) job(ev evaluate.Evaluator, p evaluate.Problem, field string) (Job
 		return Job{}, s.errf(field, "problem %s: %w", p.Name, err)
 	}
 	params := base.Params()
-	narrow, err := s.narrowing(s.file(), params)
+	prec, err := s.precisionOf(ev, params)
 	if err != nil {
 		return Job{}, err
 	}
+	narrow, err := s.narrowing(s.file(), params, prec)
+	if err != nil {
+		return Job{}, err
+	}
+	narrow = append(narrow, s.fullPrecision(params, prec)...)
 
 	// The problem's named dims become variables, unless the space has them.
 	have := base.Vars()
@@ -215,7 +221,7 @@ func (s *Spec) job(ev evaluate.Evaluator, p evaluate.Problem, field string) (Job
 		}
 	}
 
-	def, err := s.defaultIndices(s.file(), params)
+	def, err := s.defaultIndices(s.file(), params, prec)
 	if err != nil {
 		return Job{}, err
 	}
@@ -290,9 +296,92 @@ next:
 	return nil, "", fmt.Errorf("no valid config has %s: %w", strings.Join(vals, ", "), checkErr)
 }
 
+// precisionOf is the precision parameters of a job on evaluator ev: a
+// builtin kernel's own and those the spec declares. A declared parameter
+// must be one of ev's, with values of its stage listed most accurate
+// first.
+func (s *Spec) precisionOf(ev evaluate.Evaluator, params []genome.Param) (map[string]precision.Stage, error) {
+	var own map[string]precision.Stage
+	if k, ok := ev.(interface {
+		Precision() map[string]precision.Stage
+	}); ok {
+		own = k.Precision()
+	}
+	prec := s.stages(own)
+	for _, name := range sortedNames(s.Precision) {
+		field := "precision." + name
+		q, err := s.param(s.file(), params, name, field)
+		if err != nil {
+			return nil, err
+		}
+		vals := make([]string, len(q.Values))
+		for i, v := range q.Values {
+			vals[i] = v.S
+			if v.Kind != genome.KindString {
+				return nil, s.errf(field, "%s's value %s is not the name of a format (%s stage)", name, literal(v), prec[name])
+			}
+		}
+		if err := prec[name].CheckOrder(vals); err != nil {
+			return nil, s.errf(field, "%s of %s: %w", name, s.Evaluator, err)
+		}
+	}
+	return prec, nil
+}
+
+// fullPrecision keeps a job without an error budget at FP32 or better:
+// for each precision parameter the spec does not narrow, a constraint
+// allowing only its values no less accurate than fp32 (fp32 input, an
+// fp64, kahan or fp32 accumulator). Lower precision is searched only
+// where a budget says how much error the job accepts.
+func (s *Spec) fullPrecision(params []genome.Param, prec map[string]precision.Stage) []string {
+	if s.Verify.ErrorBudget != (ErrorBudget{}) {
+		return nil
+	}
+	var out []string
+	for _, q := range params {
+		st, ok := prec[q.Name]
+		if _, narrowed := s.Params[q.Name]; !ok || narrowed {
+			continue
+		}
+		fp32, _ := st.Rank("fp32")
+		var keep []genome.Value
+		for _, v := range q.Values {
+			if r, err := st.Rank(v.S); err == nil && r <= fp32 {
+				keep = append(keep, v)
+			}
+		}
+		if len(keep) > 0 && len(keep) < len(q.Values) {
+			out = append(out, q.Name+" in ["+valueList(keep)+"]")
+		}
+	}
+	return out
+}
+
+// match finds a spec value among parameter q's values; for a precision
+// parameter (stage known) by the value's rank, so "fp32" names a kernel's
+// "float32", and a name of no format is an error saying what the stage
+// accepts.
+func match(q genome.Param, v genome.Value, prec map[string]precision.Stage) (int, bool, error) {
+	st, isPrec := prec[q.Name]
+	if !isPrec || v.Kind != genome.KindString {
+		j, ok := matchValue(q, v)
+		return j, ok, nil
+	}
+	r, err := st.Rank(v.S)
+	if err != nil {
+		return 0, false, err
+	}
+	for j, w := range q.Values {
+		if wr, err := st.Rank(w.S); err == nil && wr == r {
+			return j, true, nil
+		}
+	}
+	return 0, false, nil
+}
+
 // narrowing checks the narrowed parameters against the evaluator's and
 // returns a constraint per narrowed parameter, in name order.
-func (s *Spec) narrowing(file string, params []genome.Param) ([]string, error) {
+func (s *Spec) narrowing(file string, params []genome.Param, prec map[string]precision.Stage) ([]string, error) {
 	var out []string
 	for _, name := range sortedNames(s.Params) {
 		field := "parameters." + name
@@ -302,7 +391,10 @@ func (s *Spec) narrowing(file string, params []genome.Param) ([]string, error) {
 		}
 		idx := make([]int, 0, len(s.Params[name]))
 		for _, v := range s.Params[name] {
-			j, ok := matchValue(q, v)
+			j, ok, err := match(q, v, prec)
+			if err != nil {
+				return nil, errAt(file, field, "%w", err)
+			}
 			if !ok {
 				return nil, errAt(file, field, "%s is not a value of %s (have %s)", literal(v), name, valueList(q.Values))
 			}
@@ -324,7 +416,7 @@ func (s *Spec) narrowing(file string, params []genome.Param) ([]string, error) {
 // defaultIndices checks the spec's default against the evaluator's
 // parameters and returns the value index of each named parameter, by
 // parameter index.
-func (s *Spec) defaultIndices(file string, params []genome.Param) (map[int]int, error) {
+func (s *Spec) defaultIndices(file string, params []genome.Param, prec map[string]precision.Stage) (map[int]int, error) {
 	out := make(map[int]int, len(s.Default))
 	for _, name := range sortedNames(s.Default) {
 		field := "default." + name
@@ -333,11 +425,14 @@ func (s *Spec) defaultIndices(file string, params []genome.Param) (map[int]int, 
 			return nil, err
 		}
 		v := s.Default[name]
-		j, ok := matchValue(q, v)
+		j, ok, err := match(q, v, prec)
+		if err != nil {
+			return nil, errAt(file, field, "%w", err)
+		}
 		if !ok {
 			return nil, errAt(file, field, "%s is not a value of %s (have %s)", literal(v), name, valueList(q.Values))
 		}
-		if vals, narrowed := s.Params[name]; narrowed && !containsValue(vals, q.Values[j]) {
+		if vals, narrowed := s.Params[name]; narrowed && !narrowedTo(q, vals, j, prec) {
 			return nil, errAt(file, field, "%s is not among parameters.%s (%s)", literal(v), name, valueList(vals))
 		}
 		i := slices.IndexFunc(params, func(p genome.Param) bool { return p.Name == name })
@@ -378,11 +473,10 @@ func matchValue(q genome.Param, v genome.Value) (int, bool) {
 	return 0, false
 }
 
-// containsValue reports whether a parameter value w is one of vals (spec
-// values, matched as matchValue does).
-func containsValue(vals []genome.Value, w genome.Value) bool {
+// narrowedTo reports whether value j of q is among the spec values vals.
+func narrowedTo(q genome.Param, vals []genome.Value, j int, prec map[string]precision.Stage) bool {
 	for _, v := range vals {
-		if w.Equal(v) || (w.Kind == genome.KindString && v.Kind != genome.KindString && w.S == v.String()) {
+		if k, ok, _ := match(q, v, prec); ok && k == j {
 			return true
 		}
 	}

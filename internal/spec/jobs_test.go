@@ -74,7 +74,7 @@ default: {tile_n: 32}
 	}
 	// tile_m's and loop_order's defaults (16, ijk) were narrowed away: the
 	// default is the nearest valid config, with tile_n from the spec.
-	if got, want := j.Space.Key(j.Default), "32,32,16,1,1,False,ikj"; got != want {
+	if got, want := j.Space.Key(j.Default), "32,32,16,1,1,False,ikj,fp32"; got != want {
 		t.Errorf("Default = %s, want %s", got, want)
 	}
 	if !j.Space.Valid(j.Default) {

@@ -17,6 +17,7 @@ import (
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evaluate/builtin"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/precision"
 )
 
 // Defaults filled in for fields a spec leaves out.
@@ -45,6 +46,31 @@ type Verify struct {
 	Value            float64 `json:"value,omitempty"`            // the tolerance, >= 0
 	Repeats          int     `json:"repeats,omitempty"`          // runs compared bit for bit, >= 0
 	Nondeterministic string  `json:"nondeterministic,omitempty"` // reject or certify
+	Inputs           string  `json:"inputs,omitempty"`           // signed or positive seeded inputs
+	// ErrorBudget is the largest error a served config may have, both
+	// by its a-priori bound and as measured (zero: none).
+	ErrorBudget ErrorBudget `json:"error_budget,omitzero"`
+}
+
+// ErrorBudget is a job's error budget: exactly one of its fields is set,
+// and > 0; all zero is no budget.
+type ErrorBudget struct {
+	Abs float64 `json:"abs,omitempty"`
+	Rel float64 `json:"rel,omitempty"`
+	ULP float64 `json:"ulp,omitempty"`
+}
+
+// Settings is b as evaluate's kind and value.
+func (b ErrorBudget) Settings() evaluate.ErrorBudget {
+	switch {
+	case b.Abs > 0:
+		return evaluate.ErrorBudget{Kind: evaluate.ToleranceAbs, Value: b.Abs}
+	case b.Rel > 0:
+		return evaluate.ErrorBudget{Kind: evaluate.ToleranceRel, Value: b.Rel}
+	case b.ULP > 0:
+		return evaluate.ErrorBudget{Kind: evaluate.ToleranceULP, Value: b.ULP}
+	}
+	return evaluate.ErrorBudget{}
 }
 
 // Spec is one parsed kernel spec: a YAML/JSON spec file, a FAIR T1 file, or
@@ -65,6 +91,9 @@ type Spec struct {
 	// nil when unnamed.
 	ProblemDims []string
 	Params      map[string][]genome.Value // narrowing, by param name (nil if none)
+	// Precision names the precision parameters the file declares and the
+	// stage each sets (nil if none); a builtin kernel declares its own.
+	Precision   map[string]precision.Stage
 	Constraints []string
 	Default     map[string]genome.Value // partial default config (nil if none)
 	Verify      Verify
@@ -83,6 +112,7 @@ type Spec struct {
 var topKeys = []string{
 	"name", "evaluator", "objective", "problems", "problem_dims", "parameters",
 	"constraints", "schedule", "budget", "default", "verify", "tune_on_miss", "on_miss", "timeout",
+	"precision",
 }
 
 // Parse reads one spec file; path names it in errors and resolves a
@@ -186,9 +216,10 @@ func newProblem(dims []int, names []string) evaluate.Problem {
 
 // kernelInfo is what Parse knows of a builtin kernel without a problem.
 type kernelInfo struct {
-	params   []genome.Param
-	dims     []string
-	problems []evaluate.Problem
+	params    []genome.Param
+	dims      []string
+	problems  []evaluate.Problem
+	precision map[string]precision.Stage
 }
 
 func builtinInfo(name string) (*kernelInfo, error) {
@@ -204,7 +235,7 @@ func builtinInfo(name string) (*kernelInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := &kernelInfo{params: sp.Params(), dims: ps[0].Names}
+	info := &kernelInfo{params: sp.Params(), dims: ps[0].Names, precision: k.Precision()}
 	for _, p := range ps {
 		info.problems = append(info.problems, newProblem(p.Dims, p.Names))
 	}
@@ -352,6 +383,13 @@ func (s *Spec) decode(d decoder, root *node) error {
 		s.Problems = slices.Clone(info.problems)
 	}
 
+	// precision, before parameters so their values can be checked
+	if n = field("precision"); n != nil {
+		if err := s.decodePrecision(d, n, info); err != nil {
+			return err
+		}
+	}
+
 	// parameters
 	if n = field("parameters"); n != nil {
 		m, err := d.mapping("parameters", n)
@@ -387,7 +425,7 @@ func (s *Spec) decode(d decoder, root *node) error {
 			s.Params = nil
 		}
 		if info != nil {
-			if _, err := s.narrowing(d.file, info.params); err != nil {
+			if _, err := s.narrowing(d.file, info.params, s.stages(info.precision)); err != nil {
 				return withLine(err, m)
 			}
 		}
@@ -464,7 +502,7 @@ func (s *Spec) decode(d decoder, root *node) error {
 			s.Default = nil
 		}
 		if info != nil {
-			if _, err := s.defaultIndices(d.file, info.params); err != nil {
+			if _, err := s.defaultIndices(d.file, info.params, s.stages(info.precision)); err != nil {
 				return withLine(err, m)
 			}
 		}
@@ -593,8 +631,13 @@ func (s *Spec) decodeVerify(d decoder, n *node) error {
 	if err != nil {
 		return err
 	}
-	if err := d.knownKeys("verify", m, []string{"tolerance", "value", "repeats", "nondeterministic"}); err != nil {
+	if err := d.knownKeys("verify", m, []string{"tolerance", "value", "repeats", "nondeterministic", "inputs", "error_budget"}); err != nil {
 		return err
+	}
+	if v := m.get("error_budget"); !v.isNull() {
+		if err := s.decodeErrorBudget(d, v); err != nil {
+			return err
+		}
 	}
 	oneOf := func(key string, allowed ...string) (string, error) {
 		v := m.get(key)
@@ -614,6 +657,9 @@ func (s *Spec) decodeVerify(d decoder, n *node) error {
 		return err
 	}
 	if s.Verify.Nondeterministic, err = oneOf("nondeterministic", "reject", "certify"); err != nil {
+		return err
+	}
+	if s.Verify.Inputs, err = oneOf("inputs", evaluate.InputsSigned, evaluate.InputsPositive); err != nil {
 		return err
 	}
 	if v := m.get("value"); !v.isNull() {
@@ -637,6 +683,93 @@ func (s *Spec) decodeVerify(d decoder, n *node) error {
 		s.Verify.Repeats = int(r)
 	}
 	return nil
+}
+
+// decodeErrorBudget reads verify.error_budget: one of abs, rel or ulp, a finite
+// number > 0.
+func (s *Spec) decodeErrorBudget(d decoder, n *node) error {
+	const field = "verify.error_budget"
+	m, err := d.mapping(field, n)
+	if err != nil {
+		return err
+	}
+	if err := d.knownKeys(field, m, []string{"abs", "rel", "ulp"}); err != nil {
+		return err
+	}
+	var set []string
+	for _, k := range []string{"abs", "rel", "ulp"} {
+		v := m.get(k)
+		if v.isNull() {
+			continue
+		}
+		x, err := d.number(field+"."+k, v)
+		if err != nil {
+			return err
+		}
+		if !(x > 0) {
+			return d.errf(field+"."+k, v, "%s: want a number > 0", genome.PyFloat(x))
+		}
+		set = append(set, k)
+		switch k {
+		case "abs":
+			s.Verify.ErrorBudget.Abs = x
+		case "rel":
+			s.Verify.ErrorBudget.Rel = x
+		default:
+			s.Verify.ErrorBudget.ULP = x
+		}
+	}
+	if len(set) != 1 {
+		return d.errf(field, n, "want exactly one of abs, rel or ulp, got %d", len(set))
+	}
+	return nil
+}
+
+// decodePrecision reads the precision section: parameter name -> stage.
+// For a builtin kernel the parameter must be one of its own precision
+// parameters, of that stage.
+func (s *Spec) decodePrecision(d decoder, n *node, info *kernelInfo) error {
+	m, err := d.mapping("precision", n)
+	if err != nil {
+		return err
+	}
+	s.Precision = make(map[string]precision.Stage, len(m.keys))
+	for i, name := range m.keys {
+		f := "precision." + name
+		v, err := d.str(f, m.vals[i])
+		if err != nil {
+			return err
+		}
+		st, err := precision.ParseStage(v)
+		if err != nil {
+			return d.wrap(f, m.vals[i], err)
+		}
+		if info != nil {
+			own, ok := info.precision[name]
+			switch {
+			case !ok:
+				return d.errf(f, m.vals[i], "%q is not a precision parameter of %s (have %s)", name, s.Evaluator, strings.Join(sortedNames(info.precision), ", "))
+			case own != st:
+				return d.errf(f, m.vals[i], "%s sets the %s precision of %s, not %s", name, own, s.Evaluator, st)
+			}
+		}
+		s.Precision[name] = st
+	}
+	if len(s.Precision) == 0 {
+		s.Precision = nil
+	}
+	return nil
+}
+
+// stages is the precision parameters of a job: the evaluator's own (a
+// builtin kernel's), and those the spec declares.
+func (s *Spec) stages(own map[string]precision.Stage) map[string]precision.Stage {
+	out := maps.Clone(own)
+	if out == nil {
+		out = make(map[string]precision.Stage, len(s.Precision))
+	}
+	maps.Copy(out, s.Precision)
+	return out
 }
 
 // withLine sets the line of a "parameters.<name>" or "default.<name>"

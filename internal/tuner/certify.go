@@ -259,6 +259,11 @@ func (t *Tuner) verify(ctx context.Context, job Job, tr store.Trial) (*certs.Cer
 			{Name: "error_bound", NotChecked: why},
 			cons,
 		}
+		if bud := job.Verify.Budget; !bud.IsZero() {
+			// A budget is a promise about the error: with nothing to check
+			// it, the config is not certified.
+			cert.Checks = append(cert.Checks, budgetCheck(bud, evaluate.BudgetResult{NotChecked: why}))
+		}
 		cert.Latency = latency(lat)
 		return cert, nil
 	}
@@ -303,6 +308,9 @@ func (t *Tuner) verify(ctx context.Context, job Job, tr store.Trial) (*certs.Cer
 	if !d.Identical && d.Passed {
 		cert.Checks[1].Note = "not bitwise deterministic; certified as such by the spec's policy"
 	}
+	if bud := job.Verify.Budget; !bud.IsZero() {
+		cert.Checks = append(cert.Checks, budgetCheck(bud, rep.Budget))
+	}
 	cert.Latency = latency(rep.Latency)
 	return cert, nil
 }
@@ -318,6 +326,37 @@ func errorBound(b evaluate.ErrorBoundResult) certs.Check {
 		Inputs:  map[string]any{"formula": b.Formula},
 		Results: map[string]any{"bound": b.Bound, "measured_err": b.Measured, "max_ratio": b.Ratio},
 	}
+}
+
+// budgetCheck is the error_budget check: the precision map, each stage's
+// bound, the composed bound and the measured error against the budget.
+// A budget the evaluator could not check fails (a job with a budget
+// serves only a config whose error is bounded within it).
+func budgetCheck(bud evaluate.ErrorBudget, b evaluate.BudgetResult) certs.Check {
+	ch := certs.Check{
+		Name:   "error_budget",
+		Inputs: map[string]any{"kind": bud.Kind, "budget": bud.Value},
+	}
+	if b.Kind == "" || b.NotChecked != "" {
+		ch.Note = "not checked: " + cmp.Or(b.NotChecked, "the evaluator bounds no error")
+		return ch
+	}
+	stages := make([]any, len(b.Stages))
+	for i, st := range b.Stages {
+		m := map[string]any{"stage": st.Stage, "value": st.Value, "bound": st.Bound, "formula": st.How}
+		if st.Param != "" {
+			m["param"] = st.Param
+		}
+		stages[i] = m
+	}
+	pm := make(map[string]any, len(b.Map))
+	for k, v := range b.Map {
+		pm[k] = v
+	}
+	ch.Inputs["precision_map"] = pm
+	ch.Passed = b.Passed
+	ch.Results = map[string]any{"bound": b.Bound, "measured_err": b.Measured, "stages": stages, "at": b.At}
+	return ch
 }
 
 func latency(l evaluate.LatencyResult) certs.Latency {

@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 	CHECK(!strcmp(r.match, "exact"), "match %s", r.match);
 	CHECK(r.certificate[0], "no certificate");
 	CHECK(r.key[0] && r.etag[0], "key %s etag %s", r.key, r.etag);
-	CHECK(r.n == 4, "%d params", r.n);
+	CHECK(r.n == 5, "%d params", r.n);
 	printf("served %s (certificate %s):", r.key, r.certificate);
 	for (int i = 0; i < r.n; i++)
 		printf(" %s=%s", r.params[i].name, r.params[i].value);

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// A job with an error budget is tuned over reduced precisions by a real
+// daemon: the served map fits the budget (int8's bound, 7.9e-3 of the sum,
+// does not fit rel 1e-3, so it is never served, even when it measured
+// fastest), and its certificate records the map, each stage's bound and
+// the measured error.
+func TestPrecisionBudgetServed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the daemon")
+	}
+	spec := reduceSpec + "parameters: {block: [16384], workers: [1], unroll: [8], acc: [float32], input: [fp32, half, int8]}\n" +
+		"verify: {error_budget: {rel: 1e-3}, inputs: positive}\n"
+	dir := newDir(t, map[string]string{"reduce.yaml": spec})
+	d := start(t, dir)
+	served := waitServed(t, d, "65536")
+	if in := served.Config["input"]; in != "fp32" && in != "fp16" {
+		t.Fatalf("served %+v: input %v, want fp32 or fp16 (int8's bound is over the budget)", served, in)
+	}
+	body, errs, code := d.ctl("certs", "show", served.Certificate, "--json")
+	if code != 0 {
+		t.Fatalf("certs show --json: exit %d %s", code, errs)
+	}
+	var cert struct {
+		Checks []struct {
+			Name    string         `json:"name"`
+			Passed  bool           `json:"passed"`
+			Inputs  map[string]any `json:"inputs"`
+			Results map[string]any `json:"results"`
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(body), &cert); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ch := range cert.Checks {
+		if ch.Name != "error_budget" {
+			continue
+		}
+		found = true
+		pm, _ := ch.Inputs["precision_map"].(map[string]any)
+		bound, _ := ch.Results["bound"].(float64)
+		meas, _ := ch.Results["measured_err"].(float64)
+		stages, _ := ch.Results["stages"].([]any)
+		if !ch.Passed || ch.Inputs["budget"] != 1e-3 || pm["input"] != served.Config["input"] || pm["acc"] != "float32" ||
+			!(bound > 0 && bound <= 1e-3) || !(meas <= bound) || len(stages) != 3 {
+			t.Errorf("error_budget check %+v", ch)
+		}
+	}
+	if !found {
+		t.Fatalf("certificate has no error_budget check:\n%s", body)
+	}
+	if out, _, _ := d.ctl("certs", "show", served.Certificate); !strings.Contains(out, "PASS error_budget") || !strings.Contains(out, "(budget 0.001 / bound") {
+		t.Errorf("certs show:\n%s", out)
+	}
+}
