@@ -39,7 +39,7 @@ func TestRunPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Spans) != 3 || res.Spans[0].Stage != "a" || res.Spans[0].EndNS-res.Spans[0].StartNS != 3e6 ||
+	if len(res.Spans) != 3 || res.Spans[0].Stage != "a" || res.Spans[0].EndNS-res.Spans[0].StartNS != 3e6 || res.Spans[0].StartNS != 105e6 ||
 		res.Spans[1].DelayedNS != 1e6 || res.Spans[2].StartNS != res.Spans[0].EndNS {
 		t.Fatalf("spans %+v", res.Spans)
 	}

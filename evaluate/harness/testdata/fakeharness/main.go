@@ -128,7 +128,7 @@ func pipelineAnswer(id int, configs map[string]map[string]any, delays map[string
 		w = 1
 	}
 	const ms = 1000000
-	t0 := int64(5 * ms)
+	t0 := int64(5*ms + id*100*ms) // a clock that moves on between iterations
 	aEnd := t0 + int64(n*ms) + delays["a"]
 	bEnd := t0 + int64(w*0.4*ms) + delays["b"]
 	cStart := max(aEnd, bEnd)
