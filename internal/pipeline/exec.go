@@ -219,7 +219,7 @@ func (e *Exec) Scale(ctx context.Context, stage, key string, runs int) (float64,
 // moved to the far end of its values.
 func ExecPerturbations(e *Exec, base time.Duration) []Perturbation {
 	step := 100 * time.Microsecond
-	d := max(step, (base/5).Round(step))
+	d := max(step, (base / 5).Round(step))
 	var out []Perturbation
 	for _, s := range e.pl.Stages {
 		out = append(out, Perturbation{Name: fmt.Sprintf("%s+%s", s.Name, d), Stage: s.Name, Delay: d})
