@@ -21,8 +21,9 @@ func newCausalCheckCommand(g *globalOptions) *cobra.Command {
 		Use:   "check PIPELINE [--runs N] [--baseline] [--last]",
 		Short: "Check the causal model by experiment: perturb the pipeline, compare predicted and measured",
 		Long: `check asks quasimd to run a perturbation experiment on PIPELINE, which it
-must be able to run itself (today: builtin, the builtin kernels' pipeline,
-at its jobs' served configs). Each perturbation (a stage delayed, or run at
+must be able to run itself: builtin, the builtin kernels' pipeline, or a
+pipeline an exec harness declares (docs/harness-protocol.md), at its jobs'
+served configs. Each perturbation (a stage delayed, or run at
 another config) runs --runs times, each time paired with a baseline
 iteration; the model predicts each pair's change of end-to-end time from
 the baseline's own spans. The table gives the predicted and measured change
