@@ -99,16 +99,16 @@ static double sum(const float *x, long n, int lanes)
 	return s;
 }
 
-/* delay waits d ns: asleep, the last 200 us busily (a sleep wakes late). */
+/*
+ * delay waits at least d ns, asleep (a spin would take CPU time from the
+ * other thread on a busy machine), and returns how long it waited: a sleep
+ * wakes late, and quasimd predicts with the delay as it really was.
+ */
 static long long delay(long long d)
 {
-	long long t0 = now_ns(), until = t0 + d;
-	if (d > 200000) {
-		long long s = d - 200000;
-		struct timespec ts = {s / 1000000000LL, s % 1000000000LL};
-		nanosleep(&ts, NULL);
-	}
-	while (now_ns() < until)
+	long long t0 = now_ns();
+	struct timespec ts = {d / 1000000000LL, d % 1000000000LL};
+	while (nanosleep(&ts, &ts) != 0)
 		;
 	return now_ns() - t0;
 }
