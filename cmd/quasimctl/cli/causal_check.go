@@ -92,12 +92,18 @@ func printExperiment(w io.Writer, ex api.Experiment) error {
 	if len(ex.Results) == 0 {
 		return nil
 	}
+	// The builtin pipeline times a config alone; an exec harness runs its
+	// stages only in whole iterations (docs/harness-protocol.md).
+	timed := "alone"
+	if ex.Pipeline != "builtin" {
+		timed = "in the pipeline"
+	}
 	t := newTable(w, "PERTURBATION", "ON_PATH", "BASE_MS", "PREDICTED_%", "95%_CI", "MEASURED_%", "95%_CI", "ERROR_PTS", "CHECK")
 	for _, r := range ex.Results {
 		p := r.Perturbation
 		what := fmt.Sprintf("%s +%gms (+%.2f late)", p.Stage, p.DelayMS, r.OvershootMS)
 		if p.Config != "" {
-			what = fmt.Sprintf("%s at %s (x%.2f alone)", p.Stage, p.Config, r.Scale)
+			what = fmt.Sprintf("%s at %s (x%.2f %s)", p.Stage, p.Config, r.Scale, timed)
 		}
 		check := "inside"
 		switch {
