@@ -222,7 +222,7 @@ func ExecPerturbations(e *Exec, base time.Duration) []Perturbation {
 	d := max(step, (base / 5).Round(step))
 	var out []Perturbation
 	for _, s := range e.pl.Stages {
-		out = append(out, Perturbation{Name: fmt.Sprintf("%s+%s", s.Name, d), Stage: s.Name, Delay: d})
+		out = append(out, Perturbation{Name: fmt.Sprintf("%s+%gms", s.Name, float64(d)/float64(time.Millisecond)), Stage: s.Name, Delay: d})
 	}
 	for i, s := range e.pl.Stages {
 		if !e.Tunable(i) {

@@ -52,14 +52,14 @@ func TestExecExperiment(t *testing.T) {
 			for _, p := range perts {
 				names = append(names, p.Name)
 			}
-			if got := strings.Join(names, " "); got != "a+500µs b+500µs c+500µs a@ok,4 b@3 c@ok,4" {
+			if got := strings.Join(names, " "); got != "a+0.5ms b+0.5ms c+0.5ms a@ok,4 b@3 c@ok,4" {
 				t.Fatalf("perturbations %s", got)
 			}
 			rep, err := Experiment(context.Background(), e, perts, ExperimentOptions{Runs: 2, Warmup: 1, Alone: 2, RNG: rand.New(rand.NewPCG(1, 1))}, time.Unix(0, 0))
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := map[string]float64{"a+500µs": 20, "b+500µs": 0, "c+500µs": 20, "a@ok,4": 80, "b@3": 0, "c@ok,4": 0}
+			want := map[string]float64{"a+0.5ms": 20, "b+0.5ms": 0, "c+0.5ms": 20, "a@ok,4": 80, "b@3": 0, "c@ok,4": 0}
 			for _, r := range rep.Results {
 				w := want[r.Perturbation.Name]
 				if math.Abs(r.Predicted.Median-w) > 1e-9 || math.Abs(r.Measured.Median-w) > 1e-9 || r.Error > 1e-9 {
