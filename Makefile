@@ -53,6 +53,7 @@ fuzz-smoke:
 	$(GO) test ./internal/strategies -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime 20000x
 	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzHello$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzResult$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzPipelineResult$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzObservations$$' -fuzztime 20000x
 	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzReadCPU$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzParseStat$$' -fuzztime $(FUZZTIME)

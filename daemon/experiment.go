@@ -18,13 +18,34 @@ import (
 )
 
 // postExperiment runs a perturbation experiment on a pipeline quasimd can
-// run itself, the builtin one, at its jobs' served configs, holding the
-// CPU's device lock so no cycle measures beside it; it stores and returns
-// the report.
+// run itself: the builtin one, or one an exec harness declared. Stages of
+// the pipeline's own tuned kernels run at their jobs' served configs, and
+// the experiment holds the device lock (the CPU's; the harness's device)
+// so no cycle measures beside it; it stores and returns the report.
 func (s *server) postExperiment(r *http.Request) (any, error) {
 	name := r.PathValue("pipeline")
-	if name != pipeline.BuiltinName {
-		return nil, notFoundf("pipeline %q: quasimd runs only the %q pipeline itself; others are measured by their runtimes", name, pipeline.BuiltinName)
+	var tgt pipeline.Target
+	var exec *pipeline.Exec
+	var defaults []pipeline.Perturbation
+	var served map[string]bool
+	device := builtin.CPUClass()
+	start := time.Now()
+	if name == pipeline.BuiltinName {
+		rn, err := pipeline.New(pipeline.Config{Pipeline: pipeline.Builtin(), Clock: pipeline.Since(start), Seed: s.sched.seed})
+		if err != nil {
+			return nil, err
+		}
+		tgt, defaults, served = rn, pipeline.BuiltinPerturbations(), s.useServed(rn)
+	} else {
+		h, k, ok := s.execPipeline(name)
+		if !ok {
+			return nil, notFoundf("pipeline %q: quasimd runs only the %q pipeline and those exec harnesses declare; others are measured by their runtimes", name, pipeline.BuiltinName)
+		}
+		var err error
+		if exec, err = pipeline.NewExec(h); err != nil {
+			return nil, err
+		}
+		tgt, served, device = exec, s.useServedExec(exec, h, k), h.Device()
 	}
 	var req api.ExperimentRequest
 	if err := decodeBody(r, &req); err != nil {
@@ -36,21 +57,21 @@ func (s *server) postExperiment(r *http.Request) (any, error) {
 	case req.Runs < 2 || req.Runs > api.MaxExperimentRuns:
 		return nil, invalidf("runs %d: want 2 to %d", req.Runs, api.MaxExperimentRuns)
 	}
-	start := time.Now()
-	rn, err := pipeline.New(pipeline.Config{Pipeline: pipeline.Builtin(), Clock: pipeline.Since(start), Seed: s.sched.seed})
+	perts, err := experimentPlan(req, tgt, defaults)
 	if err != nil {
 		return nil, err
 	}
-	served := s.useServed(rn)
-	perts, err := experimentPlan(req, rn)
+	unlock, err := s.lockDevice(r.Context(), device)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: device lock of %s: %v", api.ErrUnavailable, device, err)
 	}
-	unlock, err := s.lockDevice(r.Context(), builtin.CPUClass())
-	if err != nil {
-		return nil, fmt.Errorf("%w: device lock of %s: %v", api.ErrUnavailable, builtin.CPUClass(), err)
+	if exec != nil && perts == nil && !req.Baseline {
+		perts, err = execDefaults(r.Context(), exec)
 	}
-	rep, err := pipeline.Experiment(r.Context(), rn, perts, pipeline.ExperimentOptions{Runs: req.Runs, RNG: rand.New(rand.NewPCG(s.sched.seed, 13))}, s.sched.clock())
+	var rep pipeline.Report
+	if err == nil {
+		rep, err = pipeline.Experiment(r.Context(), tgt, perts, pipeline.ExperimentOptions{Runs: req.Runs, RNG: rand.New(rand.NewPCG(s.sched.seed, 13))}, s.sched.clock())
+	}
 	unlock()
 	if err != nil {
 		return nil, err
@@ -74,17 +95,17 @@ func (s *server) postExperiment(r *http.Request) (any, error) {
 	return ex, nil
 }
 
-// experimentPlan is the perturbations req asks for on rn's pipeline: its
-// own, the builtin set by default, none for a baseline; each one checked.
-func experimentPlan(req api.ExperimentRequest, rn *pipeline.Runner) ([]pipeline.Perturbation, error) {
+// experimentPlan is the perturbations req asks for on t's pipeline: its
+// own, defaults otherwise, none for a baseline; each one checked.
+func experimentPlan(req api.ExperimentRequest, t pipeline.Target, defaults []pipeline.Perturbation) ([]pipeline.Perturbation, error) {
 	if req.Baseline && len(req.Perturbations) > 0 {
 		return nil, invalidf("baseline: runs no perturbation, but %d are given", len(req.Perturbations))
 	}
-	perts := pipeline.BuiltinPerturbations()
+	perts := defaults
 	if req.Baseline {
 		perts = nil
 	} else if len(req.Perturbations) > 0 {
-		perts = perts[:0]
+		perts = nil
 		for i, p := range req.Perturbations {
 			if !(p.DelayMS >= 0 && p.DelayMS <= 1000) {
 				return nil, invalidf("perturbations[%d]: delay_ms %v: want 0 to 1000", i, p.DelayMS)
@@ -96,7 +117,7 @@ func experimentPlan(req api.ExperimentRequest, rn *pipeline.Runner) ([]pipeline.
 				Delay: time.Duration(p.DelayMS * float64(time.Millisecond))})
 		}
 	}
-	if err := rn.Check(perts); err != nil {
+	if err := t.Check(perts); err != nil {
 		return nil, invalidf("%v", err)
 	}
 	return perts, nil
@@ -135,22 +156,29 @@ func (s *server) useServed(rn *pipeline.Runner) map[string]bool {
 		if !ok || k.spec.Evaluator != "builtin:"+st.Kernel {
 			continue
 		}
-		for _, j := range k.jobs {
-			if j.key.Problem != st.Problem || j.key.Device != builtin.CPUClass() {
-				continue
-			}
-			sv, ok, err := s.st.Served(j.key)
-			if err != nil || !ok {
-				break
-			}
-			if err := rn.SetConfig(st.Name, sv.Key); err != nil {
-				s.log.Warn().Err(err).Str("job_id", j.key.String()).Msg("served config does not fit the builtin pipeline; running the default")
-				break
-			}
-			set[st.Name] = true
-		}
+		set[st.Name] = s.setServed(k, st, builtin.CPUClass(), rn.SetConfig)
 	}
 	return set
+}
+
+// setServed sets stage st to the config kernel k's job at its problem on
+// device serves, where there is one, and reports whether it did.
+func (s *server) setServed(k *kernel, st pipeline.Stage, device string, set func(stage, key string) error) bool {
+	for _, j := range k.jobs {
+		if j.key.Problem != st.Problem || j.key.Device != device {
+			continue
+		}
+		sv, ok, err := s.st.Served(j.key)
+		if err != nil || !ok {
+			return false
+		}
+		if err := set(st.Name, sv.Key); err != nil {
+			s.log.Warn().Err(err).Str("job_id", j.key.String()).Str("pipeline_stage", st.Name).Msg("served config does not fit the pipeline; running the default")
+			return false
+		}
+		return true
+	}
+	return false
 }
 
 // experimentAPI is rep on the wire.

@@ -132,7 +132,7 @@ func FuzzExperimentRequest(f *testing.F) {
 		if dec.Decode(&req) != nil {
 			return
 		}
-		perts, err := experimentPlan(req, rn)
+		perts, err := experimentPlan(req, rn, pipeline.BuiltinPerturbations())
 		if err != nil {
 			if !errors.Is(err, api.ErrInvalidArgument) {
 				t.Fatalf("%s: %v, want invalid argument", data, err)

@@ -173,6 +173,7 @@ func (s *scheduler) load() (map[string]*kernel, map[string]*spec.Pipeline, []str
 	}
 	pipes, notes := s.loadPipelines(dir, kernels)
 	withBuiltinPipeline(pipes, kernels)
+	notes = append(notes, withExecPipelines(pipes, kernels)...)
 	return kernels, pipes, append(msgs, notes...)
 }
 

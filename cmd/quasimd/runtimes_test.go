@@ -425,15 +425,7 @@ func TestDriftSameConfig(t *testing.T) {
 // The example C harness, built with gcc, tuned through the exec protocol
 // by the real daemon: a certified config is served.
 func TestExecHarness(t *testing.T) {
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc not found: the C harness is not tested here")
-	}
-	bin := filepath.Join(t.TempDir(), "matmul_harness")
-	if out, err := exec.Command(gcc, "-O3", "-march=native", "-ffp-contract=fast", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-o", bin,
-		filepath.Join("..", "..", "examples", "harness-c", "matmul_harness.c")).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	bin := buildCHarness(t, "matmul_harness", "-ffp-contract=fast")
 	spec := "name: matmul\nevaluator: exec:" + bin + "\nproblems: [\"96\"]\nschedule: \"@every 1h\"\nbudget: {evals: 10}\ntimeout: 20s\n"
 	d := start(t, newDir(t, map[string]string{"matmul.yaml": spec}))
 	cfg := waitServedKernel(t, d, "matmul", "96")
@@ -460,6 +452,22 @@ func TestExecHarness(t *testing.T) {
 		}
 	}
 	t.Logf("timed runs per trial: %v", reps)
+}
+
+// buildCHarness builds examples/harness-c/NAME.c with gcc, warnings as
+// errors, and skips the test when there is no gcc.
+func buildCHarness(t *testing.T, name string, flags ...string) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not found: the C harness " + name + " is not tested here")
+	}
+	bin := filepath.Join(t.TempDir(), name)
+	args := append([]string{"-O3", "-march=native", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-o", bin}, flags...)
+	if out, err := exec.Command(gcc, append(args, filepath.Join("..", "..", "examples", "harness-c", name+".c"))...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // A harness that crashes on some configs, hangs on others and prints

@@ -17,10 +17,31 @@ func FuzzHello(f *testing.F) {
 	f.Add([]byte(`{"type":"hello","protocol":1,"name":"fake","version":"1","params":[{"name":"mode","values":["ok","crash"],"default":"ok"},{"name":"n","values":[1,2,3,4],"default":2}],"constraints":["n <= 4"]}`))
 	f.Add([]byte(`{"type":"hello","protocol":1,"name":"x","params":[{"name":"a","values":[1.5,true,"s"],"default":true}]}`))
 	f.Add([]byte(`{"type":"hello","protocol":1,"name":"x","params":[{"name":"a","values":[]}]}`))
+	f.Add([]byte(`{"type":"hello","protocol":1,"name":"x","params":[{"name":"a","values":[1]}],"pipeline":{"name":"p","stages":[` +
+		`{"name":"s","problem":[4],"stream":"t0"},{"name":"u","kernel":"k","problem":[2],"stream":"t1","params":[{"name":"w","values":[1,2]}],"constraints":["w < 2"]},` +
+		`{"name":"v","problem":[1],"stream":"t0","after":["u"]}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var m Hello
 		if json.Unmarshal(data, &m) != nil || checkHello(m) != nil {
 			return
+		}
+		if d := m.Pipeline; d != nil {
+			// A declared pipeline that passed has its joins in order.
+			at := map[string]int{}
+			for i, s := range d.Stages {
+				for _, a := range s.After {
+					if j, ok := at[a]; !ok || d.Stages[j].Stream == s.Stream {
+						t.Fatalf("stage %q joins %q, not an earlier stage of another stream", s.Name, a)
+					}
+				}
+				at[s.Name] = i
+			}
+			h := &Harness{hello: m}
+			for i := range d.Stages {
+				if sp, err := h.StageSpace(i); err == nil && !sp.InRange(sp.Default()) {
+					t.Fatalf("stage %d: default out of range", i)
+				}
+			}
 		}
 		base, err := params(m)
 		if err != nil {
@@ -66,6 +87,49 @@ func FuzzResult(f *testing.F) {
 			if !(x > 0) || math.IsInf(x, 0) {
 				t.Fatalf("ok result with time %v", x)
 			}
+		}
+	})
+}
+
+// A pipeline answer is checked against the declaration, never trusted: an
+// accepted one has every stage once, times in order (a stage after its
+// stream's previous one and its joins) and delays no shorter than asked.
+func FuzzPipelineResult(f *testing.F) {
+	f.Add([]byte(`{"type":"pipeline_result","id":3,"spans":[{"stage":"a","start_ns":0,"end_ns":50},{"stage":"b","start_ns":0,"end_ns":150,"delayed_ns":100,"stream":"y"},{"stage":"c","start_ns":150,"end_ns":170,"after":["b"]}]}`))
+	f.Add([]byte(`{"type":"pipeline_result","id":3,"end_to_end_ns":170,"stage_ns":{"a":50,"b":150,"c":20},"delayed_ns":{"b":100}}`))
+	f.Add([]byte(`{"type":"pipeline_result","id":3,"error":"x"}`))
+	f.Add([]byte(`{"type":"pipeline_result","id":3,"spans":[{"stage":"c","start_ns":9,"end_ns":1}]}`))
+	d := &PipelineDecl{Name: "p", Stages: []StageDecl{
+		{Name: "a", Problem: []int{1}, Stream: "x"},
+		{Name: "b", Problem: []int{1}, Stream: "y"},
+		{Name: "c", Problem: []int{1}, Stream: "x", After: []string{"b"}},
+	}}
+	delays := map[string]int64{"b": 100}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		res, err := parsePipelineResult(line, 3, d, delays)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		if res.Spans == nil {
+			if len(res.StageNS) != 3 || res.EndToEndNS <= 0 {
+				t.Fatalf("accepted times %+v", res)
+			}
+			for _, x := range res.StageNS {
+				if x < 0 || x > res.EndToEndNS {
+					t.Fatalf("accepted stage time %d", x)
+				}
+			}
+			return
+		}
+		a, b, c := res.Spans[0], res.Spans[1], res.Spans[2]
+		if a.Stage != "a" || b.Stage != "b" || c.Stage != "c" || c.StartNS < a.EndNS || c.StartNS < b.EndNS || a.StartNS > a.EndNS || a.StartNS < 0 {
+			t.Fatalf("accepted spans %+v", res.Spans)
+		}
+		if b.DelayedNS != 0 && (b.DelayedNS < 100 || b.DelayedNS > b.EndNS-b.StartNS) || a.DelayedNS != 0 || c.DelayedNS != 0 {
+			t.Fatalf("accepted delays %+v", res.Spans)
 		}
 	})
 }

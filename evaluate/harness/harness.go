@@ -62,6 +62,9 @@ type Hello struct {
 	Device      string   `json:"device,omitempty"`
 	Params      []Param  `json:"params"`
 	Constraints []string `json:"constraints,omitempty"`
+	// Pipeline, when set, is a pipeline the harness runs for quasimd's
+	// perturbation experiments (pipeline.go).
+	Pipeline *PipelineDecl `json:"pipeline,omitempty"`
 }
 
 type runRequest struct {
@@ -184,7 +187,7 @@ func checkHello(m Hello) error {
 	case len(m.Params) == 0:
 		return errors.New("no params")
 	}
-	return nil
+	return checkPipeline(m)
 }
 
 // params turns the declared parameters into genome parameters.
@@ -424,34 +427,56 @@ func (h *Harness) Evaluate(ctx context.Context, c genome.Config, p evaluate.Prob
 // harness is a status and a note; the error is for a cancelled ctx or a
 // harness that cannot be started.
 func (h *Harness) run(ctx context.Context, cfg map[string]any, pr evaluate.Problem, reps int, verify bool) (Result, evaluate.Status, string, error) {
+	var res Result
+	var status evaluate.Status
+	var note string
+	fault, fnote, err := h.exchange(ctx, func(id int) any {
+		return runRequest{Type: "run", ID: id, Config: cfg, Problem: pr.Dims, Repetitions: reps, Verify: verify}
+	}, func(b []byte, id int) bool {
+		var ok bool
+		res, status, note, ok = parseResult(b, id, verify)
+		return ok
+	})
+	if err != nil || fault != "" {
+		return Result{}, fault, fnote, err
+	}
+	return res, status, note, nil
+}
+
+// exchange sends the request req(id) and hands the answer line to parse,
+// which reports whether it answers request id at all (when not, the
+// stream cannot be trusted and the harness is restarted). A fault of the
+// harness (gone, silent, not answering) is a status and a note; the error
+// is for a cancelled ctx or a closed Harness.
+func (h *Harness) exchange(ctx context.Context, req func(id int) any, parse func(b []byte, id int) bool) (evaluate.Status, string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return Result{}, "", "", errors.New("exec harness: closed")
+		return "", "", errors.New("exec harness: closed")
 	}
 	if h.p == nil {
 		p, hello, err := h.spawn()
 		if err != nil {
-			return Result{}, evaluate.StatusRuntime, "restart failed: " + err.Error(), nil
+			return evaluate.StatusRuntime, "restart failed: " + err.Error(), nil
 		}
 		if err := checkHello(hello); err != nil || !sameParams(hello, h.hello) {
 			p.kill()
-			return Result{}, evaluate.StatusRuntime, "the restarted harness declared other parameters", nil
+			return evaluate.StatusRuntime, "the restarted harness declared other parameters", nil
 		}
 		h.p = p
 	}
 	h.nextID++
 	id := h.nextID
-	req, err := json.Marshal(runRequest{Type: "run", ID: id, Config: cfg, Problem: pr.Dims, Repetitions: reps, Verify: verify})
+	line, err := json.Marshal(req(id))
 	if err != nil {
-		return Result{}, "", "", err
+		return "", "", err
 	}
 	p := h.p
-	if _, err := p.stdin.Write(append(req, '\n')); err != nil {
+	if _, err := p.stdin.Write(append(line, '\n')); err != nil {
 		h.p = nil
 		note := "harness gone before the request: " + p.exitNote()
 		p.kill()
-		return Result{}, evaluate.StatusRuntime, note, nil
+		return evaluate.StatusRuntime, note, nil
 	}
 	timer := time.NewTimer(h.opt.Timeout)
 	defer timer.Stop()
@@ -461,22 +486,21 @@ func (h *Harness) run(ctx context.Context, cfg map[string]any, pr evaluate.Probl
 			h.p = nil
 			note := "harness exited during the run: " + p.exitNote()
 			p.kill()
-			return Result{}, evaluate.StatusRuntime, note, nil
+			return evaluate.StatusRuntime, note, nil
 		}
-		res, status, note, ok := parseResult(l.b, id, verify)
-		if !ok {
+		if !parse(l.b, id) {
 			h.p = nil
 			p.kill()
 		}
-		return res, status, note, nil
+		return "", "", nil
 	case <-timer.C:
 		h.p = nil
 		p.kill()
-		return Result{}, evaluate.StatusTimeout, fmt.Sprintf("no answer within %s; harness restarted", h.opt.Timeout), nil
+		return evaluate.StatusTimeout, fmt.Sprintf("no answer within %s; harness restarted", h.opt.Timeout), nil
 	case <-ctx.Done():
 		h.p = nil
 		p.kill()
-		return Result{}, "", "", ctx.Err()
+		return "", "", ctx.Err()
 	}
 }
 
@@ -512,8 +536,8 @@ func parseResult(b []byte, id int, verify bool) (res Result, status evaluate.Sta
 }
 
 func sameParams(a, b Hello) bool {
-	x, _ := json.Marshal(a.Params)
-	y, _ := json.Marshal(b.Params)
+	x, _ := json.Marshal([]any{a.Params, a.Pipeline})
+	y, _ := json.Marshal([]any{b.Params, b.Pipeline})
 	return bytes.Equal(x, y) && slices.Equal(a.Constraints, b.Constraints)
 }
 

@@ -48,6 +48,19 @@
 // perturbation is |predicted - measured| between the medians, in points of
 // end-to-end time.
 //
+// # Exec pipelines
+//
+// An exec harness may declare a pipeline of its own in its hello and run
+// iterations of it on request (docs/harness-protocol.md, section 5). Exec
+// is that pipeline as a Target, the interface Experiment runs, which the
+// builtin Runner implements too: the harness inserts the delays and runs
+// the configs, and answers with spans on its own monotonic clock (or with
+// stage times, laid out as the declared graph runs them). A config's
+// scale is timed in whole iterations, one at each config in turn, since
+// the harness runs its stages only as parts of its pipeline.
+// ExecPerturbations are the default set: every stage delayed by a fifth
+// of the end-to-end time, every tunable stage at another config.
+//
 // # Budget by influence
 //
 // Split divides an evaluation budget among tuning jobs by expected

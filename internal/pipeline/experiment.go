@@ -63,6 +63,21 @@ type Report struct {
 	Spans []causal.Span `json:"-"`
 }
 
+// Target is what an experiment runs: the builtin kernels' Runner, or an
+// exec harness's declared pipeline (Exec).
+type Target interface {
+	// Pipeline is the pipeline run, each stage's config key filled in.
+	Pipeline() Pipeline
+	// Check reports whether every perturbation applies.
+	Check(perts []Perturbation) error
+	// Run runs iteration it, perturbed by p when p is not nil.
+	Run(ctx context.Context, it int, p *Perturbation) (Iteration, error)
+	// Scale is how much longer stage takes at config key than at its own,
+	// from runs timings of each in turn: the model knows durations, not
+	// configs.
+	Scale(ctx context.Context, stage, key string, runs int) (float64, error)
+}
+
 // Tolerance is how far outside the measured interval a prediction may lie
 // and still count as checked, in points of end-to-end time.
 const Tolerance = 2.0
@@ -71,7 +86,7 @@ const Tolerance = 2.0
 // baseline iteration and compares prediction and measurement (see the
 // package doc); with no perturbations it runs opt.Runs baseline
 // iterations only. now stamps the report.
-func Experiment(ctx context.Context, r *Runner, perts []Perturbation, opt ExperimentOptions, now time.Time) (Report, error) {
+func Experiment(ctx context.Context, r Target, perts []Perturbation, opt ExperimentOptions, now time.Time) (Report, error) {
 	if opt.RNG == nil {
 		return Report{}, fmt.Errorf("experiment: no RNG")
 	}
@@ -98,6 +113,7 @@ func Experiment(ctx context.Context, r *Runner, perts []Perturbation, opt Experi
 		it++
 	}
 	rep := Report{Pipeline: r.Pipeline(), Started: now, Runs: opt.Runs}
+	var base []float64 // baseline end-to-end times, ms
 	for k := 0; len(perts) == 0 && k < opt.Runs; k++ {
 		b, err := r.Run(ctx, it, nil)
 		if err != nil {
@@ -105,9 +121,10 @@ func Experiment(ctx context.Context, r *Runner, perts []Perturbation, opt Experi
 		}
 		it++
 		rep.Spans = append(rep.Spans, b.Spans...)
+		base = append(base, float64(b.EndToEnd)/1e6)
 	}
 	for _, p := range perts {
-		res, err := r.perturb(ctx, &it, p, &rep.Spans, opt)
+		res, err := perturb(ctx, r, &it, p, &rep.Spans, &base, opt)
 		if err != nil {
 			return Report{}, err
 		}
@@ -115,14 +132,6 @@ func Experiment(ctx context.Context, r *Runner, perts []Perturbation, opt Experi
 			opt.Progress(res)
 		}
 		rep.Results = append(rep.Results, res)
-	}
-	var base []float64
-	for _, it := range causal.Iterations(rep.Spans) {
-		first, last := it[0].Start, it[0].End
-		for _, s := range it {
-			first, last = min(first, s.Start), max(last, s.End)
-		}
-		base = append(base, float64(last-first)/1e6)
 	}
 	var err error
 	if rep.Baseline, err = causal.Bootstrap(base, causal.SpreadOptions{RNG: opt.RNG}); err != nil {
@@ -152,13 +161,19 @@ func (r *Runner) Check(perts []Perturbation) error {
 	return nil
 }
 
-// perturb runs one perturbation's pairs.
-// The baseline iterations' spans are appended to spans.
-func (r *Runner) perturb(ctx context.Context, it *int, p Perturbation, spans *[]causal.Span, opt ExperimentOptions) (Result, error) {
-	idx := r.pl.index(p.Stage)
+// Scale implements Target: the stage's time alone at key against its own
+// (AloneRatio).
+func (r *Runner) Scale(ctx context.Context, stage, key string, runs int) (float64, error) {
+	return r.AloneRatio(ctx, stage, key, runs)
+}
+
+// perturb runs one perturbation's pairs. The baseline iterations' spans
+// are appended to spans, their end-to-end times (ms) to e2es.
+func perturb(ctx context.Context, r Target, it *int, p Perturbation, spans *[]causal.Span, e2es *[]float64, opt ExperimentOptions) (Result, error) {
+	idx := r.Pipeline().index(p.Stage)
 	res := Result{Perturbation: p}
 	if p.Config != "" {
-		scale, err := r.AloneRatio(ctx, p.Stage, p.Config, opt.Alone)
+		scale, err := r.Scale(ctx, p.Stage, p.Config, opt.Alone)
 		if err != nil {
 			return res, err
 		}
@@ -186,6 +201,7 @@ func (r *Runner) perturb(ctx context.Context, it *int, p Perturbation, spans *[]
 			return res, err
 		}
 		*spans = append(*spans, b.Spans...)
+		*e2es = append(*e2es, float64(b.EndToEnd)/1e6)
 		g, err := causal.Build(b.Spans)
 		if err != nil {
 			return res, fmt.Errorf("perturbation %q: model of the baseline: %w", p.Name, err)
@@ -197,6 +213,10 @@ func (r *Runner) perturb(ctx context.Context, it *int, p Perturbation, spans *[]
 		if err != nil {
 			return res, err
 		}
+		// The model's own baseline: the recorded end-to-end time where the
+		// spans are recorded ones (a replay is exact), the replay of the
+		// stage times where a harness reported only those.
+		modelBase := g.Replay(dur, nil, nil)
 		if p.Config != "" {
 			dur[idx] = int64(math.Round(float64(dur[idx]) * res.Scale))
 		} else {
@@ -207,7 +227,7 @@ func (r *Runner) perturb(ctx context.Context, it *int, p Perturbation, spans *[]
 		}
 		predicted := g.Replay(dur, nil, nil)
 		e2e := float64(b.EndToEnd)
-		pred = append(pred, 100*float64(predicted-b.EndToEnd)/e2e)
+		pred = append(pred, 100*float64(predicted-modelBase)/e2e)
 		meas = append(meas, 100*float64(q.EndToEnd-b.EndToEnd)/e2e)
 		base = append(base, e2e/1e6)
 	}

@@ -36,7 +36,7 @@ recorded iterations with a 95% bootstrap interval of the median in brackets.
 
   quasimctl causal show PIPELINE [--curves] [--json]
   quasimctl causal import TRACE.json[.gz] --pipeline PIPELINE [--offline]
-  quasimctl causal check builtin [--runs N] [--baseline | --last]`,
+  quasimctl causal check PIPELINE [--runs N] [--baseline | --last]`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {

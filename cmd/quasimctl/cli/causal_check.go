@@ -21,8 +21,9 @@ func newCausalCheckCommand(g *globalOptions) *cobra.Command {
 		Use:   "check PIPELINE [--runs N] [--baseline] [--last]",
 		Short: "Check the causal model by experiment: perturb the pipeline, compare predicted and measured",
 		Long: `check asks quasimd to run a perturbation experiment on PIPELINE, which it
-must be able to run itself (today: builtin, the builtin kernels' pipeline,
-at its jobs' served configs). Each perturbation (a stage delayed, or run at
+must be able to run itself: builtin, the builtin kernels' pipeline, or a
+pipeline an exec harness declares (docs/harness-protocol.md), at its jobs'
+served configs. Each perturbation (a stage delayed, or run at
 another config) runs --runs times, each time paired with a baseline
 iteration; the model predicts each pair's change of end-to-end time from
 the baseline's own spans. The table gives the predicted and measured change
@@ -91,12 +92,18 @@ func printExperiment(w io.Writer, ex api.Experiment) error {
 	if len(ex.Results) == 0 {
 		return nil
 	}
+	// The builtin pipeline times a config alone; an exec harness runs its
+	// stages only in whole iterations (docs/harness-protocol.md).
+	timed := "alone"
+	if ex.Pipeline != "builtin" {
+		timed = "in the pipeline"
+	}
 	t := newTable(w, "PERTURBATION", "ON_PATH", "BASE_MS", "PREDICTED_%", "95%_CI", "MEASURED_%", "95%_CI", "ERROR_PTS", "CHECK")
 	for _, r := range ex.Results {
 		p := r.Perturbation
 		what := fmt.Sprintf("%s +%gms (+%.2f late)", p.Stage, p.DelayMS, r.OvershootMS)
 		if p.Config != "" {
-			what = fmt.Sprintf("%s at %s (x%.2f alone)", p.Stage, p.Config, r.Scale)
+			what = fmt.Sprintf("%s at %s (x%.2f %s)", p.Stage, p.Config, r.Scale, timed)
 		}
 		check := "inside"
 		switch {

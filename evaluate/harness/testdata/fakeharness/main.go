@@ -3,7 +3,9 @@
 // slow and wrongfast when asked for), n the time it reports.
 // FAKE_HELLO=bad makes it say a bad hello, FAKE_HELLO=none say nothing;
 // FAKE_DEVICE sets the device class it declares; FAKE_MODES, a comma-separated
-// list, replaces the modes it declares.
+// list, replaces the modes it declares. FAKE_PIPELINE (spans, times or
+// late) declares a three-stage pipeline and answers pipeline requests with
+// spans, with stage times, or with a stage that starts before its join.
 package main
 
 import (
@@ -33,7 +35,7 @@ func main() {
 	}
 	fmt.Println(`{"type":"hello","protocol":1,"name":"fake","version":"1",` + device + `"params":[` +
 		`{"name":"mode","values":[` + modes + `],"default":"ok"},` +
-		`{"name":"n","values":[1,2,3,4],"default":2}],"constraints":["n <= 4"]}`)
+		`{"name":"n","values":[1,2,3,4],"default":2}],"constraints":["n <= 4"]` + pipelineDecl() + `}`)
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		var req struct {
@@ -42,6 +44,9 @@ func main() {
 			Config      map[string]any `json:"config"`
 			Repetitions int            `json:"repetitions"`
 			Verify      bool           `json:"verify"`
+
+			Configs map[string]map[string]any `json:"configs"`
+			Delays  map[string]int64          `json:"delays_ns"`
 		}
 		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
 			fmt.Fprintln(os.Stderr, "bad request:", err)
@@ -49,6 +54,10 @@ func main() {
 		}
 		if req.Type == "shutdown" {
 			return
+		}
+		if req.Type == "pipeline" {
+			fmt.Println(pipelineAnswer(req.ID, req.Configs, req.Delays))
+			continue
 		}
 		n, _ := req.Config["n"].(float64)
 		sum, slow := 42.0, 1.0
@@ -96,4 +105,54 @@ func main() {
 		b, _ := json.Marshal(res)
 		fmt.Println(string(b))
 	}
+}
+
+// pipelineDecl is the hello's pipeline: a and c on stream s1, b (a kernel
+// of its own, with a param w) on s2, c joining b.
+func pipelineDecl() string {
+	if os.Getenv("FAKE_PIPELINE") == "" {
+		return ""
+	}
+	return `,"pipeline":{"name":"fakepipe","stages":[` +
+		`{"name":"a","problem":[64],"stream":"s1"},` +
+		`{"name":"b","kernel":"side","problem":[8],"stream":"s2","params":[{"name":"w","values":[1,2,3],"default":1}]},` +
+		`{"name":"c","problem":[32],"stream":"s1","after":["b"]}]}`
+}
+
+// pipelineAnswer makes up an iteration's times, without running anything:
+// a takes n ms, b w*0.4 ms, c 0.5 ms, each plus its delay.
+func pipelineAnswer(id int, configs map[string]map[string]any, delays map[string]int64) string {
+	n, _ := configs["a"]["n"].(float64)
+	if n == 0 {
+		n = 2
+	}
+	w, _ := configs["b"]["w"].(float64)
+	if w == 0 {
+		w = 1
+	}
+	const ms = 1000000
+	t0 := int64(5*ms + id*100*ms) // a clock that moves on between iterations
+	aEnd := t0 + int64(n*ms) + delays["a"]
+	bEnd := t0 + int64(w*0.4*ms) + delays["b"]
+	cStart := max(aEnd, bEnd)
+	if os.Getenv("FAKE_PIPELINE") == "late" {
+		bEnd, cStart = aEnd+ms, aEnd // c does not wait for b
+	}
+	cEnd := cStart + ms/2 + delays["c"]
+	res := map[string]any{"type": "pipeline_result", "id": id}
+	if os.Getenv("FAKE_PIPELINE") == "times" {
+		res["end_to_end_ns"] = cEnd - t0
+		res["stage_ns"] = map[string]int64{"a": aEnd - t0, "b": bEnd - t0, "c": cEnd - cStart}
+	} else {
+		span := func(name string, start, end int64) map[string]any {
+			s := map[string]any{"stage": name, "start_ns": start, "end_ns": end}
+			if d, ok := delays[name]; ok {
+				s["delayed_ns"] = d
+			}
+			return s
+		}
+		res["spans"] = []any{span("c", cStart, cEnd), span("a", t0, aEnd), span("b", t0, bEnd)}
+	}
+	b, _ := json.Marshal(res)
+	return string(b)
 }
