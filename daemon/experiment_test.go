@@ -82,7 +82,7 @@ func TestExperiment(t *testing.T) {
 		{"/v1/causal/builtin/experiment", `{"runs":1}`, 400, "runs 1"},
 		{"/v1/causal/builtin/experiment", `{"runs":2,`, 400, "body"},
 		{"/v1/causal/builtin/experiment", `{"perturbations":[{"stage":"nope","delay_ms":1}]}`, 400, `stage \"nope\"`},
-		{"/v1/causal/builtin/experiment", `{"perturbations":[{"stage":"sgemm","delay_ms":1,"config":"16,16,16,1,1,False,ijk"}]}`, 400, "one of them"},
+		{"/v1/causal/builtin/experiment", `{"perturbations":[{"stage":"sgemm","delay_ms":1,"config":"16,16,16,1,1,False,ijk,fp32"}]}`, 400, "one of them"},
 		{"/v1/causal/builtin/experiment", `{"perturbations":[{"stage":"sgemm","config":"1,2"}]}`, 400, "config key"},
 		{"/v1/causal/builtin/experiment", `{"perturbations":[{"stage":"sgemm","delay_ms":-1}]}`, 400, "delay_ms -1"},
 		{"/v1/causal/builtin/experiment", `{"baseline":true,"perturbations":[{"stage":"sgemm","delay_ms":1}]}`, 400, "baseline"},

@@ -132,8 +132,8 @@ func BuiltinPerturbations() []Perturbation {
 		{Name: "sgemm+12ms", Stage: "sgemm", Delay: 12 * ms},
 		{Name: "conv_big-fast", Stage: "conv_big", Config: "256,16,1,False,8"},
 		{Name: "conv_big-slow", Stage: "conv_big", Config: "16,32,1,True,1"},
-		{Name: "reduce-fast", Stage: "reduce", Config: "65536,8,1,float32"},
-		{Name: "sgemm-fast", Stage: "sgemm", Config: "16,128,16,8,1,True,ikj"},
+		{Name: "reduce-fast", Stage: "reduce", Config: "65536,8,1,float32,fp32"},
+		{Name: "sgemm-fast", Stage: "sgemm", Config: "16,128,16,8,1,True,ikj,fp32"},
 		{Name: "sgemm-slow", Stage: "sgemm", Config: "16,16,128,8,1,False,jik"},
 		{Name: "conv_small-slow", Stage: "conv_small", Config: "16,32,1,True,1"},
 	}

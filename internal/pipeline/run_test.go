@@ -104,20 +104,20 @@ func TestPerturbations(t *testing.T) {
 	for _, p := range []Perturbation{
 		{Name: "x", Stage: "nope", Delay: 1},
 		{Name: "x", Stage: "mm"},
-		{Name: "x", Stage: "mm", Delay: 1, Config: "16,16,16,1,1,False,ijk"},
+		{Name: "x", Stage: "mm", Delay: 1, Config: "16,16,16,1,1,False,ijk,fp32"},
 		{Name: "x", Stage: "mm", Config: "1,2,3"},
 	} {
 		if _, err := r.Run(ctx, 1, &p); err == nil {
 			t.Errorf("%+v: no error", p)
 		}
 	}
-	if _, err := r.Run(ctx, 1, &Perturbation{Name: "c", Stage: "mm", Config: "16,16,16,2,1,True,ikj"}); err != nil {
+	if _, err := r.Run(ctx, 1, &Perturbation{Name: "c", Stage: "mm", Config: "16,16,16,2,1,True,ikj,fp32"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.SetConfig("mm", "16,16,16,2,1,True,ikj"); err != nil {
+	if err := r.SetConfig("mm", "16,16,16,2,1,True,ikj,fp32"); err != nil {
 		t.Fatal(err)
 	}
-	if got := r.Pipeline().Stages[2].Config; got != "16,16,16,2,1,True,ikj" {
+	if got := r.Pipeline().Stages[2].Config; got != "16,16,16,2,1,True,ikj,fp32" {
 		t.Fatalf("config %q", got)
 	}
 }
@@ -129,7 +129,7 @@ func TestExperimentSmall(t *testing.T) {
 	r := newRunner(t, small())
 	perts := []Perturbation{
 		{Name: "big+1ms", Stage: "big", Delay: time.Millisecond},
-		{Name: "mm-fast", Stage: "mm", Config: "16,16,16,2,1,True,ikj"},
+		{Name: "mm-fast", Stage: "mm", Config: "16,16,16,2,1,True,ikj,fp32"},
 	}
 	rep, err := Experiment(context.Background(), r, perts, ExperimentOptions{Runs: 3, Warmup: 1, Alone: 3, RNG: rand.New(rand.NewPCG(1, 1))}, time.Unix(0, 0))
 	if err != nil {
