@@ -502,7 +502,7 @@ const repairSamples = 64
 // cannot be counted, whose invalid subtrees are only found by walking
 // them), the nearest of repairSamples uniform samples.
 func (s *Space) repairLarge(rng *rand.Rand, c Config) (Config, error) {
-	if r, ok := s.Nearest(rng, s.distanceTo(c), nil); ok {
+	if r, ok := s.Nearest(rng, s.DistanceCost(c), nil); ok {
 		return r, nil
 	}
 	var best Config
@@ -519,8 +519,8 @@ func (s *Space) repairLarge(rng *rand.Rand, c Config) (Config, error) {
 	return best, nil
 }
 
-// distanceTo is Distance from c as a per-parameter cost for Nearest.
-func (s *Space) distanceTo(c Config) func(i, j int) float64 {
+// DistanceCost is Distance from c as a per-parameter cost for Nearest.
+func (s *Space) DistanceCost(c Config) func(i, j int) float64 {
 	return func(i, j int) float64 {
 		n := len(s.params[i].Values) - 1
 		if n == 0 || c[i] == j {

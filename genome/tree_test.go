@@ -138,7 +138,7 @@ func TestNearestTreeMatchesListed(t *testing.T) {
 		for i, p := range s.params {
 			c[i] = rng.IntN(len(p.Values))
 		}
-		cost := s.distanceTo(c)
+		cost := s.DistanceCost(c)
 		// Rule out the first value of the first mutable parameter, and
 		// accept only configs whose last mutable parameter is not 0.
 		cost2 := func(i, j int) float64 {

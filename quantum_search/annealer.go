@@ -104,8 +104,9 @@ type Annealer struct {
 	rng   *rand.Rand
 	st    state
 
-	valid map[string]struct{}
-	buf   []byte
+	valid  map[string]struct{}
+	buf    []byte
+	listed bool // the space is Enumerable: All is used
 
 	// Encoding: bits[p][j] are the bits value j of parameter p sets.
 	bits    [][][]int
@@ -123,7 +124,7 @@ func New(space *genome.Space, seed uint64, opt Options) *Annealer {
 	}
 	opt.defaults(space)
 	pcg := rand.NewPCG(seed, seed^0x6a09e667f3bcc909)
-	a := &Annealer{space: space, opt: opt, pcg: pcg, rng: rand.New(pcg)}
+	a := &Annealer{space: space, opt: opt, pcg: pcg, rng: rand.New(pcg), listed: space.Enumerable()}
 	a.encode()
 	a.index()
 	return a
@@ -183,8 +184,12 @@ func (a *Annealer) known(c genome.Config) bool {
 	return a.st.Known(c)
 }
 
-// isValid is Space.Valid through a set of All, without allocating.
+// isValid is Space.Valid through a set of All, without allocating, on a
+// space small enough to list; Space.Valid itself on a larger one.
 func (a *Annealer) isValid(c genome.Config) bool {
+	if !a.listed {
+		return a.space.Valid(c)
+	}
 	if a.valid == nil {
 		all := a.space.All()
 		a.valid = make(map[string]struct{}, len(all))

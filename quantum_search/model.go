@@ -234,8 +234,14 @@ func (a *Annealer) anneal(n int) []genome.Config {
 	}
 	qb := a.qubo()
 	params := a.space.Params()
-	all := a.space.All()
-	if len(a.mutable) == 0 || len(all) == 0 {
+	var all []genome.Config
+	if a.listed {
+		all = a.space.All()
+		if len(all) == 0 {
+			return nil
+		}
+	}
+	if len(a.mutable) == 0 {
 		return nil
 	}
 	// Starting points: the best measured valid configs, then random ones.
@@ -252,10 +258,16 @@ func (a *Annealer) anneal(n int) []genome.Config {
 	cool := math.Pow(t1/t0, 1/float64(max(moves-1, 1)))
 	for ch := range a.opt.Batch {
 		var c genome.Config
-		if ch%2 == 0 && ch/2 < len(best) {
+		switch {
+		case ch%2 == 0 && ch/2 < len(best):
 			c = a.st.Told[best[ch/2]].Config
-		} else {
+		case a.listed:
 			c = all[a.rng.IntN(len(all))]
+		default:
+			var err error
+			if c, err = a.space.Sample(a.rng); err != nil {
+				return nil
+			}
 		}
 		st := qb.start(c)
 		e := qb.energy(st)

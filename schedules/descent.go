@@ -173,7 +173,6 @@ func (d *Descent) next() genome.Config {
 	if anchor < 0 {
 		return d.sampleUnknown()
 	}
-	d.ensureCoords()
 	loss := d.losses()
 	pts := d.neighbours(anchor)
 	m := fitSurrogate(d.space.Len(), pts, func(i int) []float64 { return d.relax(d.st.Told[i].Config) }, func(i int) float64 { return loss[i] })
@@ -368,8 +367,22 @@ func (d *Descent) ensureCoords() {
 }
 
 // nearestUnknown is the valid config nearest th (Euclidean, relaxed) that
-// was neither asked nor told; ties go to the first in All order.
+// was neither asked nor told; ties go to the first in All order. On a space
+// too large to list it is genome's bounded nearest search.
 func (d *Descent) nearestUnknown(th []float64) genome.Config {
+	if !d.space.Enumerable() {
+		params := d.space.Params()
+		cost := func(i, j int) float64 {
+			x := th[i]
+			if n := len(params[i].Values); n > 1 {
+				x -= float64(j) / float64(n-1)
+			}
+			return x * x
+		}
+		c, _ := d.space.Nearest(nil, cost, func(c genome.Config) bool { return !d.st.Known(c) })
+		return c
+	}
+	d.ensureCoords()
 	all := d.space.All()
 	n := len(th)
 	best, bestD := -1, math.Inf(1)
