@@ -313,6 +313,9 @@ func (s *Space) Count() (uint64, bool) {
 	return t.total, true
 }
 
+// Listed reports whether All has been computed and is held in memory.
+func (s *Space) Listed() bool { return s.all != nil }
+
 // EnumLimit is the largest number of valid configs that the search
 // strategies hold in memory as a list (All). On a larger space they sample,
 // repair and search neighbourhoods through the counted tree instead.

@@ -282,3 +282,49 @@ func TestStepsBounded(t *testing.T) {
 		t.Fatalf("%d steps kept, told %d..%d; want the newest %d", len(h), h[0].Told, h[len(h)-1].Told, MaxSteps)
 	}
 }
+
+// TestManyValuedParams fits a space whose configs set up to 248 bits (8
+// ordinal parameters of 32 values): the fit must stay finite and the state
+// marshal. Before the step was scaled by the bits a config sets, SGD
+// diverged (training RMSE past 10 in log time, then +Inf, and
+// MarshalBinary failed).
+func TestManyValuedParams(t *testing.T) {
+	var params []genome.Param
+	for i := range 8 {
+		vals := make([]genome.Value, 32)
+		for j := range vals {
+			vals[j] = genome.Int(int64(j + 1))
+		}
+		params = append(params, genome.Param{Name: fmt.Sprintf("p%d", i), Values: vals})
+	}
+	s, err := genome.NewSpace(params, genome.SpaceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := New(s, 1, Options{})
+	for range 15 {
+		cs, err := a.Ask(4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rs []evolve.Result
+		for _, c := range cs {
+			v := 1.0
+			for i, j := range c {
+				v += float64((j-i*3)*(j-i*3)) / 100
+			}
+			rs = append(rs, evolve.Result{Config: c, OK: true, Value: v})
+		}
+		if err := a.Tell(rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, st := range a.History() {
+		if st.RMSE > 1 || st.RMSE != st.RMSE {
+			t.Fatalf("fit after %d results: RMSE %g in log time, diverged", st.Told, st.RMSE)
+		}
+	}
+	if _, err := a.MarshalBinary(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -39,6 +39,11 @@ func (a *Annealer) targets() []float64 {
 	return y
 }
 
+// maxActive is the most bits a config may set before fit shrinks its SGD
+// step: above every recorded space in ../shared/spaces (45 at most), so
+// their searches are as they were.
+const maxActive = 64
+
 // maxUpdates bounds the SGD sample updates of one fit.
 const maxUpdates = 24000
 
@@ -94,6 +99,15 @@ func (a *Annealer) fit() float64 {
 			f := feats[i]
 			pred := m.predict(f, s, k)
 			g := max(min(pred-y[i], 3), -3)
+			// A config that sets many bits moves many weights at once,
+			// and the pairwise term grows with their square: past
+			// maxActive the step shrinks by that square, or SGD diverges
+			// (parameters of dozens of ordinal values).
+			eta := eta
+			if len(f) > maxActive {
+				r := maxActive / float64(len(f))
+				eta *= r * r
+			}
 			m.W0 -= eta * g
 			for _, b := range f {
 				m.W[b] -= eta * (g + l2*m.W[b])
