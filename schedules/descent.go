@@ -24,8 +24,15 @@ type DescentOptions struct {
 	Radius     float64 // trust radius at the start of a descent, in relaxed units (default 0.5)
 	MinRadius  float64 // a descent whose radius falls below this restarts (default 0.06)
 	Patience   int     // own proposals without improvement before the radius halves (default 2)
-	Lambda     float64 // weight of the energy term; unused until energy is measured
+
+	// gradient scales the surrogate gradient descend follows: 0 (the
+	// zero value) means 1; tests set it to ablateGradient (no gradient)
+	// or -1 (reversed) to check the mechanism matters.
+	gradient float64
 }
+
+// ablateGradient stands for a zeroed gradient in DescentOptions.gradient.
+const ablateGradient = 1e-300
 
 func (o *DescentOptions) defaults() {
 	if o.Init <= 0 {
@@ -57,6 +64,12 @@ func (o *DescentOptions) defaults() {
 	}
 	if o.Patience <= 0 {
 		o.Patience = 2
+	}
+	switch o.gradient {
+	case 0:
+		o.gradient = 1
+	case ablateGradient:
+		o.gradient = 0
 	}
 }
 
@@ -244,6 +257,9 @@ func (d *Descent) descend(m *surrogate, th, lo, hi []float64, r float64) ([]floa
 	best, bestF := slices.Clone(th), m.eval(th, nil)
 	for j := range d.opt.Steps {
 		m.eval(th, g)
+		for i := range g {
+			g[i] *= d.opt.gradient
+		}
 		norm := 0.0
 		for _, v := range g {
 			norm += v * v

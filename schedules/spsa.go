@@ -22,7 +22,6 @@ type Options struct {
 	Stability float64 // Spall's stability constant S in a_k = a/(S+k+1)^α (default 5)
 	Patience  int     // iterations the rounded θ may stay put before a restart (default 4)
 	Restarts  int     // most restarts; 0 means no limit, negative means none
-	Lambda    float64 // weight of the energy term; unused until energy is measured
 }
 
 func (o *Options) defaults() {
