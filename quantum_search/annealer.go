@@ -20,6 +20,11 @@ type Options struct {
 	Refit   int     // SGD epochs of later, warm-started fits (default 30)
 	L2      float64 // L2 penalty of the fit (default 1e-3)
 	Rate    float64 // SGD learning rate (default 0.01)
+
+	// uncoupled drops the QUBO's couplings (the machine's pairwise
+	// terms) from annealing, leaving its linear terms: tests set it to
+	// check that the couplings matter.
+	uncoupled bool
 }
 
 func (o *Options) defaults(s *genome.Space) {

@@ -195,6 +195,30 @@ func TestBeatsRandom(t *testing.T) {
 	}
 }
 
+// TestCouplingsMatter checks that what the annealer gains comes from the
+// QUBO's couplings (the machine's pairwise terms): on the RTX 3090 gemm
+// space, annealing the same fitted model without them scores clearly lower
+// (0.808 against 0.964 at k=100 over 12 seeds when this was written).
+func TestCouplingsMatter(t *testing.T) {
+	if raceEnabled {
+		t.Skip("slow under -race")
+	}
+	t.Parallel()
+	bs := loadBench(t, filepath.Join(sharedSpaces(t), "gemm_clblast_RTX_3090.json.gz"))
+	ks := []int{50, 100}
+	uncoupled := func(s *genome.Space, seed uint64) evolve.Strategy { return New(s, seed, Options{uncoupled: true}) }
+	q, u, r := score(t, bs, qs, 12, 100, ks), score(t, bs, uncoupled, 12, 100, ks), score(t, bs, rnd, 12, 100, ks)
+	for _, k := range ks {
+		t.Logf("gemm_clblast_RTX_3090 k=%d: quantumsearch %.3f, without couplings %.3f, random %.3f", k, q.At[k], u.At[k], r.At[k])
+		if q.At[k] < u.At[k]+0.05 {
+			t.Errorf("k=%d: quantumsearch %.3f, without couplings %.3f: the couplings do not pay", k, q.At[k], u.At[k])
+		}
+		if q.At[k] <= r.At[k] {
+			t.Errorf("k=%d: quantumsearch %.3f <= random %.3f", k, q.At[k], r.At[k])
+		}
+	}
+}
+
 func sharedSpaces(t testing.TB) string {
 	dir := filepath.Join("..", "..", "shared", "spaces")
 	if _, err := os.Stat(dir); err != nil {

@@ -177,6 +177,10 @@ func (a *Annealer) qubo() *qubo {
 				}
 			}
 			qb.s[p][j] = sv
+			if a.opt.uncoupled {
+				clear(sv)
+				qb.q[p][j] = 0
+			}
 		}
 	}
 	return qb
