@@ -91,8 +91,11 @@ type state struct {
 	RNG  []byte `json:"rng"`
 	evolve.History
 	Model  *model `json:"model,omitempty"`
-	Fitted int    `json:"fitted"`          // len(Told) at the last fit
-	Steps  []Step `json:"steps,omitempty"` // the newest MaxSteps
+	Fitted int    `json:"fitted"` // len(Told) at the last fit or update
+	// FullFit is len(Told) at the last full fit; a state from before
+	// periodic refits reads 0, and refits in full at its next Ask.
+	FullFit int    `json:"full_fit,omitempty"`
+	Steps   []Step `json:"steps,omitempty"` // the newest MaxSteps
 }
 
 // MaxSteps is how many Step records an Annealer keeps, the newest: its
@@ -307,8 +310,8 @@ func (a *Annealer) UnmarshalBinary(data []byte) error {
 			return fmt.Errorf("%w: model shape does not fit the space", evolve.ErrBadState)
 		}
 	}
-	if st.Fitted < 0 || st.Fitted > len(st.Told) {
-		return fmt.Errorf("%w: fitted %d of %d", evolve.ErrBadState, st.Fitted, len(st.Told))
+	if st.Fitted < 0 || st.Fitted > len(st.Told) || st.FullFit < 0 || st.FullFit > st.Fitted {
+		return fmt.Errorf("%w: fitted %d (in full %d) of %d", evolve.ErrBadState, st.Fitted, st.FullFit, len(st.Told))
 	}
 	pcg := *a.pcg
 	if err := pcg.UnmarshalBinary(st.RNG); err != nil {

@@ -352,3 +352,100 @@ func TestManyValuedParams(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkMarginalCost runs one annealer on the 17,956-config RTX 3090
+// gemm space for 2,000 evaluations, one Ask and Tell at a time, and
+// reports its own time per evaluation in windows of the history (ms):
+//
+//	go test ./quantum_search -run '^$' -bench MarginalCost -benchtime 1x
+func BenchmarkMarginalCost(b *testing.B) {
+	bs := loadBench(b, filepath.Join(sharedSpaces(b), "gemm_clblast_RTX_3090.json.gz"))
+	windows := []int{1, 100, 400, 1000, 2000}
+	spent := make([]time.Duration, len(windows))
+	for i := range b.N {
+		a := New(bs.Space, uint64(i+1), Options{})
+		for n := 1; n <= windows[len(windows)-1]; n++ {
+			start := time.Now()
+			cs, err := a.Ask(1)
+			if err != nil || len(cs) != 1 {
+				b.Fatalf("Ask at %d: %v, %v", n, cs, err)
+			}
+			own := time.Since(start)
+			m, err := bs.Measure(cs[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			start = time.Now()
+			if err := a.Tell([]evolve.Result{{Config: cs[0], OK: m.OK, Value: m.Time}}); err != nil {
+				b.Fatal(err)
+			}
+			own += time.Since(start)
+			for w := 1; w < len(windows); w++ {
+				if n > windows[w-1] && n <= windows[w] {
+					spent[w] += own
+				}
+			}
+		}
+	}
+	for w := 1; w < len(windows); w++ {
+		ms := float64(spent[w].Microseconds()) / 1000 / float64(b.N*(windows[w]-windows[w-1]))
+		b.ReportMetric(ms, fmt.Sprintf("ms/eval_%d-%d", windows[w-1]+1, windows[w]))
+	}
+}
+
+// TestPeriodicRefit: past fullRefits results, full refits come only when
+// the history has grown by a tenth, and every Ask between them updates the
+// model on the new results, so the cost per evaluation stays flat.
+func TestPeriodicRefit(t *testing.T) {
+	var params []genome.Param
+	for i := range 6 {
+		params = append(params, genome.Param{Name: fmt.Sprintf("p%d", i), Values: evolvetest.IntValues(6)})
+	}
+	s, err := genome.NewSpace(params, genome.SpaceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := New(s, 3, Options{})
+	full, last := 0, 0
+	for n := 0; n < 1000; n += 4 {
+		cs, err := a.Ask(4)
+		if err != nil || len(cs) != 4 {
+			t.Fatalf("Ask at %d: %v, %v", n, cs, err)
+		}
+		if n >= a.opt.Init && a.st.Fitted != len(a.st.Told) {
+			t.Fatalf("after %d results the model was fitted on %d", len(a.st.Told), a.st.Fitted)
+		}
+		if a.st.FullFit != last {
+			if last > fullRefits && a.st.FullFit-last < a.st.FullFit/10 {
+				t.Fatalf("full refit at %d, %d after the last", a.st.FullFit, a.st.FullFit-last)
+			}
+			last = a.st.FullFit
+			if last > fullRefits {
+				full++
+			}
+		}
+		var rs []evolve.Result
+		for _, c := range cs {
+			v := 1.0
+			for i, j := range c {
+				v += float64((j - i) * (j - i))
+			}
+			rs = append(rs, evolve.Result{Config: c, OK: true, Value: v})
+		}
+		if err := a.Tell(rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// From 400 to 1,000 results at 10% growth a refit: about ten.
+	if full < 5 || full > 12 {
+		t.Errorf("%d full refits between %d and 1000 results, want about ten", full, fullRefits)
+	}
+	b, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New(s, 3, Options{})
+	if err := r.UnmarshalBinary(b); err != nil || r.st.FullFit != a.st.FullFit {
+		t.Fatalf("round trip: %v, full fit %d, want %d", err, r.st.FullFit, a.st.FullFit)
+	}
+}

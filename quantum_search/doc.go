@@ -57,6 +57,12 @@
 // starts and top-ups come from genome's uniform sampler and validity from
 // Space.Valid, so nothing is listed.
 //
+// Up to 400 results the model is refitted on all of them at every Ask.
+// Past that a full refit waits until the history has grown by a tenth,
+// and each Ask between updates the model on the new results and 32
+// earlier ones drawn at random, so the cost per evaluation stays flat
+// (BenchmarkMarginalCost).
+//
 // The first Options.Init configs are drawn uniformly without replacement.
 // History records one Step per annealing Ask. The package is pure: no I/O,
 // and all randomness comes from the seed.
