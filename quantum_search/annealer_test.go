@@ -360,37 +360,7 @@ func TestManyValuedParams(t *testing.T) {
 //	go test ./quantum_search -run '^$' -bench MarginalCost -benchtime 1x
 func BenchmarkMarginalCost(b *testing.B) {
 	bs := loadBench(b, filepath.Join(sharedSpaces(b), "gemm_clblast_RTX_3090.json.gz"))
-	windows := []int{1, 100, 400, 1000, 2000}
-	spent := make([]time.Duration, len(windows))
-	for i := range b.N {
-		a := New(bs.Space, uint64(i+1), Options{})
-		for n := 1; n <= windows[len(windows)-1]; n++ {
-			start := time.Now()
-			cs, err := a.Ask(1)
-			if err != nil || len(cs) != 1 {
-				b.Fatalf("Ask at %d: %v, %v", n, cs, err)
-			}
-			own := time.Since(start)
-			m, err := bs.Measure(cs[0])
-			if err != nil {
-				b.Fatal(err)
-			}
-			start = time.Now()
-			if err := a.Tell([]evolve.Result{{Config: cs[0], OK: m.OK, Value: m.Time}}); err != nil {
-				b.Fatal(err)
-			}
-			own += time.Since(start)
-			for w := 1; w < len(windows); w++ {
-				if n > windows[w-1] && n <= windows[w] {
-					spent[w] += own
-				}
-			}
-		}
-	}
-	for w := 1; w < len(windows); w++ {
-		ms := float64(spent[w].Microseconds()) / 1000 / float64(b.N*(windows[w]-windows[w-1]))
-		b.ReportMetric(ms, fmt.Sprintf("ms/eval_%d-%d", windows[w-1]+1, windows[w]))
-	}
+	evolvetest.MarginalCost(b, bs, qs, []int{1, 100, 400, 1000, 2000})
 }
 
 // TestPeriodicRefit: past fullRefits results, full refits come only when
