@@ -2,8 +2,10 @@ package daemon
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +97,46 @@ func TestForeignJobsListed(t *testing.T) {
 	// A tune request starts the kernel's own jobs only.
 	if _, jobs, err := ts.srv.jobsOf("sgemm", key.Problem); err != nil || len(jobs) != 1 || jobs[0].foreign {
 		t.Errorf("jobsOf for tuning = %v, %v", jobs, err)
+	}
+}
+
+// A T1 kernel of 2.1 billion valid configs (4.1e9 combinations): the
+// daemon lists it with its exact count and serves the nearest valid config
+// to its invalid default, without listing the space (before the count,
+// /v1/kernels enumerated every config and ran out of memory).
+func TestT1LargeSpace(t *testing.T) {
+	dir := t.TempDir()
+	var params []string
+	for _, name := range []string{"a", "b", "c", "d", "e", "f"} {
+		def := 1
+		if name == "a" {
+			def = 40
+		}
+		params = append(params, `{"Name": "`+name+`", "Type": "int", "Values": "list(range(1, 41))", "Default": `+strconv.Itoa(def)+`}`)
+	}
+	t1 := `{"General": {"BenchmarkName": "wide"}, "ConfigurationSpace": {"TuningParameters": [` + strings.Join(params, ",") + `],
+		"Conditions": [{"Expression": "a <= b", "Parameters": ["a", "b"]}]},
+		"KernelSpecification": {"ProblemSize": [1024]}}`
+	if err := os.WriteFile(filepath.Join(dir, "wide.T1.json"), []byte(t1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, dir)
+	code, body := ts.get(t, "/v1/kernels", nil)
+	var ks []api.Kernel
+	if err := json.Unmarshal(body, &ks); code != 200 || err != nil || len(ks) != 1 {
+		t.Fatalf("GET /v1/kernels = %d %s", code, body)
+	}
+	// a <= b: 40·41/2 pairs, times 40 values for each of the other four.
+	if want := 820 * 40 * 40 * 40 * 40; ks[0].Configs != want {
+		t.Errorf("configs = %d, want %d", ks[0].Configs, want)
+	}
+	var c api.Config
+	code, body = ts.get(t, "/v1/configs/wide", nil)
+	if err := json.Unmarshal(body, &c); code != 200 || err != nil || c.Match != api.MatchDefault {
+		t.Fatalf("GET /v1/configs/wide = %d %s", code, body)
+	}
+	var a, b int
+	if _, err := fmt.Sscanf(c.Key, "%d,%d,", &a, &b); err != nil || a != b || !strings.HasSuffix(c.Key, ",1,1,1,1") {
+		t.Errorf("default served %q: want a nearest valid one to 40,1,1,1,1,1 (a = b)", c.Key)
 	}
 }

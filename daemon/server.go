@@ -317,7 +317,12 @@ func kernelInfo(k *kernel) api.Kernel {
 		for _, p := range k.jobs[0].spec.Space.Params() {
 			ak.Params = append(ak.Params, p.Name)
 		}
-		ak.Configs = k.jobs[0].spec.Space.Size()
+		// Counted, never listed: a space may hold billions of configs.
+		if n, ok := k.jobs[0].spec.Space.Count(); ok && n <= math.MaxInt {
+			ak.Configs = int(n)
+		} else {
+			ak.Notes = append(ak.Notes, "the space's constraints are too wide to count its valid configs; configs 0 means unknown")
+		}
 	}
 	for _, j := range k.jobs {
 		if n := j.spec.DefaultNote; n != "" && !slices.Contains(ak.Notes, n) {

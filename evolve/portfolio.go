@@ -129,7 +129,7 @@ const (
 // WarmStart implements WarmStarter. The first configs of prior, half as
 // many as the initial design holds, are measured instead of the design,
 // and the head of the ranking (the best 10% of the valid configs, at least
-// twice the design) joins the members as a Ranked strategy named
+// twice the design; on a space too large to list, 10% of the ranking) joins the members as a Ranked strategy named
 // TransferName, so the bandit follows it only while it pays off: a related
 // device can rank this one's configs well or badly. Call it before the
 // first Ask, at most once.
@@ -148,7 +148,10 @@ func (p *Portfolio) WarmStart(prior []genome.Config) {
 	}
 	// Only the head of a ranking carries much: past it the member would
 	// cost evaluations where the devices disagree.
-	head := max(2*p.opt.Init, p.space.Size()/10)
+	head := max(2*p.opt.Init, len(prior)/10)
+	if p.space.Enumerable() {
+		head = max(2*p.opt.Init, p.space.Size()/10)
+	}
 	t := NewRanked(p.space, prior[:min(len(prior), head)])
 	for _, r := range p.st.H.Told {
 		t.st.H.Tell(r)

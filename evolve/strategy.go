@@ -67,8 +67,13 @@ func sampleUnknown(rng *rand.Rand, s *genome.Space, h *History) genome.Config {
 // known is false; nil when none is left. seen is how many configs are known,
 // which picks the method: rejection while most configs are unseen, else a
 // draw from the list of the rest. Strategies share it so that they draw the
-// same way from the same random stream.
+// same way from the same random stream. On a space too large to list
+// (genome.Space.Enumerable) it rejects known configs from genome's uniform
+// sampler, which lists nothing.
 func SampleUnseen(rng *rand.Rand, s *genome.Space, seen int, known func(genome.Config) bool) genome.Config {
+	if !s.Enumerable() {
+		return sampleUnseenLarge(rng, s, seen, known)
+	}
 	all := s.All()
 	if seen < len(all)/2 {
 		for {
@@ -88,6 +93,25 @@ func SampleUnseen(rng *rand.Rand, s *genome.Space, seen int, known func(genome.C
 		return nil
 	}
 	return left[rng.IntN(len(left))].Clone()
+}
+
+// sampleUnseenLarge is SampleUnseen on a space that is not listed. Such a
+// space holds more than genome.EnumLimit configs, so few are known and a
+// rejection is rare; it gives up (nil) only after many in a row.
+func sampleUnseenLarge(rng *rand.Rand, s *genome.Space, seen int, known func(genome.Config) bool) genome.Config {
+	if n, ok := s.Count(); ok && uint64(seen) >= n {
+		return nil
+	}
+	for range 1 << 12 {
+		c, err := s.Sample(rng)
+		if err != nil {
+			return nil
+		}
+		if !known(c) {
+			return c
+		}
+	}
+	return nil
 }
 
 // stateHeader leads every strategy's marshalled state.

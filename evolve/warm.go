@@ -70,11 +70,26 @@ func RankTransfer(space *genome.Space, sources []Source) []genome.Config {
 		s float64
 	}
 	var out []scored
-	for _, c := range space.All() {
-		k := pack(c)
-		if n := cnt[k]; n > 0 {
-			out = append(out, scored{c, sum[k] / n})
+	if space.Enumerable() {
+		for _, c := range space.All() {
+			k := pack(c)
+			if n := cnt[k]; n > 0 {
+				out = append(out, scored{c, sum[k] / n})
+			}
 		}
+	} else {
+		// Too many configs to list: rank the measured ones, in All's
+		// (lexicographic) order before the sort, as above.
+		for _, src := range sources {
+			for _, r := range src.Results {
+				k := pack(r.Config)
+				if n := cnt[k]; n > 0 && space.Valid(r.Config) {
+					out = append(out, scored{r.Config, sum[k] / n})
+					cnt[k] = 0
+				}
+			}
+		}
+		slices.SortFunc(out, func(a, b scored) int { return slices.Compare(a.c, b.c) })
 	}
 	slices.SortStableFunc(out, func(a, b scored) int { return cmp.Compare(a.s, b.s) })
 	cs := make([]genome.Config, len(out))

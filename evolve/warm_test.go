@@ -136,3 +136,46 @@ func TestRankedLocalStep(t *testing.T) {
 		t.Fatalf("Ask = %v, want the neighbour %v then %v", cs, near, far)
 	}
 }
+
+// On a space too large to list, rank transfer ranks the configs the
+// sources measured, ties in All's (lexicographic) order, and a portfolio
+// warm-starts from it without listing the space.
+func TestRankTransferLargeSpace(t *testing.T) {
+	t.Parallel()
+	var params []genome.Param
+	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		params = append(params, genome.Param{Name: n, Values: []genome.Value{
+			genome.Int(1), genome.Int(2), genome.Int(3), genome.Int(4), genome.Int(5), genome.Int(6), genome.Int(7), genome.Int(8)}})
+	}
+	s, err := genome.NewSpace(params, genome.SpaceOptions{Constraints: []string{"a <= b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Enumerable() {
+		t.Fatalf("a space of %d configs is listed", s.Size())
+	}
+	x := genome.Config{1, 1, 0, 0, 0, 0, 0}
+	y := genome.Config{0, 1, 0, 0, 0, 0, 0}
+	z := genome.Config{0, 0, 5, 0, 0, 0, 0}
+	bad := genome.Config{3, 1, 0, 0, 0, 0, 0} // a > b: not in the space
+	src := Source{Results: []Result{{Config: x, OK: true, Value: 1}, {Config: bad, OK: true, Value: 0.5}, {Config: z, OK: true, Value: 1}, {Config: y, OK: true, Value: 3}}}
+	got := RankTransfer(s, []Source{src})
+	want := []genome.Config{z, x, y} // x and z tie: z first in All order
+	if len(got) != len(want) {
+		t.Fatalf("ranking %v, want %v", got, want)
+	}
+	for i := range want {
+		if !got[i].Equal(want[i]) {
+			t.Fatalf("ranking %v, want %v", got, want)
+		}
+	}
+	p := NewPortfolio(s, 1, []Member{{Name: "random", New: func(s *genome.Space, seed uint64) Strategy { return NewRandom(s, seed) }}}, PortfolioOptions{})
+	p.WarmStart(got)
+	cs, err := p.Ask(6)
+	if err != nil || len(cs) != 6 || !cs[0].Equal(z) {
+		t.Fatalf("warm portfolio asked %v, %v; want %v first", cs, err, z)
+	}
+	if s.Listed() {
+		t.Fatal("the space was listed")
+	}
+}

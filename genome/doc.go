@@ -18,6 +18,18 @@
 // the key's SHA-256 in hex. Search moves (Neighbours, Mutate, Crossover)
 // work on value indices and keep configs valid by repair.
 //
+// # Large spaces
+//
+// All lists every valid config; a space may hold billions. Count counts
+// them without listing: a table of valid completions per parameter prefix,
+// memoised on the values that constraints still to be checked read, over
+// a parameter order where constraints bind early. Sample draws exactly
+// uniformly from that table, and Nearest (behind Repair, Mutate and
+// Crossover) is a bounded branch and bound over it. Enumerable says which
+// way a space is served: listed up to EnumLimit valid configs (or with a
+// recorded domain), counted past that. A space whose table would be too
+// large is sampled by rejection instead; see Count and Sample.
+//
 // # FAIR T1
 //
 // ParseT1 reads FAIR T1 input files; their Values strings may be list

@@ -45,6 +45,7 @@ type Space struct {
 
 	enumOnce sync.Once
 	all      []Config
+	tr       treeOnce
 }
 
 type constraint struct {
@@ -345,14 +346,24 @@ func (s *Space) Check(c Config) error {
 }
 
 // All returns every valid config in lexicographic index order. It is computed
-// once and shared: the caller must not modify it.
+// once and shared: the caller must not modify it. It holds every valid
+// config in memory: on a space that is not Enumerable use Count, Sample and
+// Nearest instead.
 func (s *Space) All() []Config {
 	s.enumOnce.Do(func() { s.all = s.enumerate() })
 	return s.all
 }
 
-// Size is the number of valid configs.
-func (s *Space) Size() int { return len(s.All()) }
+// Size is the number of valid configs: counted without listing them where
+// the space can be counted (see Count), else the length of All.
+func (s *Space) Size() int {
+	if s.domain == nil {
+		if n, ok := s.Count(); ok && n <= math.MaxInt {
+			return int(n)
+		}
+	}
+	return len(s.All())
+}
 
 func (s *Space) enumerate() []Config {
 	if s.domain != nil {
@@ -368,15 +379,7 @@ func (s *Space) enumerate() []Config {
 	}
 	// Depth-first, checking each constraint as soon as the last parameter it
 	// reads is bound, so invalid prefixes are cut early.
-	byLast := make([][]*Expr, len(s.params))
-	var always []*Expr
-	for _, k := range s.cons {
-		if k.last < 0 {
-			always = append(always, k.expr)
-			continue
-		}
-		byLast[k.last] = append(byLast[k.last], k.expr)
-	}
+	byLast, always := s.constraintsByLast()
 	env := s.env(s.Default())
 	for _, e := range always {
 		if ok, err := e.Truth(env); err != nil || !ok {
@@ -410,8 +413,14 @@ func (s *Space) enumerate() []Config {
 // ErrEmptySpace is returned when a space has no valid config.
 var ErrEmptySpace = errors.New("space has no valid config")
 
-// Sample returns a valid config drawn uniformly at random.
+// Sample returns a valid config drawn uniformly at random: from All on a
+// listed space (Enumerable), else through the counted tree, exactly
+// uniform too, without listing (see Count; a space that cannot be counted
+// is sampled by rejection, uniform unless it gives up, see sampleLarge).
 func (s *Space) Sample(rng *rand.Rand) (Config, error) {
+	if !s.Enumerable() {
+		return s.sampleLarge(rng)
+	}
 	all := s.All()
 	if len(all) == 0 {
 		return nil, ErrEmptySpace
@@ -454,10 +463,14 @@ func (s *Space) Distance(a, b Config) float64 {
 }
 
 // Repair returns c if it is valid, else the nearest valid config by Distance,
-// ties broken at random. It returns ErrEmptySpace when there is none.
+// ties broken at random. It returns ErrEmptySpace when there is none. On a
+// space that is not Enumerable it is Nearest's bounded search.
 func (s *Space) Repair(rng *rand.Rand, c Config) (Config, error) {
 	if s.Valid(c) {
 		return c, nil
+	}
+	if !s.Enumerable() {
+		return s.repairLarge(rng, c)
 	}
 	all := s.All()
 	if len(all) == 0 {
@@ -478,6 +491,43 @@ func (s *Space) Repair(rng *rand.Rand, c Config) (Config, error) {
 		}
 	}
 	return all[best].Clone(), nil
+}
+
+// repairSamples is how many uniform samples repairLarge weighs when the
+// bounded search finds nothing.
+const repairSamples = 64
+
+// repairLarge is Repair on a space that is not listed: Nearest's bounded
+// search, and where that finds nothing within its budget (a space that
+// cannot be counted, whose invalid subtrees are only found by walking
+// them), the nearest of repairSamples uniform samples.
+func (s *Space) repairLarge(rng *rand.Rand, c Config) (Config, error) {
+	if r, ok := s.Nearest(rng, s.DistanceCost(c), nil); ok {
+		return r, nil
+	}
+	var best Config
+	bestD := math.Inf(1)
+	for range repairSamples {
+		v, err := s.sampleLarge(rng)
+		if err != nil {
+			return nil, err
+		}
+		if d := s.Distance(c, v); d < bestD {
+			best, bestD = v, d
+		}
+	}
+	return best, nil
+}
+
+// DistanceCost is Distance from c as a per-parameter cost for Nearest.
+func (s *Space) DistanceCost(c Config) func(i, j int) float64 {
+	return func(i, j int) float64 {
+		n := len(s.params[i].Values) - 1
+		if n == 0 || c[i] == j {
+			return 0
+		}
+		return math.Abs(float64(c[i]-j)) / float64(n)
+	}
 }
 
 // Mutate changes each parameter of c with probability rate (at least one

@@ -20,6 +20,11 @@ type Options struct {
 	Refit   int     // SGD epochs of later, warm-started fits (default 30)
 	L2      float64 // L2 penalty of the fit (default 1e-3)
 	Rate    float64 // SGD learning rate (default 0.01)
+
+	// uncoupled drops the QUBO's couplings (the machine's pairwise
+	// terms) from annealing, leaving its linear terms: tests set it to
+	// check that the couplings matter.
+	uncoupled bool
 }
 
 func (o *Options) defaults(s *genome.Space) {
@@ -86,8 +91,11 @@ type state struct {
 	RNG  []byte `json:"rng"`
 	evolve.History
 	Model  *model `json:"model,omitempty"`
-	Fitted int    `json:"fitted"`          // len(Told) at the last fit
-	Steps  []Step `json:"steps,omitempty"` // the newest MaxSteps
+	Fitted int    `json:"fitted"` // len(Told) at the last fit or update
+	// FullFit is len(Told) at the last full fit; a state from before
+	// periodic refits reads 0, and refits in full at its next Ask.
+	FullFit int    `json:"full_fit,omitempty"`
+	Steps   []Step `json:"steps,omitempty"` // the newest MaxSteps
 }
 
 // MaxSteps is how many Step records an Annealer keeps, the newest: its
@@ -104,8 +112,9 @@ type Annealer struct {
 	rng   *rand.Rand
 	st    state
 
-	valid map[string]struct{}
-	buf   []byte
+	valid  map[string]struct{}
+	buf    []byte
+	listed bool // the space is Enumerable: All is used
 
 	// Encoding: bits[p][j] are the bits value j of parameter p sets.
 	bits    [][][]int
@@ -123,7 +132,7 @@ func New(space *genome.Space, seed uint64, opt Options) *Annealer {
 	}
 	opt.defaults(space)
 	pcg := rand.NewPCG(seed, seed^0x6a09e667f3bcc909)
-	a := &Annealer{space: space, opt: opt, pcg: pcg, rng: rand.New(pcg)}
+	a := &Annealer{space: space, opt: opt, pcg: pcg, rng: rand.New(pcg), listed: space.Enumerable()}
 	a.encode()
 	a.index()
 	return a
@@ -183,8 +192,12 @@ func (a *Annealer) known(c genome.Config) bool {
 	return a.st.Known(c)
 }
 
-// isValid is Space.Valid through a set of All, without allocating.
+// isValid is Space.Valid through a set of All, without allocating, on a
+// space small enough to list; Space.Valid itself on a larger one.
 func (a *Annealer) isValid(c genome.Config) bool {
+	if !a.listed {
+		return a.space.Valid(c)
+	}
 	if a.valid == nil {
 		all := a.space.All()
 		a.valid = make(map[string]struct{}, len(all))
@@ -297,8 +310,8 @@ func (a *Annealer) UnmarshalBinary(data []byte) error {
 			return fmt.Errorf("%w: model shape does not fit the space", evolve.ErrBadState)
 		}
 	}
-	if st.Fitted < 0 || st.Fitted > len(st.Told) {
-		return fmt.Errorf("%w: fitted %d of %d", evolve.ErrBadState, st.Fitted, len(st.Told))
+	if st.Fitted < 0 || st.Fitted > len(st.Told) || st.FullFit < 0 || st.FullFit > st.Fitted {
+		return fmt.Errorf("%w: fitted %d (in full %d) of %d", evolve.ErrBadState, st.Fitted, st.FullFit, len(st.Told))
 	}
 	pcg := *a.pcg
 	if err := pcg.UnmarshalBinary(st.RNG); err != nil {

@@ -195,6 +195,30 @@ func TestBeatsRandom(t *testing.T) {
 	}
 }
 
+// TestCouplingsMatter checks that what the annealer gains comes from the
+// QUBO's couplings (the machine's pairwise terms): on the RTX 3090 gemm
+// space, annealing the same fitted model without them scores clearly lower
+// (0.808 against 0.964 at k=100 over 12 seeds when this was written).
+func TestCouplingsMatter(t *testing.T) {
+	if raceEnabled {
+		t.Skip("slow under -race")
+	}
+	t.Parallel()
+	bs := loadBench(t, filepath.Join(sharedSpaces(t), "gemm_clblast_RTX_3090.json.gz"))
+	ks := []int{50, 100}
+	uncoupled := func(s *genome.Space, seed uint64) evolve.Strategy { return New(s, seed, Options{uncoupled: true}) }
+	q, u, r := score(t, bs, qs, 12, 100, ks), score(t, bs, uncoupled, 12, 100, ks), score(t, bs, rnd, 12, 100, ks)
+	for _, k := range ks {
+		t.Logf("gemm_clblast_RTX_3090 k=%d: quantumsearch %.3f, without couplings %.3f, random %.3f", k, q.At[k], u.At[k], r.At[k])
+		if q.At[k] < u.At[k]+0.05 {
+			t.Errorf("k=%d: quantumsearch %.3f, without couplings %.3f: the couplings do not pay", k, q.At[k], u.At[k])
+		}
+		if q.At[k] <= r.At[k] {
+			t.Errorf("k=%d: quantumsearch %.3f <= random %.3f", k, q.At[k], r.At[k])
+		}
+	}
+}
+
 func sharedSpaces(t testing.TB) string {
 	dir := filepath.Join("..", "..", "shared", "spaces")
 	if _, err := os.Stat(dir); err != nil {
@@ -280,5 +304,118 @@ func TestStepsBounded(t *testing.T) {
 	h := a.History()
 	if len(h) != MaxSteps || h[len(h)-1].Told <= h[0].Told {
 		t.Fatalf("%d steps kept, told %d..%d; want the newest %d", len(h), h[0].Told, h[len(h)-1].Told, MaxSteps)
+	}
+}
+
+// TestManyValuedParams fits a space whose configs set up to 248 bits (8
+// ordinal parameters of 32 values): the fit must stay finite and the state
+// marshal. Before the step was scaled by the bits a config sets, SGD
+// diverged (training RMSE past 10 in log time, then +Inf, and
+// MarshalBinary failed).
+func TestManyValuedParams(t *testing.T) {
+	var params []genome.Param
+	for i := range 8 {
+		vals := make([]genome.Value, 32)
+		for j := range vals {
+			vals[j] = genome.Int(int64(j + 1))
+		}
+		params = append(params, genome.Param{Name: fmt.Sprintf("p%d", i), Values: vals})
+	}
+	s, err := genome.NewSpace(params, genome.SpaceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := New(s, 1, Options{})
+	for range 15 {
+		cs, err := a.Ask(4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rs []evolve.Result
+		for _, c := range cs {
+			v := 1.0
+			for i, j := range c {
+				v += float64((j-i*3)*(j-i*3)) / 100
+			}
+			rs = append(rs, evolve.Result{Config: c, OK: true, Value: v})
+		}
+		if err := a.Tell(rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, st := range a.History() {
+		if st.RMSE > 1 || st.RMSE != st.RMSE {
+			t.Fatalf("fit after %d results: RMSE %g in log time, diverged", st.Told, st.RMSE)
+		}
+	}
+	if _, err := a.MarshalBinary(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkMarginalCost runs one annealer on the 17,956-config RTX 3090
+// gemm space for 2,000 evaluations, one Ask and Tell at a time, and
+// reports its own time per evaluation in windows of the history (ms):
+//
+//	go test ./quantum_search -run '^$' -bench MarginalCost -benchtime 1x
+func BenchmarkMarginalCost(b *testing.B) {
+	bs := loadBench(b, filepath.Join(sharedSpaces(b), "gemm_clblast_RTX_3090.json.gz"))
+	evolvetest.MarginalCost(b, bs, qs, []int{1, 100, 400, 1000, 2000})
+}
+
+// TestPeriodicRefit: past fullRefits results, full refits come only when
+// the history has grown by a tenth, and every Ask between them updates the
+// model on the new results, so the cost per evaluation stays flat.
+func TestPeriodicRefit(t *testing.T) {
+	var params []genome.Param
+	for i := range 6 {
+		params = append(params, genome.Param{Name: fmt.Sprintf("p%d", i), Values: evolvetest.IntValues(6)})
+	}
+	s, err := genome.NewSpace(params, genome.SpaceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := New(s, 3, Options{})
+	full, last := 0, 0
+	for n := 0; n < 1000; n += 4 {
+		cs, err := a.Ask(4)
+		if err != nil || len(cs) != 4 {
+			t.Fatalf("Ask at %d: %v, %v", n, cs, err)
+		}
+		if n >= a.opt.Init && a.st.Fitted != len(a.st.Told) {
+			t.Fatalf("after %d results the model was fitted on %d", len(a.st.Told), a.st.Fitted)
+		}
+		if a.st.FullFit != last {
+			if last > fullRefits && a.st.FullFit-last < a.st.FullFit/10 {
+				t.Fatalf("full refit at %d, %d after the last", a.st.FullFit, a.st.FullFit-last)
+			}
+			last = a.st.FullFit
+			if last > fullRefits {
+				full++
+			}
+		}
+		var rs []evolve.Result
+		for _, c := range cs {
+			v := 1.0
+			for i, j := range c {
+				v += float64((j - i) * (j - i))
+			}
+			rs = append(rs, evolve.Result{Config: c, OK: true, Value: v})
+		}
+		if err := a.Tell(rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// From 400 to 1,000 results at 10% growth a refit: about ten.
+	if full < 5 || full > 12 {
+		t.Errorf("%d full refits between %d and 1000 results, want about ten", full, fullRefits)
+	}
+	b, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New(s, 3, Options{})
+	if err := r.UnmarshalBinary(b); err != nil || r.st.FullFit != a.st.FullFit {
+		t.Fatalf("round trip: %v, full fit %d, want %d", err, r.st.FullFit, a.st.FullFit)
 	}
 }

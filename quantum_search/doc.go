@@ -46,6 +46,23 @@
 // exhausted exactly. The energy of a config is computed from per-value
 // partial sums of the factors, so one move costs O(Factors).
 //
+// The chains are independent simulated annealing, not parallel tempering:
+// no replicas at fixed temperatures exchange states. (ARCHITECTURE.md names
+// parallel tempering; replica exchange was left out because it would change
+// the proposals, and so the measured search quality, of every space.)
+// TestCouplingsMatter checks that the QUBO's couplings, not the linear
+// terms alone, are what the annealing gains from.
+//
+// On a space too large to list (genome.Space.Enumerable false), random
+// starts and top-ups come from genome's uniform sampler and validity from
+// Space.Valid, so nothing is listed.
+//
+// Up to 400 results the model is refitted on all of them at every Ask.
+// Past that a full refit waits until the history has grown by a tenth,
+// and each Ask between updates the model on the new results and 32
+// earlier ones drawn at random, so the cost per evaluation stays flat
+// (BenchmarkMarginalCost).
+//
 // The first Options.Init configs are drawn uniformly without replacement.
 // History records one Step per annealing Ask. The package is pure: no I/O,
 // and all randomness comes from the seed.

@@ -39,6 +39,11 @@ func (a *Annealer) targets() []float64 {
 	return y
 }
 
+// maxActive is the most bits a config may set before fit shrinks its SGD
+// step: above every recorded space in ../shared/spaces (45 at most), so
+// their searches are as they were.
+const maxActive = 64
+
 // maxUpdates bounds the SGD sample updates of one fit.
 const maxUpdates = 24000
 
@@ -46,7 +51,6 @@ const maxUpdates = 24000
 // from the previous weights when there are any. It returns the training
 // RMSE in log time.
 func (a *Annealer) fit() float64 {
-	k := a.opt.Factors
 	y := a.targets()
 	n := len(y)
 	mean, sd := 0.0, 0.0
@@ -64,7 +68,7 @@ func (a *Annealer) fit() float64 {
 	epochs := a.opt.Refit
 	m := a.st.Model
 	if m == nil {
-		m = &model{W: make([]float64, a.nbits), V: make([]float64, a.nbits*k)}
+		m = &model{W: make([]float64, a.nbits), V: make([]float64, a.nbits*a.opt.Factors)}
 		for i := range m.V {
 			m.V[i] = 0.05 * a.rng.NormFloat64()
 		}
@@ -75,12 +79,66 @@ func (a *Annealer) fit() float64 {
 	m.Mean, m.Std = mean, sd
 	// Bound the work of one fit so long runs keep a flat overhead.
 	epochs = max(2, min(epochs, maxUpdates/n))
-	feats := make([][]int, n)
-	for i, r := range a.st.Told {
-		feats[i] = a.features(r.Config, nil)
-		y[i] = (y[i] - mean) / sd
+	rows := make([]int, n)
+	for i := range rows {
+		rows[i] = i
 	}
-	order := make([]int, n)
+	rmse := a.sgd(m, y, rows, epochs, true)
+	a.st.Model = m
+	a.st.Fitted = n
+	a.st.FullFit = n
+	return rmse
+}
+
+// Periodic refits: up to fullRefits results every Ask refits on all of
+// them (fit); past that, a full refit waits until the history has grown by
+// a tenth since the last one, and the Asks between update the model on the
+// new results and a sample of older ones (update). A full fit costs up to
+// maxUpdates sample updates, so its cost per evaluation falls as the
+// history grows, and an update's is fixed.
+const (
+	fullRefits    = 400
+	updateSamples = 32
+)
+
+// refitDue reports whether the next fit should be a full one.
+func (a *Annealer) refitDue() bool {
+	n := len(a.st.Told)
+	return a.st.Model == nil || n <= fullRefits || n-a.st.FullFit >= n/10
+}
+
+// update trains the model, keeping its target scaling, for Refit epochs on
+// the results told since the last fit and up to updateSamples earlier ones
+// drawn at random, so it learns the new ones without forgetting.
+func (a *Annealer) update() {
+	y := a.targets()
+	n := len(y)
+	m := a.st.Model
+	m = &model{W0: m.W0, W: slices.Clone(m.W), V: slices.Clone(m.V), Mean: m.Mean, Std: m.Std}
+	var rows []int
+	for i := a.st.Fitted; i < n; i++ {
+		rows = append(rows, i)
+	}
+	for range min(updateSamples, a.st.Fitted) {
+		rows = append(rows, a.rng.IntN(a.st.Fitted))
+	}
+	a.sgd(m, y, rows, a.opt.Refit, false)
+	a.st.Model = m
+	a.st.Fitted = n
+}
+
+// sgd runs epochs of SGD on the rows of y (log targets) into m, standardised
+// by m's Mean and Std, and returns the training RMSE over those rows when
+// rmse is set.
+func (a *Annealer) sgd(m *model, y []float64, rows []int, epochs int, rmse bool) float64 {
+	k := a.opt.Factors
+	feats := make([][]int, len(rows))
+	ys := make([]float64, len(rows))
+	for x, i := range rows {
+		feats[x] = a.features(a.st.Told[i].Config, nil)
+		ys[x] = (y[i] - m.Mean) / m.Std
+	}
+	order := make([]int, len(rows))
 	for i := range order {
 		order[i] = i
 	}
@@ -89,11 +147,20 @@ func (a *Annealer) fit() float64 {
 	for e := range epochs {
 		// Decay the rate over the fit for a settled end point.
 		eta := lr / (1 + 4*float64(e)/float64(epochs))
-		a.rng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+		a.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, i := range order {
 			f := feats[i]
 			pred := m.predict(f, s, k)
-			g := max(min(pred-y[i], 3), -3)
+			g := max(min(pred-ys[i], 3), -3)
+			// A config that sets many bits moves many weights at once,
+			// and the pairwise term grows with their square: past
+			// maxActive the step shrinks by that square, or SGD diverges
+			// (parameters of dozens of ordinal values).
+			eta := eta
+			if len(f) > maxActive {
+				r := maxActive / float64(len(f))
+				eta *= r * r
+			}
 			m.W0 -= eta * g
 			for _, b := range f {
 				m.W[b] -= eta * (g + l2*m.W[b])
@@ -104,14 +171,15 @@ func (a *Annealer) fit() float64 {
 			}
 		}
 	}
+	if !rmse {
+		return 0
+	}
 	se := 0.0
 	for i, f := range feats {
-		d := (m.predict(f, s, k) - y[i]) * sd
+		d := (m.predict(f, s, k) - ys[i]) * m.Std
 		se += d * d
 	}
-	a.st.Model = m
-	a.st.Fitted = n
-	return math.Sqrt(se / float64(n))
+	return math.Sqrt(se / float64(len(feats)))
 }
 
 // predict returns the standardised prediction for the bits f, leaving the
@@ -163,6 +231,10 @@ func (a *Annealer) qubo() *qubo {
 				}
 			}
 			qb.s[p][j] = sv
+			if a.opt.uncoupled {
+				clear(sv)
+				qb.q[p][j] = 0
+			}
 		}
 	}
 	return qb
@@ -227,15 +299,27 @@ type candidate struct {
 // distinct, valid, unseen configs of lowest energy found by annealing.
 func (a *Annealer) anneal(n int) []genome.Config {
 	step := Step{Told: len(a.st.Told)}
-	if a.st.Model == nil || a.st.Fitted != len(a.st.Told) {
+	switch {
+	case a.st.Model == nil || (a.st.Fitted != len(a.st.Told) && a.refitDue()):
 		step.RMSE = a.fit()
-	} else if len(a.st.Steps) > 0 {
-		step.RMSE = a.st.Steps[len(a.st.Steps)-1].RMSE
+	case a.st.Fitted != len(a.st.Told):
+		a.update()
+		fallthrough
+	default:
+		if len(a.st.Steps) > 0 {
+			step.RMSE = a.st.Steps[len(a.st.Steps)-1].RMSE
+		}
 	}
 	qb := a.qubo()
 	params := a.space.Params()
-	all := a.space.All()
-	if len(a.mutable) == 0 || len(all) == 0 {
+	var all []genome.Config
+	if a.listed {
+		all = a.space.All()
+		if len(all) == 0 {
+			return nil
+		}
+	}
+	if len(a.mutable) == 0 {
 		return nil
 	}
 	// Starting points: the best measured valid configs, then random ones.
@@ -252,10 +336,16 @@ func (a *Annealer) anneal(n int) []genome.Config {
 	cool := math.Pow(t1/t0, 1/float64(max(moves-1, 1)))
 	for ch := range a.opt.Batch {
 		var c genome.Config
-		if ch%2 == 0 && ch/2 < len(best) {
+		switch {
+		case ch%2 == 0 && ch/2 < len(best):
 			c = a.st.Told[best[ch/2]].Config
-		} else {
+		case a.listed:
 			c = all[a.rng.IntN(len(all))]
+		default:
+			var err error
+			if c, err = a.space.Sample(a.rng); err != nil {
+				return nil
+			}
 		}
 		st := qb.start(c)
 		e := qb.energy(st)

@@ -24,8 +24,15 @@ type DescentOptions struct {
 	Radius     float64 // trust radius at the start of a descent, in relaxed units (default 0.5)
 	MinRadius  float64 // a descent whose radius falls below this restarts (default 0.06)
 	Patience   int     // own proposals without improvement before the radius halves (default 2)
-	Lambda     float64 // weight of the energy term; unused until energy is measured
+
+	// gradient scales the surrogate gradient descend follows: 0 (the
+	// zero value) means 1; tests set it to ablateGradient (no gradient)
+	// or -1 (reversed) to check the mechanism matters.
+	gradient float64
 }
+
+// ablateGradient stands for a zeroed gradient in DescentOptions.gradient.
+const ablateGradient = 1e-300
 
 func (o *DescentOptions) defaults() {
 	if o.Init <= 0 {
@@ -57,6 +64,12 @@ func (o *DescentOptions) defaults() {
 	}
 	if o.Patience <= 0 {
 		o.Patience = 2
+	}
+	switch o.gradient {
+	case 0:
+		o.gradient = 1
+	case ablateGradient:
+		o.gradient = 0
 	}
 }
 
@@ -173,7 +186,6 @@ func (d *Descent) next() genome.Config {
 	if anchor < 0 {
 		return d.sampleUnknown()
 	}
-	d.ensureCoords()
 	loss := d.losses()
 	pts := d.neighbours(anchor)
 	m := fitSurrogate(d.space.Len(), pts, func(i int) []float64 { return d.relax(d.st.Told[i].Config) }, func(i int) float64 { return loss[i] })
@@ -245,6 +257,9 @@ func (d *Descent) descend(m *surrogate, th, lo, hi []float64, r float64) ([]floa
 	best, bestF := slices.Clone(th), m.eval(th, nil)
 	for j := range d.opt.Steps {
 		m.eval(th, g)
+		for i := range g {
+			g[i] *= d.opt.gradient
+		}
 		norm := 0.0
 		for _, v := range g {
 			norm += v * v
@@ -368,8 +383,22 @@ func (d *Descent) ensureCoords() {
 }
 
 // nearestUnknown is the valid config nearest th (Euclidean, relaxed) that
-// was neither asked nor told; ties go to the first in All order.
+// was neither asked nor told; ties go to the first in All order. On a space
+// too large to list it is genome's bounded nearest search.
 func (d *Descent) nearestUnknown(th []float64) genome.Config {
+	if !d.space.Enumerable() {
+		params := d.space.Params()
+		cost := func(i, j int) float64 {
+			x := th[i]
+			if n := len(params[i].Values); n > 1 {
+				x -= float64(j) / float64(n-1)
+			}
+			return x * x
+		}
+		c, _ := d.space.Nearest(nil, cost, func(c genome.Config) bool { return !d.st.Known(c) })
+		return c
+	}
+	d.ensureCoords()
 	all := d.space.All()
 	n := len(th)
 	best, bestD := -1, math.Inf(1)

@@ -2,6 +2,7 @@ package schedules
 
 import (
 	"errors"
+	"path/filepath"
 	"testing"
 
 	"github.com/quasim/quasim/evolve"
@@ -16,6 +17,12 @@ func TestDescentConformance(t *testing.T) {
 	evolvetest.Conformance(t, descentFactory, true)
 }
 
+// TestDescentBeatsRandom checks that descent beats random search, and that
+// what makes it do so is the surrogate's gradient: on the RTX 3090 gemm
+// space (17,956 configs) the same descent with the gradient zeroed or
+// reversed, which leaves a surrogate-ranked local search around the anchor,
+// scores clearly lower (0.891 against 0.958 at k=100 over 20 seeds when
+// this was written). The synthetic space is too easy to tell them apart.
 func TestDescentBeatsRandom(t *testing.T) {
 	t.Parallel()
 	bs := evolvetest.Synthetic(t)
@@ -27,6 +34,27 @@ func TestDescentBeatsRandom(t *testing.T) {
 	for _, k := range []int{50, 100} {
 		if d.At[k] <= rnd.At[k] {
 			t.Errorf("k=%d: descent %.3f <= random %.3f", k, d.At[k], rnd.At[k])
+		}
+	}
+	gemm := loadSpace(t, filepath.Join(spacesDir(t), "gemm_clblast_RTX_3090.json.gz"))
+	ks = []int{50, 100}
+	d, rnd = score(t, gemm, descentFactory, "schedules", 20, ks), score(t, gemm, randomFactory, "random", 20, ks)
+	for _, ab := range []struct {
+		name string
+		g    float64
+	}{{"zeroed", ablateGradient}, {"reversed", -1}} {
+		f := func(s *genome.Space, seed uint64) evolve.Strategy {
+			return NewDescent(s, seed, DescentOptions{gradient: ab.g})
+		}
+		a := score(t, gemm, f, "schedules-"+ab.name, 20, ks)
+		for _, k := range ks {
+			t.Logf("gemm_clblast_RTX_3090 k=%d: descent %.3f, gradient %s %.3f, random %.3f", k, d.At[k], ab.name, a.At[k], rnd.At[k])
+			if d.At[k] < a.At[k]+0.03 {
+				t.Errorf("k=%d: descent %.3f, with the gradient %s %.3f: the gradient does not pay", k, d.At[k], ab.name, a.At[k])
+			}
+			if d.At[k] <= rnd.At[k] {
+				t.Errorf("k=%d: descent %.3f <= random %.3f", k, d.At[k], rnd.At[k])
+			}
 		}
 	}
 }

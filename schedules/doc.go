@@ -13,8 +13,10 @@
 //
 // # Descent
 //
-// The loss is log(time), a failure costing the largest log time seen plus
-// one (time + λ·energy once energy is measured). After Init random configs,
+// The loss is the log of the job's objective value (time, energy, or the
+// spec's weighted sum: the tuner folds energy in before a strategy sees a
+// result, so no energy weight lives here), a failure costing the largest
+// log value seen plus one. After Init random configs,
 // each proposal:
 //
 //   - anchors at the best valid config of the current descent;
@@ -58,8 +60,8 @@
 // pairs around the same θ and averages their estimates.
 //
 // The loss is log(time); a failed config costs the largest log time seen so
-// far plus one. Options.Lambda reserves a weight for an energy term, unused
-// until energy is measured. Measured configs are free to re-read, so a
+// far plus one; as for Descent, the "time" is the job's objective value.
+// Measured configs are free to re-read, so a
 // perturbed point that lands on one uses its stored loss and is never
 // proposed again; a run of such free iterations is bounded, after which
 // perturbed points go to the nearest valid config not yet measured.

@@ -22,7 +22,6 @@ type Options struct {
 	Stability float64 // Spall's stability constant S in a_k = a/(S+k+1)^α (default 5)
 	Patience  int     // iterations the rounded θ may stay put before a restart (default 4)
 	Restarts  int     // most restarts; 0 means no limit, negative means none
-	Lambda    float64 // weight of the energy term; unused until energy is measured
 }
 
 func (o *Options) defaults() {
@@ -315,8 +314,13 @@ func (s *SPSA) enqueue(c genome.Config) {
 }
 
 // nearestUnknown is the valid config closest to c by Distance that was
-// neither asked nor told nor queued; ties go to the first in All order.
+// neither asked nor told nor queued; ties go to the first in All order. On
+// a space too large to list it is genome's bounded nearest search.
 func (s *SPSA) nearestUnknown(c genome.Config) genome.Config {
+	if !s.space.Enumerable() {
+		n, _ := s.space.Nearest(nil, s.space.DistanceCost(c), func(a genome.Config) bool { return !s.st.Known(a) && !s.inQueue(a) })
+		return n
+	}
 	all := s.space.All()
 	best, bestD := -1, math.Inf(1)
 	for i, a := range all {

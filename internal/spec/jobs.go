@@ -266,24 +266,21 @@ func resolveDefault(space *genome.Space, fixed map[int]int) (genome.Config, stri
 	if checkErr == nil {
 		return c, "", nil
 	}
-	var best genome.Config
-	bestD := math.Inf(1)
-next:
-	for _, v := range space.All() {
-		for i, j := range fixed {
-			if v[i] != j {
-				continue next
-			}
+	dist := space.DistanceCost(c)
+	cost := func(i, j int) float64 {
+		if f, ok := fixed[i]; ok && f != j {
+			return math.Inf(1)
 		}
-		if d := space.Distance(c, v); d < bestD {
-			best, bestD = v, d
-		}
+		return dist(i, j)
 	}
+	// On a space small enough to list this scans it; on a larger one it
+	// is genome's bounded search, which lists nothing.
+	best, found := space.Nearest(nil, cost, nil)
 	switch {
-	case best != nil:
+	case found:
 		note := fmt.Sprintf("the default %s is not a valid config (%v); serving the nearest valid one, %s", space.Key(c), checkErr, space.Key(best))
-		return best.Clone(), note, nil
-	case space.Size() == 0:
+		return best, note, nil
+	case len(fixed) == 0 || (space.Enumerable() && space.Size() == 0):
 		return nil, "", genome.ErrEmptySpace
 	}
 	params := space.Params()

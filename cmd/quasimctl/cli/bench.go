@@ -36,7 +36,7 @@ type benchOptions struct {
 	jobs        int
 	json        bool
 	trace       string
-	peers       string
+	peers       []string
 	roundTripAt int
 	quiet       bool
 	warmFrom    []string
@@ -98,7 +98,7 @@ printed beside it: the two must agree, which checks the harness.`,
 	fs.IntVar(&o.jobs, "jobs", runtime.GOMAXPROCS(0), "runs in parallel")
 	fs.BoolVar(&o.json, "json", false, "print JSON instead of a table")
 	fs.StringVar(&o.trace, "trace", "", "write every run's evaluations to DIR/<space>/<strategy>/seed-<n>.jsonl")
-	fs.StringVar(&o.peers, "peers", "", "peer scores to compare with (the kernel_tuner.json format)")
+	fs.StringSliceVar(&o.peers, "peers", nil, "peer score files to compare with (the kernel_tuner.json format; several, comma-separated or repeated, are compared as one set of peers)")
 	fs.IntVar(&o.roundTripAt, "roundtrip-at", 0, "marshal each strategy after N evaluations and resume from the bytes")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.StringVar(&o.report, "report", "", "also write the scores as an HTML page of charts (fraction of the optimum against k, per space, with the peers' points) to FILE")
@@ -262,7 +262,7 @@ func runBench(ctx context.Context, cmd *cobra.Command, o benchOptions) error {
 		}
 	}
 	var peers *peerFile
-	if o.peers != "" {
+	if len(o.peers) > 0 {
 		var err error
 		if peers, err = loadPeers(o.peers); err != nil {
 			return err
@@ -500,9 +500,10 @@ func printReport(w io.Writer, rep benchReport, order []string) {
 	if p := rep.Peers; p != nil && len(p.Best) > 0 {
 		var parts []string
 		for _, k := range rep.Ks {
-			parts = append(parts, fmt.Sprintf("k=%d %s", k, p.Best[k].Strategy))
+			b := p.Best[k]
+			parts = append(parts, fmt.Sprintf("k=%d %s (%s) %.3f", k, b.Strategy, b.File, b.Value))
 		}
-		fmt.Fprintf(w, "\npeer best over %s: %s\n", strings.Join(p.Spaces, ", "), strings.Join(parts, ", "))
+		fmt.Fprintf(w, "\nbest peer at each k, mean over %s: %s\n", strings.Join(p.Spaces, ", "), strings.Join(parts, ", "))
 		if p.Source != "" {
 			fmt.Fprintf(w, "peer source: %s\n", p.Source)
 		}
@@ -564,32 +565,76 @@ func writeTraces(dir string, runs []evolve.BenchRun) error {
 }
 
 // peerFile is the kernel_tuner.json format: per space, per strategy, the
-// mean fraction at each k and the median evaluations to 95%.
+// mean fraction at each k and the median evaluations to 95%. Several files
+// load as one: their strategies side by side.
 type peerFile struct {
 	Source string `json:"source"`
 	raw    map[string]map[string]map[string]any
+	// covered lists, per file, the spaces it has: the comparison keeps the
+	// spaces every file has, so every peer strategy is scored on the same.
+	covered []map[string]bool
+	from    map[string]string // strategy -> its file's base name, without .json
 }
 
-func loadPeers(path string) (*peerFile, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, usagef("--peers: %w", err)
+func loadPeers(paths []string) (*peerFile, error) {
+	pf := &peerFile{raw: map[string]map[string]map[string]any{}}
+	from := map[string]string{} // strategy -> file that has it
+	var sources []string
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, usagef("--peers: %w", err)
+		}
+		var f struct {
+			Source string                               `json:"source"`
+			Spaces map[string]map[string]map[string]any `json:"spaces"`
+		}
+		if err := json.Unmarshal(data, &f); err != nil {
+			return nil, fmt.Errorf("--peers %s: %w", path, err)
+		}
+		if len(f.Spaces) == 0 {
+			return nil, fmt.Errorf("--peers %s: no \"spaces\"", path)
+		}
+		cov := map[string]bool{}
+		for sp, strats := range f.Spaces {
+			cov[sp] = true
+			if pf.raw[sp] == nil {
+				pf.raw[sp] = map[string]map[string]any{}
+			}
+			for n, cell := range strats {
+				if prev, ok := from[n]; ok && prev != path {
+					return nil, fmt.Errorf("--peers: strategy %q is in both %s and %s", n, prev, path)
+				}
+				from[n] = path
+				pf.raw[sp][n] = cell
+			}
+		}
+		pf.covered = append(pf.covered, cov)
+		if f.Source != "" {
+			sources = append(sources, f.Source)
+		}
 	}
-	var f struct {
-		Source string                               `json:"source"`
-		Spaces map[string]map[string]map[string]any `json:"spaces"`
+	pf.Source = strings.Join(sources, "; ")
+	pf.from = map[string]string{}
+	for n, path := range from {
+		pf.from[n] = strings.TrimSuffix(filepath.Base(path), ".json")
 	}
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("--peers %s: %w", path, err)
+	return pf, nil
+}
+
+// covers reports whether every peer file has space sp.
+func (p *peerFile) covers(sp string) bool {
+	for _, c := range p.covered {
+		if !c[sp] {
+			return false
+		}
 	}
-	if len(f.Spaces) == 0 {
-		return nil, fmt.Errorf("--peers %s: no \"spaces\"", path)
-	}
-	return &peerFile{Source: f.Source, raw: f.Spaces}, nil
+	return len(p.covered) > 0
 }
 
 type peerBest struct {
 	Strategy string  `json:"strategy"`
+	File     string  `json:"file"` // the peer file it is from, without .json
 	Value    float64 `json:"value"`
 }
 
@@ -617,7 +662,7 @@ type peerTo95 struct {
 func comparePeers(p *peerFile, rep benchReport) *peerComparison {
 	pc := &peerComparison{Source: p.Source, Peer: map[string]map[int]float64{}, Best: map[int]peerBest{}}
 	for _, s := range rep.Spaces {
-		if _, ok := p.raw[s.Name]; ok {
+		if p.covers(s.Name) {
 			pc.Spaces = append(pc.Spaces, s.Name)
 		}
 	}
@@ -637,7 +682,7 @@ func comparePeers(p *peerFile, rep benchReport) *peerComparison {
 	for n := range p.raw[pc.Spaces[0]] {
 		names = append(names, n)
 	}
-	sort.Strings(names)
+	sort.Strings(names) // every file's strategies, side by side
 	for _, n := range names {
 		m := map[int]float64{}
 		complete := true
@@ -658,7 +703,7 @@ func comparePeers(p *peerFile, rep benchReport) *peerComparison {
 		pc.Peer[n] = m
 		for _, k := range rep.Ks {
 			if b, ok := pc.Best[k]; !ok || m[k] > b.Value+1e-12 {
-				pc.Best[k] = peerBest{Strategy: n, Value: m[k]}
+				pc.Best[k] = peerBest{Strategy: n, File: p.from[n], Value: m[k]}
 			}
 		}
 	}

@@ -23,7 +23,7 @@ type benchScoreOptions struct {
 	spaces []string
 	trace  string
 	json   bool
-	peers  string
+	peers  []string
 }
 
 func newBenchScoreCommand() *cobra.Command {
@@ -41,7 +41,7 @@ trusted.`,
 				return usagef("--trace DIR is required")
 			}
 			var peers *peerFile
-			if o.peers != "" {
+			if len(o.peers) > 0 {
 				var err error
 				if peers, err = loadPeers(o.peers); err != nil {
 					return err
@@ -69,7 +69,7 @@ trusted.`,
 	}
 	fs := cmd.Flags()
 	fs.StringArrayVar(&o.spaces, "space", nil, "recorded space file or directory (repeatable)")
-	fs.StringVar(&o.peers, "peers", "", "peer scores to compare with (the kernel_tuner.json format)")
+	fs.StringSliceVar(&o.peers, "peers", nil, "peer score files to compare with (the kernel_tuner.json format; several, comma-separated or repeated, are compared as one set of peers)")
 	fs.StringVar(&o.trace, "trace", "", "directory bench --trace wrote")
 	fs.BoolVar(&o.json, "json", false, "print JSON instead of a table")
 	return cmd

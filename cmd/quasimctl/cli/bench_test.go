@@ -214,3 +214,46 @@ func TestBenchReport(t *testing.T) {
 	}
 	mustContain(t, "bench page", string(b), `<svg class="chart"`, `data-name="es"`, `data-name="random"`, "peer: sa", "test peers", "small_cache")
 }
+
+// Several peer files compare as one set: the best peer at each k is taken
+// over all their strategies, on the spaces every file has.
+func TestBenchSeveralPeers(t *testing.T) {
+	t.Parallel()
+	small := filepath.Join("..", "..", "..", "evaluate", "replay", "testdata", "small_cache.json")
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("kt.json", `{"source": "A", "spaces": {"small_cache": {"alpha": {"5": 0.5}, "gamma": {"5": 0.7}}, "other": {"alpha": {"5": 1}}}}`)
+	b := write("opt.json", `{"source": "B", "spaces": {"small_cache": {"beta": {"5": 0.9}}}}`)
+	out, errs, code := run(t, "bench", "--space", small, "--budget", "5", "--seeds", "2", "--peers", a+","+b, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	rep := decodeReport(t, out)
+	p := rep.Peers
+	if p == nil || !slices.Equal(p.Spaces, []string{"small_cache"}) {
+		t.Fatalf("peers %+v, want the one space both files have", p)
+	}
+	if b := p.Best[5]; b.Strategy != "beta" || b.File != "opt" || b.Value != 0.9 {
+		t.Errorf("best peer at k=5 %+v, want beta from opt.json at 0.9", b)
+	}
+	if len(p.Peer) != 3 || p.Source != "A; B" {
+		t.Errorf("peer means %v, source %q: want alpha, beta and gamma from A and B", p.Peer, p.Source)
+	}
+	// Repeated flags are the same as a list; the table names the best.
+	out, errs, code = run(t, "bench", "--space", small, "--budget", "5", "--seeds", "2", "--peers", a, "--peers", b)
+	if code != 0 || !strings.Contains(out, "best peer at each k, mean over small_cache: k=5 beta (opt) 0.900") {
+		t.Errorf("exit %d %s, table:\n%s", code, errs, out)
+	}
+	// One strategy in two files is ambiguous.
+	c := write("dup.json", `{"spaces": {"small_cache": {"alpha": {"5": 0.1}}}}`)
+	_, errs, code = run(t, "bench", "--space", small, "--budget", "5", "--peers", a+","+c)
+	if code == 0 || !strings.Contains(errs, `strategy "alpha" is in both`) {
+		t.Errorf("duplicate strategy: exit %d, %q", code, errs)
+	}
+}

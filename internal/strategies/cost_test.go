@@ -1,0 +1,43 @@
+package strategies
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/evaluate/replay"
+	"github.com/quasim/quasim/evolve"
+	"github.com/quasim/quasim/evolve/evolvetest"
+	"github.com/quasim/quasim/genome"
+)
+
+// BenchmarkPortfolioMarginalCost is the portfolio's own time per
+// evaluation in windows of a 2,000-evaluation run on the 17,956-config RTX
+// 3090 gemm space:
+//
+//	go test ./internal/strategies -run '^$' -bench PortfolioMarginalCost -benchtime 1x
+func BenchmarkPortfolioMarginalCost(b *testing.B) {
+	path := filepath.Join("..", "..", "..", "shared", "spaces", "gemm_clblast_RTX_3090.json.gz")
+	if _, err := os.Stat(path); err != nil {
+		b.Skipf("skipping: %v", err)
+	}
+	rec, err := replay.Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sp, err := rec.Space(evaluate.Problem{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bs := evolve.BenchSpace{Name: rec.Name, Space: sp, Measure: func(c genome.Config) (evolve.Measurement, error) {
+		tr, err := rec.Evaluate(context.Background(), c, evaluate.Problem{})
+		if err != nil {
+			return evolve.Measurement{}, err
+		}
+		return evolve.Measurement{Key: tr.Key, Time: tr.Time, OK: tr.OK()}, nil
+	}}
+	f, _ := Get("portfolio")
+	evolvetest.MarginalCost(b, bs, f, []int{1, 100, 400, 1000, 2000})
+}
