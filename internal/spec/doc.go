@@ -68,7 +68,7 @@
 //
 // The same rules hold as for kernel specs: unknown keys are errors, null is
 // a left-out key, errors are *FieldError naming file, field and line.
-
+//
 // # Precision
 //
 // A precision parameter's values name formats (fp32, fp16, bf16, int8,
