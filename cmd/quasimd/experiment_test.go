@@ -68,8 +68,18 @@ func TestCausalCheckExec(t *testing.T) {
 		if r.Predicted.N != ex.Runs || r.Measured.N != ex.Runs || r.BaseMS <= 0 {
 			t.Fatalf("result %+v", r)
 		}
-		if r.Perturbation.Stage == "mm_small" && r.Perturbation.DelayMS > 0 && math.Abs(r.Predicted.Median) > 2 {
-			t.Errorf("the small matmul's delay, beside the critical path: predicted %+.1f%%, want about 0", r.Predicted.Median)
+		// The small matmul is off the critical path by design; the model
+		// must then predict its delay costs nothing. On a loaded machine a
+		// descheduled thread can put it on the path in the baseline runs
+		// (OnPath says how often): the model is right to predict a cost
+		// then, so the check holds only where the baseline kept it off.
+		if r.Perturbation.Stage == "mm_small" && r.Perturbation.DelayMS > 0 {
+			switch {
+			case r.OnPath == 0 && math.Abs(r.Predicted.Median) > 2:
+				t.Errorf("the small matmul's delay, off the critical path in every baseline run: predicted %+.1f%%, want about 0", r.Predicted.Median)
+			case r.OnPath > 0:
+				t.Logf("the small matmul was on the critical path in %.0f%% of the baseline runs (a loaded machine): predicted %+.1f%%", 100*r.OnPath, r.Predicted.Median)
+			}
 		}
 		if r.Perturbation.Config != "" && r.Scale <= 0 {
 			t.Errorf("config %s: scale %v", r.Perturbation.Name, r.Scale)

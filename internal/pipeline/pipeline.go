@@ -134,7 +134,7 @@ func BuiltinPerturbations() []Perturbation {
 		{Name: "conv_big-slow", Stage: "conv_big", Config: "16,32,1,True,1"},
 		{Name: "reduce-fast", Stage: "reduce", Config: "65536,8,1,float32,fp32"},
 		{Name: "sgemm-fast", Stage: "sgemm", Config: "16,128,16,8,1,True,ikj,fp32"},
-		{Name: "sgemm-slow", Stage: "sgemm", Config: "16,16,128,8,1,False,jik"},
+		{Name: "sgemm-slow", Stage: "sgemm", Config: "16,16,128,8,1,False,jik,fp32"},
 		{Name: "conv_small-slow", Stage: "conv_small", Config: "16,32,1,True,1"},
 	}
 }

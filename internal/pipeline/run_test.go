@@ -161,3 +161,13 @@ func TestExperimentSmall(t *testing.T) {
 		t.Fatalf("baseline only: %+v, %v", rep.Baseline, err)
 	}
 }
+
+// Every builtin perturbation names a stage of the builtin pipeline and,
+// where it changes a config, a config of that kernel's space (a parameter
+// added to a builtin kernel changes its keys).
+func TestBuiltinPerturbationsFit(t *testing.T) {
+	r := newRunner(t, Builtin())
+	if err := r.Check(BuiltinPerturbations()); err != nil {
+		t.Fatal(err)
+	}
+}
