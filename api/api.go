@@ -220,6 +220,14 @@ type Observation struct {
 	Key         string    `json:"key"`              // the config that ran
 	LatenciesMS []float64 `json:"latencies_ms"`
 	Source      string    `json:"source,omitempty"` // who measured, for the record
+	// Error is the largest error the runtime saw in the config's output
+	// against a reference it computed on a sample of its inputs, in the
+	// unit of the job's error budget (verify.error_budget: relative for
+	// rel, absolute for abs, ulps for ulp); finite and >= 0, 0 when not
+	// checked. One above the bound the config's certificate records (or
+	// its budget) revokes that certificate: the job falls back to its
+	// next certified config (or the default) and is re-tuned.
+	Error float64 `json:"error,omitempty"`
 }
 
 // ObservationsRequest is the body of POST /v1/observations. Any local uid
@@ -229,11 +237,14 @@ type ObservationsRequest struct {
 	Observations []Observation `json:"observations"`
 }
 
-// ObservationsResponse says what was stored and which jobs were found
-// drifting (their served config is marked stale and a re-tune queued).
+// ObservationsResponse says what was stored, which jobs were found
+// drifting (their served config is marked stale and a re-tune queued) and
+// which certificates were revoked because a reported error was above
+// their bound (their job falls back and is re-tuned).
 type ObservationsResponse struct {
-	Stored int      `json:"stored"`
-	Drift  []string `json:"drift"`
+	Stored  int      `json:"stored"`
+	Drift   []string `json:"drift"`
+	Revoked []string `json:"revoked"`
 }
 
 // KernelsPage is GET /v1/kernels?limit=&cursor=: the kernels with at most

@@ -111,44 +111,51 @@ func (s *server) postRevoke(r *http.Request) (any, error) {
 		}
 		return resp, nil
 	}
-	meta, err := s.st.Revoke(id, req.Reason, time.Now())
+	return s.revoke(id, req.Reason, runRequest{trigger: "reverify", certify: true})
+}
+
+// revoke revokes certificate id for reason; when its job served it, the
+// job falls back to its next certified config, or to the default. Then rr
+// is queued for the job.
+func (s *server) revoke(id, reason string, rr runRequest) (api.RevokeResponse, error) {
+	meta, err := s.st.Revoke(id, reason, time.Now())
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, notFoundf("certificate %q", id)
+			return api.RevokeResponse{}, notFoundf("certificate %q", id)
 		}
-		return nil, err
+		return api.RevokeResponse{}, err
 	}
-	s.log.Warn().Str("cert", id).Str("job_id", meta.Job.String()).Str("reason", req.Reason).Msg("certificate revoked")
+	s.log.Warn().Str("cert", id).Str("job_id", meta.Job.String()).Str("reason", reason).Msg("certificate revoked")
 	// The store took the point off the job's front as it revoked it: the
 	// cached answers go whatever happens below.
 	defer s.sched.changed(meta.Job)
 	resp := api.RevokeResponse{ID: id, Job: meta.Job.String(), Match: api.MatchDefault}
 	sv, ok, err := s.st.Served(meta.Job)
 	if err != nil {
-		return nil, err
+		return resp, err
 	}
 	if ok && sv.Certificate == id {
 		next, err := s.nextCertified(meta.Job)
 		if err != nil {
-			return nil, err
+			return resp, err
 		}
 		if next == nil {
 			if err := s.st.ClearServed(meta.Job); err != nil {
-				return nil, err
+				return resp, err
 			}
 		} else {
 			nsv := store.Served{Key: next.Key, TimeMS: s.trialTime(meta.Job, next.Key, next.TimeMS), PromotedAt: time.Now(), Certificate: next.ID, Front: sv.Front}
 			if err := s.st.PutServed(meta.Job, nsv); err != nil {
-				return nil, err
+				return resp, err
 			}
 		}
 	}
 	if sv, ok, err := s.st.Served(meta.Job); err != nil {
-		return nil, err
+		return resp, err
 	} else if ok {
 		resp.Served, resp.Cert, resp.Match = sv.Key, sv.Certificate, api.MatchExact
 	}
-	err = s.sched.trigger(meta.Job.String(), runRequest{trigger: "reverify", certify: true})
+	err = s.sched.trigger(meta.Job.String(), rr)
 	resp.Requeued = err == nil
 	return resp, nil
 }

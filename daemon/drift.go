@@ -42,6 +42,7 @@ func (s *server) postObservations(r *http.Request) (any, error) {
 		obs []store.Observation
 	}
 	var batches []*batch
+	var reports []errorReport
 	byJob := map[string]*batch{}
 	now := time.Now().UTC()
 	total := 0
@@ -77,6 +78,12 @@ func (s *server) postObservations(r *http.Request) (any, error) {
 			byJob[j.key.String()] = b
 			batches = append(batches, b)
 		}
+		if !(o.Error >= 0) || math.IsInf(o.Error, 0) {
+			return nil, invalidf("observations[%d].error: %v is not a finite error >= 0", i, o.Error)
+		}
+		if o.Error > 0 {
+			reports = append(reports, errorReport{j: j, key: o.Key, err: o.Error, source: o.Source})
+		}
 		for n, l := range o.LatenciesMS {
 			if !(l > 0) || math.IsInf(l, 0) {
 				return nil, invalidf("observations[%d].latencies_ms[%d]: %v is not a positive time", i, n, l)
@@ -95,12 +102,22 @@ func (s *server) postObservations(r *http.Request) (any, error) {
 			return nil, err
 		}
 	}
-	resp := api.ObservationsResponse{Drift: []string{}}
+	resp := api.ObservationsResponse{Drift: []string{}, Revoked: []string{}}
 	for _, b := range batches {
 		if err := s.st.AddObservations(b.j.key, b.obs, maxObservations); err != nil {
 			return nil, err
 		}
 		resp.Stored += len(b.obs)
+	}
+	// Errors first: a revoked config's latencies say nothing of drift.
+	for _, rep := range reports {
+		id, err := s.checkError(rep)
+		if err != nil {
+			return nil, err
+		}
+		if id != "" {
+			resp.Revoked = append(resp.Revoked, id)
+		}
 	}
 	for _, b := range batches {
 		drifting, err := s.checkDrift(b.j, now)

@@ -19,6 +19,9 @@ type metrics struct {
 	cycles   *prometheus.CounterVec
 	trials   *prometheus.CounterVec
 	evalTime *prometheus.HistogramVec
+	// errorRevocations counts certificates revoked because a runtime
+	// reported an error above their certified bound.
+	errorRevocations *prometheus.CounterVec
 }
 
 // newMetrics makes the metrics; the job collector reads sched at scrape
@@ -43,8 +46,12 @@ func newMetrics(sched *scheduler) *metrics {
 			Help:    "Wall time of one measurement of one config, seconds.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10), // 0.5 ms .. 131 s
 		}, []string{"kernel"}),
+		errorRevocations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "quasim_error_revocations_total",
+			Help: "Certificates revoked because a runtime observed an error above their certified bound (POST /v1/observations error).",
+		}, []string{"kernel"}),
 	}
-	m.reg.MustRegister(m.lookups, m.cycles, m.trials, m.evalTime, &jobCollector{sched: sched},
+	m.reg.MustRegister(m.lookups, m.cycles, m.trials, m.evalTime, m.errorRevocations, &jobCollector{sched: sched},
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -61,6 +68,10 @@ func (m *metrics) lookup(kernel string, match api.Match) {
 
 func (m *metrics) cycleEnded(kernel, state string) {
 	m.cycles.WithLabelValues(kernel, state).Inc()
+}
+
+func (m *metrics) errorRevoked(kernel string) {
+	m.errorRevocations.WithLabelValues(kernel).Inc()
 }
 
 func (m *metrics) handler() http.Handler {

@@ -21,6 +21,9 @@ func FuzzObservations(f *testing.F) {
 	f.Add([]byte(`{"observations":[{"kernel":"reduce","problem":"1,2","key":"x","latencies_ms":[1]}]}`))
 	f.Add([]byte(`{"observations":[{"kernel":"nope","problem":"1","key":"x","latencies_ms":[-1]}]}`))
 	f.Add([]byte(`{"observations":[]}`))
+	withErr, _ := json.Marshal(api.ObservationsRequest{Observations: []api.Observation{{Kernel: "reduce", Problem: "4194304", Key: key, LatenciesMS: []float64{1}, Error: 0.5}}})
+	f.Add(withErr)
+	f.Add([]byte(`{"observations":[{"kernel":"reduce","problem":"4194304","key":"x","latencies_ms":[1],"error":-1e308}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, _ := http.NewRequest("POST", "http://quasimd/v1/observations", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
