@@ -219,6 +219,25 @@ func (c *Client) store(key string, e *entry, ttl time.Duration) {
 	c.mu.Unlock()
 }
 
+// drop forgets the answer cached under key.
+func (c *Client) drop(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := *c.entries.Load()
+	prev, ok := old[key]
+	if !ok {
+		return
+	}
+	prev.timer.Stop()
+	next := make(map[string]*entry, len(old))
+	for k, v := range old {
+		if k != key {
+			next[k] = v
+		}
+	}
+	c.entries.Store(&next)
+}
+
 // refresh renews a stale entry without making a launch wait; when the
 // daemon does not answer, the old answer stays, saying why, for another
 // TTL.
@@ -297,13 +316,32 @@ func (c *Client) touch(key string) {
 // uid (api.ErrRateLimited past it; by default 10 reports a second, bursts
 // of 200).
 func (c *Client) Report(ctx context.Context, kernel string, problem []int, key string, latenciesMS []float64) error {
+	_, err := c.ReportError(ctx, kernel, problem, key, latenciesMS, 0)
+	return err
+}
+
+// ReportError is Report with the error the launch's output showed against
+// a reference the caller computed on a sample of its inputs, in the unit
+// of the job's error budget (relative for verify.error_budget.rel), 0 when
+// not checked. One above the bound the config's certificate records makes
+// quasimd revoke that certificate, answer another config (its next
+// certified one, or the default) and re-tune; revoked says it did, and
+// the cached answer for kernel at problem is dropped, so the next Lookup
+// asks quasimd.
+func (c *Client) ReportError(ctx context.Context, kernel string, problem []int, key string, latenciesMS []float64, observedErr float64) (revoked bool, err error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 10*c.opt.Timeout)
 		defer cancel()
 	}
-	_, err := c.c.Observe(ctx, api.ObservationsRequest{Observations: []api.Observation{{
+	resp, err := c.c.Observe(ctx, api.ObservationsRequest{Observations: []api.Observation{{
 		Kernel: kernel, Problem: problemString(problem), Device: c.opt.Device, Key: key, LatenciesMS: latenciesMS, Source: "runtime",
+		Error: observedErr,
 	}}})
-	return err
+	if err != nil || len(resp.Revoked) == 0 {
+		return false, err
+	}
+	var buf [128]byte
+	c.drop(string(appendKey(buf[:0], kernel, problem)))
+	return true, nil
 }
