@@ -284,15 +284,23 @@ class Client:
             if callback is not None:
                 callback(res)
 
-    def observe(self, kernel, problem, key, latencies_ms, source="python"):
+    def observe(self, kernel, problem, key, latencies_ms, source="python", error=None):
         """Report latencies (ms) a launch with config key measured, so that
         quasimd can see drift. Any local user may, for jobs that exist, at a
         rate quasimd limits per uid (DaemonError with status 429 past it).
-        Returns the daemon's answer: {"stored": n, "drift": [jobs]}. Raises
+        error, when given, is the largest error the launch's output showed
+        against a reference computed on a sample of its inputs, in the unit
+        of the job's error budget (relative for rel); one above the bound
+        of the config's certificate revokes it, and the cached answer for
+        kernel at problem is dropped. Returns the daemon's answer:
+        {"stored": n, "drift": [jobs], "revoked": [certificates]}. Raises
         DaemonError or OSError."""
-        body = json.dumps({"observations": [{
+        obs = {
             "kernel": kernel, "problem": _problem(problem), "device": self.device or "",
-            "key": key, "latencies_ms": list(latencies_ms), "source": source}]})
+            "key": key, "latencies_ms": list(latencies_ms), "source": source}
+        if error is not None:
+            obs["error"] = error
+        body = json.dumps({"observations": [obs]})
         conn = _UnixConnection(self.sockets, max(self.timeout, 1.0))
         try:
             conn.request("POST", "/v1/observations", body=body, headers={"Content-Type": "application/json"})
@@ -306,7 +314,11 @@ class Client:
                 raise DaemonError(resp.status, e.get("code", ""), e.get("error", ""))
             except ValueError:
                 raise DaemonError(resp.status, "", data.decode("utf-8", "replace"))
-        return json.loads(data)
+        got = json.loads(data)
+        if got.get("revoked"):
+            with self._lock:
+                self._cache.pop(kernel + "|" + _problem(problem), None)
+        return got
 
     def spans(self, pipeline, **options):
         """A SpanRecorder of pipeline's spans, sent to this client's

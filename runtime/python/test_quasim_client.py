@@ -58,6 +58,12 @@ class AgainstDaemon(unittest.TestCase):
         with self.assertRaises(quasim_client.DaemonError) as cm:
             rt.observe("reduce", [65536], res.key, [-1])
         self.assertIn("latencies_ms[0]", str(cm.exception))
+        with self.assertRaises(quasim_client.DaemonError) as cm:
+            rt.observe("reduce", [65536], res.key, [0.001], error=-1)
+        self.assertIn("observations[0].error", str(cm.exception))
+        # This job has no error budget: no bound to exceed, nothing revoked.
+        got = rt.observe("reduce", [65536], res.key, [0.001], error=0.5)
+        self.assertEqual((got["stored"], got["revoked"]), (1, []))
 
     def test_fallbacks_counted(self):
         calls = []
