@@ -55,11 +55,12 @@ for n in $sizes; do
 		cert=$(echo "$js" | sed -n 's/.*"certificate": *"\([^"]*\)".*/\1/p' | head -1)
 		match=$(echo "$js" | sed -n 's/.*"match": *"\([^"]*\)".*/\1/p' | head -1)
 		chk="-"
-		[ -n "$cert" ] && chk=$(ctl certs show "$cert" | grep 'error_budget' | head -1 | sed 's/^ *//') || true
 		if [ "$match" != exact ] || [ -z "$cert" ]; then
-			echo "$n  $s: nothing certified (match ${match:-none}): $(grep -o '"rejected":[0-9]*' "$tmp/quasimd.log" | tail -1)" | awk '{printf "%6s  %s\n", $1, substr($0, index($0, $2))}'
+			printf '%6d  %-6s nothing certified (the config answer: %s)\n' "$n" "$s" "${match:-none}"
 			continue
 		fi
+		[ $s = fp16 ] && chk=$(ctl certs show "$cert" --json | tr -d ' \n' | sed -n 's/.*"error_budget"\(.*\)/\1/p' |
+			sed -n 's/^,"passed":\([a-z]*\),"results":{[^}]*"bound":\([^,]*\),"measured_err":\([^,]*\),.*/passed \1: bound \2, measured \3 (rel budget '"$budget"')/p')
 		awk -v n="$n" -v s="$s" -v key="$key" -v ms="$ms" -v chk="${chk:--}" 'BEGIN {
 			printf "%6d  %-6s %-30s %10.3f %9.1f  %s\n", n, s, key, ms, 2 * n * n * n / 1e6 / ms, chk
 		}'
@@ -73,6 +74,10 @@ for n in $sizes; do
 	IFS=, read bi bj bk order micro bs <<K
 $key
 K
+	printf '{"config":{"b_storage":"fp16","block_i":%s,"block_j":%s,"block_k":%s,"micro":"%s","order":"%s"},"error_kind":"rel","id":1,"problem":[%s],"repetitions":1,"type":"run","verify":true}\n' \
+		"$bi" "$bj" "$bk" "$micro" "$order" "$n" | "$tmp/matmul_harness" |
+		sed -n 's/.*"measured":\([^,]*\),"bound":\([^,]*\),.*/\1 \2/p' |
+		awk -v n="$n" '{ printf "%6d  fp16 error (the harness'"'"'s answer): measured %.3g, a-priori bound %.3g\n", n, $1, $2 }'
 	for r in 1 2 3 4 5 6 7; do
 		for s in fp32 fp16; do
 			printf '{"config":{"b_storage":"%s","block_i":%s,"block_j":%s,"block_k":%s,"micro":"%s","order":"%s"},"id":%d,"problem":[%s],"repetitions":9,"type":"run"}\n' \
