@@ -109,7 +109,9 @@ static half bpack16[MAXB * (MAXB + 32)];
 
 /*
  * tofloat_ copies a row of B's fp32 panel, tofloat__h widens one of the
- * fp16 panel. gcc 12 vectorises neither a _Float16 to float cast nor the
+ * fp16 panel (so both micro-kernels read B the same way; the copy costs the
+ * fp32 path nothing measurable, but a memcpy here made gcc keep the
+ * accumulators on the stack, at 2.4 times the time). gcc 12 vectorises neither a _Float16 to float cast nor the
  * reverse (a scalar vcvtph2ps an element made the fp16 path twice as slow
  * as fp32), so where the CPU has F16C (-march) they go 8 at a time, and
  * 16 with AVX-512 (whose 64-byte loads of bf are then forwarded from
