@@ -60,3 +60,58 @@ func TestPrecisionBudgetServed(t *testing.T) {
 		t.Errorf("certs show:\n%s", out)
 	}
 }
+
+// The C harness's fp16 storage of B, tuned by a real daemon under a rel
+// 1e-2 budget: at 256 its a-priori bound (9.4e-3, from the harness's
+// accuracy answer) fits, and a config storing B in fp16 is served with an
+// error_budget check recording the map, the bound and the measured error
+// against the harness's float64 matmul.
+func TestExecHarnessPrecision(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the daemon")
+	}
+	bin := buildCHarness(t, "matmul_harness", "-ffp-contract=fast")
+	spec := "name: matmulp\nevaluator: exec:" + bin + "\nproblems: [\"256\"]\nschedule: \"@every 1h\"\nbudget: {evals: 6}\ntimeout: 30s\n" +
+		"parameters: {order: [packed], b_storage: [fp16]}\nverify: {error_budget: {rel: 1e-2}}\n"
+	d := start(t, newDir(t, map[string]string{"matmulp.yaml": spec}))
+	served := waitServedKernel(t, d, "matmulp", "256")
+	if served.Config["b_storage"] != "fp16" {
+		t.Fatalf("served %+v, want b_storage fp16", served)
+	}
+	body, errs, code := d.ctl("certs", "show", served.Certificate, "--json")
+	if code != 0 {
+		t.Fatalf("certs show --json: exit %d %s", code, errs)
+	}
+	var cert struct {
+		Checks []struct {
+			Name    string         `json:"name"`
+			Passed  bool           `json:"passed"`
+			Inputs  map[string]any `json:"inputs"`
+			Results map[string]any `json:"results"`
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(body), &cert); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ch := range cert.Checks {
+		if ch.Name != "error_budget" {
+			continue
+		}
+		found = true
+		pm, _ := ch.Inputs["precision_map"].(map[string]any)
+		bound, _ := ch.Results["bound"].(float64)
+		meas, _ := ch.Results["measured_err"].(float64)
+		stages, _ := ch.Results["stages"].([]any)
+		// fp16 rounds B by up to 2^-11: the measured error is well above
+		// fp32's (2e-6 at 256) and within the bound.
+		if !ch.Passed || ch.Inputs["budget"] != 1e-2 || pm["b_storage"] != "fp16" ||
+			!(bound > 0 && bound <= 1e-2) || !(meas > 1e-4 && meas <= bound) || len(stages) != 2 {
+			t.Errorf("error_budget check %+v", ch)
+		}
+		t.Logf("served %s: bound %.3g, measured %.3g", served.Key, bound, meas)
+	}
+	if !found {
+		t.Fatalf("certificate has no error_budget check:\n%s", body)
+	}
+}

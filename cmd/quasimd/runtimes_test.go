@@ -429,7 +429,7 @@ func TestExecHarness(t *testing.T) {
 	spec := "name: matmul\nevaluator: exec:" + bin + "\nproblems: [\"96\"]\nschedule: \"@every 1h\"\nbudget: {evals: 10}\ntimeout: 20s\n"
 	d := start(t, newDir(t, map[string]string{"matmul.yaml": spec}))
 	cfg := waitServedKernel(t, d, "matmul", "96")
-	if len(cfg.Config) != 5 || cfg.Certificate == "" {
+	if len(cfg.Config) != 6 || cfg.Certificate == "" || cfg.Config["b_storage"] != "fp32" {
 		t.Fatalf("served %+v", cfg)
 	}
 	out, _, code := d.ctl("certs", "show", cfg.Certificate)
@@ -447,6 +447,11 @@ func TestExecHarness(t *testing.T) {
 			continue
 		}
 		reps = append(reps, len(tr.TimesMS))
+		// Without an error budget the precision parameter the harness
+		// declares (b_storage, stage input) stays at fp32.
+		if strings.HasSuffix(tr.Key, ",fp16") {
+			t.Errorf("trial %s: fp16 storage searched without an error budget", tr.Key)
+		}
 		if len(tr.TimesMS) < 3 || len(tr.TimesMS) > 50 || tr.TimeMS != evaluate.Median(tr.TimesMS) {
 			t.Errorf("trial %s: %d times, time %v ms", tr.Key, len(tr.TimesMS), tr.TimeMS)
 		}

@@ -7,5 +7,9 @@
 // Verification compares the checksum the harness reports for a config with
 // the default config's, under the spec's tolerance, and runs the config
 // again to check it is deterministic; a harness reports a checksum, not its
-// outputs, so no error bound is checked.
+// outputs, so no error bound is checked. A hello param may declare a
+// precision stage (Param.Precision, Harness.Precision); under an error
+// budget each verify run asks the harness for its Accuracy, its measured
+// error and a-priori bound, and the budget is checked on those
+// (accuracy.go).
 package harness

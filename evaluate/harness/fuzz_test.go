@@ -17,6 +17,7 @@ func FuzzHello(f *testing.F) {
 	f.Add([]byte(`{"type":"hello","protocol":1,"name":"fake","version":"1","params":[{"name":"mode","values":["ok","crash"],"default":"ok"},{"name":"n","values":[1,2,3,4],"default":2}],"constraints":["n <= 4"]}`))
 	f.Add([]byte(`{"type":"hello","protocol":1,"name":"x","params":[{"name":"a","values":[1.5,true,"s"],"default":true}]}`))
 	f.Add([]byte(`{"type":"hello","protocol":1,"name":"x","params":[{"name":"a","values":[]}]}`))
+	f.Add([]byte(`{"type":"hello","protocol":1,"name":"x","params":[{"name":"b","values":["fp32","fp16","bf16"],"default":"fp16","precision":"input"},{"name":"acc","values":["fp64","kahan","fp32"],"precision":"acc"}]}`))
 	f.Add([]byte(`{"type":"hello","protocol":1,"name":"x","params":[{"name":"a","values":[1]}],"pipeline":{"name":"p","stages":[` +
 		`{"name":"s","problem":[4],"stream":"t0"},{"name":"u","kernel":"k","problem":[2],"stream":"t1","params":[{"name":"w","values":[1,2]}],"constraints":["w < 2"]},` +
 		`{"name":"v","problem":[1],"stream":"t0","after":["u"]}]}}`))
@@ -54,6 +55,20 @@ func FuzzHello(f *testing.F) {
 		if d := sp.Default(); !sp.InRange(d) {
 			t.Fatalf("default %v out of range", d)
 		}
+		// A precision parameter that passed lists format names of its
+		// stage, most accurate first.
+		h := &Harness{hello: m}
+		for name, st := range h.Precision() {
+			i, _ := sp.Param(name)
+			q := sp.Params()[i]
+			vals := make([]string, len(q.Values))
+			for i, v := range q.Values {
+				vals[i] = v.S
+			}
+			if err := st.CheckOrder(vals); err != nil {
+				t.Fatalf("precision param %s accepted: %v", name, err)
+			}
+		}
 	})
 }
 
@@ -66,8 +81,16 @@ func FuzzResult(f *testing.F) {
 	f.Add([]byte(`{"type":"result","id":7,"times_ms":[0],"energy_j":-1}`), false)
 	f.Add([]byte(`{"type":"result","id":8,"times_ms":[1]}`), false)
 	f.Add([]byte(`not json`), false)
+	f.Add([]byte(`{"type":"result","id":7,"times_ms":[1],"checksum":2,"accuracy":{"kind":"rel","measured":1e-3,"bound":9e-3,"stages":[{"stage":"input","bound":8e-3}]}}`), true)
 	f.Fuzz(func(t *testing.T, line []byte, verify bool) {
 		res, status, note, ok := parseResult(line, 7, verify)
+		// An accuracy answer is used only when it is one of the kind asked
+		// for, with errors that are numbers >= 0.
+		if a := res.Accuracy; checkAccuracy(a, "rel") == "" {
+			if a.Kind != "rel" || !(a.Measured >= 0 && a.Bound >= 0) || math.IsInf(a.Measured+a.Bound, 0) {
+				t.Fatalf("accuracy accepted: %+v", a)
+			}
+		}
 		if !ok {
 			if status != evaluate.StatusRuntime || !strings.Contains(note, "not the result of run 7") {
 				t.Fatalf("not an answer: %s %q", status, note)

@@ -51,6 +51,10 @@ type Param struct {
 	Name    string `json:"name"`
 	Values  []any  `json:"values"`
 	Default any    `json:"default,omitempty"`
+	// Precision, when set, makes the parameter a precision stage (input,
+	// intermediate, accumulation, output): its values are format names,
+	// most accurate first (accuracy.go).
+	Precision string `json:"precision,omitempty"`
 }
 
 // Hello is the harness's first line.
@@ -74,6 +78,9 @@ type runRequest struct {
 	Problem     []int          `json:"problem"`
 	Repetitions int            `json:"repetitions"`
 	Verify      bool           `json:"verify"`
+	// ErrorKind, on a verify run of a job with an error budget, asks the
+	// harness for its accuracy in the budget's units (accuracy.go).
+	ErrorKind string `json:"error_kind,omitempty"`
 }
 
 // Result is the harness's answer to a run.
@@ -84,6 +91,7 @@ type Result struct {
 	EnergyJ    float64   `json:"energy_j,omitempty"`
 	Checksum   *float64  `json:"checksum,omitempty"`
 	Output     string    `json:"output,omitempty"`
+	Accuracy   *Accuracy `json:"accuracy,omitempty"`
 	ErrorClass string    `json:"error_class,omitempty"`
 	Error      string    `json:"error,omitempty"`
 }
@@ -221,6 +229,9 @@ func params(m Hello) ([]genome.Param, error) {
 				return nil, fmt.Errorf("params[%d].default %v is not among its values", i, p.Default)
 			}
 			gp.Default = k
+		}
+		if err := checkPrecision(i, p, gp); err != nil {
+			return nil, err
 		}
 		out[i] = gp
 	}
@@ -393,7 +404,7 @@ func (h *Harness) Evaluate(ctx context.Context, c genome.Config, p evaluate.Prob
 		if m := evaluate.Median(times); m > 0 {
 			k = min(k, max(1, int(0.5*float64(h.opt.Timeout)/float64(time.Millisecond)/m)))
 		}
-		res, status, note, err := h.run(ctx, sp.ConfigMap(c), p, warm+k, false)
+		res, status, note, err := h.run(ctx, sp.ConfigMap(c), p, warm+k, false, "")
 		if err != nil {
 			tr.Cost = time.Since(start).Seconds()
 			return tr, err
@@ -426,12 +437,12 @@ func (h *Harness) Evaluate(ctx context.Context, c genome.Config, p evaluate.Prob
 // run sends one request and classifies what came back. A fault of the
 // harness is a status and a note; the error is for a cancelled ctx or a
 // harness that cannot be started.
-func (h *Harness) run(ctx context.Context, cfg map[string]any, pr evaluate.Problem, reps int, verify bool) (Result, evaluate.Status, string, error) {
+func (h *Harness) run(ctx context.Context, cfg map[string]any, pr evaluate.Problem, reps int, verify bool, errKind string) (Result, evaluate.Status, string, error) {
 	var res Result
 	var status evaluate.Status
 	var note string
 	fault, fnote, err := h.exchange(ctx, func(id int) any {
-		return runRequest{Type: "run", ID: id, Config: cfg, Problem: pr.Dims, Repetitions: reps, Verify: verify}
+		return runRequest{Type: "run", ID: id, Config: cfg, Problem: pr.Dims, Repetitions: reps, Verify: verify, ErrorKind: errKind}
 	}, func(b []byte, id int) bool {
 		var ok bool
 		res, status, note, ok = parseResult(b, id, verify)

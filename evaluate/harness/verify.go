@@ -16,7 +16,9 @@ var _ evaluate.Verifier = (*Harness)(nil)
 // default config's (parity, under s's tolerance), the config run
 // s.Repeats times (determinism: identical checksums), and the latency
 // distribution of those runs. A harness reports no outputs, so the error
-// bound is not checked, and the report says so.
+// bound is not checked, and the report says so. With an error budget, each
+// verify run asks the harness for its accuracy (accuracy.go), and the
+// budget is checked on the largest bound and measured error it reports.
 func (h *Harness) Verify(ctx context.Context, c genome.Config, p evaluate.Problem, s evaluate.VerifySettings) (evaluate.VerifyReport, error) {
 	start := time.Now()
 	if err := s.Validate(); err != nil {
@@ -46,9 +48,10 @@ func (h *Harness) Verify(ctx context.Context, c genome.Config, p evaluate.Proble
 		return rep, nil
 	}
 	var sums, times []float64
+	var accs []*Accuracy
 	reps := max(1, s.LatencySamples/s.Repeats)
 	for range s.Repeats {
-		res, status, note, err := h.run(ctx, sp.ConfigMap(c), p, reps, true)
+		res, status, note, err := h.run(ctx, sp.ConfigMap(c), p, reps, true, s.Budget.Kind)
 		if err != nil {
 			return rep, err
 		}
@@ -59,6 +62,10 @@ func (h *Harness) Verify(ctx context.Context, c genome.Config, p evaluate.Proble
 		}
 		sums = append(sums, *res.Checksum)
 		times = append(times, res.TimesMS...)
+		accs = append(accs, res.Accuracy)
+	}
+	if !s.Budget.IsZero() {
+		rep.Budget = h.budget(s.Budget, sp.ConfigMap(c), accs)
 	}
 	got := sums[0]
 	absErr := math.Abs(got - ref)
@@ -96,7 +103,7 @@ func (h *Harness) reference(ctx context.Context, sp *genome.Space, p evaluate.Pr
 	if ok {
 		return ref, "", nil
 	}
-	res, status, note, err := h.run(ctx, sp.ConfigMap(sp.Default()), p, 1, true)
+	res, status, note, err := h.run(ctx, sp.ConfigMap(sp.Default()), p, 1, true, "")
 	if err != nil {
 		return 0, "", err
 	}

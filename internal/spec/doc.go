@@ -74,7 +74,8 @@
 // A precision parameter's values name formats (fp32, fp16, bf16, int8,
 // fp8_e4m3, int4; an accumulation stage also fp64 and kahan), listed most
 // accurate first so a search moves along accuracy (precision.Stage.Rank).
-// A builtin kernel declares its own (reduce: input and acc); the
+// A builtin kernel declares its own (reduce: input and acc), as does an
+// exec harness in its hello (docs/harness-protocol.md); the
 // precision section declares those of another evaluator, whose values
 // must then be format names in that order, or restates a builtin's. In
 // parameters and default, a precision value matches by format, so fp32
