@@ -23,38 +23,14 @@ func TestPrecisionBudgetServed(t *testing.T) {
 	if in := served.Config["input"]; in != "fp32" && in != "fp16" {
 		t.Fatalf("served %+v: input %v, want fp32 or fp16 (int8's bound is over the budget)", served, in)
 	}
-	body, errs, code := d.ctl("certs", "show", served.Certificate, "--json")
-	if code != 0 {
-		t.Fatalf("certs show --json: exit %d %s", code, errs)
-	}
-	var cert struct {
-		Checks []struct {
-			Name    string         `json:"name"`
-			Passed  bool           `json:"passed"`
-			Inputs  map[string]any `json:"inputs"`
-			Results map[string]any `json:"results"`
-		} `json:"checks"`
-	}
-	if err := json.Unmarshal([]byte(body), &cert); err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, ch := range cert.Checks {
-		if ch.Name != "error_budget" {
-			continue
-		}
-		found = true
-		pm, _ := ch.Inputs["precision_map"].(map[string]any)
-		bound, _ := ch.Results["bound"].(float64)
-		meas, _ := ch.Results["measured_err"].(float64)
-		stages, _ := ch.Results["stages"].([]any)
-		if !ch.Passed || ch.Inputs["budget"] != 1e-3 || pm["input"] != served.Config["input"] || pm["acc"] != "float32" ||
-			!(bound > 0 && bound <= 1e-3) || !(meas <= bound) || len(stages) != 3 {
-			t.Errorf("error_budget check %+v", ch)
-		}
-	}
-	if !found {
-		t.Fatalf("certificate has no error_budget check:\n%s", body)
+	ch := budgetCheck(t, d, served.Certificate)
+	pm, _ := ch.Inputs["precision_map"].(map[string]any)
+	bound, _ := ch.Results["bound"].(float64)
+	meas, _ := ch.Results["measured_err"].(float64)
+	stages, _ := ch.Results["stages"].([]any)
+	if !ch.Passed || ch.Inputs["budget"] != 1e-3 || pm["input"] != served.Config["input"] || pm["acc"] != "float32" ||
+		!(bound > 0 && bound <= 1e-3) || !(meas <= bound) || len(stages) != 3 {
+		t.Errorf("error_budget check %+v", ch)
 	}
 	if out, _, _ := d.ctl("certs", "show", served.Certificate); !strings.Contains(out, "PASS error_budget") || !strings.Contains(out, "(budget 0.001 / bound") {
 		t.Errorf("certs show:\n%s", out)
@@ -78,40 +54,48 @@ func TestExecHarnessPrecision(t *testing.T) {
 	if served.Config["b_storage"] != "fp16" {
 		t.Fatalf("served %+v, want b_storage fp16", served)
 	}
-	body, errs, code := d.ctl("certs", "show", served.Certificate, "--json")
+	ch := budgetCheck(t, d, served.Certificate)
+	pm, _ := ch.Inputs["precision_map"].(map[string]any)
+	bound, _ := ch.Results["bound"].(float64)
+	meas, _ := ch.Results["measured_err"].(float64)
+	stages, _ := ch.Results["stages"].([]any)
+	// fp16 rounds B by up to 2^-11: the measured error is well above
+	// fp32's (2e-6 at 256) and within the bound.
+	if !ch.Passed || ch.Inputs["budget"] != 1e-2 || pm["b_storage"] != "fp16" ||
+		!(bound > 0 && bound <= 1e-2) || !(meas > 1e-4 && meas <= bound) || len(stages) != 2 {
+		t.Errorf("error_budget check %+v", ch)
+	}
+	t.Logf("served %s: bound %.3g, measured %.3g", served.Key, bound, meas)
+}
+
+// certCheck is one check of a certificate as quasimctl certs show --json
+// prints it.
+type certCheck struct {
+	Name    string         `json:"name"`
+	Passed  bool           `json:"passed"`
+	Inputs  map[string]any `json:"inputs"`
+	Results map[string]any `json:"results"`
+}
+
+// budgetCheck is certificate id's error_budget check; the test fails
+// without one.
+func budgetCheck(t *testing.T, d *proc, id string) certCheck {
+	t.Helper()
+	body, errs, code := d.ctl("certs", "show", id, "--json")
 	if code != 0 {
 		t.Fatalf("certs show --json: exit %d %s", code, errs)
 	}
 	var cert struct {
-		Checks []struct {
-			Name    string         `json:"name"`
-			Passed  bool           `json:"passed"`
-			Inputs  map[string]any `json:"inputs"`
-			Results map[string]any `json:"results"`
-		} `json:"checks"`
+		Checks []certCheck `json:"checks"`
 	}
 	if err := json.Unmarshal([]byte(body), &cert); err != nil {
 		t.Fatal(err)
 	}
-	found := false
 	for _, ch := range cert.Checks {
-		if ch.Name != "error_budget" {
-			continue
+		if ch.Name == "error_budget" {
+			return ch
 		}
-		found = true
-		pm, _ := ch.Inputs["precision_map"].(map[string]any)
-		bound, _ := ch.Results["bound"].(float64)
-		meas, _ := ch.Results["measured_err"].(float64)
-		stages, _ := ch.Results["stages"].([]any)
-		// fp16 rounds B by up to 2^-11: the measured error is well above
-		// fp32's (2e-6 at 256) and within the bound.
-		if !ch.Passed || ch.Inputs["budget"] != 1e-2 || pm["b_storage"] != "fp16" ||
-			!(bound > 0 && bound <= 1e-2) || !(meas > 1e-4 && meas <= bound) || len(stages) != 2 {
-			t.Errorf("error_budget check %+v", ch)
-		}
-		t.Logf("served %s: bound %.3g, measured %.3g", served.Key, bound, meas)
 	}
-	if !found {
-		t.Fatalf("certificate has no error_budget check:\n%s", body)
-	}
+	t.Fatalf("certificate has no error_budget check:\n%s", body)
+	return certCheck{}
 }
