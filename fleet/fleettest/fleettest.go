@@ -143,18 +143,31 @@ func (c *Cluster) WaitBucket(t testing.TB, bucket string, d time.Duration) {
 	}
 }
 
+// client connects to the cluster for a test's reads: a context of 20 s,
+// the JetStream API, and done to close both.
+func (c *Cluster) client(t testing.TB) (context.Context, jetstream.JetStream, func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	nc, err := nats.Connect(strings.Join(c.URLs(), ","))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		cancel()
+		t.Fatal(err)
+	}
+	return ctx, js, func() { nc.Close(); cancel() }
+}
+
 // Entries are the current values of KV bucket's keys that match filter,
 // by key.
 func (c *Cluster) Entries(t testing.TB, bucket, filter string) map[string][]byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	nc, err := nats.Connect(strings.Join(c.URLs(), ","))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	ctx, js, done := c.client(t)
+	defer done()
 	kv, err := js.KeyValue(ctx, bucket)
 	if err != nil {
 		t.Fatal(err)
@@ -177,14 +190,8 @@ func (c *Cluster) Entries(t testing.TB, bucket, filter string) map[string][]byte
 // Messages are the data of every message stored in stream, in order.
 func (c *Cluster) Messages(t testing.TB, stream string) [][]byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	nc, err := nats.Connect(strings.Join(c.URLs(), ","))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	ctx, js, done := c.client(t)
+	defer done()
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		t.Fatal(err)
