@@ -157,17 +157,25 @@ func (p *memPlanner) serve(w http.ResponseWriter, r *http.Request) (api.MemPlan,
 // keeps 0 (unknown).
 func (s *server) fillDurations(g *memgraph.Graph) int {
 	n := 0
+	// A graph names one kernel at one problem in many ops: read each
+	// job's trials once.
+	best := map[[2]string]float64{}
 	for i := range g.Ops {
 		op := &g.Ops[i]
 		if op.Kernel == "" || op.Duration != 0 {
 			continue
 		}
-		k, ok := s.sched.kernel(op.Kernel)
-		if !ok {
-			continue
+		key := [2]string{op.Kernel, op.Problem}
+		ms, seen := best[key]
+		if !seen {
+			if k, ok := s.sched.kernel(op.Kernel); ok {
+				tp, _ := s.tunedProblem(k, op.Problem)
+				ms = tp.BestMS
+			}
+			best[key] = ms
 		}
-		if tp, _ := s.tunedProblem(k, op.Problem); tp.BestMS > 0 {
-			op.Duration = int64(tp.BestMS * 1e6)
+		if ms > 0 {
+			op.Duration = int64(ms * 1e6)
 			n++
 		}
 	}
