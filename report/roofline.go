@@ -50,7 +50,7 @@ func rooflineSection(b *strings.Builder, entries []entry, c *api.Ceilings, devic
 			rows = append(rows, r)
 		}
 	}
-	if c == nil {
+	if c == nil || !(c.GFLOPS > 0) || !(c.GFLOPSThread > 0) || !(c.BandwidthGBs > 0) || math.IsInf(c.GFLOPS+c.GFLOPSThread+c.BandwidthGBs, 0) {
 		b.WriteString(empty("No ceilings: the daemon has not measured this machine's FMA peak and copy bandwidth yet (it does once per device class, shortly after its first start, when the CPU is idle; quasimctl devices shows them)."))
 		return
 	}

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/quasim/quasim/api"
 )
 
 // TestRoofline: the jobs with known work stand under the measured roofs,
@@ -44,6 +46,16 @@ func TestRoofline(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "No ceilings: the daemon has not measured") {
 		t.Error("no honest empty state without ceilings")
+	}
+	// A damaged ceilings record (a zero bandwidth) draws no roof through
+	// infinities either.
+	in.Ceilings = &api.Ceilings{GFLOPS: 500, GFLOPSThread: 250}
+	b.Reset()
+	if err := Write(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "No ceilings: the daemon has not measured") || strings.Contains(b.String(), "NaN") {
+		t.Error("a zero bandwidth was drawn")
 	}
 }
 
