@@ -67,6 +67,7 @@ func synthetic(t testing.TB) BenchSpace {
 var factories = map[string]Factory{
 	"random": func(s *genome.Space, seed uint64) Strategy { return NewRandom(s, seed) },
 	"es":     func(s *genome.Space, seed uint64) Strategy { return NewES(s, seed, ESOptions{}) },
+	"forest": func(s *genome.Space, seed uint64) Strategy { return NewForest(s, seed, ForestOptions{}) },
 	"portfolio": func(s *genome.Space, seed uint64) Strategy {
 		return NewPortfolio(s, seed, []Member{
 			{"es", func(s *genome.Space, seed uint64) Strategy { return NewES(s, seed, ESOptions{}) }},

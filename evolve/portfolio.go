@@ -21,6 +21,9 @@ type PortfolioOptions struct {
 	Init     int     // configs of the initial space-filling design (default 10)
 	Discount float64 // discount of old rewards in the bandit (default 0.95)
 	Explore  float64 // UCB exploration weight (default 0.4)
+	// Uniform gives each evaluation to a member drawn uniformly at random
+	// instead of by the bandit: the baseline the bandit must beat.
+	Uniform bool
 }
 
 func (o *PortfolioOptions) defaults() {
@@ -239,6 +242,18 @@ func (p *Portfolio) next() (genome.Config, int, error) {
 // Evaluations asked and not yet told count as plays without reward, so a
 // batch is spread over the members that look alike instead of going to one.
 func (p *Portfolio) pick() int {
+	if p.opt.Uniform {
+		var live []int
+		for i, m := range p.members {
+			if !p.st.Spent[m.Name] {
+				live = append(live, i)
+			}
+		}
+		if len(live) == 0 {
+			return -1
+		}
+		return live[p.rng.IntN(len(live))]
+	}
 	plays := slices.Clone(p.st.Plays)
 	for _, o := range p.st.Owner {
 		if o >= 0 {

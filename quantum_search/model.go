@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
 )
 
@@ -18,26 +19,8 @@ func (a *Annealer) features(c genome.Config, dst []int) []int {
 }
 
 // targets returns the log times of the told results, failed ones at the
-// penalty max observed log time + 1.
-func (a *Annealer) targets() []float64 {
-	y := make([]float64, len(a.st.Told))
-	worst := math.Inf(-1)
-	for i, r := range a.st.Told {
-		if r.OK {
-			y[i] = math.Log(r.Value)
-			worst = max(worst, y[i])
-		}
-	}
-	if math.IsInf(worst, -1) {
-		worst = 0
-	}
-	for i, r := range a.st.Told {
-		if !r.OK {
-			y[i] = worst + 1
-		}
-	}
-	return y
-}
+// penalty max observed log time + 1 (evolve.LogTargets).
+func (a *Annealer) targets() []float64 { return evolve.LogTargets(a.st.Told) }
 
 // maxActive is the most bits a config may set before fit shrinks its SGD
 // step: above every recorded space in ../shared/spaces (45 at most), so

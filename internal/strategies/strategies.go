@@ -19,6 +19,7 @@ var registry = map[string]evolve.Factory{
 	"schedules": func(s *genome.Space, seed uint64) evolve.Strategy {
 		return schedules.NewDescent(s, seed, schedules.DescentOptions{})
 	},
+	"forest":         forest,
 	"schedules-spsa": func(s *genome.Space, seed uint64) evolve.Strategy { return schedules.New(s, seed, schedules.Options{}) },
 	"portfolio": func(s *genome.Space, seed uint64) evolve.Strategy {
 		return evolve.NewPortfolio(s, seed, PortfolioMembers(), evolve.PortfolioOptions{})
@@ -29,23 +30,31 @@ func es(s *genome.Space, seed uint64) evolve.Strategy {
 	return evolve.NewES(s, seed, evolve.ESOptions{})
 }
 
+// memberNames are the strategies the default portfolio chooses among, in
+// order.
+var memberNames = []string{"es", "quantumsearch", "schedules", "forest"}
+
+var memberFactories = map[string]evolve.Factory{
+	"es": es, "quantumsearch": qs, "schedules": sched, "forest": forest,
+}
+
 // PortfolioMembers are the strategies the portfolio chooses among.
 func PortfolioMembers() []evolve.Member {
-	return []evolve.Member{
-		{Name: "es", New: es},
-		{Name: "quantumsearch", New: qs},
-		{Name: "schedules", New: sched},
+	out := make([]evolve.Member, len(memberNames))
+	for i, n := range memberNames {
+		out[i] = evolve.Member{Name: n, New: memberFactories[n]}
 	}
+	return out
 }
 
 func sched(s *genome.Space, seed uint64) evolve.Strategy {
 	return schedules.NewDescent(s, seed, schedules.DescentOptions{})
 }
 
-// Get returns the factory of a strategy.
-func Get(name string) (evolve.Factory, bool) {
-	f, ok := registry[name]
-	return f, ok
+// Get returns the factory of a strategy spec (see Parse).
+func Get(spec string) (evolve.Factory, bool) {
+	f, err := Parse(spec)
+	return f, err == nil
 }
 
 // Names lists the strategies, sorted.
@@ -60,4 +69,8 @@ func Names() []string {
 
 func qs(s *genome.Space, seed uint64) evolve.Strategy {
 	return quantumsearch.New(s, seed, quantumsearch.Options{})
+}
+
+func forest(s *genome.Space, seed uint64) evolve.Strategy {
+	return evolve.NewForest(s, seed, evolve.ForestOptions{})
 }

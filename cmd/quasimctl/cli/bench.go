@@ -253,9 +253,9 @@ func runBench(ctx context.Context, cmd *cobra.Command, o benchOptions) error {
 		return usagef("--budget, --seeds, --batch and --jobs must be positive")
 	}
 	for _, s := range o.strategies {
-		f, ok := strategies.Get(s)
-		if !ok {
-			return usagef("unknown strategy %q (have %s)", s, strings.Join(strategies.Names(), ", "))
+		f, err := strategies.Parse(s)
+		if err != nil {
+			return usagef("%v", err)
 		}
 		if _, warm := f(oneParamSpace, 1).(evolve.WarmStarter); len(o.warmFrom) > 0 && !warm {
 			return usagef("--warm-from: strategy %q takes no warm start (portfolio does)", s)

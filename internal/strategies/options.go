@@ -1,0 +1,156 @@
+package strategies
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/quasim/quasim/evolve"
+	"github.com/quasim/quasim/genome"
+)
+
+// Parse returns the factory a strategy spec names: a registered name,
+// optionally followed by options, each ":key=value", as
+// "portfolio:alloc=uniform:members=es+forest" or "forest:trees=32". The
+// options are the hyperparameters leave-one-space-out chooses among
+// (cmd/quasimctl bench, docs in the README); the plain names are the
+// defaults quasimd uses.
+func Parse(spec string) (evolve.Factory, error) {
+	name, rest, _ := strings.Cut(spec, ":")
+	f, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown strategy %q (have %s)", name, strings.Join(Names(), ", "))
+	}
+	if rest == "" {
+		return f, nil
+	}
+	opts := map[string]string{}
+	for _, kv := range strings.Split(rest, ":") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || v == "" {
+			return nil, fmt.Errorf("strategy %q: option %q: want key=value", spec, kv)
+		}
+		if _, dup := opts[k]; dup {
+			return nil, fmt.Errorf("strategy %q: option %q given twice", spec, k)
+		}
+		opts[k] = v
+	}
+	var err error
+	switch name {
+	case "portfolio":
+		f, err = portfolioWith(opts)
+	case "forest":
+		f, err = forestWith(opts)
+	default:
+		err = fmt.Errorf("takes no options")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("strategy %q: %w", spec, err)
+	}
+	return f, nil
+}
+
+// optionSetter parses one option into its field.
+type optionSetter func(v string) error
+
+func setFloat(dst *float64) optionSetter {
+	return func(v string) error {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || x < 0 {
+			return fmt.Errorf("want a number >= 0, not %q", v)
+		}
+		*dst = x
+		return nil
+	}
+}
+
+func setInt(dst *int) optionSetter {
+	return func(v string) error {
+		x, err := strconv.Atoi(v)
+		if err != nil || x <= 0 {
+			return fmt.Errorf("want a positive integer, not %q", v)
+		}
+		*dst = x
+		return nil
+	}
+}
+
+// apply runs the setter of each option, naming the options known when one
+// is not.
+func apply(opts map[string]string, setters map[string]optionSetter) error {
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		set, ok := setters[k]
+		if !ok {
+			known := make([]string, 0, len(setters))
+			for s := range setters {
+				known = append(known, s)
+			}
+			slices.Sort(known)
+			return fmt.Errorf("unknown option %q (have %s)", k, strings.Join(known, ", "))
+		}
+		if err := set(opts[k]); err != nil {
+			return fmt.Errorf("option %s: %w", k, err)
+		}
+	}
+	return nil
+}
+
+func portfolioWith(opts map[string]string) (evolve.Factory, error) {
+	var po evolve.PortfolioOptions
+	members := PortfolioMembers()
+	err := apply(opts, map[string]optionSetter{
+		"alloc": func(v string) error {
+			switch v {
+			case "bandit":
+				po.Uniform = false
+			case "uniform":
+				po.Uniform = true
+			default:
+				return fmt.Errorf("want bandit or uniform, not %q", v)
+			}
+			return nil
+		},
+		"explore":  setFloat(&po.Explore),
+		"discount": setFloat(&po.Discount),
+		"init":     setInt(&po.Init),
+		"members": func(v string) error {
+			members = nil
+			for _, n := range strings.Split(v, "+") {
+				f, ok := memberFactories[n]
+				if !ok {
+					return fmt.Errorf("no member %q (have es, quantumsearch, schedules, forest)", n)
+				}
+				members = append(members, evolve.Member{Name: n, New: f})
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func(s *genome.Space, seed uint64) evolve.Strategy {
+		return evolve.NewPortfolio(s, seed, members, po)
+	}, nil
+}
+
+func forestWith(opts map[string]string) (evolve.Factory, error) {
+	var fo evolve.ForestOptions
+	err := apply(opts, map[string]optionSetter{
+		"init":     setInt(&fo.Init),
+		"trees":    setInt(&fo.Trees),
+		"minleaf":  setInt(&fo.MinLeaf),
+		"features": setFloat(&fo.Features),
+		"random":   setInt(&fo.Random),
+		"starts":   setInt(&fo.Starts),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewForest(s, seed, fo) }, nil
+}

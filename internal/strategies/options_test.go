@@ -1,0 +1,59 @@
+package strategies
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/quasim/quasim/evolve"
+	"github.com/quasim/quasim/evolve/evolvetest"
+)
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	bs := evolvetest.Synthetic(t)
+	for _, spec := range []string{
+		"portfolio", "portfolio:alloc=uniform", "portfolio:members=es+forest:explore=0.2",
+		"portfolio:discount=0.9:init=5", "forest:trees=8:minleaf=3:random=50:starts=2:features=0.5", "es",
+	} {
+		f, err := Parse(spec)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", spec, err)
+			continue
+		}
+		if _, err := evolve.Run(t.Context(), bs, f, 1, evolve.RunOptions{Budget: 30}); err != nil {
+			t.Errorf("%s: %v", spec, err)
+		}
+	}
+	// A member subset really is the portfolio's members.
+	f, _ := Parse("portfolio:members=es+forest")
+	p := f(bs.Space, 1).(*evolve.Portfolio)
+	if got := p.Allocation(); len(got) != 3 || !hasKeys(got, "es", "forest", evolve.DesignName) {
+		t.Errorf("members=es+forest: allocation %v, want es, forest and the design", got)
+	}
+	for spec, want := range map[string]string{
+		"nosuch":                  `unknown strategy "nosuch"`,
+		"portfolio:alloc=greedy":  "option alloc: want bandit or uniform",
+		"portfolio:members=es+sa": `no member "sa"`,
+		"portfolio:speed=3":       `unknown option "speed" (have alloc, discount, explore, init, members)`,
+		"portfolio:init=0":        "option init: want a positive integer",
+		"portfolio:explore":       `option "explore": want key=value`,
+		"portfolio:init=3:init=4": `option "init" given twice`,
+		"forest:trees=x":          "option trees: want a positive integer",
+		"es:mu=3":                 "takes no options",
+		"portfolio:explore=-1":    "want a number >= 0",
+	} {
+		_, err := Parse(spec)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want an error containing %q", spec, err, want)
+		}
+	}
+}
+
+func hasKeys(m map[string]int, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
