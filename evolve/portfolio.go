@@ -20,11 +20,24 @@ type Member struct {
 type PortfolioOptions struct {
 	Init     int     // configs of the initial space-filling design (default 10)
 	Discount float64 // discount of old rewards in the bandit (default 0.95)
-	Explore  float64 // UCB exploration weight (default 0.4)
+	Explore  float64 // UCB exploration weight (default 0.2)
 	// Uniform gives each evaluation to a member drawn uniformly at random
 	// instead of by the bandit: the baseline the bandit must beat.
 	Uniform bool
+	// RoundRobin gives the evaluations to the members in turn: the other
+	// baseline, as even as an allocation gets.
+	RoundRobin bool
+	// Reward is how a member's proposal is rewarded: RewardBest (default),
+	// 1 for a new best and 0 otherwise, or RewardRank, the squared share
+	// of earlier results it beats.
+	Reward string
 }
+
+// Rewards of the portfolio's bandit.
+const (
+	RewardRank = "rank"
+	RewardBest = "best"
+)
 
 func (o *PortfolioOptions) defaults() {
 	if o.Init <= 0 {
@@ -34,7 +47,10 @@ func (o *PortfolioOptions) defaults() {
 		o.Discount = 0.95
 	}
 	if o.Explore <= 0 {
-		o.Explore = 0.4
+		o.Explore = 0.2
+	}
+	if o.Reward == "" {
+		o.Reward = RewardBest
 	}
 }
 
@@ -242,7 +258,7 @@ func (p *Portfolio) next() (genome.Config, int, error) {
 // Evaluations asked and not yet told count as plays without reward, so a
 // batch is spread over the members that look alike instead of going to one.
 func (p *Portfolio) pick() int {
-	if p.opt.Uniform {
+	if p.opt.Uniform || p.opt.RoundRobin {
 		var live []int
 		for i, m := range p.members {
 			if !p.st.Spent[m.Name] {
@@ -251,6 +267,9 @@ func (p *Portfolio) pick() int {
 		}
 		if len(live) == 0 {
 			return -1
+		}
+		if p.opt.RoundRobin {
+			return live[(len(p.st.H.Told)+len(p.st.H.Pending))%len(live)]
 		}
 		return live[p.rng.IntN(len(live))]
 	}
@@ -334,7 +353,7 @@ func (p *Portfolio) Tell(results []Result) error {
 				p.st.Rewards[i] *= p.opt.Discount
 			}
 			p.st.Plays[owner]++
-			p.st.Rewards[owner] += p.reward(r)
+			p.st.Rewards[owner] += p.reward(r, improved)
 		}
 	}
 	for i, s := range p.strats {
@@ -345,11 +364,20 @@ func (p *Portfolio) Tell(results []Result) error {
 	return nil
 }
 
-// reward is the share of earlier valid results that r beats, squared so
-// that only results near the top pay much: 1 for a new best, 0 for a
-// failure or the worst.
-func (p *Portfolio) reward(r Result) float64 {
+// reward is 1 for a new best. With RewardRank it is the share of earlier
+// valid results that r beats, squared so that only results near the top
+// pay much: 1 for a new best, 0 for a failure or the worst. Rewarding only
+// new bests was chosen by leave-one-space-out (README, Search quality): a
+// member that ranks well proposal by proposal, near the top but never on
+// it, wins less than one whose walk reaches new bests.
+func (p *Portfolio) reward(r Result, improved bool) float64 {
 	if !r.OK {
+		return 0
+	}
+	if p.opt.Reward == RewardBest {
+		if improved {
+			return 1
+		}
 		return 0
 	}
 	beaten, n := 0, 0

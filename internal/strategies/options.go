@@ -108,12 +108,20 @@ func portfolioWith(opts map[string]string) (evolve.Factory, error) {
 		"alloc": func(v string) error {
 			switch v {
 			case "bandit":
-				po.Uniform = false
 			case "uniform":
 				po.Uniform = true
+			case "roundrobin":
+				po.RoundRobin = true
 			default:
-				return fmt.Errorf("want bandit or uniform, not %q", v)
+				return fmt.Errorf("want bandit, uniform or roundrobin, not %q", v)
 			}
+			return nil
+		},
+		"reward": func(v string) error {
+			if v != evolve.RewardRank && v != evolve.RewardBest {
+				return fmt.Errorf("want rank or best, not %q", v)
+			}
+			po.Reward = v
 			return nil
 		},
 		"explore":  setFloat(&po.Explore),

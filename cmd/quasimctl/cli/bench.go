@@ -227,6 +227,12 @@ type benchReport struct {
 	RandomExp  map[string]map[int]float64 `json:"random_expectation"`
 	RandomMean map[int]float64            `json:"random_expectation_mean"`
 	Peers      *peerComparison            `json:"peers,omitempty"`
+	// Spread is, per strategy and k, the standard deviation over seeds
+	// of the seed's mean over the spaces.
+	Spread map[string]map[int]float64 `json:"seed_spread"`
+	// LOO is leave-one-space-out selection among the variants of a
+	// strategy (bench score --loo).
+	LOO *looReport `json:"loo,omitempty"`
 }
 
 type spaceInfo struct {
@@ -408,7 +414,9 @@ func report(o benchOptions, spaces []benchSpace, runsOf func(space, strategy str
 	rep := benchReport{
 		Budget: o.budget, Seeds: o.seeds, Batch: o.batch, Ks: ks,
 		RandomExp: map[string]map[int]float64{}, RandomMean: map[int]float64{},
+		Spread: map[string]map[int]float64{},
 	}
+	optimum := map[string]float64{}
 	for _, s := range spaces {
 		info := spaceInfo{Name: s.Name, Configs: s.Size, Valid: len(s.Valid), Optimum: s.Optimum, Device: s.rec.Device(), FrameworkMS: s.rec.FrameworkMS()}
 		var obj string
@@ -426,15 +434,20 @@ func report(o benchOptions, spaces []benchSpace, runsOf func(space, strategy str
 			rep.RandomMean[k] += exp[k] / float64(len(spaces))
 		}
 		rep.RandomExp[s.Name] = exp
+		optimum[s.Name] = s.Optimum
 	}
 	for _, st := range o.strategies {
 		var per []evolve.Score
+		var all []evolve.BenchRun
 		for _, s := range spaces {
-			sc := evolve.ScoreRuns(s.Name, st, runsOf(s.Name, st), s.Optimum, ks)
+			runs := runsOf(s.Name, st)
+			sc := evolve.ScoreRuns(s.Name, st, runs, s.Optimum, ks)
 			per = append(per, sc)
 			rep.Scores = append(rep.Scores, sc)
+			all = append(all, runs...)
 		}
 		rep.Mean = append(rep.Mean, evolve.Mean(st, per, ks))
+		rep.Spread[st] = evolve.SeedSpread(all, func(s string) float64 { return optimum[s] }, ks)
 	}
 	return rep
 }
@@ -480,6 +493,13 @@ func printReport(w io.Writer, rep benchReport, order []string) {
 	if slices.Contains(order, "random") {
 		expRow(mean, rep.RandomMean)
 	}
+	for _, sc := range rep.Mean {
+		line := "seed spread (sd of the mean)\t" + sc.Strategy + "\t"
+		for _, k := range rep.Ks {
+			line += fmt.Sprintf("%.3f\t", rep.Spread[sc.Strategy][k])
+		}
+		fmt.Fprintln(tw, line+"\t\t\t")
+	}
 	if p := rep.Peers; p != nil {
 		fmt.Fprintln(tw)
 		name := fmt.Sprintf("mean (%d peer spaces)", len(p.Spaces))
@@ -495,6 +515,7 @@ func printReport(w io.Writer, rep benchReport, order []string) {
 		fmt.Fprintln(tw, line+"\t\t\t")
 	}
 	tw.Flush()
+	printLOO(w, rep)
 	printAllocation(w, rep)
 	printOverhead(w, rep)
 	if p := rep.Peers; p != nil && len(p.Best) > 0 {

@@ -24,6 +24,7 @@ type benchScoreOptions struct {
 	trace  string
 	json   bool
 	peers  []string
+	loo    string
 }
 
 func newBenchScoreCommand() *cobra.Command {
@@ -58,6 +59,11 @@ trusted.`,
 			if peers != nil {
 				rep.Peers = comparePeers(peers, rep)
 			}
+			if o.loo != "" {
+				if rep.LOO, err = leaveOneOut(rep, order, o.loo); err != nil {
+					return err
+				}
+			}
 			if o.json {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", " ")
@@ -71,6 +77,7 @@ trusted.`,
 	fs.StringArrayVar(&o.spaces, "space", nil, "recorded space file or directory (repeatable)")
 	fs.StringSliceVar(&o.peers, "peers", nil, "peer score files to compare with (the kernel_tuner.json format; several, comma-separated or repeated, are compared as one set of peers)")
 	fs.StringVar(&o.trace, "trace", "", "directory bench --trace wrote")
+	fs.StringVar(&o.loo, "loo", "", "choose among the traced variants of this strategy (NAME and NAME:options) by leave-one-space-out, and report the held-out scores beside the in-sample ones")
 	fs.BoolVar(&o.json, "json", false, "print JSON instead of a table")
 	return cmd
 }
