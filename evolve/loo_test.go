@@ -1,0 +1,61 @@
+package evolve
+
+import (
+	"math"
+	"testing"
+)
+
+// Leave-one-out never scores a space with the variant chosen on it: here
+// variant "b" is best overall only because of space s3, so s3 is scored
+// with "a", chosen without it, and the held-out mean falls below the
+// in-sample one.
+func TestLeaveOneOut(t *testing.T) {
+	ks := []int{25}
+	sc := func(space, st string, v float64) Score {
+		return Score{Space: space, Strategy: st, At: map[int]float64{25: v}}
+	}
+	scores := []Score{
+		sc("s1", "a", 0.80), sc("s1", "b", 0.79),
+		sc("s2", "a", 0.90), sc("s2", "b", 0.89),
+		sc("s3", "a", 0.50), sc("s3", "b", 0.70),
+		sc("s4", "a", 0.60),  // no score of b: left out
+		sc("s1", "other", 1), // not a candidate
+	}
+	l := LeaveOneOut(scores, []string{"a", "b"}, ks)
+	if l.InSample != "b" {
+		t.Errorf("in sample chose %q, want b", l.InSample)
+	}
+	want := map[string]string{"s1": "b", "s2": "b", "s3": "a"}
+	for s, c := range want {
+		if l.Chosen[s] != c {
+			t.Errorf("held out %s: chose %q, want %q", s, l.Chosen[s], c)
+		}
+	}
+	if len(l.Chosen) != 3 {
+		t.Errorf("chosen for %v, want s1..s3", l.Chosen)
+	}
+	if got, want := l.Mean[25], (0.79+0.89+0.50)/3; math.Abs(got-want) > 1e-12 {
+		t.Errorf("held-out mean %v, want %v", got, want)
+	}
+	if got, want := l.InSampleMean[25], (0.79+0.89+0.70)/3; math.Abs(got-want) > 1e-12 {
+		t.Errorf("in-sample mean %v, want %v", got, want)
+	}
+}
+
+// The spread is over seeds of each seed's mean over the spaces, and a seed
+// missing on a space does not count.
+func TestSeedSpread(t *testing.T) {
+	run := func(space string, seed uint64, v float64) BenchRun {
+		return BenchRun{Space: space, Seed: seed, Trace: []Measurement{{OK: true, Time: 1 / v}}}
+	}
+	runs := []BenchRun{
+		run("x", 1, 0.5), run("y", 1, 0.7), // mean 0.6
+		run("x", 2, 0.9), run("y", 2, 0.9), // mean 0.9
+		run("x", 3, 0.1), // only on x
+	}
+	got := SeedSpread(runs, func(string) float64 { return 1 }, []int{1})
+	want := math.Sqrt((0.15*0.15 + 0.15*0.15) / 1) // sd of {0.6, 0.9}
+	if math.Abs(got[1]-want) > 1e-12 {
+		t.Errorf("spread %v, want %v", got[1], want)
+	}
+}
