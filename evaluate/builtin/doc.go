@@ -68,11 +68,20 @@
 //	workers       1 2 4 8                  1
 //	local_buffer  False True               False
 //	unroll        1 2 4 8                  1
+//	input         fp32 fp16 bf16 int8 fp8_e4m3 int4   fp32
 //
 //	tile_x <= w - f + 1 or tile_x == 8
 //	tile_y <= h - f + 1
 //	workers == 1 or tile_x * tile_y * workers <= (w - f + 1) * (h - f + 1)
 //	unroll <= tile_x
+//	input == 'fp32' or local_buffer
+//
+// input is a precision parameter (input stage): the image stored in that
+// format as reduce stores its vector (scales per 256 values of the
+// row-major image); copying a tile into the local buffer decodes it, so
+// only local_buffer configs may store the image reduced. Its bound adds
+// the storage stage: rel·Σ|x||w| + (largest absolute storage error of the
+// image)·Σ|w|, and γ_{f·f} of Σ|x̂||w| (precision.Sum).
 //
 // reduce: the sum of an fp32 n-vector, one output value; problem dim n.
 // Inputs.A is the vector; B is unused. Workers take blocks of block values
