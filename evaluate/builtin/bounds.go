@@ -295,16 +295,22 @@ func refAbsReduce(d []int, in Inputs) ([]float64, []float64) {
 	var s, c, abs float64
 	for _, x := range in.A[:d[0]] {
 		v := float64(x)
-		t := s + v
-		if math.Abs(s) >= math.Abs(v) {
-			c += (s - t) + v
-		} else {
-			c += (v - t) + s
-		}
-		s = t
+		s, c = neumaierAdd(s, c, v)
 		abs += math.Abs(v)
 	}
 	return []float64{s + c}, []float64{abs}
+}
+
+// neumaierAdd adds v to the sum s with compensation c: the addition's
+// rounding error, exact by Fast2Sum, goes into c.
+func neumaierAdd(s, c, v float64) (float64, float64) {
+	t := s + v
+	if math.Abs(s) >= math.Abs(v) {
+		c += (s - t) + v
+	} else {
+		c += (v - t) + s
+	}
+	return t, c
 }
 
 // boundReduce bounds the sum for the config's input format and
