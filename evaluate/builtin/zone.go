@@ -82,6 +82,7 @@ type Zoning struct {
 	Seeds  []uint64
 	Inputs string
 	Maps   []ZoneMap
+	Notes  []string // what stood in for a stage's config
 	// Best is the index in Maps of the fastest certified map, -1 when
 	// none fits; Default that of the stages' own configs (what runs
 	// without zoning).
@@ -137,17 +138,17 @@ type zoneVariant struct {
 
 // variants lists the configs of st's space that keep st's non-precision
 // parameters and take every combination of its precision parameters,
-// valid ones only, and the index of st's own config among them.
-func (st ZoneStage) variants(dims []int) (*genome.Space, []zoneVariant, int, error) {
+// valid ones only, and the index of st's own config among them; note says
+// what stood in for a config not valid at dims.
+func (st ZoneStage) variants(dims []int) (s *genome.Space, out []zoneVariant, own int, note string, err error) {
 	k := st.Kernel
-	s, err := k.Space(evaluate.Problem{Dims: dims})
-	if err != nil {
-		return nil, nil, 0, err
+	if s, err = k.Space(evaluate.Problem{Dims: dims}); err != nil {
+		return nil, nil, 0, "", err
 	}
 	base := s.Default()
 	if st.Key != "" {
 		if base, err = s.ParseKey(st.Key); err != nil {
-			return nil, nil, 0, fmt.Errorf("%s: %w", k.def.name, err)
+			return nil, nil, 0, "", fmt.Errorf("%s: %w", k.def.name, err)
 		}
 	}
 	var idx []int // positions of the precision parameters
@@ -168,8 +169,7 @@ func (st ZoneStage) variants(dims []int) (*genome.Space, []zoneVariant, int, err
 		}
 		cfgs = next
 	}
-	var out []zoneVariant
-	own := -1
+	own = -1
 	for _, c := range cfgs {
 		if !s.Valid(c) {
 			continue
@@ -184,10 +184,21 @@ func (st ZoneStage) variants(dims []int) (*genome.Space, []zoneVariant, int, err
 		}
 		out = append(out, v)
 	}
-	if own < 0 {
-		return nil, nil, 0, fmt.Errorf("%s: config %s is not valid at %v", k.def.name, s.Key(base), dims)
+	if own < 0 && st.Key != "" {
+		// The config is another problem's (a reduce's served config at
+		// its own n, say) and not valid here: the default's other
+		// parameters stand in.
+		d := ZoneStage{Kernel: k, Dims: dims}
+		s, out, own, _, err := d.variants(dims)
+		if err == nil {
+			note = fmt.Sprintf("%s: config %s is not valid at %s; its default's other parameters are used", k.def.name, st.Key, evaluate.Problem{Dims: dims})
+		}
+		return s, out, own, note, err
 	}
-	return s, out, own, nil
+	if own < 0 {
+		return nil, nil, 0, "", fmt.Errorf("%s: config %s is not valid at %v", k.def.name, s.Key(base), dims)
+	}
+	return s, out, own, "", nil
 }
 
 // Zone checks and times every precision map of the chain up → down (a
@@ -223,16 +234,21 @@ func Zone(ctx context.Context, up, down ZoneStage, set ZoneSettings) (Zoning, er
 	upDef, downDef := up.Kernel.def, down.Kernel.def
 	_, _, n := upDef.sizes(up.Dims)
 	downDims := []int{n}
-	upSpace, upVars, upOwn, err := up.variants(up.Dims)
+	upSpace, upVars, upOwn, upNote, err := up.variants(up.Dims)
 	if err != nil {
 		return Zoning{}, fmt.Errorf("zone: %w", err)
 	}
-	downSpace, downVars, downOwn, err := down.variants(downDims)
+	downSpace, downVars, downOwn, downNote, err := down.variants(downDims)
 	if err != nil {
 		return Zoning{}, fmt.Errorf("zone: %w", err)
 	}
 
 	z := Zoning{Budget: set.Budget, Seeds: set.Seeds, Inputs: set.Inputs, Best: -1, Default: upOwn*len(downVars) + downOwn}
+	for _, n := range []string{upNote, downNote} {
+		if n != "" {
+			z.Notes = append(z.Notes, n)
+		}
+	}
 	for _, uv := range upVars {
 		for _, dv := range downVars {
 			z.Maps = append(z.Maps, ZoneMap{Stages: []ZoneStageResult{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	goruntime "runtime"
+	"strings"
 	"testing"
 
 	"github.com/quasim/quasim/evaluate"
@@ -138,11 +139,18 @@ func TestZoneErrors(t *testing.T) {
 		{"no budget", up, down, ZoneSettings{}, true},
 		{"bad key", ZoneStage{Kernel: up.Kernel, Dims: up.Dims, Key: "1,2,3"}, down, rel, false},
 		{"bad dims", ZoneStage{Kernel: up.Kernel, Dims: []int{3, 3, 5}}, down, rel, false},
+		{"bad reduce key", up, ZoneStage{Kernel: down.Kernel, Key: "256,4,1,float32"}, rel, false},
 	} {
 		_, err := Zone(ctx, tt.up, tt.down, tt.set)
 		if err == nil || errors.Is(err, ErrChain) != tt.chain {
 			t.Errorf("%s: %v", tt.name, err)
 		}
+	}
+	// A config another problem's and not valid at this one: the default's
+	// other parameters stand in, with a note.
+	z, err := Zone(ctx, up, ZoneStage{Kernel: down.Kernel, Key: "262144,4,1,float32,fp32"}, rel)
+	if err != nil || len(z.Notes) != 1 || !strings.Contains(z.Notes[0], "262144,4,1,float32,fp32 is not valid at 1440") {
+		t.Errorf("reduce at a block over n: %v, notes %q", err, z.Notes)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
