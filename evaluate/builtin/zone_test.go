@@ -122,6 +122,37 @@ func TestZoneJointCertifiesWhatSplitCannot(t *testing.T) {
 	}
 }
 
+// TestZoneSgemmChain zones sgemm feeding reduce (every B format and every
+// reduce map): on three seeds each map's measured error is within its
+// composed bound, and the bound of a reduced B is the larger upstream.
+func TestZoneSgemmChain(t *testing.T) {
+	t.Parallel()
+	up := ZoneStage{Kernel: mustNew(t, "sgemm", Options{}), Dims: []int{24, 40, 20}, Key: "16,16,16,1,1,True,ikj,fp32"}
+	down := ZoneStage{Kernel: mustNew(t, "reduce", Options{}), Key: "256,1,1,float32,fp32"}
+	z, err := Zone(context.Background(), up, down, ZoneSettings{Budget: evaluate.ErrorBudget{Kind: evaluate.ToleranceAbs, Value: 1}, Inputs: evaluate.InputsSigned, Runs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(z.Maps) != 6*30 {
+		t.Errorf("%d maps, want 180", len(z.Maps))
+	}
+	up32, up16 := -1.0, -1.0
+	for _, m := range z.Maps {
+		if !(m.Measured <= m.Bound) {
+			t.Errorf("%s: measured %g beyond the composed bound %g", m.Key(), m.Measured, m.Bound)
+		}
+		switch m.Stages[0].Map["b_input"] {
+		case "fp32":
+			up32 = m.Stages[0].Bound
+		case "fp16":
+			up16 = m.Stages[0].Bound
+		}
+	}
+	if !(up32 > 0 && up16 > 10*up32) {
+		t.Errorf("upstream bounds: fp32 B %g, fp16 B %g", up32, up16)
+	}
+}
+
 func TestZoneErrors(t *testing.T) {
 	t.Parallel()
 	up, down := smallChain(t)
@@ -194,6 +225,19 @@ func BenchmarkZoning(b *testing.B) {
 			b.Logf("budget %g:", budget)
 			row("chain", zb.Best)
 			row("even split", zb.BestWithin([]float64{0.5, 0.5}))
+			// The certified map spending the most of the budget upstream,
+			// and how many maps are certified at all.
+			n, loose := 0, -1
+			for i, m := range zb.Maps {
+				if m.Passed {
+					n++
+					if loose < 0 || m.Stages[0].Bound > zb.Maps[loose].Stages[0].Bound {
+						loose = i
+					}
+				}
+			}
+			row("most upstream", loose)
+			b.Logf("  %d of %d maps certified", n, len(zb.Maps))
 		}
 	}
 }
