@@ -33,7 +33,8 @@ parameters: {block: [256, 1024], workers: [1]}
 // signed certificate verifies against the daemon's key and records each
 // stage's bound, and config lookups of both kernels carry their stage of
 // the map. A second pipeline at a budget nothing fits serves no map, and
-// adds nothing to the lookups.
+// adds nothing to the lookups; a third, its chain reversed, fails saying
+// why.
 func TestZonedPipelineServed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the daemon")
@@ -43,6 +44,7 @@ func TestZonedPipelineServed(t *testing.T) {
 		"reduce.yaml": zoneReduceSpec,
 		"infer.yaml":  "pipeline: infer\nkernels: [conv2d, reduce]\nzoning: {chain: [conv2d, reduce], error_budget: {rel: 1e-3}, inputs: positive}\n",
 		"tight.yaml":  "pipeline: tight\nkernels: [conv2d, reduce]\nzoning: {chain: [conv2d, reduce], error_budget: {rel: 1e-12}, inputs: positive}\n",
+		"bad.yaml":    "pipeline: bad\nkernels: [conv2d, reduce]\nzoning: {chain: [reduce, conv2d], error_budget: {rel: 1e-3}}\n",
 	})
 	d := start(t, dir)
 	conv := waitServedKernel(t, d, "conv2d", "48,52,5")
@@ -94,6 +96,12 @@ func TestZonedPipelineServed(t *testing.T) {
 	d.ctlJSON(&tight, "zoning", "tight", "--wait", "30s")
 	if tight.State != api.ZoningDone || tight.Map != nil || tight.Passed != 0 {
 		t.Errorf("tight: %+v", tight)
+	}
+	// A chain zoning cannot compose fails, naming the file and why.
+	var bad api.Zoning
+	d.ctlJSON(&bad, "zoning", "bad", "--wait", "30s")
+	if bad.State != api.ZoningFailed || !strings.Contains(bad.Error, "bad.yaml") || !strings.Contains(bad.Error, "reduce -> conv2d") {
+		t.Errorf("bad: %+v", bad)
 	}
 	for i, k := range []struct{ kernel, problem string }{{"conv2d", "48,52,5"}, {"reduce", "65536"}} {
 		var c api.Config

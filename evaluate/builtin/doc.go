@@ -275,5 +275,19 @@
 // defaults keep three seeds and 15 latency samples; the slower configs a
 // cycle also measures make the share smaller still.
 //
+// # Zoning
+//
+// Zone tunes the precision map of a chain: a conv2d or sgemm whose outputs
+// a reduce sums. Every combination of the two kernels' precision
+// parameters (their other parameters held at given configs) is run on
+// seeded inputs, the upstream's output fed to the reduce as its vector;
+// its a-priori bound is the upstream's per-output bounds summed (a sum
+// passes them through unamplified, precision.ThroughLinear) plus the
+// reduce's own bound on the values it received, and its error is measured
+// against the float64 reference of the whole chain (the upstream's
+// reference outputs summed with compensation). A map is certified when
+// both fit the one budget of the chain; Zoning.BestWithin gives what
+// budgets split per kernel would serve instead.
+//
 // This package has no compatibility promise outside quasim.
 package builtin
