@@ -281,9 +281,9 @@ func Zone(ctx context.Context, up, down ZoneStage, set ZoneSettings) (Zoning, er
 		sr := neumaier(ref)
 		for ui, uv := range upVars {
 			out := make([]float32, n)
-			if err := protect(func() { upDef.prepare(uv.vals, up.Dims)(in, out) }); err != nil {
-				return Zoning{}, fmt.Errorf("zone: %s %s: %w", upDef.name, upSpace.Key(uv.cfg), err)
-			}
+			// A run that fails (an integer format refusing a NaN or Inf)
+			// leaves its maps uncertified, with an infinite bound.
+			upErr := protect(func() { upDef.prepare(uv.vals, up.Dims)(in, out) })
 			if err := stopped(); err != nil {
 				return Zoning{}, err
 			}
@@ -291,24 +291,33 @@ func Zone(ctx context.Context, up, down ZoneStage, set ZoneSettings) (Zoning, er
 			ups := make([]float64, n)
 			sumAbsOut := 0.0
 			for j := range ups {
-				ups[j] = um.bound(ref[j], abs[j])
+				if ups[j] = um.bound(ref[j], abs[j]); math.IsNaN(ups[j]) {
+					ups[j] = math.Inf(1)
+				}
 				sumAbsOut += math.Abs(float64(out[j]))
+			}
+			through, err := precision.ThroughLinear(nil, ups, 0)
+			if err != nil {
+				return Zoning{}, fmt.Errorf("zone: %w", err)
 			}
 			mid := Inputs{A: out, cache: new(storeCache)}
 			for di, dv := range downVars {
 				zm := &z.Maps[ui*len(downVars)+di]
 				got := make([]float32, 1)
-				if err := protect(func() { downDef.prepare(dv.vals, downDims)(mid, got) }); err != nil {
-					return Zoning{}, fmt.Errorf("zone: %s %s: %w", downDef.name, downSpace.Key(dv.cfg), err)
+				runErr := upErr
+				if runErr == nil {
+					runErr = protect(func() { downDef.prepare(dv.vals, downDims)(mid, got) })
+				}
+				if runErr != nil {
+					zm.Bound, zm.Measured = math.Inf(1), math.Inf(1)
+					zm.Stages[0].Bound, zm.Stages[1].Bound = math.Inf(1), math.Inf(1)
+					continue
 				}
 				dm := downDef.verify.bound(dv.vals, downDims, mid)
 				// The reduce's own bound on the values it received, at
 				// magnitudes that cover the exact chain's: |Σx̃| <=
 				// |s| + Σup, Σ|x̃| as seen.
-				c, err := precision.ThroughLinear(nil, ups, 0)
-				if err != nil {
-					return Zoning{}, fmt.Errorf("zone: %w", err)
-				}
+				c := through
 				var parts []evaluate.StageBound
 				if dm.stages != nil {
 					parts = dm.stages(math.Abs(sr)+c.Upstream, sumAbsOut)
@@ -323,6 +332,9 @@ func Zone(ctx context.Context, up, down ZoneStage, set ZoneSettings) (Zoning, er
 				}
 				if math.IsNaN(b) {
 					b = math.Inf(1)
+				}
+				if math.IsInf(zm.Bound, 1) && math.IsInf(zm.Measured, 1) && si > 0 {
+					continue // failed on an earlier seed
 				}
 				if si == 0 || b > zm.Bound {
 					zm.Bound = b
@@ -339,8 +351,11 @@ func Zone(ctx context.Context, up, down ZoneStage, set ZoneSettings) (Zoning, er
 	// Times: each upstream variant on seed 1's inputs, each reduce
 	// variant on the fp32 upstream's output (a sum's time does not depend
 	// on the values).
+	// A config whose run fails takes forever: its maps are not certified.
 	timeOf := func(run runner, in Inputs, out []float32) float64 {
-		run(in, out) // stores the input in its format, once
+		if protect(func() { run(in, out) }) != nil { // stores the input in its format, once
+			return math.Inf(1)
+		}
 		ts := make([]float64, set.Runs)
 		for i := range ts {
 			t0 := set.Clock()
@@ -357,7 +372,9 @@ func Zone(ctx context.Context, up, down ZoneStage, set ZoneSettings) (Zoning, er
 		}
 		upMS[i] = timeOf(upDef.prepare(uv.vals, up.Dims), timeIn, out)
 	}
-	upDef.prepare(upVars[0].vals, up.Dims)(timeIn, out)
+	if err := protect(func() { upDef.prepare(upVars[0].vals, up.Dims)(timeIn, out) }); err != nil {
+		return Zoning{}, fmt.Errorf("zone: %s %s: %w", upDef.name, upSpace.Key(upVars[0].cfg), err)
+	}
 	mid := Inputs{A: out, cache: new(storeCache)}
 	got := make([]float32, 1)
 	downMS := make([]float64, len(downVars))
