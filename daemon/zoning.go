@@ -28,7 +28,8 @@ import (
 // file tunes again), whenever a chain kernel's served config changes, and
 // on POST /v1/pipelines/{pipeline}/zoning; a map stays served while its
 // pipeline is tuned again. Results are kept in memory; a restart tunes
-// again.
+// again. Lock order: scheduler.mu may be held while z.mu is taken
+// (changed calls jobsChanged), never the other way round.
 type zoner struct {
 	sched *scheduler
 	key   ed25519.PrivateKey
@@ -334,11 +335,12 @@ func (z *zoner) jobsChanged(ctx context.Context, jobs ...store.JobKey) {
 			if !ok || p.Zoning == nil {
 				continue
 			}
+			now := z.servedKeys(p) // reads the scheduler: not under z.mu
 			z.mu.Lock()
 			// A tuning in flight may have read the configs before the
 			// change: it starts again too.
 			r := z.runs[name]
-			if r != nil && (r.res.State == api.ZoningTuning || !slices.Equal(r.used, z.servedKeys(p))) {
+			if r != nil && (r.res.State == api.ZoningTuning || !slices.Equal(r.used, now)) {
 				z.startLocked(ctx, p)
 			}
 			z.mu.Unlock()
