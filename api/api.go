@@ -365,6 +365,10 @@ type Config struct {
 	// it on this node stands); empty for the daemon's own.
 	Source string `json:"source,omitempty"`
 	Issuer string `json:"issuer,omitempty"`
+	// Zones are the kernel's stages in zoned pipelines (a pipeline file's
+	// zoning section) whose map is tuned: the config and precisions the
+	// chain's jointly tuned map gives it there.
+	Zones []ZoneStage `json:"zones,omitempty"`
 }
 
 // SourceFleet is the Source of a config served from the fleet.

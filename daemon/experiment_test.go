@@ -27,7 +27,7 @@ func TestExperiment(t *testing.T) {
 	ts := newTestServer(t, filepath.Join(t.TempDir(), "none"))
 	_, served := ts.serve(t, "conv2d", "512,512,7")
 	code, body := ts.postBody(t, "/v1/causal/builtin/experiment",
-		`{"runs":2,"perturbations":[{"name":"sgemm+1ms","stage":"sgemm","delay_ms":1},{"stage":"conv_big","config":"256,16,1,False,8"}]}`)
+		`{"runs":2,"perturbations":[{"name":"sgemm+1ms","stage":"sgemm","delay_ms":1},{"stage":"conv_big","config":"256,16,1,False,8,fp32"}]}`)
 	if code != 200 {
 		t.Fatalf("%d %s", code, body)
 	}
@@ -69,7 +69,7 @@ func TestExperiment(t *testing.T) {
 			}
 		}
 	}
-	if checked["sgemm"] != "sgemm +1ms (experiment 1)" || checked["conv2d"] != "conv_big at 256,16,1,False,8 (experiment 1)" || len(checked) != 2 {
+	if checked["sgemm"] != "sgemm +1ms (experiment 1)" || checked["conv2d"] != "conv_big at 256,16,1,False,8,fp32 (experiment 1)" || len(checked) != 2 {
 		t.Fatalf("measured checks %v", checked)
 	}
 
@@ -116,7 +116,7 @@ func TestExperiment(t *testing.T) {
 func FuzzExperimentRequest(f *testing.F) {
 	for _, seed := range []string{
 		`{}`, `{"runs":5,"baseline":true}`,
-		`{"perturbations":[{"stage":"sgemm","delay_ms":1},{"stage":"conv_big","config":"256,16,1,False,8"}]}`,
+		`{"perturbations":[{"stage":"sgemm","delay_ms":1},{"stage":"conv_big","config":"256,16,1,False,8,fp32"}]}`,
 		`{"perturbations":[{"stage":"sgemm","delay_ms":1e308}]}`, `{"perturbations":[{"stage":"reduce","config":"65536,8,1"}]}`,
 	} {
 		f.Add([]byte(seed))

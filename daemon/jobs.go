@@ -109,6 +109,9 @@ type scheduler struct {
 	checks nearestChecks
 
 	onChange func(...store.JobKey) // told of every change; nil without a fleet
+	// zoneChanged is told of every change too, so zoned pipelines are
+	// tuned again at new served configs; nil without zoning.
+	zoneChanged func(...store.JobKey)
 	// deferStart says a job with nothing served waits for the fleet
 	// instead of its first cycle; nil without a fleet. Called under mu.
 	deferStart func(*job) bool
@@ -548,6 +551,9 @@ func (s *scheduler) changed(jobs ...store.JobKey) {
 	s.index.invalidate(jobs...)
 	s.checks.forget(jobs...)
 	s.epoch.Add(1)
+	if s.zoneChanged != nil {
+		s.zoneChanged(jobs...)
+	}
 	if s.onChange != nil {
 		s.onChange(jobs...)
 	}

@@ -52,6 +52,7 @@ type server struct {
 
 	ceilings *ceilings  // the roofs measured per device class
 	fleet    *fleetNode // nil without a fleet
+	zoner    *zoner     // zoned pipelines' precision maps; nil in tests that need none
 }
 
 type cachedAnswer struct {
@@ -141,6 +142,9 @@ func (s *server) cachedAnswer(r *http.Request, q url.Values) (cachedAnswer, erro
 	if err != nil {
 		return a, err
 	}
+	if s.zoner != nil {
+		c.Zones = s.zoner.stages(name)
+	}
 	body, err := json.Marshal(c)
 	if err != nil {
 		return a, err
@@ -177,6 +181,8 @@ func (s *server) routes() []route {
 		{api.RouteKernelTrials, read, s.getTrials},
 		{api.RouteKernelTune, write, s.postTune},
 		{api.RouteObservations, observe, s.postObservations},
+		{api.RoutePipelineZoning, read, s.getZoning},
+		{api.RoutePipelineRezone, write, s.postRezone},
 		{api.RouteReload, write, s.postReload},
 		{api.RouteSpans, observe, s.postSpans},
 		{api.RouteStatus, read, s.getStatus},
@@ -383,7 +389,11 @@ func (s *server) getConfig(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.config(r, ki, r.URL.Query())
+	c, err := s.config(r, ki, r.URL.Query())
+	if err == nil && s.zoner != nil {
+		c.Zones = s.zoner.stages(name)
+	}
+	return c, err
 }
 
 // config answers the query q of the kernel ki indexes from the index.

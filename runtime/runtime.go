@@ -63,6 +63,11 @@ type Result struct {
 	// Reason says why Config is the caller's defaults, or why a cached
 	// answer could not be refreshed; empty otherwise.
 	Reason string
+	// Zones are the kernel's stages in zoned pipelines: the config and
+	// precisions each pipeline's jointly tuned map gives it there (a
+	// pipeline launching the kernel in that chain launches it so). Empty
+	// for the caller's defaults.
+	Zones []api.ZoneStage
 }
 
 // Client looks configs up. It is safe for concurrent use.
@@ -252,7 +257,7 @@ func (c *Client) refresh(key, kernel string, problem []int, e *entry) {
 }
 
 func fromAPI(cfg api.Config) Result {
-	return Result{Config: cfg.Config, Key: cfg.Key, Match: cfg.Match, Certificate: cfg.Certificate, FromProblem: cfg.From, CertifiedFor: cfg.CertifiedFor}
+	return Result{Config: cfg.Config, Key: cfg.Key, Match: cfg.Match, Certificate: cfg.Certificate, FromProblem: cfg.From, CertifiedFor: cfg.CertifiedFor, Zones: cfg.Zones}
 }
 
 func reason(err error) string {

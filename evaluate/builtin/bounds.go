@@ -160,18 +160,38 @@ func boundSgemm(v map[string]genome.Value, dims []int, in Inputs) errorModel {
 		}
 		rowA = max(rowA, r)
 	}
-	e := maxAbs * rowA
 	inText := fmt.Sprintf("b_input %s: rel*sum_l|a_il||b_lj| + max abs_lj * max_i sum_l|a_il|, rel = %.3g, max abs = %.3g, max row of |A| = %.4g", f, rel, maxAbs, rowA)
+	return storedProducts(storedInput{param: "b_input", f: f, rel: rel, e: maxAbs * rowA, text: inText}, g, gr, accText,
+		"reference: gamma64_k * sum_l |a_il||b_lj|",
+		"((1+rel)(1+gamma_d)-1) * sum_l |a_il||b_lj| + (1+gamma_d) * max abs * max row of |A| + gamma64_k * sum_l |a_il||b_lj| (reference)")
+}
+
+// storedInput is an input stored in a reduced format, as a bound sees it:
+// the relative part of its storage error, and the largest absolute part
+// any one sum of products takes (max abs times the other factors' Σ|.|).
+type storedInput struct {
+	param string
+	f     precision.Format
+	rel   float64
+	e     float64
+	text  string
+}
+
+// storedProducts is the error model of a sum of products one factor of
+// which is stored: the input stage and the float32 accumulation compose
+// by precision.Sum (accumulation γ_d = g), and the float64 reference adds
+// gr of Σ|products|.
+func storedProducts(in storedInput, g, gr float64, accText, refText, formula string) errorModel {
 	stages := func(_, abs float64) []evaluate.StageBound {
-		sb := precision.Sum(abs, rel, e, g)
+		sb := precision.Sum(abs, in.rel, in.e, g)
 		return []evaluate.StageBound{
-			{Stage: precision.StageInput.String(), Param: "b_input", Value: f.String(), Bound: sb.Input, How: inText},
+			{Stage: precision.StageInput.String(), Param: in.param, Value: in.f.String(), Bound: sb.Input, How: in.text},
 			{Stage: precision.StageAccumulation.String(), Value: "fp32", Bound: sb.Acc, How: "acc: " + accText},
-			{Stage: stageReference, Value: "float64", Bound: gr * abs, How: "reference: gamma64_k * sum_l |a_il||b_lj|"},
+			{Stage: stageReference, Value: "float64", Bound: gr * abs, How: refText},
 		}
 	}
 	return errorModel{
-		formula: fmt.Sprintf("((1+rel)(1+gamma_d)-1) * sum_l |a_il||b_lj| + (1+gamma_d) * max abs * max row of |A| + gamma64_k * sum_l |a_il||b_lj| (reference); %s; %s", inText, accText),
+		formula: fmt.Sprintf("%s; %s; %s", formula, in.text, accText),
 		bound:   func(ref, abs float64) float64 { return sumStages(stages(ref, abs)) },
 		stages:  stages,
 	}
@@ -218,13 +238,39 @@ func refAbsConv2d(d []int, in Inputs) ([]float64, []float64) {
 // boundConv2d bounds each output, one sequential float32 sum of f·f
 // products started from zero: every unroll computes each output's sum in
 // the same order, so d = f·f.
-func boundConv2d(_ map[string]genome.Value, dims []int, _ Inputs) errorModel {
+//
+// An image stored in a reduced format is read back as x̂ = x(1+δ) + η with
+// |δ| <= rel and |η| <= max abs (precision.Format.Store at its block's
+// scale), so the products' error is at most rel·Σ|x||w| + max abs·Σ|w|,
+// and the accumulation's γ_d of Σ|x̂||w| <= Σ|x||w| + that (precision.Sum),
+// as for sgemm's stored B.
+func boundConv2d(v map[string]genome.Value, dims []int, in Inputs) errorModel {
 	t := dims[2] * dims[2]
 	g, gr := gamma(t, u32), gamma(t, u64)
-	return errorModel{
-		formula: fmt.Sprintf("gamma_d * sum|x||w| + gamma64_d * sum|x||w| (reference), d = f*f = %d, u = 2^-24 (float32, each output one sequential sum of f*f products)", t),
-		bound:   func(_, abs float64) float64 { return (g + gr) * abs },
+	accText := fmt.Sprintf("gamma_d * sum|x||w|, d = f*f = %d, u = 2^-24 (float32, each output one sequential sum of f*f products)", t)
+	if v["input"].S == "" || v["input"].S == "fp32" {
+		return errorModel{
+			formula: fmt.Sprintf("gamma_d * sum|x||w| + gamma64_d * sum|x||w| (reference), d = f*f = %d, u = 2^-24 (float32, each output one sequential sum of f*f products)", t),
+			bound:   func(_, abs float64) float64 { return (g + gr) * abs },
+		}
 	}
+	f, err := precision.ParseFormat(v["input"].S)
+	var st *stored
+	if err == nil {
+		st, err = in.storedA(f)
+	}
+	if err != nil {
+		return errorModel{formula: fmt.Sprintf("input %s: %v", v["input"].S, err), bound: func(_, _ float64) float64 { return math.Inf(1) }}
+	}
+	rel, _, maxAbs := st.errors(in.A)
+	sumW := 0.0
+	for _, w := range in.B[:t] {
+		sumW += math.Abs(float64(w))
+	}
+	inText := fmt.Sprintf("input %s: rel*sum|x||w| + max abs * sum|w|, rel = %.3g, max abs = %.3g, sum|w| = %.4g", f, rel, maxAbs, sumW)
+	return storedProducts(storedInput{param: "input", f: f, rel: rel, e: maxAbs * sumW, text: inText}, g, gr, accText,
+		"reference: gamma64_d * sum|x||w|",
+		"((1+rel)(1+gamma_d)-1) * sum|x||w| + (1+gamma_d) * max abs * sum|w| + gamma64_d * sum|x||w| (reference)")
 }
 
 func reduceVerify() verifyDef {
@@ -249,16 +295,22 @@ func refAbsReduce(d []int, in Inputs) ([]float64, []float64) {
 	var s, c, abs float64
 	for _, x := range in.A[:d[0]] {
 		v := float64(x)
-		t := s + v
-		if math.Abs(s) >= math.Abs(v) {
-			c += (s - t) + v
-		} else {
-			c += (v - t) + s
-		}
-		s = t
+		s, c = neumaierAdd(s, c, v)
 		abs += math.Abs(v)
 	}
 	return []float64{s + c}, []float64{abs}
+}
+
+// neumaierAdd adds v to the sum s with compensation c: the addition's
+// rounding error, exact by Fast2Sum, goes into c.
+func neumaierAdd(s, c, v float64) (float64, float64) {
+	t := s + v
+	if math.Abs(s) >= math.Abs(v) {
+		c += (s - t) + v
+	} else {
+		c += (v - t) + s
+	}
+	return t, c
 }
 
 // boundReduce bounds the sum for the config's input format and

@@ -31,8 +31,21 @@ func precisionMaps(t testing.TB, s *genome.Space, base string) []genome.Config {
 	return out
 }
 
+// inputMaps are the configs base,f for every storage format f: the
+// precision maps of a kernel whose one precision parameter, last in its
+// keys, stores an input.
+func inputMaps(t testing.TB, s *genome.Space, base string) []genome.Config {
+	t.Helper()
+	var out []genome.Config
+	for _, f := range precision.StageInput.Names() {
+		out = append(out, parseKey(t, s, base+","+f))
+	}
+	return out
+}
+
 // TestBudgetCertifiedHoldsOverSeeds finds the precision maps that reduce
-// certifies at three relative budgets, on positive and on signed inputs
+// (every input format and accumulator) and conv2d (every image format)
+// certify at three relative budgets, on positive and on signed inputs
 // (seeds 1, 2, 3), then verifies each certified map on 200 other seeds:
 // on every one its measured error stays within its a-priori bound (every
 // element of every case) and within the budget.
@@ -42,48 +55,57 @@ func TestBudgetCertifiedHoldsOverSeeds(t *testing.T) {
 	if testing.Short() {
 		runs = 25
 	}
-	k := mustNew(t, "reduce", Options{})
-	p := problem(100_003)
-	s, err := k.Space(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	maps := precisionMaps(t, s, "4096,8,1")
-	for _, inputs := range []string{evaluate.InputsPositive, evaluate.InputsSigned} {
-		for _, budget := range []float64{1e-3, 1e-5, 1e-7} {
-			b := evaluate.ErrorBudget{Kind: evaluate.ToleranceRel, Value: budget}
-			set := evaluate.VerifySettings{Tolerance: evaluate.ToleranceRel, Value: 1, Inputs: inputs, Budget: b, LatencySamples: 1}
-			var certified []genome.Config
-			for _, c := range maps {
-				rep := mustVerify(t, k, c, p, set)
-				if rep.Passed() {
-					certified = append(certified, c)
-				}
-				// Certified means both the bound and the measured error fit.
-				if rep.Passed() != (rep.Budget.Bound <= budget && rep.Budget.Measured <= budget && rep.ErrorBound.Passed && rep.Parity.Passed && rep.Determinism.Passed) {
-					t.Errorf("%s %s at %g: Passed %v with budget %+v", inputs, s.Key(c), budget, rep.Passed(), rep.Budget)
-				}
-			}
-			if len(certified) == 0 {
-				t.Errorf("%s inputs, budget %g: no map certified", inputs, budget)
-			}
-			for _, c := range certified {
-				refit := 0
-				for seed := range uint64(runs) {
-					set := set
-					set.Seeds = []uint64{1000 + seed}
+	for _, kt := range []struct {
+		kernel string
+		dims   []int
+		maps   func(testing.TB, *genome.Space) []genome.Config
+	}{
+		{"reduce", []int{100_003}, func(t testing.TB, s *genome.Space) []genome.Config { return precisionMaps(t, s, "4096,8,1") }},
+		{"conv2d", []int{61, 67, 5}, func(t testing.TB, s *genome.Space) []genome.Config { return inputMaps(t, s, "16,8,1,True,4") }},
+	} {
+		k := mustNew(t, kt.kernel, Options{})
+		p := problem(kt.dims...)
+		s, err := k.Space(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maps := kt.maps(t, s)
+		for _, inputs := range []string{evaluate.InputsPositive, evaluate.InputsSigned} {
+			for _, budget := range []float64{1e-3, 1e-5, 1e-7} {
+				b := evaluate.ErrorBudget{Kind: evaluate.ToleranceRel, Value: budget}
+				set := evaluate.VerifySettings{Tolerance: evaluate.ToleranceRel, Value: 1, Inputs: inputs, Budget: b, LatencySamples: 1}
+				var certified []genome.Config
+				for _, c := range maps {
 					rep := mustVerify(t, k, c, p, set)
-					if !rep.ErrorBound.Passed {
-						t.Fatalf("%s %s seed %d: measured error beyond the bound: %+v", inputs, s.Key(c), 1000+seed, rep.ErrorBound)
-					}
-					if !(rep.Budget.Measured <= budget) {
-						t.Fatalf("%s %s seed %d: measured error %g beyond the budget %g", inputs, s.Key(c), 1000+seed, rep.Budget.Measured, budget)
-					}
 					if rep.Passed() {
-						refit++
+						certified = append(certified, c)
+					}
+					// Certified means both the bound and the measured error fit.
+					if rep.Passed() != (rep.Budget.Bound <= budget && rep.Budget.Measured <= budget && rep.ErrorBound.Passed && rep.Parity.Passed && rep.Determinism.Passed) {
+						t.Errorf("%s %s %s at %g: Passed %v with budget %+v", kt.kernel, inputs, s.Key(c), budget, rep.Passed(), rep.Budget)
 					}
 				}
-				t.Logf("%s inputs, budget %g: %s certified; over %d seeds measured within bound and budget, certified again on %d", inputs, budget, s.Key(c), runs, refit)
+				if len(certified) == 0 && kt.kernel == "reduce" {
+					t.Errorf("%s %s inputs, budget %g: no map certified", kt.kernel, inputs, budget)
+				}
+				for _, c := range certified {
+					refit := 0
+					for seed := range uint64(runs) {
+						set := set
+						set.Seeds = []uint64{1000 + seed}
+						rep := mustVerify(t, k, c, p, set)
+						if !rep.ErrorBound.Passed {
+							t.Fatalf("%s %s %s seed %d: measured error beyond the bound: %+v", kt.kernel, inputs, s.Key(c), 1000+seed, rep.ErrorBound)
+						}
+						if !(rep.Budget.Measured <= budget) {
+							t.Fatalf("%s %s %s seed %d: measured error %g beyond the budget %g", kt.kernel, inputs, s.Key(c), 1000+seed, rep.Budget.Measured, budget)
+						}
+						if rep.Passed() {
+							refit++
+						}
+					}
+					t.Logf("%s %s inputs, budget %g: %s certified; over %d seeds measured within bound and budget, certified again on %d", kt.kernel, inputs, budget, s.Key(c), runs, refit)
+				}
 			}
 		}
 	}
@@ -178,7 +200,8 @@ func TestBudgetReport(t *testing.T) {
 // maps at three relative budgets, for reduce at n = 2^21 (every input
 // format and accumulator at block 65536, unroll 8, one worker: the fastest
 // FP32 config of BenchmarkSpread) and sgemm at 256x256x256 (every B format
-// at 16,128,16,8,1,True,ikj, its fastest). Each map is verified once
+// at 16,128,16,8,1,True,ikj, its fastest) and conv2d at 512x512x7 (every
+// image format at 256,32,1,True,4, its fastest local-buffer config). Each map is verified once
 // (seeds 1, 2, 3 and the edge cases) and timed; at each budget the map
 // served is the fastest whose bound and measured error both fit. Times are
 // CPU times (see timeOf), against the kernel's FP32 default config and
@@ -204,6 +227,8 @@ func BenchmarkPrecisionBudgets(b *testing.B) {
 				}
 				return out
 			}},
+		{"conv2d", []int{512, 512, 7}, "256,32,1,True,4", "256,32,1,True,4,fp32",
+			func(t testing.TB, s *genome.Space) []genome.Config { return inputMaps(t, s, "256,32,1,True,4") }},
 	} {
 		k := mustNew(b, kt.kernel, Options{})
 		p := problem(kt.dims...)

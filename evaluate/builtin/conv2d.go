@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/precision"
 )
 
 // conv2dDef is a "valid" 2D convolution (cross-correlation, as in deep
@@ -16,6 +17,11 @@ import (
 // is first copied into a contiguous per-worker buffer. unroll is the manual
 // unroll over adjacent outputs of a row (register blocking): that many
 // outputs are computed together, each filter value loaded once for all.
+//
+// input is a precision parameter (input stage): the image stored in that
+// format as reduce stores its vector (a scale per 256 values of the
+// row-major image); copying a tile into the local buffer decodes it, so
+// only local_buffer configs may store the image reduced.
 func conv2dDef() def {
 	return def{
 		name:     "conv2d",
@@ -27,7 +33,9 @@ func conv2dDef() def {
 			intParam("workers", 0, 1, 2, 4, 8),
 			boolParam("local_buffer"),
 			intParam("unroll", 0, 1, 2, 4, 8),
+			formatParam("input", precision.FP32, precision.FP16, precision.BF16, precision.INT8, precision.FP8E4M3, precision.INT4),
 		},
+		precision: map[string]precision.Stage{"input": precision.StageInput},
 		cons: []string{
 			// A tile never exceeds the output, except that the smallest
 			// tile is always allowed so tiny problems keep a space.
@@ -37,6 +45,9 @@ func conv2dDef() def {
 			"workers == 1 or tile_x * tile_y * workers <= (w - f + 1) * (h - f + 1)",
 			// The unrolled outputs lie in one tile.
 			"unroll <= tile_x",
+			// An image stored in a reduced format is read only by copying
+			// tiles into the local buffer, which decodes them.
+			"input == 'fp32' or local_buffer",
 		},
 		check: func(d []int) error {
 			if d[2] > d[0] || d[2] > d[1] {
@@ -61,6 +72,7 @@ func conv2dDef() def {
 type conv2dConfig struct {
 	tx, ty, workers, unroll int
 	local                   bool
+	in                      precision.Format
 }
 
 // convRowFunc computes len(out) consecutive outputs of one row; the input
@@ -75,6 +87,10 @@ func prepareConv2d(v map[string]genome.Value, d []int) runner {
 		unroll:  int(v["unroll"].I),
 		local:   v["local_buffer"].Truth(),
 	}
+	var err error
+	if cfg.in, err = precision.ParseFormat(v["input"].S); err != nil {
+		panic(err) // the space holds only format names
+	}
 	h, w, f := d[0], d[1], d[2]
 	oh, ow := h-f+1, w-f+1
 	ntx, nty := ceilDiv(ow, cfg.tx), ceilDiv(oh, cfg.ty)
@@ -88,6 +104,13 @@ func prepareConv2d(v map[string]genome.Value, d []int) runner {
 
 	return func(in Inputs, out []float32) {
 		img, filt := in.A, in.B
+		var si *stored
+		if cfg.in != precision.FP32 && cfg.local {
+			var err error
+			if si, err = in.storedA(cfg.in); err != nil {
+				panic(err) // NaN or Inf in an integer format: Run reports it
+			}
+		}
 		parallel(cfg.workers, func(wk int) {
 			buf := bufs[wk]
 			for t := wk; t < ntx*nty; t += cfg.workers {
@@ -101,7 +124,11 @@ func prepareConv2d(v map[string]genome.Value, d []int) runner {
 					bw, bh := x1-x0+f-1, y1-y0+f-1
 					for r := range bh {
 						s := (y0+r)*w + x0
-						copy(buf[r*bw:r*bw+bw], img[s:s+bw])
+						if si != nil {
+							si.decodeAt(buf[r*bw:r*bw+bw], s)
+						} else {
+							copy(buf[r*bw:r*bw+bw], img[s:s+bw])
+						}
 					}
 					src, off, ld = buf, 0, bw
 				}

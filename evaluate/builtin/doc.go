@@ -68,11 +68,20 @@
 //	workers       1 2 4 8                  1
 //	local_buffer  False True               False
 //	unroll        1 2 4 8                  1
+//	input         fp32 fp16 bf16 int8 fp8_e4m3 int4   fp32
 //
 //	tile_x <= w - f + 1 or tile_x == 8
 //	tile_y <= h - f + 1
 //	workers == 1 or tile_x * tile_y * workers <= (w - f + 1) * (h - f + 1)
 //	unroll <= tile_x
+//	input == 'fp32' or local_buffer
+//
+// input is a precision parameter (input stage): the image stored in that
+// format as reduce stores its vector (scales per 256 values of the
+// row-major image); copying a tile into the local buffer decodes it, so
+// only local_buffer configs may store the image reduced. Its bound adds
+// the storage stage: rel·Σ|x||w| + (largest absolute storage error of the
+// image)·Σ|w|, and γ_{f·f} of Σ|x̂||w| (precision.Sum).
 //
 // reduce: the sum of an fp32 n-vector, one output value; problem dim n.
 // Inputs.A is the vector; B is unused. Workers take blocks of block values
@@ -265,6 +274,20 @@
 // on all cores). It is well under a fifth of a cycle's measuring, so the
 // defaults keep three seeds and 15 latency samples; the slower configs a
 // cycle also measures make the share smaller still.
+//
+// # Zoning
+//
+// Zone tunes the precision map of a chain: a conv2d or sgemm whose outputs
+// a reduce sums. Every combination of the two kernels' precision
+// parameters (their other parameters held at given configs) is run on
+// seeded inputs, the upstream's output fed to the reduce as its vector;
+// its a-priori bound is the upstream's per-output bounds summed (a sum
+// passes them through unamplified, precision.ThroughLinear) plus the
+// reduce's own bound on the values it received, and its error is measured
+// against the float64 reference of the whole chain (the upstream's
+// reference outputs summed with compensation). A map is certified when
+// both fit the one budget of the chain; Zoning.BestWithin gives what
+// budgets split per kernel would serve instead.
 //
 // This package has no compatibility promise outside quasim.
 package builtin

@@ -270,54 +270,78 @@ func TestReducedInputSumsDecodedValues(t *testing.T) {
 	}
 }
 
-// TestSgemmStoredBSumsDecodedValues runs sgemm configs whose B is stored
-// in a reduced format, and the same configs with an FP32 B holding the
-// decoded values: packing decodes the panels, so the products are the
-// same and the outputs bitwise equal. n = 45 puts B's rows at odd offsets
-// (INT4 nibbles) and across scale blocks.
-func TestSgemmStoredBSumsDecodedValues(t *testing.T) {
-	t.Parallel()
-	k := mustNew(t, "sgemm", Options{})
-	p := problem(37, 45, 41)
+// storedSumsDecoded runs a sample of kernel's configs whose precision
+// parameter param stores one input (B when inB, else A) in a reduced
+// format, and the same configs with that input in FP32 holding the decoded
+// values: the kernel decodes what it stores, so the outputs must be
+// bitwise equal.
+func storedSumsDecoded(t *testing.T, kernel string, dims []int, param string, inB bool) {
+	t.Helper()
+	k := mustNew(t, kernel, Options{})
+	p := problem(dims...)
 	s, err := k.Space(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := k.NewInputs(p, 5)
-	decoded := map[string][]float32{}
+	_, _, nout := k.def.sizes(p.Dims)
+	decoded := map[string]Inputs{}
 	tried := 0
 	for _, c := range sampleConfigs(s, 3000, 4) {
 		m := s.Map(c)
-		f := m["b_input"].S
+		f := m[param].S
 		if f == "fp32" {
 			continue
 		}
-		if decoded[f] == nil {
+		if _, ok := decoded[f]; !ok {
 			fm, _ := precision.ParseFormat(f)
-			st, err := store(fm, in.B)
+			src := in.A
+			if inB {
+				src = in.B
+			}
+			st, err := store(fm, src)
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := make([]float32, len(in.B))
+			d := make([]float32, len(src))
 			st.decodeAt(d, 0)
-			decoded[f] = d
+			if inB {
+				decoded[f] = Inputs{A: in.A, B: d}
+			} else {
+				decoded[f] = Inputs{A: d, B: in.B}
+			}
 		}
-		got := make([]float32, 37*45)
-		prepareSgemm(m, p.Dims)(in, got)
+		got := make([]float32, nout)
+		k.def.prepare(m, p.Dims)(in, got)
 		m32 := maps.Clone(m)
-		m32["b_input"] = genome.Str("fp32")
-		want := make([]float32, 37*45)
-		prepareSgemm(m32, p.Dims)(Inputs{A: in.A, B: decoded[f]}, want)
+		m32[param] = genome.Str("fp32")
+		want := make([]float32, nout)
+		k.def.prepare(m32, p.Dims)(decoded[f], want)
 		for i := range got {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%s [%d]: %v, FP32 B holding the decoded values %v", s.Key(c), i, got[i], want[i])
+				t.Fatalf("%s [%d]: %v, FP32 input holding the decoded values %v", s.Key(c), i, got[i], want[i])
 			}
 		}
 		tried++
 	}
 	if tried < 100 {
-		t.Errorf("only %d configs with a reduced B", tried)
+		t.Errorf("only %d configs with a reduced %s", tried, param)
 	}
+}
+
+// TestSgemmStoredBSumsDecodedValues: packing decodes B's panels. n = 45
+// puts B's rows at odd offsets (INT4 nibbles) and across scale blocks.
+func TestSgemmStoredBSumsDecodedValues(t *testing.T) {
+	t.Parallel()
+	storedSumsDecoded(t, "sgemm", []int{37, 45, 41}, "b_input", true)
+}
+
+// TestConv2dStoredInputSumsDecodedValues: the local buffer decodes each
+// tile of the image. w = 45 puts the tiles' rows at odd offsets and across
+// scale blocks.
+func TestConv2dStoredInputSumsDecodedValues(t *testing.T) {
+	t.Parallel()
+	storedSumsDecoded(t, "conv2d", []int{39, 45, 5}, "input", false)
 }
 
 // BenchmarkSgemmStorage times sgemm at 256x256x256 and 512x512x512 with

@@ -197,7 +197,7 @@ func TestErrorBoundFormulas(t *testing.T) {
 		{"sgemm", []int{512, 512, 512}, "16,128,16,8,1,True,ikj,fp32", "d = 67,"},
 		// unroll 1 ikj is the sequential sum: d = k.
 		{"sgemm", []int{64, 64, 100}, "16,16,16,1,1,False,ikj,fp32", "d = 100,"},
-		{"conv2d", []int{64, 64, 5}, "8,1,1,False,1", "d = f*f = 25,"},
+		{"conv2d", []int{64, 64, 5}, "8,1,1,False,1,fp32", "d = f*f = 25,"},
 		// (8192-1) + 7 + 3 + 255.
 		{"reduce", []int{1 << 24}, "65536,8,1,float32,fp32", "d = 8456,"},
 		{"reduce", []int{1 << 24}, "65536,8,1,kahan,fp32", "= 15.00u"},
@@ -626,8 +626,8 @@ func TestRaggedDims(t *testing.T) {
 		// 64 rows x 8 workers do not fit 257 rows; they fit 521.
 		{"sgemm", []int{512, 512, 512}, "64,16,16,1,8,False,ijk,fp32", "521x521x521"},
 		{"sgemm", []int{1, 1, 1}, "16,16,16,1,1,False,ijk,fp32", "2x2x2"},
-		{"conv2d", []int{512, 512, 7}, "8,1,1,False,1", "263x263x7"},
-		{"conv2d", []int{70, 70, 7}, "64,64,1,False,1", "73x73x7"},
+		{"conv2d", []int{512, 512, 7}, "8,1,1,False,1,fp32", "263x263x7"},
+		{"conv2d", []int{70, 70, 7}, "64,64,1,False,1,fp32", "73x73x7"},
 		{"reduce", []int{1 << 24}, "65536,8,1,float32,fp32", "8388617"},
 	}
 	for _, tt := range tests {

@@ -130,12 +130,12 @@ func BuiltinPerturbations() []Perturbation {
 		{Name: "sgemm+2ms", Stage: "sgemm", Delay: 2 * ms},
 		{Name: "conv_small+12ms", Stage: "conv_small", Delay: 12 * ms},
 		{Name: "sgemm+12ms", Stage: "sgemm", Delay: 12 * ms},
-		{Name: "conv_big-fast", Stage: "conv_big", Config: "256,16,1,False,8"},
-		{Name: "conv_big-slow", Stage: "conv_big", Config: "16,32,1,True,1"},
+		{Name: "conv_big-fast", Stage: "conv_big", Config: "256,16,1,False,8,fp32"},
+		{Name: "conv_big-slow", Stage: "conv_big", Config: "16,32,1,True,1,fp32"},
 		{Name: "reduce-fast", Stage: "reduce", Config: "65536,8,1,float32,fp32"},
 		{Name: "sgemm-fast", Stage: "sgemm", Config: "16,128,16,8,1,True,ikj,fp32"},
 		{Name: "sgemm-slow", Stage: "sgemm", Config: "16,16,128,8,1,False,jik,fp32"},
-		{Name: "conv_small-slow", Stage: "conv_small", Config: "16,32,1,True,1"},
+		{Name: "conv_small-slow", Stage: "conv_small", Config: "16,32,1,True,1,fp32"},
 	}
 }
 

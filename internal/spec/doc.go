@@ -65,6 +65,11 @@
 //	retention: {spans: 100000, batches: 10000}
 //	                             # optional: the daemon keeps the newest span batches, at most
 //	                             # this many spans (1 to 1,000,000) and batches (1 to 100,000)
+//	zoning:                      # optional: tune the precision map of a chain jointly
+//	  chain: [conv2d, reduce]    #   two of kernels, in data-flow order: the first's output is the
+//	                             #   reduce's input (a builtin conv2d or sgemm feeding a builtin reduce)
+//	  error_budget: {rel: 1e-3}  #   one budget for the chain's output (rel or abs)
+//	  inputs: positive           #   optional: signed (default) or positive seeded inputs
 //
 // The same rules hold as for kernel specs: unknown keys are errors, null is
 // a left-out key, errors are *FieldError naming file, field and line.

@@ -3,6 +3,7 @@ package spec
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -65,6 +66,8 @@ func FuzzParsePipeline(f *testing.F) {
 		"pipeline: a\nkernels: [x, x]\n",
 		"pipeline: a\nretention: {spans: 1e400}\n",
 		"pipeline: &a [*a]\n",
+		"pipeline: z\nkernels: [conv2d, reduce]\nzoning: {chain: [conv2d, reduce], error_budget: {rel: 1e-3}, inputs: positive}\n",
+		"pipeline: z\nkernels: [a, b]\nzoning: {chain: [b, a], error_budget: {abs: 2, rel: 1}}\n",
 	} {
 		f.Add([]byte(s), false)
 	}
@@ -88,6 +91,19 @@ func FuzzParsePipeline(f *testing.F) {
 		for _, k := range p.Kernels {
 			if validName(k) != nil {
 				t.Fatalf("accepted kernel %q", k)
+			}
+		}
+		if z := p.Zoning; z != nil {
+			if len(z.Chain) != ZoningChainLen || z.Chain[0] == z.Chain[1] {
+				t.Fatalf("accepted chain %v", z.Chain)
+			}
+			for _, k := range z.Chain {
+				if !slices.Contains(p.Kernels, k) {
+					t.Fatalf("chain kernel %q not in kernels %v", k, p.Kernels)
+				}
+			}
+			if b := z.ErrorBudget.Settings(); !(b.Value > 0) || b.Kind == "ulp" {
+				t.Fatalf("accepted budget %+v", z.ErrorBudget)
 			}
 		}
 		if r := p.Retention; r.Spans < 1 || r.Spans > MaxRetainSpans || r.Batches < 1 || r.Batches > MaxRetainBatches {

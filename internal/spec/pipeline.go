@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/quasim/quasim/evaluate"
 )
 
 // Retention bounds what the daemon keeps of one pipeline's spans: the
@@ -39,12 +42,31 @@ type Pipeline struct {
 	// (default true); false turns that off for this pipeline.
 	BudgetByInfluence bool
 	Retention         Retention
-	Raw               []byte // the file's bytes
+	// Zoning, when set, asks the daemon to tune the precision map of a
+	// chain of the pipeline's kernels jointly, against one error budget
+	// for the whole chain.
+	Zoning *Zoning
+	Raw    []byte // the file's bytes
 }
+
+// Zoning is a pipeline's zoning section: Chain names kernel specs of the
+// pipeline in data-flow order, each one's output the next one's input;
+// ErrorBudget bounds the error of the chain's output against the float64
+// reference of the whole chain (abs or rel); Inputs is the sign of the
+// seeded inputs it is checked on (signed or positive).
+type Zoning struct {
+	Chain       []string    `json:"chain"`
+	ErrorBudget ErrorBudget `json:"error_budget"`
+	Inputs      string      `json:"inputs,omitempty"`
+}
+
+// ZoningChainLen is how many kernels a chain holds: an upstream kernel
+// and the reduce it feeds.
+const ZoningChainLen = 2
 
 // pipelineKeys are the keys a pipeline file may hold, in the order they
 // are checked.
-var pipelineKeys = []string{"pipeline", "kernels", "budget_by_influence", "retention"}
+var pipelineKeys = []string{"pipeline", "kernels", "budget_by_influence", "retention", "zoning"}
 
 // isPipeline reports whether a parsed file declares a pipeline: a mapping
 // with the key "pipeline".
@@ -146,7 +168,72 @@ func decodePipeline(path string, data []byte, root *node) (*Pipeline, error) {
 			return nil, err
 		}
 	}
+	if n = field("zoning"); n != nil {
+		if err := p.decodeZoning(d, n); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// decodeZoning reads the zoning section: a chain of kernels named in
+// kernels, each once, and a budget of abs or rel.
+func (p *Pipeline) decodeZoning(d decoder, n *node) error {
+	m, err := d.mapping("zoning", n)
+	if err != nil {
+		return err
+	}
+	if err := d.knownKeys("zoning", m, []string{"chain", "error_budget", "inputs"}); err != nil {
+		return err
+	}
+	z := &Zoning{}
+	c := m.get("chain")
+	if c.isNull() {
+		return d.errf("zoning.chain", nil, "missing (want the kernels in data-flow order, e.g. [conv2d, reduce])")
+	}
+	items, err := d.list("zoning.chain", c)
+	if err != nil {
+		return err
+	}
+	if len(items) != ZoningChainLen {
+		return d.errf("zoning.chain", c, "%d kernels: want %d (a kernel and the reduce it feeds)", len(items), ZoningChainLen)
+	}
+	for i, it := range items {
+		f := fmt.Sprintf("zoning.chain[%d]", i)
+		k, err := d.str(f, it)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(p.Kernels, k) {
+			return d.errf(f, it, "%q is not one of kernels %v", k, p.Kernels)
+		}
+		if slices.Contains(z.Chain, k) {
+			return d.errf(f, it, "%q is in the chain twice", k)
+		}
+		z.Chain = append(z.Chain, k)
+	}
+	b := m.get("error_budget")
+	if b.isNull() {
+		return d.errf("zoning.error_budget", nil, "missing (want {rel: X} or {abs: X})")
+	}
+	if z.ErrorBudget, err = decodeBudget(d, "zoning.error_budget", b); err != nil {
+		return err
+	}
+	if z.ErrorBudget.ULP > 0 {
+		return d.errf("zoning.error_budget.ulp", b.get("ulp"), "a chain's budget is rel or abs")
+	}
+	if v := m.get("inputs"); !v.isNull() {
+		str, err := d.str("zoning.inputs", v)
+		if err != nil {
+			return err
+		}
+		if str != evaluate.InputsSigned && str != evaluate.InputsPositive {
+			return d.errf("zoning.inputs", v, "%q: want %s or %s", str, evaluate.InputsSigned, evaluate.InputsPositive)
+		}
+		z.Inputs = str
+	}
+	p.Zoning = z
+	return nil
 }
 
 func (p *Pipeline) decodeRetention(d decoder, n *node) error {

@@ -81,6 +81,8 @@ func TestPrecisionNarrowing(t *testing.T) {
 		{"narrowed by alias", reduceYAML + "parameters: {acc: [fp32, fp64], input: [half]}\n", "acc", []string{"float64", "float32"}},
 		{"narrowed input kept", reduceYAML + "parameters: {input: [half, bf16]}\n", "input", []string{"fp16", "bf16"}},
 		{"sgemm no budget", "name: g\nevaluator: builtin:sgemm\nproblems: ['64,64,64']\n", "b_input", []string{"fp32"}},
+		{"conv2d no budget", "name: c\nevaluator: builtin:conv2d\nproblems: ['64,64,5']\n", "input", []string{"fp32"}},
+		{"conv2d budget", "name: c\nevaluator: builtin:conv2d\nproblems: ['64,64,5']\nverify: {error_budget: {rel: 1e-3}}\n", "input", []string{"fp32", "fp16", "bf16", "int8", "fp8_e4m3", "int4"}},
 		{"sgemm budget", "name: g\nevaluator: builtin:sgemm\nproblems: ['64,64,64']\nverify: {error_budget: {abs: 1e-2}}\n", "b_input", []string{"fp32", "fp16", "bf16", "int8", "fp8_e4m3", "int4"}},
 	}
 	for _, tt := range tests {

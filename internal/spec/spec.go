@@ -688,13 +688,21 @@ func (s *Spec) decodeVerify(d decoder, n *node) error {
 // decodeErrorBudget reads verify.error_budget: one of abs, rel or ulp, a finite
 // number > 0.
 func (s *Spec) decodeErrorBudget(d decoder, n *node) error {
-	const field = "verify.error_budget"
+	b, err := decodeBudget(d, "verify.error_budget", n)
+	s.Verify.ErrorBudget = b
+	return err
+}
+
+// decodeBudget reads an error budget mapping at field: one of abs, rel or
+// ulp, a finite number > 0.
+func decodeBudget(d decoder, field string, n *node) (ErrorBudget, error) {
+	var b ErrorBudget
 	m, err := d.mapping(field, n)
 	if err != nil {
-		return err
+		return b, err
 	}
 	if err := d.knownKeys(field, m, []string{"abs", "rel", "ulp"}); err != nil {
-		return err
+		return b, err
 	}
 	var set []string
 	for _, k := range []string{"abs", "rel", "ulp"} {
@@ -704,25 +712,25 @@ func (s *Spec) decodeErrorBudget(d decoder, n *node) error {
 		}
 		x, err := d.number(field+"."+k, v)
 		if err != nil {
-			return err
+			return ErrorBudget{}, err
 		}
 		if !(x > 0) {
-			return d.errf(field+"."+k, v, "%s: want a number > 0", genome.PyFloat(x))
+			return ErrorBudget{}, d.errf(field+"."+k, v, "%s: want a number > 0", genome.PyFloat(x))
 		}
 		set = append(set, k)
 		switch k {
 		case "abs":
-			s.Verify.ErrorBudget.Abs = x
+			b.Abs = x
 		case "rel":
-			s.Verify.ErrorBudget.Rel = x
+			b.Rel = x
 		default:
-			s.Verify.ErrorBudget.ULP = x
+			b.ULP = x
 		}
 	}
 	if len(set) != 1 {
-		return d.errf(field, n, "want exactly one of abs, rel or ulp, got %d", len(set))
+		return ErrorBudget{}, d.errf(field, n, "want exactly one of abs, rel or ulp, got %d", len(set))
 	}
-	return nil
+	return b, nil
 }
 
 // decodePrecision reads the precision section: parameter name -> stage.

@@ -100,6 +100,7 @@ func newRootCommand() *cobra.Command {
 		newReloadCommand(g),
 		newCertsCommand(g),
 		newCausalCommand(g),
+		newZoningCommand(g),
 		newReportCommand(g),
 		newDevicesCommand(g),
 		newMemgraphCommand(g),
