@@ -126,3 +126,37 @@ func TestForestResumeBetweenRefits(t *testing.T) {
 		t.Fatalf("resumed at 430 differs at evaluation %d", firstDiff(keys(a.Trace), keys(b.Trace)))
 	}
 }
+
+// Past 400 results the forest refits only when the history has grown by a
+// tenth since the last fit, so the cost per evaluation stays flat.
+func TestForestPeriodicRefit(t *testing.T) {
+	t.Parallel()
+	bs := synthetic(t)
+	f := NewForest(bs.Space, 3, ForestOptions{})
+	fits, last := 0, 0
+	for n := 0; n < min(bs.Size, 900); n++ {
+		cs, err := f.Ask(1)
+		if err != nil || len(cs) != 1 {
+			t.Fatalf("Ask at %d: %v, %v", n, cs, err)
+		}
+		if f.st.FitAt != last {
+			if last >= 400 && f.st.FitAt < last+last/10 {
+				t.Fatalf("refit at %d, %d after the last", f.st.FitAt, f.st.FitAt-last)
+			}
+			if last < 400 && f.st.FitAt != n && f.st.FitAt <= 400 {
+				t.Fatalf("after %d results the model was fitted on %d", n, f.st.FitAt)
+			}
+			last = f.st.FitAt
+			if last > 400 {
+				fits++
+			}
+		}
+		m, _ := bs.Measure(cs[0])
+		if err := f.Tell([]Result{{Config: cs[0], OK: m.OK, Value: m.Time}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fits == 0 || fits > 8 {
+		t.Errorf("%d refits between 400 and 900 results, want a few", fits)
+	}
+}

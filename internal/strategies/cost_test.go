@@ -19,6 +19,18 @@ import (
 //
 //	go test ./internal/strategies -run '^$' -bench PortfolioMarginalCost -benchtime 1x
 func BenchmarkPortfolioMarginalCost(b *testing.B) {
+	f, _ := Get("portfolio")
+	evolvetest.MarginalCost(b, gemm3090(b), f, []int{1, 100, 400, 1000, 2000})
+}
+
+// BenchmarkForestMarginalCost is the same for forest search alone.
+func BenchmarkForestMarginalCost(b *testing.B) {
+	f, _ := Get("forest")
+	evolvetest.MarginalCost(b, gemm3090(b), f, []int{1, 100, 400, 1000, 2000})
+}
+
+// gemm3090 is the recorded RTX 3090 gemm space, replayed.
+func gemm3090(b *testing.B) evolve.BenchSpace {
 	path := filepath.Join("..", "..", "..", "shared", "spaces", "gemm_clblast_RTX_3090.json.gz")
 	if _, err := os.Stat(path); err != nil {
 		b.Skipf("skipping: %v", err)
@@ -38,6 +50,5 @@ func BenchmarkPortfolioMarginalCost(b *testing.B) {
 		}
 		return evolve.Measurement{Key: tr.Key, Time: tr.Time, OK: tr.OK()}, nil
 	}}
-	f, _ := Get("portfolio")
-	evolvetest.MarginalCost(b, bs, f, []int{1, 100, 400, 1000, 2000})
+	return bs
 }
