@@ -140,7 +140,14 @@ type Score struct {
 	// after k' and up to k that each member was given, where k' is the
 	// previous of ks (0 for the first): how the split moved over the runs.
 	Allocation map[int]map[string]float64 `json:"allocation,omitempty"`
+	// Follow is, for an Allocator, the share of the FollowWindow
+	// evaluations after a member's new best that went to that member:
+	// about 1/members for an allocation blind to who is improving.
+	Follow float64 `json:"follow,omitempty"`
 }
+
+// FollowWindow is how many evaluations after a new best Score.Follow counts.
+const FollowWindow = 5
 
 // Ks are the evaluation counts the metric reports.
 var Ks = []int{25, 50, 100, 200, 400}
@@ -201,6 +208,7 @@ func ScoreRuns(space, strategy string, runs []BenchRun, optimum float64, ks []in
 		evals += len(r.Trace)
 	}
 	sc.Allocation = allocationShares(runs, ks)
+	sc.Follow = followShare(runs)
 	sc.EvalsTo95 = median(to95)
 	sc.SimSecondsTo95 = median(sim95)
 	if evals > 0 {
@@ -281,6 +289,7 @@ func Mean(strategy string, scores []Score, ks []int) Score {
 		}
 		over += s.OverheadUS
 		m.Runs += s.Runs
+		m.Follow += s.Follow / float64(len(scores))
 		for k, shares := range s.Allocation {
 			if m.Allocation == nil {
 				m.Allocation = map[int]map[string]float64{}
@@ -308,6 +317,34 @@ func Mean(strategy string, scores []Score, ks []int) Score {
 
 // allocationShares is the mean share of each proposer among the
 // evaluations in each window of ks; nil when no run names proposers.
+// followShare is Score.Follow over runs: after each new best a member
+// proposed, the share of the next FollowWindow evaluations given to it.
+func followShare(runs []BenchRun) float64 {
+	hits, n := 0, 0
+	for _, r := range runs {
+		best := math.Inf(1)
+		for i, m := range r.Trace {
+			if !m.OK || m.Time >= best {
+				continue
+			}
+			best = m.Time
+			if m.By == "" || m.By == DesignName || m.By == WarmName {
+				continue
+			}
+			for _, next := range r.Trace[i+1 : min(i+1+FollowWindow, len(r.Trace))] {
+				if next.By == m.By {
+					hits++
+				}
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(hits) / float64(n)
+}
+
 func allocationShares(runs []BenchRun, ks []int) map[int]map[string]float64 {
 	out := map[int]map[string]float64{}
 	for _, r := range runs {

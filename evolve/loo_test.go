@@ -59,3 +59,20 @@ func TestSeedSpread(t *testing.T) {
 		t.Errorf("spread %v, want %v", got[1], want)
 	}
 }
+
+// Follow counts, after each new best a member proposed, the next
+// evaluations that went to the same member; the design's bests and
+// evaluations that are no improvement start nothing.
+func TestFollowShare(t *testing.T) {
+	m := func(by string, v float64) Measurement { return Measurement{By: by, OK: true, Time: v} }
+	run := BenchRun{Trace: []Measurement{
+		m(DesignName, 10), // a design best: not counted
+		m("a", 9),         // new best by a: the next 5 are b, a, a, b, b
+		m("b", 9.5), m("a", 9.6), m("a", 9.7), m("b", 9.8), m("b", 9.9),
+		m("b", 8), // new best by b: the one after is b
+		m("b", 8.5),
+	}}
+	if got, want := followShare([]BenchRun{run}), 3.0/6; got != want {
+		t.Errorf("follow share %v, want %v", got, want)
+	}
+}

@@ -795,6 +795,10 @@ func printAllocation(w io.Writer, rep benchReport) {
 			}
 			fmt.Fprintln(tw, line)
 		}
+		fmt.Fprintf(tw, "%s\tfollows a new best\t%.2f\t\n", sc.Strategy, sc.Follow)
+	}
+	if printed {
+		fmt.Fprintf(tw, "(follows a new best: share of the %d evaluations after a member's new best given to that member)\n", evolve.FollowWindow)
 	}
 	tw.Flush()
 }
