@@ -103,7 +103,27 @@ func apply(opts map[string]string, setters map[string]optionSetter) error {
 
 func portfolioWith(opts map[string]string) (evolve.Factory, error) {
 	var po evolve.PortfolioOptions
+	// "forest.trees=32" sets the forest member's option.
+	forestOpts := map[string]string{}
+	for k, v := range opts {
+		if sub, ok := strings.CutPrefix(k, "forest."); ok {
+			forestOpts[sub] = v
+			delete(opts, k)
+		}
+	}
+	forestF := memberFactories["forest"]
+	if len(forestOpts) > 0 {
+		var err error
+		if forestF, err = forestWith(forestOpts); err != nil {
+			return nil, fmt.Errorf("forest member: %w", err)
+		}
+	}
 	members := PortfolioMembers()
+	for i := range members {
+		if members[i].Name == "forest" {
+			members[i].New = forestF
+		}
+	}
 	err := apply(opts, map[string]optionSetter{
 		"alloc": func(v string) error {
 			switch v {
@@ -131,6 +151,9 @@ func portfolioWith(opts map[string]string) (evolve.Factory, error) {
 			members = nil
 			for _, n := range strings.Split(v, "+") {
 				f, ok := memberFactories[n]
+				if n == "forest" {
+					f = forestF
+				}
 				if !ok {
 					return fmt.Errorf("no member %q (have es, quantumsearch, schedules, forest)", n)
 				}

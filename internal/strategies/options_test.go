@@ -1,6 +1,7 @@
 package strategies
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ func TestParse(t *testing.T) {
 	bs := evolvetest.Synthetic(t)
 	for _, spec := range []string{
 		"portfolio", "portfolio:alloc=uniform", "portfolio:members=es+forest:explore=0.2",
-		"portfolio:discount=0.9:init=5", "forest:trees=8:minleaf=3:random=50:starts=2:features=0.5", "es",
+		"portfolio:discount=0.9:init=5", "portfolio:forest.trees=8:members=es+forest", "forest:trees=8:minleaf=3:random=50:starts=2:features=0.5", "es",
 	} {
 		f, err := Parse(spec)
 		if err != nil {
@@ -30,17 +31,37 @@ func TestParse(t *testing.T) {
 	if got := p.Allocation(); len(got) != 3 || !hasKeys(got, "es", "forest", evolve.DesignName) {
 		t.Errorf("members=es+forest: allocation %v, want es, forest and the design", got)
 	}
+	// A member's option reaches the member: the traces part.
+	trace := func(spec string) []string {
+		f, err := Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := evolve.Run(t.Context(), bs, f, 1, evolve.RunOptions{Budget: 80})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, m := range r.Trace {
+			keys = append(keys, m.Key)
+		}
+		return keys
+	}
+	if slices.Equal(trace("portfolio:members=forest"), trace("portfolio:members=forest:forest.trees=2:forest.random=5")) {
+		t.Errorf("portfolio:forest.trees=2 gave the default forest's trace")
+	}
 	for spec, want := range map[string]string{
-		"nosuch":                  `unknown strategy "nosuch"`,
-		"portfolio:alloc=greedy":  "option alloc: want bandit, uniform or roundrobin",
-		"portfolio:members=es+sa": `no member "sa"`,
-		"portfolio:speed=3":       `unknown option "speed" (have alloc, discount, explore, init, members, reward)`,
-		"portfolio:init=0":        "option init: want a positive integer",
-		"portfolio:explore":       `option "explore": want key=value`,
-		"portfolio:init=3:init=4": `option "init" given twice`,
-		"forest:trees=x":          "option trees: want a positive integer",
-		"es:mu=3":                 "takes no options",
-		"portfolio:explore=-1":    "want a number >= 0",
+		"nosuch":                    `unknown strategy "nosuch"`,
+		"portfolio:alloc=greedy":    "option alloc: want bandit, uniform or roundrobin",
+		"portfolio:members=es+sa":   `no member "sa"`,
+		"portfolio:speed=3":         `unknown option "speed" (have alloc, discount, explore, init, members, reward)`,
+		"portfolio:init=0":          "option init: want a positive integer",
+		"portfolio:explore":         `option "explore": want key=value`,
+		"portfolio:init=3:init=4":   `option "init" given twice`,
+		"forest:trees=x":            "option trees: want a positive integer",
+		"portfolio:forest.leaves=3": `forest member: unknown option "leaves"`,
+		"es:mu=3":                   "takes no options",
+		"portfolio:explore=-1":      "want a number >= 0",
 	} {
 		_, err := Parse(spec)
 		if err == nil || !strings.Contains(err.Error(), want) {
