@@ -43,8 +43,21 @@ type Zoning struct {
 	// ones signed: its error_budget check records each stage's format and
 	// bound, the composed bound and the measured error. Empty when Map is
 	// nil.
-	Certificate string   `json:"certificate,omitempty"`
-	Notes       []string `json:"notes,omitempty"`
+	Certificate string `json:"certificate,omitempty"`
+	// CertificateID is Certificate's id: it is in the certificate store
+	// (GET /v1/certs/{id}, quasimctl certs), under kernel
+	// pipeline/<pipeline>.
+	CertificateID string   `json:"certificate_id,omitempty"`
+	Notes         []string `json:"notes,omitempty"`
+	// Revoked are the keys of the maps whose certificate was revoked (a
+	// runtime observed an error above a stage's certified bound, or an
+	// operator revoked it), kernel and config per stage joined by " | ":
+	// none of them is served or certified again.
+	Revoked []string `json:"revoked,omitempty"`
+	// Restored says the map was read from the state file at start, tuned
+	// against the same zoning section and served configs, not measured
+	// again.
+	Restored bool `json:"restored,omitempty"`
 }
 
 // Budget is an error budget: Kind rel or abs, Value > 0.

@@ -52,6 +52,9 @@ func (s *server) getCerts(r *http.Request) (any, error) {
 				return nil, err
 			}
 			served[id] = sv.Certificate
+			if p, ok := strings.CutPrefix(m.Job.Kernel, zoningKernel("")); ok && s.zoner != nil {
+				served[id] = s.zoner.servedCert(p) // a zoned map's
+			}
 		}
 		cs := api.CertSummary{
 			ID: m.ID, Kernel: m.Job.Kernel, Problem: m.Job.Problem, Device: m.Job.Device, Key: m.Key,
@@ -126,6 +129,13 @@ func (s *server) revoke(id, reason string, rr runRequest) (api.RevokeResponse, e
 		return api.RevokeResponse{}, err
 	}
 	s.log.Warn().Str("cert", id).Str("job_id", meta.Job.String()).Str("reason", reason).Msg("certificate revoked")
+	if strings.HasPrefix(meta.Job.Kernel, zoningKernel("")) && s.zoner != nil {
+		// A zoned map's: the pipeline falls back and tunes again.
+		resp := api.RevokeResponse{ID: id, Job: meta.Job.String(), Match: api.MatchDefault}
+		hit, err := s.zoner.revoked(id, reason)
+		resp.Requeued = hit
+		return resp, err
+	}
 	// The store took the point off the job's front as it revoked it: the
 	// cached answers go whatever happens below.
 	defer s.sched.changed(meta.Job)

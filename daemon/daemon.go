@@ -191,7 +191,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		lockDevice: devs.lock,
 		ceilings:   ceil,
 	}
-	srv.zoner = &zoner{sched: sched, key: key, lock: devs.lock, log: log.With().Str("component", "zoning").Logger(), now: cfg.Now}
+	srv.zoner = &zoner{sched: sched, key: key, lock: devs.lock, log: log.With().Str("component", "zoning").Logger(), now: cfg.Now, ctx: ctx}
 	sched.zoneChanged = func(jobs ...store.JobKey) { srv.zoner.jobsChanged(ctx, jobs...) }
 	var reloadMu sync.Mutex // load and apply as one step, or an older load could win
 	doReload := func() api.ReloadResponse {

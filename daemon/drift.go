@@ -118,6 +118,17 @@ func (s *server) postObservations(r *http.Request) (any, error) {
 		if id != "" {
 			resp.Revoked = append(resp.Revoked, id)
 		}
+		if s.zoner == nil {
+			continue
+		}
+		ids, err := s.zoner.checkError(rep)
+		resp.Revoked = append(resp.Revoked, ids...)
+		if s.metrics != nil && len(ids) > 0 {
+			s.metrics.errorRevoked(rep.j.key.Kernel)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	for _, b := range batches {
 		drifting, err := s.checkDrift(b.j, now)

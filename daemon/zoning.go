@@ -1,14 +1,16 @@
 package daemon
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,36 +26,63 @@ import (
 )
 
 // zoner tunes the precision maps of the pipelines that declare a zoning
-// section: once per pipeline file as loaded (a reload that changes the
-// file tunes again), whenever a chain kernel's served config changes, and
-// on POST /v1/pipelines/{pipeline}/zoning; a map stays served while its
-// pipeline is tuned again. Results are kept in memory; a restart tunes
-// again. Lock order: scheduler.mu may be held while z.mu is taken
-// (changed calls jobsChanged), never the other way round.
+// section: once per zoning section as loaded (a reload that changes the
+// section tunes again), whenever a chain kernel's served config changes,
+// and on POST /v1/pipelines/{pipeline}/zoning; a map stays served while
+// its pipeline is tuned again. Each tuned zoning is kept in the state file
+// (zoning_store.go): a start serves it again without measuring while the
+// section and the served configs it was tuned against are the same. The
+// served map's certificate is in the certificate store; a revocation of it
+// falls back to the next certified map (zoning_revoke.go). Lock order:
+// scheduler.mu may be held while z.mu is taken (changed calls
+// jobsChanged), never the other way round.
 type zoner struct {
 	sched *scheduler
 	key   ed25519.PrivateKey
 	lock  func(ctx context.Context, device string) (func(), error)
 	log   zerolog.Logger
 	now   func() time.Time
+	// ctx is the daemon's: tunings queued by a revocation run under it
+	// (nil in tests that queue none).
+	ctx context.Context
 
 	mu   sync.Mutex
 	runs map[string]*zoneRun // by pipeline name
 }
 
-// zoneRun is one pipeline's zoning: the file it was tuned for, and where
-// its tuning stands.
+// zoneRun is one pipeline's zoning: the zoning section it was tuned for,
+// and where its tuning stands.
 type zoneRun struct {
-	raw    []byte
-	res    api.Zoning
-	jobs   []store.JobKey // the chain kernels' jobs, whose lookups carry the map
-	used   []string       // their configs the map was tuned at
-	cancel context.CancelFunc
+	section string
+	res     api.Zoning
+	jobs    []store.JobKey // the chain kernels' jobs, whose lookups carry the map
+	used    []string       // their configs the map was tuned at
+	// certified are the maps certified by the last tuning that are not
+	// revoked, fastest first: res.Map, then the fallbacks.
+	certified []api.ZoneMap
+	device    string
+	cancel    context.CancelFunc
 }
 
-// update starts tuning each zoned pipeline whose file is new or changed,
-// and forgets the pipelines no longer zoned.
+// zoneSection is p's zoning section in a canonical form: what a tuned
+// map depends on in the pipeline file.
+func zoneSection(p *spec.Pipeline) string {
+	b := p.Zoning.ErrorBudget.Settings()
+	return fmt.Sprintf("chain=%s budget=%s:%s inputs=%s", strings.Join(p.Zoning.Chain, ","), b.Kind,
+		strconv.FormatFloat(b.Value, 'g', -1, 64), cmpOr(p.Zoning.Inputs, evaluate.InputsSigned))
+}
+
+// update starts tuning each zoned pipeline whose zoning section is new or
+// changed, unless the state file holds its zoning tuned against the same
+// section and served configs, and forgets the pipelines no longer zoned.
 func (z *zoner) update(ctx context.Context, pipes []*spec.Pipeline) {
+	// The chains' jobs and served configs, read before z.mu (lock order).
+	chains := map[string]zoneChain{}
+	for _, p := range pipes {
+		if p.Zoning != nil {
+			chains[p.Name] = z.chain(p)
+		}
+	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.runs == nil {
@@ -65,7 +94,10 @@ func (z *zoner) update(ctx context.Context, pipes []*spec.Pipeline) {
 			continue
 		}
 		keep[p.Name] = true
-		if r := z.runs[p.Name]; r != nil && bytes.Equal(r.raw, p.Raw) {
+		if r := z.runs[p.Name]; r != nil && r.section == zoneSection(p) {
+			continue
+		}
+		if z.runs[p.Name] == nil && z.restoreLocked(p, chains[p.Name]) {
 			continue
 		}
 		z.startLocked(ctx, p)
@@ -86,30 +118,34 @@ func (z *zoner) startLocked(ctx context.Context, p *spec.Pipeline) {
 		r.cancel()
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	section := zoneSection(p)
 	b := p.Zoning.ErrorBudget.Settings()
-	r := &zoneRun{raw: p.Raw, cancel: cancel, res: api.Zoning{
+	r := &zoneRun{section: section, cancel: cancel, res: api.Zoning{
 		Pipeline: p.Name, State: api.ZoningTuning, Chain: append([]string{}, p.Zoning.Chain...),
 		Budget: api.Budget{Kind: b.Kind, Value: b.Value}, Inputs: cmpOr(p.Zoning.Inputs, evaluate.InputsSigned),
 	}}
-	if old := z.runs[p.Name]; old != nil && bytes.Equal(old.raw, p.Raw) && old.res.Map != nil {
-		// Tuning again for new served configs: the map tuned before stays
-		// served until the new one is done.
+	if old := z.runs[p.Name]; old != nil && old.section == section && old.res.Map != nil {
+		// Tuning again for new served configs, or after a revocation: the
+		// map served stays served until the new one is done.
 		prev := old.res
-		prev.State = api.ZoningTuning
-		r.res, r.jobs, r.used = prev, old.jobs, old.used
+		prev.State, prev.Restored = api.ZoningTuning, false
+		r.res, r.jobs, r.used, r.certified, r.device = prev, old.jobs, old.used, old.certified, old.device
 	}
 	z.runs[p.Name] = r
 	go func() {
 		fresh := r.res
-		fresh.Map, fresh.Default, fresh.Split, fresh.Certificate, fresh.Notes, fresh.Error = nil, nil, nil, "", nil, ""
-		fresh.Maps, fresh.Passed = 0, 0
-		res, jobs, used := z.tune(ctx, p, fresh)
+		fresh.Map, fresh.Default, fresh.Split, fresh.Certificate, fresh.CertificateID, fresh.Notes, fresh.Error = nil, nil, nil, "", "", nil, ""
+		fresh.Maps, fresh.Passed, fresh.Revoked = 0, 0, nil
+		t := z.tune(ctx, p, fresh)
 		z.mu.Lock()
 		if z.runs[p.Name] == r && ctx.Err() == nil {
-			r.res, r.jobs, r.used = res, jobs, used
+			r.res, r.jobs, r.used, r.certified, r.device = t.res, t.jobs, t.used, t.certified, t.device
+			if r.res.State == api.ZoningDone {
+				z.persistLocked(r)
+			}
 		}
 		z.mu.Unlock()
-		z.sched.index.invalidate(jobs...)
+		z.sched.index.invalidate(t.jobs...)
 		z.sched.epoch.Add(1)
 	}()
 }
@@ -175,67 +211,118 @@ func (z *zoner) stages(kernel string) []api.ZoneStage {
 	return out
 }
 
-// tune resolves p's chain to the kernels' first jobs and zones it.
-func (z *zoner) tune(ctx context.Context, p *spec.Pipeline, res api.Zoning) (api.Zoning, []store.JobKey, []string) {
-	var used []string // the configs tuned at
-	fail := func(jobs []store.JobKey, format string, args ...any) (api.Zoning, []store.JobKey, []string) {
-		res.State, res.Error = api.ZoningFailed, fmt.Sprintf(format, args...)
-		z.log.Warn().Str("pipeline", p.Name).Str("error", res.Error).Msg("zoning failed")
-		return res, jobs, used
-	}
-	var (
-		stages [2]builtin.ZoneStage
-		jobs   []store.JobKey
-		device string
-	)
+// zoneChain is a chain's kernels' first jobs and the configs they serve
+// (or their defaults); err says why p's chain does not resolve.
+type zoneChain struct {
+	jobs   []store.JobKey
+	used   []string
+	stages []builtin.ZoneStage
+	device string
+	err    string
+}
+
+// chain resolves p's chain to the kernels' first jobs and their served
+// configs. It reads the scheduler: never under z.mu.
+func (z *zoner) chain(p *spec.Pipeline) zoneChain {
+	var c zoneChain
 	for i, name := range p.Zoning.Chain {
 		k, ok := z.sched.kernel(name)
 		if !ok || len(k.jobs) == 0 {
-			return fail(jobs, "%s: zoning.chain[%d]: %q is not a loaded kernel spec with a job", p.Source, i, name)
+			c.err = fmt.Sprintf("%s: zoning.chain[%d]: %q is not a loaded kernel spec with a job", p.Source, i, name)
+			return c
 		}
 		j := k.jobs[0]
 		bk, ok := j.spec.Evaluator.(*builtin.Kernel)
 		if !ok {
-			return fail(jobs, "%s: zoning.chain[%d]: %q is not a builtin kernel (zoning composes builtin conv2d or sgemm feeding reduce)", p.Source, i, name)
+			c.err = fmt.Sprintf("%s: zoning.chain[%d]: %q is not a builtin kernel (zoning composes builtin conv2d or sgemm feeding reduce)", p.Source, i, name)
+			return c
 		}
-		jobs = append(jobs, j.key)
-		device = bk.Device()
+		c.jobs = append(c.jobs, j.key)
+		c.device = bk.Device()
 		key := z.servedKey(j)
-		used = append(used, key)
-		stages[i] = builtin.ZoneStage{Kernel: bk, Dims: j.spec.Problem.Dims, Key: key}
+		c.used = append(c.used, key)
+		c.stages = append(c.stages, builtin.ZoneStage{Kernel: bk, Dims: j.spec.Problem.Dims, Key: key})
 	}
-	unlock, err := z.lock(ctx, device)
+	return c
+}
+
+// tuned is what one tuning of a pipeline gives.
+type tuned struct {
+	res       api.Zoning
+	jobs      []store.JobKey
+	used      []string
+	certified []api.ZoneMap
+	device    string
+}
+
+// tune zones p's chain at its kernels' served configs and certifies the
+// fastest certified map that was never revoked.
+func (z *zoner) tune(ctx context.Context, p *spec.Pipeline, res api.Zoning) tuned {
+	c := z.chain(p)
+	t := tuned{jobs: c.jobs, used: c.used, device: c.device}
+	fail := func(format string, args ...any) tuned {
+		res.State, res.Error = api.ZoningFailed, fmt.Sprintf(format, args...)
+		z.log.Warn().Str("pipeline", p.Name).Str("error", res.Error).Msg("zoning failed")
+		t.res = res
+		return t
+	}
+	if c.err != "" {
+		return fail("%s", c.err)
+	}
+	unlock, err := z.lock(ctx, c.device)
 	if err != nil {
-		return fail(jobs, "lock %s: %v", device, err)
+		return fail("lock %s: %v", c.device, err)
 	}
 	b := p.Zoning.ErrorBudget.Settings()
-	zn, err := builtin.Zone(ctx, stages[0], stages[1], builtin.ZoneSettings{Budget: b, Inputs: p.Zoning.Inputs})
+	zn, err := builtin.Zone(ctx, c.stages[0], c.stages[1], builtin.ZoneSettings{Budget: b, Inputs: p.Zoning.Inputs})
 	unlock()
 	if err != nil {
-		return fail(jobs, "%s: %v", p.Source, err)
+		return fail("%s: %v", p.Source, err)
 	}
 	res.State, res.Seeds, res.Maps, res.TunedAt, res.Notes = api.ZoningDone, zn.Seeds, len(zn.Maps), z.now().UTC(), zn.Notes
+	revoked, err := z.revokedMaps(p.Name)
+	if err != nil {
+		return fail("read revoked maps: %v", err)
+	}
+	res.Revoked = slices.Sorted(maps.Keys(revoked))
 	for _, m := range zn.Maps {
-		if m.Passed {
-			res.Passed++
+		if !m.Passed {
+			continue
+		}
+		res.Passed++
+		v := zoneMapView(m, p.Zoning.Chain, c.stages[0].Dims)
+		if !revoked[zoneMapKey(v)] {
+			t.certified = append(t.certified, *v)
 		}
 	}
+	slices.SortStableFunc(t.certified, func(a, b api.ZoneMap) int { return cmp.Compare(a.TimeMS, b.TimeMS) })
 	view := func(i int) *api.ZoneMap {
 		if i < 0 {
 			return nil
 		}
-		return zoneMapView(zn.Maps[i], p.Zoning.Chain, stages[0].Dims)
+		return zoneMapView(zn.Maps[i], p.Zoning.Chain, c.stages[0].Dims)
 	}
-	res.Map, res.Default, res.Split = view(zn.Best), view(zn.Default), view(zn.BestWithin([]float64{0.5, 0.5}))
-	if res.Map != nil {
-		cert, err := z.certify(p, res, device)
-		if err != nil {
-			return fail(jobs, "certify: %v", err)
+	res.Default, res.Split = view(zn.Default), view(zn.BestWithin([]float64{0.5, 0.5}))
+	if len(t.certified) > 0 {
+		m := t.certified[0]
+		res.Map = &m
+		if err := z.certifyMap(p, &res, c.device, res.TunedAt); err != nil {
+			return fail("certify: %v", err)
 		}
-		res.Certificate = cert
 	}
-	z.log.Info().Str("pipeline", p.Name).Int("maps", res.Maps).Int("certified", res.Passed).Msg("zoning tuned")
-	return res, jobs, used
+	z.log.Info().Str("pipeline", p.Name).Int("maps", res.Maps).Int("certified", res.Passed).Int("revoked", len(res.Revoked)).Msg("zoning tuned")
+	t.res = res
+	return t
+}
+
+// zoneMapKey names a map as its certificate's key does: each stage's
+// kernel and config, joined by " | ".
+func zoneMapKey(m *api.ZoneMap) string {
+	keys := make([]string, len(m.Stages))
+	for i, st := range m.Stages {
+		keys[i] = st.Kernel + " " + st.Key
+	}
+	return strings.Join(keys, " | ")
 }
 
 // zoneMapView is m on the wire: each stage named by its kernel spec, the
@@ -254,10 +341,34 @@ func zoneMapView(m builtin.ZoneMap, chain []string, upDims []int) *api.ZoneMap {
 	return out
 }
 
+// certifyMap signs the certificate of res.Map, stores it in the
+// certificate store (under the job pipeline/<name>) and sets res's
+// Certificate and CertificateID.
+func (z *zoner) certifyMap(p *spec.Pipeline, res *api.Zoning, device string, issued time.Time) error {
+	c, err := z.certify(p, *res, device, issued)
+	if err != nil {
+		return err
+	}
+	body, err := c.Encode()
+	if err != nil {
+		return err
+	}
+	job := store.JobKey{Kernel: c.Job.Kernel, SpecHash: c.Job.SpecHash, Problem: c.Job.Problem, Device: c.Job.Device}
+	meta := store.CertMeta{ID: c.ID, Key: c.Key, TimeMS: c.Latency.MedianMS, IssuedAt: c.IssuedAt}
+	if err := z.sched.st.PutCert(job, meta, body); err != nil {
+		return err
+	}
+	res.Certificate, res.CertificateID = string(body), c.ID
+	return nil
+}
+
+// zoningKernel is the kernel name of a pipeline's zoning certificates.
+func zoningKernel(pipeline string) string { return "pipeline/" + pipeline }
+
 // certify signs the certificate of res's map: its error_budget check
 // records each stage's format and bound, the composed bound and the
 // measured error.
-func (z *zoner) certify(p *spec.Pipeline, res api.Zoning, device string) (string, error) {
+func (z *zoner) certify(p *spec.Pipeline, res api.Zoning, device string, issued time.Time) (*certs.Certificate, error) {
 	m := res.Map
 	sum := sha256.Sum256(p.Raw)
 	pm := map[string]any{}
@@ -277,7 +388,7 @@ func (z *zoner) certify(p *spec.Pipeline, res api.Zoning, device string) (string
 		stages[i] = map[string]any{"kernel": st.Kernel, "precision": st.Precision, "bound": st.Bound, "parts": parts}
 	}
 	c := &certs.Certificate{
-		Job:    certs.Job{Kernel: "pipeline/" + p.Name, SpecHash: hex.EncodeToString(sum[:]), Problem: m.Stages[0].Problem, Device: device},
+		Job:    certs.Job{Kernel: zoningKernel(p.Name), SpecHash: hex.EncodeToString(sum[:]), Problem: m.Stages[0].Problem, Device: device},
 		Key:    strings.Join(keys, " | "),
 		Config: cfg,
 		Checks: []certs.Check{{
@@ -287,13 +398,12 @@ func (z *zoner) certify(p *spec.Pipeline, res api.Zoning, device string) (string
 			Results: map[string]any{"bound": m.Bound, "measured_err": m.Measured, "stages": stages},
 		}},
 		Latency:  certs.Latency{Samples: 1, MedianMS: m.TimeMS, TimesMS: []float64{m.TimeMS}},
-		IssuedAt: res.TunedAt,
+		IssuedAt: issued,
 	}
 	if err := certs.Sign(c, z.key); err != nil {
-		return "", err
+		return nil, err
 	}
-	b, err := c.Encode()
-	return string(b), err
+	return c, nil
 }
 
 func (s *server) getZoning(r *http.Request) (any, error) {
@@ -335,7 +445,7 @@ func (z *zoner) jobsChanged(ctx context.Context, jobs ...store.JobKey) {
 			if !ok || p.Zoning == nil {
 				continue
 			}
-			now := z.servedKeys(p) // reads the scheduler: not under z.mu
+			now := z.chain(p).used // reads the scheduler: not under z.mu
 			z.mu.Lock()
 			// A tuning in flight may have read the configs before the
 			// change: it starts again too.
@@ -346,20 +456,6 @@ func (z *zoner) jobsChanged(ctx context.Context, jobs ...store.JobKey) {
 			z.mu.Unlock()
 		}
 	}()
-}
-
-// servedKeys are the configs p's chain kernels' first jobs serve now (or
-// their defaults), as tune reads them.
-func (z *zoner) servedKeys(p *spec.Pipeline) []string {
-	var out []string
-	for _, name := range p.Zoning.Chain {
-		k, ok := z.sched.kernel(name)
-		if !ok || len(k.jobs) == 0 {
-			return nil
-		}
-		out = append(out, z.servedKey(k.jobs[0]))
-	}
-	return out
 }
 
 // servedKey is j's served config key, or its default's.

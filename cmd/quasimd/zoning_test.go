@@ -50,20 +50,7 @@ func TestZonedPipelineServed(t *testing.T) {
 	conv := waitServedKernel(t, d, "conv2d", "48,52,5")
 	red := waitServed(t, d, "65536")
 
-	// Wait for the map tuned at the served configs (a promotion tunes
-	// the chain again).
-	var z api.Zoning
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		d.ctlJSON(&z, "zoning", "infer")
-		if z.State == api.ZoningDone && z.Map != nil && sameParams(z.Map.Stages[0].Key, conv.Key) && z.Default != nil && sameParams(z.Default.Stages[1].Key, red.Key) {
-			break
-		}
-		if z.State == api.ZoningFailed || time.Now().After(deadline) {
-			t.Fatalf("zoning %+v; served conv2d %s, reduce %s", z, conv.Key, red.Key)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	z := waitZoned(t, d, "infer", conv, red)
 	m := z.Map
 	if z.Maps < 2 || z.Passed < 1 || !(m.Bound <= 1e-3) || !(m.Measured <= m.Bound) || len(m.Stages) != 2 ||
 		m.Stages[0].Kernel != "conv2d" || m.Stages[1].Kernel != "reduce" || m.Stages[0].Precision["input"] == "" || m.Stages[1].Precision["acc"] == "" ||
@@ -124,4 +111,22 @@ func TestZonedPipelineServed(t *testing.T) {
 func sameParams(a, b string) bool {
 	i, j := strings.LastIndex(a, ","), strings.LastIndex(b, ",")
 	return i > 0 && j > 0 && a[:i] == b[:j]
+}
+
+// waitZoned waits for pipeline's map tuned at the served configs conv and
+// red (a promotion tunes the chain again) and returns its zoning.
+func waitZoned(t *testing.T, d *proc, pipeline string, conv, red api.Config) api.Zoning {
+	t.Helper()
+	var z api.Zoning
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		d.ctlJSON(&z, "zoning", pipeline)
+		if z.State == api.ZoningDone && z.Map != nil && sameParams(z.Map.Stages[0].Key, conv.Key) && z.Default != nil && sameParams(z.Default.Stages[1].Key, red.Key) {
+			return z
+		}
+		if z.State == api.ZoningFailed || time.Now().After(deadline) {
+			t.Fatalf("zoning %+v; served conv2d %s, reduce %s", z, conv.Key, red.Key)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

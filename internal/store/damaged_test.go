@@ -61,6 +61,10 @@ func filled(t *testing.T) (string, map[string]int) {
 		must(t, err)
 		counts["experiments"]++
 	}
+	for _, p := range []string{"infer", "train"} {
+		must(t, s.PutZoning(store.Zoning{Pipeline: p, Section: "chain=conv2d,reduce", Jobs: []string{"a|h|1|cpu"}, Configs: []string{"1"}, TunedAt: at(1), Result: []byte(`{"map":null}`)}))
+		counts["zonings"]++
+	}
 	must(t, s.Close())
 	return path, counts
 }

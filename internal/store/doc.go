@@ -17,7 +17,7 @@
 // decode is reported as ErrCorrupt naming its bucket and key.
 //
 //	v1/                                  root bucket (its name is fixed; the schema version is the "version" key)
-//	├── version                          decimal schema version, "5"; equals len(migrations) after Open
+//	├── version                          decimal schema version, "6"; equals len(migrations) after Open
 //	├── specs/                           kernel specs, every version ever loaded
 //	│   └── <name>/                      one bucket per spec name
 //	│       └── <hash>                   Spec JSON {"v":1,"name","hash","source","raw","loaded"}
@@ -49,9 +49,11 @@
 //	├── spans/                           pipelines' spans, as runtimes posted them (added in schema 4)
 //	│   └── <pipeline>/                  the bucket sequence is the last batch number handed out
 //	│       └── <8-byte seq><4-byte n>   {"v":1,"at","n","spans":[...]}: one posted batch of n spans, byte for byte
-//	└── experiments/                     perturbation experiments (added in schema 5)
-//	    └── <pipeline>/                  the bucket sequence is the last experiment ID handed out
-//	        └── <8-byte id>              {"v":1,"id","pipeline","at","report":{...}}: the report as the daemon serves it; the newest 50 kept
+//	├── experiments/                     perturbation experiments (added in schema 5)
+//	│   └── <pipeline>/                  the bucket sequence is the last experiment ID handed out
+//	│       └── <8-byte id>              {"v":1,"id","pipeline","at","report":{...}}: the report as the daemon serves it; the newest 50 kept
+//	└── zonings/                         zoned pipelines' tuned precision maps (added in schema 6)
+//	    └── <pipeline>                   {"v":1,"pipeline","section","jobs","configs","tuned_at","result":{...}}: the daemon's state of it
 //
 // <jobkey> is JobKey.String(): kernel|spec hash|problem|device. <8-byte ...>
 // keys are big-endian unsigned integers, so bbolt's byte order is numeric
@@ -86,6 +88,7 @@
 //	version 3  the certs, revocations and jobcerts buckets, created empty
 //	version 4  the spans bucket, created empty
 //	version 5  the experiments bucket, created empty
+//	version 6  the zonings bucket, created empty
 //
 // # What a trial costs
 //
@@ -133,7 +136,9 @@
 // Served treats it as nothing served, and each is reported to
 // Options.OnCorrupt (quasimd counts them in
 // quasim_store_corrupt_records_total{bucket} and logs them, sampled). Reads
-// of one named record (Spec, Cert, MarkTrial, ...) still return ErrCorrupt.
+// of one named record (Spec, Cert, MarkTrial, ...) still return ErrCorrupt;
+// so does Zoning (a pipeline's stored zoning), which also reports it
+// (quasimd then tunes that pipeline again and overwrites the record).
 //
 // Salvage copies every readable record into a new file: it reads the
 // damaged file page by page with the same walker, in a mode that skips bad

@@ -27,6 +27,7 @@ func FuzzDecode(f *testing.F) {
 		`{"v":1,"body":"not base64!"}`,
 		`{"v":1,"at":"2025-01-01T00:00:00Z","n":1,"spans":[{"id":1}]}`,
 		`{"v":1,"id":2,"pipeline":"builtin","at":"2025-01-01T00:00:00Z","report":{"runs":10}}`,
+		`{"v":1,"pipeline":"infer","section":"chain=conv2d,reduce","jobs":["k|h|p|d"],"configs":["1"],"tuned_at":"2025-01-01T00:00:00Z","result":{"map":null}}`,
 		`{"v":2}`, `null`, `[]`, `{"at":"yesterday"}`, "\x00\x00\x00\x00\x00\x00\x00\x01", "",
 	} {
 		f.Add([]byte(seed))
@@ -57,6 +58,8 @@ func FuzzDecode(f *testing.F) {
 		_, err = decodeSpanRecord([]byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1}, data, where)
 		errs = append(errs, err)
 		_, err = decodeExperiment(data, where)
+		errs = append(errs, err)
+		_, err = decodeZoning([]byte("infer"), data, where)
 		errs = append(errs, err)
 		for i, err := range errs {
 			if err != nil && !errors.Is(err, ErrCorrupt) {

@@ -21,9 +21,14 @@ type migration struct {
 var migrations = []migration{
 	{version: 1, migrate: createTree},
 	{version: 2, migrate: backfillJobs},
-	{version: 3, migrate: createCertBuckets},
-	{version: 4, migrate: createSpans},
-	{version: 5, migrate: createExperiments},
+	// certificates, their revocations and each job's index of them (a
+	// schema-2 file has no certificate: nothing to backfill)
+	{version: 3, migrate: createTops(bucketCerts, bucketRevocations, bucketJobCerts)},
+	{version: 4, migrate: createTops(bucketSpans)},       // pipelines' spans
+	{version: 5, migrate: createTops(bucketExperiments)}, // pipelines' perturbation experiments
+	// zoned pipelines' tuned maps (quasimd kept them in memory before and
+	// tuned them again at each start)
+	{version: 6, migrate: createTops(bucketZonings)},
 }
 
 // migrate runs, in tx, every migration newer than the file's version.
@@ -175,44 +180,19 @@ func firstRecordTime(r *bolt.Bucket, jobKey []byte, def time.Time) time.Time {
 	return best
 }
 
-// createCertBuckets (version 3) creates the buckets of certificates: certs,
-// revocations and the jobcerts index. A schema-2 file has no certificate,
-// so there is nothing to backfill.
-func createCertBuckets(tx *bolt.Tx) error {
-	r, err := root(tx)
-	if err != nil {
-		return err
-	}
-	for _, name := range [][]byte{bucketCerts, bucketRevocations, bucketJobCerts} {
-		if _, err := r.CreateBucketIfNotExists(name); err != nil {
-			return fmt.Errorf("create bucket %s: %w", path(string(bucketRoot), string(name)), err)
+// createTops returns a migration that creates the top-level buckets
+// names, empty: no earlier schema held their records.
+func createTops(names ...[]byte) func(tx *bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
+		r, err := root(tx)
+		if err != nil {
+			return err
 		}
+		for _, name := range names {
+			if _, err := r.CreateBucketIfNotExists(name); err != nil {
+				return fmt.Errorf("create bucket %s: %w", path(string(bucketRoot), string(name)), err)
+			}
+		}
+		return nil
 	}
-	return nil
-}
-
-// createSpans (version 4) creates the bucket of pipelines' spans, empty:
-// no earlier schema held spans.
-func createSpans(tx *bolt.Tx) error {
-	r, err := root(tx)
-	if err != nil {
-		return err
-	}
-	if _, err := r.CreateBucketIfNotExists(bucketSpans); err != nil {
-		return fmt.Errorf("create bucket %s: %w", path(string(bucketRoot), string(bucketSpans)), err)
-	}
-	return nil
-}
-
-// createExperiments (version 5) creates the bucket of pipelines'
-// perturbation experiments, empty: no earlier schema held them.
-func createExperiments(tx *bolt.Tx) error {
-	r, err := root(tx)
-	if err != nil {
-		return err
-	}
-	if _, err := r.CreateBucketIfNotExists(bucketExperiments); err != nil {
-		return fmt.Errorf("create bucket %s: %w", path(string(bucketRoot), string(bucketExperiments)), err)
-	}
-	return nil
 }

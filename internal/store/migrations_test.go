@@ -82,7 +82,7 @@ func TestOpenFreshRunsAll(t *testing.T) {
 	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
 		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
 	}
-	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations))}
+	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations)), "zonings"}
 	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("root holds %q, want %q", got, want)
 	}
@@ -311,7 +311,7 @@ func TestMigration3(t *testing.T) {
 	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
 		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
 	}
-	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations))}
+	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations)), "zonings"}
 	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("root holds %q, want %q", got, want)
 	}
@@ -382,7 +382,7 @@ func TestMigration4(t *testing.T) {
 	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
 		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
 	}
-	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations))}
+	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations)), "zonings"}
 	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("root holds %q, want %q", got, want)
 	}
@@ -463,10 +463,10 @@ func TestMigration5(t *testing.T) {
 	}
 	path := schemaFile(t, "4", []string{"specs", "jobs", "trials", "policies", "served", "cycles", "observations", "certs", "revocations", "jobcerts", "spans"}, records)
 	s := openTest(t, path)
-	if v, err := s.SchemaVersion(); err != nil || v != 5 {
-		t.Errorf("SchemaVersion() = %d, %v, want 5", v, err)
+	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
+		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
 	}
-	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=5"}
+	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations)), "zonings"}
 	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("root holds %q, want %q", got, want)
 	}
@@ -485,5 +485,43 @@ func TestMigration5(t *testing.T) {
 	}
 	if ex, err := s.NewExperiment(Experiment{Pipeline: "builtin", Report: []byte(`{}`)}); err != nil || ex.ID != 1 {
 		t.Fatalf("NewExperiment after migration = %+v, %v", ex, err)
+	}
+}
+
+// TestMigration6 builds a schema-5 file by hand and checks Open adds the
+// empty zonings bucket, keeps the other records byte for byte, and that
+// the migrated file takes zonings.
+func TestMigration6(t *testing.T) {
+	t.Parallel()
+	records := []rawRec{
+		{[]string{"experiments", "infer"}, u64(1), `{"v":1,"id":1,"pipeline":"infer","at":"2025-03-01T00:00:00Z","report":{"runs":3}}`},
+	}
+	path := schemaFile(t, "5", []string{"specs", "jobs", "trials", "policies", "served", "cycles", "observations", "certs", "revocations", "jobcerts", "spans", "experiments"}, records)
+	s := openTest(t, path)
+	if v, err := s.SchemaVersion(); err != nil || v != 6 {
+		t.Errorf("SchemaVersion() = %d, %v, want 6", v, err)
+	}
+	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=6", "zonings"}
+	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
+		t.Errorf("root holds %q, want %q", got, want)
+	}
+	err := s.view(func(tx *bolt.Tx) error {
+		r := tx.Bucket(bucketRoot)
+		if k, _ := r.Bucket(bucketZonings).Cursor().First(); k != nil {
+			t.Errorf("zonings not empty after migration: holds %q", k)
+		}
+		if got := r.Bucket(bucketExperiments).Bucket([]byte("infer")).Get(records[0].key); string(got) != records[0].value {
+			t.Errorf("experiment after migration = %q", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutZoning(Zoning{Pipeline: "infer", Result: []byte(`{}`)}); err != nil {
+		t.Fatalf("PutZoning after migration: %v", err)
+	}
+	if z, ok, err := s.Zoning("infer"); err != nil || !ok || z.Pipeline != "infer" {
+		t.Fatalf("Zoning after migration = %+v, %v, %v", z, ok, err)
 	}
 }

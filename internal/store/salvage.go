@@ -157,6 +157,8 @@ func salvaged(trail []string, k, v []byte, seq uint64) (rawRecord, bool, error) 
 	case name == string(bucketExperiments) && len(trail) == 3:
 		r.job = trail[2] // the pipeline
 		r.rec, r.err = decodeExperiment(v, r.where)
+	case name == string(bucketZonings) && len(trail) == 2:
+		r.rec, r.err = decodeZoning(k, v, r.where)
 	case name == string(bucketCerts) && len(trail) == 2:
 		r.rec, r.err = decodeCert(v, r.where)
 	case name == string(bucketRevocations) && len(trail) == 2:
@@ -184,7 +186,7 @@ func copyRecords(f io.ReaderAt, size int64, dtx *bolt.Tx, rep *SalvageReport) er
 	var (
 		specs, tops = droot.Bucket(bucketSpecs), map[string]*bolt.Bucket{}
 	)
-	for _, n := range [][]byte{bucketPolicies, bucketServed, bucketCerts, bucketRevocations} {
+	for _, n := range [][]byte{bucketPolicies, bucketServed, bucketCerts, bucketRevocations, bucketZonings} {
 		tops[string(n)] = droot.Bucket(n)
 	}
 	jobSub := func(top []byte, job string) (*bolt.Bucket, error) {
@@ -309,7 +311,7 @@ func copyRecords(f io.ReaderAt, size int64, dtx *bolt.Tx, rep *SalvageReport) er
 				return err
 			}
 			jobs[meta.Job.String()] = true
-		case string(bucketRevocations):
+		case string(bucketRevocations), string(bucketZonings):
 			if err := tops[r.bucket].Put(r.key, val); err != nil {
 				return err
 			}

@@ -28,7 +28,11 @@ chain's output. Each map's a-priori bound composes the stages' bounds (the
 upstream's error passes through the sum) and its measured error is against
 the float64 reference of the whole chain; the map served is the fastest
 whose both fit. It also shows the stages' own configs and what budgets
-split evenly between the kernels would serve.
+split evenly between the kernels would serve, the served map's
+certificate (quasimctl certs verify ID checks it), and the maps revoked
+because a runtime observed an error above a stage's certified bound. A
+tuned map is kept in the state file: a restart serves it again without
+measuring while the zoning section and the kernels' served configs stay.
 
   quasimctl zoning PIPELINE [--retune] [--wait 2m] [--json]`,
 		Args: exactArgs(1, "PIPELINE"),
@@ -68,10 +72,16 @@ split evenly between the kernels would serve.
 
 func printZoning(w io.Writer, z api.Zoning) error {
 	fmt.Fprintf(w, "pipeline %s: chain %s, budget %s %g (%s inputs)\n", z.Pipeline, strings.Join(z.Chain, " -> "), z.Budget.Kind, z.Budget.Value, z.Inputs)
+	for _, k := range z.Revoked {
+		fmt.Fprintf(w, "revoked, never served again: %s\n", k)
+	}
 	switch z.State {
 	case api.ZoningTuning:
 		fmt.Fprintln(w, "tuning")
-		return nil
+		if z.Map == nil {
+			return nil
+		}
+		fmt.Fprintln(w, "served until the tuning is done:")
 	case api.ZoningFailed:
 		fmt.Fprintf(w, "failed: %s\n", z.Error)
 		return nil
@@ -79,6 +89,13 @@ func printZoning(w io.Writer, z api.Zoning) error {
 	fmt.Fprintf(w, "%d maps checked on seeds %v, %d certified\n", z.Maps, z.Seeds, z.Passed)
 	for _, n := range z.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	if z.CertificateID != "" {
+		restored := ""
+		if z.Restored {
+			restored = " (restored from the state file, not measured again)"
+		}
+		fmt.Fprintf(w, "certificate %s%s\n", z.CertificateID, restored)
 	}
 	t := newTable(w, "", "map", "bound", "measured", "ms")
 	row := func(label string, m *api.ZoneMap) {

@@ -1,0 +1,115 @@
+package daemon
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/internal/spec"
+)
+
+// checkError revokes the certificate of each served zoned map one of whose
+// stages runs rep's job at rep's config, when rep's error is above the
+// bound the map certified for that stage (its share of the composed bound,
+// in the chain budget's units; the composed bound where the share is 0):
+// the pipeline falls back at once to its next certified map, or to none,
+// and a tuning is queued which certifies no revoked map again. It returns
+// the revoked certificates' ids.
+func (z *zoner) checkError(rep errorReport) ([]string, error) {
+	pipes := z.sched.pipelines() // before z.mu (lock order)
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	var ids []string
+	for _, p := range pipes {
+		r := z.runs[p.Name]
+		if p.Zoning == nil || r == nil || r.res.Map == nil || r.res.CertificateID == "" {
+			continue
+		}
+		for i, st := range r.res.Map.Stages {
+			if i >= len(r.jobs) || r.jobs[i] != rep.j.key || st.Key != rep.key {
+				continue
+			}
+			limit := st.Bound
+			if !(limit > 0) {
+				limit = r.res.Map.Bound
+			}
+			if rep.err <= limit {
+				continue
+			}
+			by := "a runtime"
+			if rep.source != "" {
+				by = fmt.Sprintf("runtime %q", rep.source)
+			}
+			reason := fmt.Sprintf("error: %s observed a %s error of %.4g in %s %s, above the bound of %.4g pipeline %s's zoned map certified for that stage",
+				by, r.res.Budget.Kind, rep.err, st.Kernel, rep.key, limit, p.Name)
+			id := r.res.CertificateID
+			if _, err := z.sched.st.Revoke(id, reason, z.now()); err != nil {
+				return ids, err
+			}
+			ids = append(ids, id)
+			if err := z.fallbackLocked(p, r, id, reason); err != nil {
+				return ids, err
+			}
+			break
+		}
+	}
+	return ids, nil
+}
+
+// revoked is told of a certificate revoked through the API: when it is a
+// zoned map's, served or not, the pipeline drops it as checkError does.
+func (z *zoner) revoked(id, reason string) (bool, error) {
+	pipes := z.sched.pipelines()
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	for _, p := range pipes {
+		if r := z.runs[p.Name]; p.Zoning != nil && r != nil && r.res.CertificateID == id {
+			return true, z.fallbackLocked(p, r, id, reason)
+		}
+	}
+	return false, nil
+}
+
+// fallbackLocked drops r's served map, whose certificate id was revoked:
+// its next certified map is certified and served at once (none when it has
+// none left), the answer is stored, lookups see it, and a tuning is
+// queued; the served map stays while it runs.
+func (z *zoner) fallbackLocked(p *spec.Pipeline, r *zoneRun, id, reason string) error {
+	bad := zoneMapKey(r.res.Map)
+	z.log.Warn().Str("pipeline", p.Name).Str("cert", id).Str("map", bad).Str("reason", reason).Msg("zoning certificate revoked")
+	r.certified = slices.DeleteFunc(slices.Clone(r.certified), func(m api.ZoneMap) bool { return zoneMapKey(&m) == bad })
+	if !slices.Contains(r.res.Revoked, bad) {
+		r.res.Revoked = append(slices.Clone(r.res.Revoked), bad)
+		slices.Sort(r.res.Revoked)
+	}
+	r.res.Map, r.res.Certificate, r.res.CertificateID, r.res.Restored = nil, "", "", false
+	var err error
+	if len(r.certified) > 0 {
+		next := r.certified[0]
+		r.res.Map = &next
+		if err = z.certifyMap(p, &r.res, r.device, z.now().UTC()); err != nil {
+			r.res.Map = nil // not served uncertified
+		}
+	}
+	z.persistLocked(r)
+	z.sched.index.invalidate(r.jobs...)
+	z.sched.epoch.Add(1)
+	if z.ctx != nil {
+		z.startLocked(z.ctx, p)
+	}
+	if err != nil {
+		return fmt.Errorf("certify the next map of pipeline %q: %w", p.Name, err)
+	}
+	return nil
+}
+
+// servedCert is the id of the certificate of pipeline's served map, "" when
+// none is served.
+func (z *zoner) servedCert(pipeline string) string {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if r := z.runs[pipeline]; r != nil && r.res.Map != nil {
+		return r.res.CertificateID
+	}
+	return ""
+}

@@ -1,0 +1,81 @@
+package daemon
+
+import (
+	"context"
+	"crypto/ed25519"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/quasim/quasim/api"
+)
+
+// newZoner is a zoner of ts's pipelines, as a daemon start builds one.
+func newZoner(ts *testServer, ctx context.Context, key ed25519.PrivateKey) *zoner {
+	z := &zoner{sched: ts.sched, key: key, lock: (&devices{}).lock, log: zerolog.Nop(), now: time.Now, ctx: ctx}
+	ts.srv.zoner = z
+	z.update(ctx, ts.sched.pipelines())
+	return z
+}
+
+// waitZoning waits for z's zoning of infer to be done.
+func waitZoning(t *testing.T, z *zoner) api.Zoning {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		res, err := z.get("infer")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.State != api.ZoningTuning {
+			if res.State != api.ZoningDone {
+				t.Fatalf("zoning %+v", res)
+			}
+			return res
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("zoning still tuning after 60s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A start (a new zoner on the same state file) serves the stored zoning
+// without measuring only while the chain kernels serve the configs it was
+// tuned at: a new served config tunes it again, at that config.
+func TestZoningRestoredOnlyAtTheSameConfigs(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"conv2d.yaml": "name: conv2d\nevaluator: builtin:conv2d\nproblems: [\"48,52,5\"]\nparameters: {workers: [1]}\n",
+		"reduce.yaml": "name: reduce\nevaluator: builtin:reduce\nproblems: [\"65536\"]\nparameters: {block: [256, 1024], workers: [1]}\n",
+		"infer.yaml":  "pipeline: infer\nkernels: [conv2d, reduce]\nzoning: {chain: [conv2d, reduce], error_budget: {rel: 1e-3}, inputs: positive}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := newTestServer(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, key, _ := ed25519.GenerateKey(nil)
+	first := waitZoning(t, newZoner(ts, ctx, key))
+	if first.Map == nil || first.Restored || first.CertificateID == "" {
+		t.Fatalf("first tuning: %+v", first)
+	}
+	again, err := newZoner(ts, ctx, key).get("infer")
+	if err != nil || again.State != api.ZoningDone || !again.Restored || again.CertificateID != first.CertificateID {
+		t.Fatalf("a start at the same configs: %+v, %v; want the stored zoning", again, err)
+	}
+	_, served := ts.serve(t, "reduce", "65536")
+	z := newZoner(ts, ctx, key)
+	if res, _ := z.get("infer"); res.Restored {
+		t.Fatalf("a start at a new served reduce config %s restored the zoning tuned at %s", served, first.Map.Stages[1].Key)
+	}
+	res := waitZoning(t, z)
+	if i := strings.LastIndex(served, ","); res.Default == nil || !strings.HasPrefix(res.Default.Stages[1].Key, served[:i]) || !res.TunedAt.After(first.TunedAt) {
+		t.Fatalf("tuned again: %+v, want the reduce stage at %s", res, served)
+	}
+}
