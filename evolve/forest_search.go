@@ -185,6 +185,10 @@ func LogTargets(told []Result) []float64 {
 	return y
 }
 
+// rejectionDraws is how many random candidates a proposal draws on a
+// space that is sampled by rejection.
+const rejectionDraws = 10
+
 // propose returns the unknown config of highest expected improvement it
 // finds, or nil.
 func (f *Forest) propose() genome.Config {
@@ -218,7 +222,14 @@ func (f *Forest) propose() genome.Config {
 			}
 		}
 	} else {
-		for range f.opt.Random {
+		draws := f.opt.Random
+		if _, counted := f.space.Count(); !f.space.Enumerable() && !counted {
+			// Each draw is a rejection sampler's, which can cost a
+			// millisecond: draw a few and let the local searches,
+			// which only check constraints, do the rest.
+			draws = min(draws, rejectionDraws)
+		}
+		for range draws {
 			c := sampleUnknown(f.rng, f.space, &f.st.H)
 			if c == nil {
 				break
