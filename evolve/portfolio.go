@@ -426,12 +426,25 @@ func (p *Portfolio) UnmarshalBinary(data []byte) error {
 		members = append(slices.Clone(members), Member{Name: TransferName, New: func(s *genome.Space, _ uint64) Strategy { return NewRanked(s, nil) }})
 	}
 	n := len(members)
+	added := addedMembers(members, st.Members)
+	if len(added) > 0 && len(st.Plays) == n-len(added) {
+		st.insertMembers(added)
+	}
 	if len(st.Plays) != n || len(st.Rewards) != n || len(st.Alloc) != n {
 		return fmt.Errorf("%w: state of %d members, portfolio has %d", ErrBadState, len(st.Plays), n)
 	}
 	strats := make([]Strategy, n)
 	for i, m := range members {
 		b, ok := st.Members[m.Name]
+		if !ok && slices.Contains(added, i) {
+			// A member added since the state was written starts afresh,
+			// knowing every result so far.
+			strats[i] = m.New(p.space, uint64(len(st.H.Told))*1000003+uint64(i)+1)
+			if err := strats[i].Tell(st.H.Told); err != nil {
+				return fmt.Errorf("member %s: %w", m.Name, err)
+			}
+			continue
+		}
 		if !ok {
 			return fmt.Errorf("%w: no state for member %q", ErrBadState, m.Name)
 		}
@@ -461,4 +474,37 @@ func (p *Portfolio) UnmarshalBinary(data []byte) error {
 	st.Members = nil
 	p.st, p.strats, p.members = st, strats, members
 	return nil
+}
+
+// addedMembers lists the indices of members that have no state in a
+// marshalled portfolio: members added to the portfolio since (forest, in
+// quasim's history). An empty state map (not a portfolio's) adds none.
+func addedMembers(members []Member, states map[string][]byte) []int {
+	if len(states) == 0 {
+		return nil
+	}
+	var out []int
+	for i, m := range members {
+		if _, ok := states[m.Name]; !ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// insertMembers makes room in the bandit's arrays for members added at
+// the given indices (ascending), unplayed, and renumbers the owners of
+// pending configs. The other members kept their order, which is the
+// portfolio's order with the new ones left out.
+func (st *portfolioState) insertMembers(at []int) {
+	for _, i := range at {
+		st.Plays = slices.Insert(st.Plays, i, 0)
+		st.Rewards = slices.Insert(st.Rewards, i, 0)
+		st.Alloc = slices.Insert(st.Alloc, i, 0)
+		for k, o := range st.Owner {
+			if o >= i {
+				st.Owner[k] = o + 1
+			}
+		}
+	}
 }

@@ -69,3 +69,84 @@ func TestBanditBeatsUniform(t *testing.T) {
 		}
 	}
 }
+
+// A policy written before a member joined the portfolio (forest, added
+// after quasimd had stored policies of three members) restores: the new
+// member starts afresh, told every result, the others keep their state,
+// their bandit statistics and the configs they have pending.
+func TestPortfolioRestoresWithAddedMember(t *testing.T) {
+	t.Parallel()
+	bs := synthetic(t)
+	es := Member{Name: "es", New: factories["es"]}
+	rnd := Member{Name: "random", New: factories["random"]}
+	forest := Member{Name: "forest", New: factories["forest"]}
+	old := NewPortfolio(bs.Space, 4, []Member{es, rnd}, PortfolioOptions{})
+	tell := func(p *Portfolio, cs []genome.Config) {
+		t.Helper()
+		var rs []Result
+		for _, c := range cs {
+			m, _ := bs.Measure(c)
+			rs = append(rs, Result{Config: c, OK: m.OK, Value: m.Time})
+		}
+		if err := p.Tell(rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 30 {
+		cs, _ := old.Ask(1)
+		tell(old, cs)
+	}
+	pending, _ := old.Ask(3)
+	owners := make([]string, len(pending))
+	for i, c := range pending {
+		owners[i] = old.ProposedBy(c)
+	}
+	data, err := old.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := old.Allocation()
+	restore := func() *Portfolio {
+		p := NewPortfolio(bs.Space, 9, []Member{es, forest, rnd}, PortfolioOptions{})
+		if err := p.UnmarshalBinary(data); err != nil {
+			t.Fatalf("restoring a policy without the forest member: %v", err)
+		}
+		return p
+	}
+	p := restore()
+	for i, c := range pending {
+		if got := p.ProposedBy(c); got != owners[i] {
+			t.Errorf("pending %v proposed by %q after restoring, %q before", c, got, owners[i])
+		}
+	}
+	if a := p.Allocation(); a["es"] != before["es"] || a["random"] != before["random"] || a["forest"] != 0 {
+		t.Errorf("allocation %v after restoring, %v before", a, before)
+	}
+	tell(p, pending)
+	run := func(p *Portfolio) []genome.Config {
+		var out []genome.Config
+		for range 40 {
+			cs, err := p.Ask(1)
+			if err != nil || len(cs) != 1 {
+				t.Fatalf("Ask: %v %v", cs, err)
+			}
+			tell(p, cs)
+			out = append(out, cs[0])
+		}
+		return out
+	}
+	a := run(p)
+	if p.Allocation()["forest"] == 0 {
+		t.Errorf("the added member got no evaluation in 40: %v", p.Allocation())
+	}
+	q := restore()
+	tell(q, pending)
+	if b := run(q); !slices.EqualFunc(a, b, genome.Config.Equal) {
+		t.Errorf("two restores of the same policy went different ways")
+	}
+	// A policy of members that are not the portfolio's is still refused.
+	other := NewPortfolio(bs.Space, 9, []Member{forest}, PortfolioOptions{})
+	if err := other.UnmarshalBinary(data); err == nil {
+		t.Errorf("a policy of es and random restored into a portfolio of forest alone")
+	}
+}
