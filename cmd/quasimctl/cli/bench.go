@@ -62,6 +62,15 @@ and as the mean over spaces:
           benchmark + framework time recorded for each config)
   us/eval the strategy's own time in Ask and Tell per evaluation
 
+and under the means each strategy's seed spread: the standard deviation over
+seeds of one seed's mean over the spaces.
+
+A strategy may carry options, ":key=value" each: portfolio:alloc=uniform
+(or roundrobin: the baselines of the bandit), portfolio:reward=rank,
+explore, discount, init, members=es+forest, forest.KEY=V for the forest
+member; forest:trees=32, minleaf, features, random, starts. "bench score
+--loo portfolio" chooses among the traced variants by leave-one-space-out.
+
 With --warm-from, each strategy also runs as "<name>+warm": before its first
 measurement it ranks the space's configs by the recordings of the same kernel
 on other devices (leave one GPU out; rank transfer, never raw times) and
@@ -91,7 +100,7 @@ printed beside it: the two must agree, which checks the harness.`,
 	}
 	fs := cmd.Flags()
 	fs.StringArrayVar(&o.spaces, "space", nil, "recorded space file or directory (repeatable)")
-	fs.StringSliceVar(&o.strategies, "strategy", []string{"random", "es"}, "strategies to run, comma separated ("+strings.Join(strategies.Names(), ", ")+")")
+	fs.StringSliceVar(&o.strategies, "strategy", []string{"random", "es"}, "strategies to run, comma separated ("+strings.Join(strategies.Names(), ", ")+"), each NAME or NAME:key=value[:key=value...]")
 	fs.IntVar(&o.budget, "budget", 400, "unique evaluations per run")
 	fs.IntVar(&o.seeds, "seeds", 20, "runs per space and strategy, seeded 1..N")
 	fs.IntVar(&o.batch, "batch", 1, "configs per Ask")

@@ -257,3 +257,40 @@ func TestBenchSeveralPeers(t *testing.T) {
 		t.Errorf("duplicate strategy: exit %d, %q", code, errs)
 	}
 }
+
+// Variants of a strategy given with options run side by side, and bench
+// score --loo chooses among them leaving one space out; the JSON report
+// names the variant chosen for each space and gives each strategy's seed
+// spread.
+func TestBenchLeaveOneOut(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	args := append([]string{"bench", "--budget", "40", "--seeds", "3", "--quiet", "--trace", dir,
+		"--strategy", "portfolio,portfolio:alloc=uniform,portfolio:members=es+forest"}, benchSpaces(t)...)
+	if _, errs, code := run(t, args...); code != 0 {
+		t.Fatalf("bench exit %d: %s", code, errs)
+	}
+	out, errs, code := run(t, append([]string{"bench", "score", "--json", "--trace", dir, "--loo", "portfolio"}, benchSpaces(t)...)...)
+	if code != 0 {
+		t.Fatalf("bench score --loo exit %d: %s", code, errs)
+	}
+	rep := decodeReport(t, out)
+	if rep.LOO == nil || len(rep.LOO.Candidates) != 3 || len(rep.LOO.Chosen) != len(rep.Spaces) {
+		t.Fatalf("loo report %+v for %d spaces", rep.LOO, len(rep.Spaces))
+	}
+	for _, st := range []string{"portfolio", "portfolio:alloc=uniform", "portfolio:members=es+forest"} {
+		if _, ok := rep.Spread[st]; !ok {
+			t.Errorf("no seed spread for %s: %v", st, rep.Spread)
+		}
+	}
+	text, _, _ := run(t, append([]string{"bench", "score", "--trace", dir, "--loo", "portfolio"}, benchSpaces(t)...)...)
+	if !strings.Contains(text, "held out (each space scored by the variant chosen without it)") || !strings.Contains(text, "seed spread") {
+		t.Errorf("bench score --loo text lacks the held-out row or the spread:\n%s", text)
+	}
+	if _, errs, code := run(t, append([]string{"bench", "score", "--trace", dir, "--loo", "es"}, benchSpaces(t)...)...); code == 0 || !strings.Contains(errs, "needs two or more") {
+		t.Errorf("--loo es with no variant traced: exit %d, %s", code, errs)
+	}
+	if _, errs, code := run(t, "bench", "--space", dir, "--strategy", "forest:leaves=3"); code == 0 || !strings.Contains(errs, `unknown option "leaves"`) {
+		t.Errorf("bench with a bad option: exit %d, %s", code, errs)
+	}
+}
