@@ -24,11 +24,18 @@ func SeedSpread(runs []BenchRun, optimum func(space string) float64, ks []int) m
 		}
 		n[r.Seed]++
 	}
+	// Seeds in order, so that the sums, and the bits of the result, do not
+	// depend on map order (bench and bench score must agree exactly).
+	seeds := make([]uint64, 0, len(n))
+	for seed := range n {
+		seeds = append(seeds, seed)
+	}
+	slices.Sort(seeds)
 	out := map[int]float64{}
 	for _, k := range ks {
 		var means []float64
-		for seed, c := range n {
-			if c == len(spaces) {
+		for _, seed := range seeds {
+			if c := n[seed]; c == len(spaces) {
 				means = append(means, sum[key{seed, k}]/float64(c))
 			}
 		}

@@ -76,3 +76,21 @@ func TestFollowShare(t *testing.T) {
 		t.Errorf("follow share %v, want %v", got, want)
 	}
 }
+
+// The spread does not depend on map order: bench and bench score, which
+// collect the same runs, must print the same bits.
+func TestSeedSpreadDeterministic(t *testing.T) {
+	var runs []BenchRun
+	for seed := range uint64(40) {
+		for _, sp := range []string{"x", "y", "z"} {
+			v := 0.3 + 0.7*math.Mod(float64(seed)*0.618+float64(len(sp)+int(sp[0]))*0.1, 1)
+			runs = append(runs, BenchRun{Space: sp, Seed: seed, Trace: []Measurement{{OK: true, Time: 1 / v}}})
+		}
+	}
+	first := SeedSpread(runs, func(string) float64 { return 1 }, []int{1})[1]
+	for range 50 {
+		if got := SeedSpread(runs, func(string) float64 { return 1 }, []int{1})[1]; got != first {
+			t.Fatalf("spread %v then %v from the same runs", first, got)
+		}
+	}
+}
