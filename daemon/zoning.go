@@ -197,7 +197,7 @@ func (z *zoner) stages(kernel string) []api.ZoneStage {
 	defer z.mu.Unlock()
 	var out []api.ZoneStage
 	for _, r := range z.runs {
-		if r.res.Map == nil {
+		if r.res.Map == nil || r.res.CertificateID == "" {
 			continue
 		}
 		for _, st := range r.res.Map.Stages {
@@ -261,7 +261,11 @@ func (z *zoner) tune(ctx context.Context, p *spec.Pipeline, res api.Zoning) tune
 	c := z.chain(p)
 	t := tuned{jobs: c.jobs, used: c.used, device: c.device}
 	fail := func(format string, args ...any) tuned {
+		// Nothing uncertified is served: a map whose certificate could not
+		// be made is dropped with it.
 		res.State, res.Error = api.ZoningFailed, fmt.Sprintf(format, args...)
+		res.Map, res.Certificate, res.CertificateID = nil, "", ""
+		t.certified = nil
 		z.log.Warn().Str("pipeline", p.Name).Str("error", res.Error).Msg("zoning failed")
 		t.res = res
 		return t

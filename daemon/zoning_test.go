@@ -22,8 +22,35 @@ func newZoner(ts *testServer, ctx context.Context, key ed25519.PrivateKey) *zone
 	return z
 }
 
+// zoneDir is a kernel directory with conv2d feeding reduce, zoned by
+// pipeline infer at rel 1e-3 on positive inputs.
+func zoneDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"conv2d.yaml": "name: conv2d\nevaluator: builtin:conv2d\nproblems: [\"48,52,5\"]\nparameters: {workers: [1]}\n",
+		"reduce.yaml": "name: reduce\nevaluator: builtin:reduce\nproblems: [\"65536\"]\nparameters: {block: [256, 1024], workers: [1]}\n",
+		"infer.yaml":  "pipeline: infer\nkernels: [conv2d, reduce]\nzoning: {chain: [conv2d, reduce], error_budget: {rel: 1e-3}, inputs: positive}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // waitZoning waits for z's zoning of infer to be done.
 func waitZoning(t *testing.T, z *zoner) api.Zoning {
+	t.Helper()
+	res := waitZoned(t, z)
+	if res.State != api.ZoningDone {
+		t.Fatalf("zoning %+v", res)
+	}
+	return res
+}
+
+// waitZoned waits for z's tuning of infer to end, done or failed.
+func waitZoned(t *testing.T, z *zoner) api.Zoning {
 	t.Helper()
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		res, err := z.get("infer")
@@ -31,9 +58,6 @@ func waitZoning(t *testing.T, z *zoner) api.Zoning {
 			t.Fatal(err)
 		}
 		if res.State != api.ZoningTuning {
-			if res.State != api.ZoningDone {
-				t.Fatalf("zoning %+v", res)
-			}
 			return res
 		}
 		if time.Now().After(deadline) {
@@ -47,17 +71,7 @@ func waitZoning(t *testing.T, z *zoner) api.Zoning {
 // without measuring only while the chain kernels serve the configs it was
 // tuned at: a new served config tunes it again, at that config.
 func TestZoningRestoredOnlyAtTheSameConfigs(t *testing.T) {
-	dir := t.TempDir()
-	for name, body := range map[string]string{
-		"conv2d.yaml": "name: conv2d\nevaluator: builtin:conv2d\nproblems: [\"48,52,5\"]\nparameters: {workers: [1]}\n",
-		"reduce.yaml": "name: reduce\nevaluator: builtin:reduce\nproblems: [\"65536\"]\nparameters: {block: [256, 1024], workers: [1]}\n",
-		"infer.yaml":  "pipeline: infer\nkernels: [conv2d, reduce]\nzoning: {chain: [conv2d, reduce], error_budget: {rel: 1e-3}, inputs: positive}\n",
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ts := newTestServer(t, dir)
+	ts := newTestServer(t, zoneDir(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	_, key, _ := ed25519.GenerateKey(nil)
@@ -77,5 +91,25 @@ func TestZoningRestoredOnlyAtTheSameConfigs(t *testing.T) {
 	res := waitZoning(t, z)
 	if i := strings.LastIndex(served, ","); res.Default == nil || !strings.HasPrefix(res.Default.Stages[1].Key, served[:i]) || !res.TunedAt.After(first.TunedAt) {
 		t.Fatalf("tuned again: %+v, want the reduce stage at %s", res, served)
+	}
+}
+
+// A map whose certificate cannot be made (here the daemon key is unusable)
+// is not served: the failed zoning holds no map, and lookups carry none.
+func TestZoningUncertifiedMapNotServed(t *testing.T) {
+	ts := newTestServer(t, zoneDir(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res := waitZoned(t, newZoner(ts, ctx, ed25519.PrivateKey{1, 2, 3}))
+	if res.State != api.ZoningFailed || !strings.Contains(res.Error, "certify") {
+		t.Fatalf("zoning with a bad key: %+v, want failed to certify", res)
+	}
+	if res.Map != nil || res.Certificate != "" || res.CertificateID != "" {
+		t.Errorf("failed zoning still holds map %+v, certificate %q", res.Map, res.CertificateID)
+	}
+	for _, k := range []string{"conv2d", "reduce"} {
+		if zs := ts.srv.zoner.stages(k); len(zs) != 0 {
+			t.Errorf("%s lookups carry uncertified stages %+v", k, zs)
+		}
 	}
 }
