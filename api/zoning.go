@@ -87,8 +87,19 @@ type ZoneStage struct {
 	Key       string            `json:"key"`
 	Precision map[string]string `json:"precision"`
 	Bound     float64           `json:"bound"` // budget units
-	TimeMS    float64           `json:"time_ms"`
-	Parts     []StageBound      `json:"parts,omitempty"`
+	// Limit is what a runtime checks this stage's output against, in
+	// Unit: for the upstream (Unit abs), any one output's absolute error
+	// against its float64 reference on the same inputs; for the reduce
+	// (Unit the chain budget's kind), its error against the float64 sum
+	// of the values it received (rel: relative to that sum). A runtime
+	// reports it as an observation's error for the kernel at Problem and
+	// Key; it counts only when the unit of that kernel's job (its
+	// verify.error_budget kind) is Unit. Above Limit, the map's
+	// certificate is revoked.
+	Limit  float64      `json:"limit"`
+	Unit   string       `json:"unit"`
+	TimeMS float64      `json:"time_ms"`
+	Parts  []StageBound `json:"parts,omitempty"`
 }
 
 // StageBound is a kernel's own bound at one precision stage, absolute.

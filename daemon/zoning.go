@@ -294,7 +294,7 @@ func (z *zoner) tune(ctx context.Context, p *spec.Pipeline, res api.Zoning) tune
 			continue
 		}
 		res.Passed++
-		v := zoneMapView(m, p.Zoning.Chain, c.stages[0].Dims)
+		v := zoneMapView(m, p.Zoning.Chain, c.stages[0].Dims, zn.N)
 		if !revoked[zoneMapKey(v)] {
 			t.certified = append(t.certified, *v)
 		}
@@ -304,7 +304,7 @@ func (z *zoner) tune(ctx context.Context, p *spec.Pipeline, res api.Zoning) tune
 		if i < 0 {
 			return nil
 		}
-		return zoneMapView(zn.Maps[i], p.Zoning.Chain, c.stages[0].Dims)
+		return zoneMapView(zn.Maps[i], p.Zoning.Chain, c.stages[0].Dims, zn.N)
 	}
 	res.Default, res.Split = view(zn.Default), view(zn.BestWithin([]float64{0.5, 0.5}))
 	if len(t.certified) > 0 {
@@ -330,17 +330,16 @@ func zoneMapKey(m *api.ZoneMap) string {
 }
 
 // zoneMapView is m on the wire: each stage named by its kernel spec, the
-// reduce's problem the upstream's output length.
-func zoneMapView(m builtin.ZoneMap, chain []string, upDims []int) *api.ZoneMap {
+// reduce's problem the upstream's output length n.
+func zoneMapView(m builtin.ZoneMap, chain []string, upDims []int, n int) *api.ZoneMap {
 	out := &api.ZoneMap{Bound: m.Bound, Measured: m.Measured, TimeMS: m.TimeMS}
-	problem := evaluate.Problem{Dims: upDims}.String()
+	problems := []string{evaluate.Problem{Dims: upDims}.String(), evaluate.Problem{Dims: []int{n}}.String()}
 	for i, s := range m.Stages {
-		st := api.ZoneStage{Kernel: chain[i], Problem: problem, Key: s.Key, Precision: s.Map, Bound: s.Bound, TimeMS: s.TimeMS}
+		st := api.ZoneStage{Kernel: chain[i], Problem: problems[i], Key: s.Key, Precision: s.Map, Bound: s.Bound, Limit: s.Limit, Unit: s.Unit, TimeMS: s.TimeMS}
 		for _, pt := range s.Parts {
 			st.Parts = append(st.Parts, api.StageBound{Stage: pt.Stage, Param: pt.Param, Value: pt.Value, Bound: pt.Bound, Formula: pt.How})
 		}
 		out.Stages = append(out.Stages, st)
-		problem = "" // the reduce sums what the upstream produced
 	}
 	return out
 }
@@ -389,7 +388,7 @@ func (z *zoner) certify(p *spec.Pipeline, res api.Zoning, device string, issued 
 		for j, pt := range st.Parts {
 			parts[j] = map[string]any{"stage": pt.Stage, "param": pt.Param, "value": pt.Value, "bound": pt.Bound, "formula": pt.Formula}
 		}
-		stages[i] = map[string]any{"kernel": st.Kernel, "precision": st.Precision, "bound": st.Bound, "parts": parts}
+		stages[i] = map[string]any{"kernel": st.Kernel, "problem": st.Problem, "precision": st.Precision, "bound": st.Bound, "limit": st.Limit, "unit": st.Unit, "parts": parts}
 	}
 	c := &certs.Certificate{
 		Job:    certs.Job{Kernel: zoningKernel(p.Name), SpecHash: hex.EncodeToString(sum[:]), Problem: m.Stages[0].Problem, Device: device},

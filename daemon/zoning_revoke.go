@@ -9,14 +9,17 @@ import (
 )
 
 // checkError revokes the certificate of each served zoned map one of whose
-// stages runs rep's job at rep's config, when rep's error is above the
-// bound the map certified for that stage (its share of the composed bound,
-// in the chain budget's units; the composed bound where the share is 0):
-// the pipeline falls back at once to its next certified map, or to none,
-// and a tuning is queued which certifies no revoked map again. It returns
-// the revoked certificates' ids.
+// stages runs rep's kernel at rep's problem and config (the reduce's
+// problem is the upstream's output length, which it sums in the chain),
+// when rep's error is above the limit the map certified for that stage
+// (api.ZoneStage.Limit). The error is in the unit of rep's job's
+// verify.error_budget; a report in another unit than the stage's is
+// logged and ignored. The pipeline falls back at once to its next
+// certified map, or to none, and a tuning is queued which certifies no
+// revoked map again. It returns the revoked certificates' ids.
 func (z *zoner) checkError(rep errorReport) ([]string, error) {
 	pipes := z.sched.pipelines() // before z.mu (lock order)
+	unit := rep.j.spec.Spec.Verify.ErrorBudget.Settings().Kind
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	var ids []string
@@ -26,13 +29,16 @@ func (z *zoner) checkError(rep errorReport) ([]string, error) {
 			continue
 		}
 		for i, st := range r.res.Map.Stages {
-			if i >= len(r.jobs) || r.jobs[i] != rep.j.key || st.Key != rep.key {
+			k := rep.j.key
+			if i >= len(r.jobs) || k.Kernel != r.jobs[i].Kernel || k.Device != r.jobs[i].Device || k.Problem != st.Problem || st.Key != rep.key {
 				continue
 			}
-			limit := st.Bound
-			if !(limit > 0) {
-				limit = r.res.Map.Bound
+			if unit != st.Unit {
+				z.log.Warn().Str("pipeline", p.Name).Str("kernel", k.Kernel).Str("unit", unit).Str("stage_unit", st.Unit).Float64("error", rep.err).
+					Msg("zoning: a runtime's error is not in the unit the zoned stage certifies (its job's verify.error_budget kind); not checked")
+				continue
 			}
+			limit := st.Limit
 			if rep.err <= limit {
 				continue
 			}
@@ -40,8 +46,8 @@ func (z *zoner) checkError(rep errorReport) ([]string, error) {
 			if rep.source != "" {
 				by = fmt.Sprintf("runtime %q", rep.source)
 			}
-			reason := fmt.Sprintf("error: %s observed a %s error of %.4g in %s %s, above the bound of %.4g pipeline %s's zoned map certified for that stage",
-				by, r.res.Budget.Kind, rep.err, st.Kernel, rep.key, limit, p.Name)
+			reason := fmt.Sprintf("error: %s observed a %s error of %.4g in %s %s at %s, above the bound of %.4g pipeline %s's zoned map certified for that stage",
+				by, unit, rep.err, st.Kernel, rep.key, st.Problem, limit, p.Name)
 			id := r.res.CertificateID
 			if _, err := z.sched.st.Revoke(id, reason, z.now()); err != nil {
 				return ids, err

@@ -3,6 +3,8 @@ package daemon
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,5 +113,68 @@ func TestZoningUncertifiedMapNotServed(t *testing.T) {
 		if zs := ts.srv.zoner.stages(k); len(zs) != 0 {
 			t.Errorf("%s lookups carry uncertified stages %+v", k, zs)
 		}
+	}
+}
+
+// A runtime's report is checked against the limit its zoned stage
+// certifies, in that stage's unit and at the problem the stage runs at:
+// conv2d's per-output absolute error (its job's budget is abs), the
+// reduce's relative error at the conv2d's output length (the problem it
+// sums in the chain), not at its own spec's first problem.
+func TestZonedStageLimits(t *testing.T) {
+	dir := zoneDir(t)
+	for name, body := range map[string]string{
+		"conv2d.yaml": "name: conv2d\nevaluator: builtin:conv2d\nproblems: [\"48,52,5\"]\nparameters: {workers: [1]}\nverify: {error_budget: {abs: 1}}\n",
+		"reduce.yaml": "name: reduce\nevaluator: builtin:reduce\nproblems: [\"65536\", \"2112\"]\nparameters: {block: [256, 1024], workers: [1]}\nverify: {error_budget: {rel: 1e-3}}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := newTestServer(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, key, _ := ed25519.GenerateKey(nil)
+	z := newZoner(ts, ctx, key)
+	res := waitZoning(t, z)
+	z.mu.Lock()
+	z.ctx = nil // no tuning queued by a revocation: the map served stays put
+	z.mu.Unlock()
+	if res.Map == nil {
+		t.Fatalf("no map served: %+v", res)
+	}
+	up, red := res.Map.Stages[0], res.Map.Stages[1]
+	if up.Problem != "48,52,5" || up.Unit != "abs" || !(up.Limit > 0) || red.Problem != "2112" || red.Unit != "rel" || !(red.Limit > 0) {
+		t.Fatalf("stages %+v %+v: want conv2d at 48,52,5 in abs, reduce at 2112 (44x48 outputs) in rel, limits > 0", up, red)
+	}
+	t.Logf("conv2d limit %.3g abs (share %.3g rel), reduce limit %.3g rel", up.Limit, up.Bound, red.Limit)
+	observe := func(kernel, problem, key string, e float64) []string {
+		t.Helper()
+		body := fmt.Sprintf(`{"observations":[{"kernel":%q,"problem":%q,"key":%q,"latencies_ms":[0.1],"error":%g}]}`, kernel, problem, key, e)
+		code, out := ts.postBody(t, "/v1/observations", body)
+		var resp api.ObservationsResponse
+		if err := json.Unmarshal(out, &resp); code != 200 || err != nil {
+			t.Fatalf("observe: %d %s", code, out)
+		}
+		return resp.Revoked
+	}
+	if got := observe("conv2d", up.Problem, up.Key, up.Limit/2); len(got) != 0 {
+		t.Fatalf("conv2d error at half its abs limit %.3g revoked %q", up.Limit, got)
+	}
+	if got := observe("reduce", "65536", red.Key, 2*red.Limit); len(got) != 0 {
+		t.Fatalf("a reduce error at its own problem 65536, not the chain's, revoked %q", got)
+	}
+	if got := observe("reduce", red.Problem, red.Key, red.Limit); len(got) != 0 {
+		t.Fatalf("a reduce error at its limit revoked %q", got)
+	}
+	if got := observe("reduce", red.Problem, red.Key, 2*red.Limit); len(got) != 1 || got[0] != res.CertificateID {
+		t.Fatalf("a reduce error at twice its limit at the chain's problem revoked %q, want %s", got, res.CertificateID)
+	}
+	next, _ := z.get("infer")
+	if next.Map == nil {
+		t.Skip("no second certified map to check the conv2d stage on")
+	}
+	if up = next.Map.Stages[0]; observe("conv2d", up.Problem, up.Key, 2*up.Limit) == nil {
+		t.Errorf("conv2d error at twice its abs limit %.3g revoked nothing", up.Limit)
 	}
 }
