@@ -6,6 +6,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/internal/spec"
+	"github.com/quasim/quasim/internal/store"
 )
 
 // checkError revokes the certificate of each served zoned map one of whose
@@ -62,18 +63,49 @@ func (z *zoner) checkError(rep errorReport) ([]string, error) {
 	return ids, nil
 }
 
-// revoked is told of a certificate revoked through the API: when it is a
-// zoned map's, served or not, the pipeline drops it as checkError does.
-func (z *zoner) revoked(id, reason string) (bool, error) {
+// revoked is told of a zoning certificate revoked through the API: the
+// served map's falls back as checkError does (and reports true: a tuning
+// is queued); an older certificate's map, certified by this tuning too, is
+// dropped from the fallbacks so that it is never served again.
+func (z *zoner) revoked(meta store.CertMeta, reason string) (bool, error) {
 	pipes := z.sched.pipelines()
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	for _, p := range pipes {
-		if r := z.runs[p.Name]; p.Zoning != nil && r != nil && r.res.CertificateID == id {
-			return true, z.fallbackLocked(p, r, id, reason)
+		r := z.runs[p.Name]
+		if p.Zoning == nil || r == nil || meta.Job.Kernel != zoningKernel(p.Name) {
+			continue
+		}
+		if r.res.CertificateID == meta.ID {
+			return true, z.fallbackLocked(p, r, meta.ID, reason)
+		}
+		z.log.Warn().Str("pipeline", p.Name).Str("cert", meta.ID).Str("map", meta.Key).Str("reason", reason).Msg("zoning certificate of a map not served revoked")
+		dropMapLocked(r, meta.Key)
+		if r.res.State == api.ZoningDone {
+			z.persistLocked(r)
 		}
 	}
 	return false, nil
+}
+
+// dropMapLocked takes the map keyed key out of r's certified maps and
+// lists it as revoked.
+func dropMapLocked(r *zoneRun, key string) {
+	r.certified = slices.DeleteFunc(slices.Clone(r.certified), func(m api.ZoneMap) bool { return zoneMapKey(&m) == key })
+	if !slices.Contains(r.res.Revoked, key) {
+		r.res.Revoked = append(slices.Clone(r.res.Revoked), key)
+		slices.Sort(r.res.Revoked)
+	}
+}
+
+// liveMaps are ms less those whose zoning certificate of pipeline is
+// revoked in the store (an older one, or one a fleet node revoked).
+func (z *zoner) liveMaps(pipeline string, ms []api.ZoneMap) ([]api.ZoneMap, error) {
+	revoked, err := z.revokedMaps(pipeline)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(slices.Clone(ms), func(m api.ZoneMap) bool { return revoked[zoneMapKey(&m)] }), nil
 }
 
 // fallbackLocked drops r's served map, whose certificate id was revoked:
@@ -83,12 +115,13 @@ func (z *zoner) revoked(id, reason string) (bool, error) {
 func (z *zoner) fallbackLocked(p *spec.Pipeline, r *zoneRun, id, reason string) error {
 	bad := zoneMapKey(r.res.Map)
 	z.log.Warn().Str("pipeline", p.Name).Str("cert", id).Str("map", bad).Str("reason", reason).Msg("zoning certificate revoked")
-	r.certified = slices.DeleteFunc(slices.Clone(r.certified), func(m api.ZoneMap) bool { return zoneMapKey(&m) == bad })
-	if !slices.Contains(r.res.Revoked, bad) {
-		r.res.Revoked = append(slices.Clone(r.res.Revoked), bad)
-		slices.Sort(r.res.Revoked)
-	}
+	dropMapLocked(r, bad)
 	r.res.Map, r.res.Certificate, r.res.CertificateID, r.res.Restored = nil, "", "", false
+	if live, err := z.liveMaps(p.Name, r.certified); err == nil {
+		r.certified = live
+	} else {
+		z.log.Error().Err(err).Str("pipeline", p.Name).Msg("revoked zoning certificates unreadable; the fallback is not checked against them")
+	}
 	var err error
 	if len(r.certified) > 0 {
 		next := r.certified[0]

@@ -66,6 +66,14 @@ func (z *zoner) restoreLocked(p *spec.Pipeline, c zoneChain) bool {
 			return false // its certificate is gone or revoked: a fresh tuning
 		}
 	}
+	// A map whose certificate was revoked since (an older one, or by a
+	// fleet node) is no fallback.
+	live, err := z.liveMaps(p.Name, st.Certified)
+	if err != nil {
+		z.log.Warn().Err(err).Str("pipeline", p.Name).Msg("revoked zoning certificates unreadable; tuning it again")
+		return false
+	}
+	st.Certified = live
 	st.Zoning.Restored = true
 	z.runs[p.Name] = &zoneRun{section: rec.Section, res: st.Zoning, jobs: c.jobs, used: c.used, certified: st.Certified, device: st.Device, cancel: func() {}}
 	z.sched.index.invalidate(c.jobs...)

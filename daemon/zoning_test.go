@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,5 +177,77 @@ func TestZonedStageLimits(t *testing.T) {
 	}
 	if up = next.Map.Stages[0]; observe("conv2d", up.Problem, up.Key, 2*up.Limit) == nil {
 		t.Errorf("conv2d error at twice its abs limit %.3g revoked nothing", up.Limit)
+	}
+}
+
+// olderCert certifies map m of infer's run in z as an earlier tuning that
+// served it would have, leaving the served map as it is, and returns the
+// certificate's id.
+func olderCert(t *testing.T, ts *testServer, z *zoner, m api.ZoneMap) string {
+	t.Helper()
+	p, _ := ts.sched.pipeline("infer")
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	r := z.runs["infer"]
+	older := r.res
+	older.Map = &m
+	if err := z.certifyMap(p, &older, r.device, time.Now().UTC()); err != nil {
+		t.Fatal(err)
+	}
+	return older.CertificateID
+}
+
+// A revoked certificate of a map not served now (an earlier tuning's)
+// keeps that map from being served again: revoked through the API, or
+// found revoked in the store at a start (a fleet node's revocation). When
+// the served map is revoked, the fallback is neither.
+func TestZoningOlderCertRevoked(t *testing.T) {
+	ts := newTestServer(t, zoneDir(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, key, _ := ed25519.GenerateKey(nil)
+	z := newZoner(ts, ctx, key)
+	first := waitZoning(t, z)
+	z.mu.Lock()
+	certified := slices.Clone(z.runs["infer"].certified)
+	z.mu.Unlock()
+	if len(certified) < 4 {
+		t.Fatalf("%d maps certified, want 4 or more", len(certified))
+	}
+	b, c := certified[1], certified[2]
+	bKey, cKey := zoneMapKey(&b), zoneMapKey(&c)
+
+	// B's older certificate is revoked in the store only; a start restores
+	// the zoning without B.
+	if _, err := ts.st.Revoke(olderCert(t, ts, z, b), "fleet test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	z = newZoner(ts, ctx, key)
+	if res, _ := z.get("infer"); !res.Restored || res.CertificateID != first.CertificateID {
+		t.Fatalf("start: %+v, want the stored zoning", res)
+	}
+	z.mu.Lock()
+	z.ctx = nil // no tuning queued by a revocation: what is served is the fallback's
+	if slices.ContainsFunc(z.runs["infer"].certified, func(m api.ZoneMap) bool { return zoneMapKey(&m) == bKey }) {
+		t.Errorf("restored certified maps hold %s, whose certificate is revoked", bKey)
+	}
+	z.mu.Unlock()
+
+	// C's older certificate is revoked through the API.
+	if _, err := ts.srv.revoke(olderCert(t, ts, z, c), "operator test", runRequest{trigger: "reverify", certify: true}); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := z.get("infer"); res.CertificateID != first.CertificateID || !slices.Contains(res.Revoked, cKey) {
+		t.Errorf("after revoking C's older certificate: serves %s, revoked %q; want the same map, C listed", res.CertificateID, res.Revoked)
+	}
+	if _, err := ts.srv.revoke(first.CertificateID, "operator test", runRequest{trigger: "reverify", certify: true}); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := z.get("infer")
+	if res.Map == nil || res.CertificateID == "" {
+		t.Fatalf("after revoking the served map: %+v, want a fallback", res)
+	}
+	if k := zoneMapKey(res.Map); k == bKey || k == cKey || k == zoneMapKey(first.Map) {
+		t.Errorf("fell back to %s, whose certificate is revoked", k)
 	}
 }
