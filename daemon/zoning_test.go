@@ -42,6 +42,18 @@ func zoneDir(t *testing.T) string {
 	return dir
 }
 
+// zoned serves dir's kernels with a zoner under a fresh daemon key, and
+// waits for its tuning of infer to be done.
+func zoned(t *testing.T, dir string) (*testServer, *zoner, ed25519.PrivateKey, context.Context, api.Zoning) {
+	t.Helper()
+	ts := newTestServer(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	_, key, _ := ed25519.GenerateKey(nil)
+	z := newZoner(ts, ctx, key)
+	return ts, z, key, ctx, waitZoning(t, z)
+}
+
 // waitZoning waits for z's zoning of infer to be done.
 func waitZoning(t *testing.T, z *zoner) api.Zoning {
 	t.Helper()
@@ -74,11 +86,7 @@ func waitZoned(t *testing.T, z *zoner) api.Zoning {
 // without measuring only while the chain kernels serve the configs it was
 // tuned at: a new served config tunes it again, at that config.
 func TestZoningRestoredOnlyAtTheSameConfigs(t *testing.T) {
-	ts := newTestServer(t, zoneDir(t))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	_, key, _ := ed25519.GenerateKey(nil)
-	first := waitZoning(t, newZoner(ts, ctx, key))
+	ts, _, key, ctx, first := zoned(t, zoneDir(t))
 	if first.Map == nil || first.Restored || first.CertificateID == "" {
 		t.Fatalf("first tuning: %+v", first)
 	}
@@ -132,12 +140,7 @@ func TestZonedStageLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ts := newTestServer(t, dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	_, key, _ := ed25519.GenerateKey(nil)
-	z := newZoner(ts, ctx, key)
-	res := waitZoning(t, z)
+	ts, z, _, _, res := zoned(t, dir)
 	z.mu.Lock()
 	z.ctx = nil // no tuning queued by a revocation: the map served stays put
 	z.mu.Unlock()
@@ -202,12 +205,7 @@ func olderCert(t *testing.T, ts *testServer, z *zoner, m api.ZoneMap) string {
 // found revoked in the store at a start (a fleet node's revocation). When
 // the served map is revoked, the fallback is neither.
 func TestZoningOlderCertRevoked(t *testing.T) {
-	ts := newTestServer(t, zoneDir(t))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	_, key, _ := ed25519.GenerateKey(nil)
-	z := newZoner(ts, ctx, key)
-	first := waitZoning(t, z)
+	ts, z, key, ctx, first := zoned(t, zoneDir(t))
 	z.mu.Lock()
 	certified := slices.Clone(z.runs["infer"].certified)
 	z.mu.Unlock()
