@@ -132,10 +132,12 @@ func (z *zoner) startLocked(ctx context.Context, p *spec.Pipeline) {
 		r.res, r.jobs, r.used, r.certified, r.device = prev, old.jobs, old.used, old.certified, old.device
 	}
 	z.runs[p.Name] = r
+	// The tuning's own answer, built here: a fallback may rewrite r.res
+	// (under z.mu) while it runs.
+	fresh := r.res
+	fresh.Map, fresh.Default, fresh.Split, fresh.Certificate, fresh.CertificateID, fresh.Notes, fresh.Error = nil, nil, nil, "", "", nil, ""
+	fresh.Maps, fresh.Passed, fresh.Revoked = 0, 0, nil
 	go func() {
-		fresh := r.res
-		fresh.Map, fresh.Default, fresh.Split, fresh.Certificate, fresh.CertificateID, fresh.Notes, fresh.Error = nil, nil, nil, "", "", nil, ""
-		fresh.Maps, fresh.Passed, fresh.Revoked = 0, 0, nil
 		t := z.tune(ctx, p, fresh)
 		z.mu.Lock()
 		if z.runs[p.Name] == r && ctx.Err() == nil {

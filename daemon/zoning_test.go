@@ -249,3 +249,23 @@ func TestZoningOlderCertRevoked(t *testing.T) {
 		t.Errorf("fell back to %s, whose certificate is revoked", k)
 	}
 }
+
+// Revocations while tunings start: a tuning's fresh answer is built
+// before it runs, under the lock, not from the run's answer a fallback
+// rewrites (go test -race finds the race otherwise, when the revocation
+// comes first).
+func TestZoningRevokedWhileTuningStarts(t *testing.T) {
+	ts, z, _, ctx, res := zoned(t, zoneDir(t))
+	for i := 0; i < 8 && res.CertificateID != ""; i++ {
+		if _, err := z.rezone(ctx, "infer"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ts.srv.revoke(res.CertificateID, "operator test", runRequest{trigger: "reverify", certify: true}); err != nil {
+			t.Fatal(err)
+		}
+		if res, _ = z.get("infer"); res.CertificateID != "" && slices.Contains(res.Revoked, zoneMapKey(res.Map)) {
+			t.Fatalf("serves revoked map %s", zoneMapKey(res.Map))
+		}
+	}
+	waitZoning(t, z)
+}
