@@ -25,19 +25,21 @@ const (
 // the float64 reference of the whole chain on seeded inputs, and timed;
 // Map is the fastest map both of whose errors fit the budget.
 type Zoning struct {
-	Pipeline string    `json:"pipeline"`
-	State    string    `json:"state"`
-	Error    string    `json:"error,omitempty"`
-	Chain    []string  `json:"chain"`  // kernel specs, in data-flow order
-	Budget   Budget    `json:"budget"` // the chain's error budget
-	Inputs   string    `json:"inputs"` // signed or positive seeded inputs
-	Seeds    []uint64  `json:"seeds,omitempty"`
-	Maps     int       `json:"maps"`      // precision maps checked
-	Passed   int       `json:"certified"` // maps whose bound and measured error fit
-	Map      *ZoneMap  `json:"map"`       // the certified map served; nil when none fits
-	Default  *ZoneMap  `json:"default,omitempty"`
-	Split    *ZoneMap  `json:"even_split,omitempty"` // the fastest map within half the budget per kernel; nil when none
-	TunedAt  time.Time `json:"tuned_at,omitzero"`
+	Pipeline string `json:"pipeline"`
+	State    string `json:"state"`
+	// Error says why it failed; with State done and a Map, why a tuning
+	// again failed (that map stays served).
+	Error   string    `json:"error,omitempty"`
+	Chain   []string  `json:"chain"`  // kernel specs, in data-flow order
+	Budget  Budget    `json:"budget"` // the chain's error budget
+	Inputs  string    `json:"inputs"` // signed or positive seeded inputs
+	Seeds   []uint64  `json:"seeds,omitempty"`
+	Maps    int       `json:"maps"`      // precision maps checked
+	Passed  int       `json:"certified"` // maps whose bound and measured error fit
+	Map     *ZoneMap  `json:"map"`       // the certified map served; nil when none fits
+	Default *ZoneMap  `json:"default,omitempty"`
+	Split   *ZoneMap  `json:"even_split,omitempty"` // the fastest map within half the budget per kernel; nil when none
+	TunedAt time.Time `json:"tuned_at,omitzero"`
 	// Certificate is the signed certificate of Map, its canonical JSON
 	// (certs.Certificate.Encode) held as a string so its bytes stay the
 	// ones signed: its error_budget check records each stage's format and

@@ -140,7 +140,13 @@ func (z *zoner) startLocked(ctx context.Context, p *spec.Pipeline) {
 	go func() {
 		t := z.tune(ctx, p, fresh)
 		z.mu.Lock()
-		if z.runs[p.Name] == r && ctx.Err() == nil {
+		switch {
+		case z.runs[p.Name] != r || ctx.Err() != nil:
+		case t.res.State == api.ZoningFailed && r.res.Map != nil && r.res.CertificateID != "":
+			// The map served stays served, with what it was tuned
+			// against: the answer only says why the new tuning failed.
+			r.res.State, r.res.Error = api.ZoningDone, "tuning again failed: "+t.res.Error
+		default:
 			r.res, r.jobs, r.used, r.certified, r.device = t.res, t.jobs, t.used, t.certified, t.device
 			if r.res.State == api.ZoningDone {
 				z.persistLocked(r)

@@ -269,3 +269,23 @@ func TestZoningRevokedWhileTuningStarts(t *testing.T) {
 	}
 	waitZoning(t, z)
 }
+
+// A tuning again that fails (here its map cannot be certified: the daemon
+// key became unusable) leaves the map served as it was, its certificate
+// live, and says why in Error.
+func TestZoningFailedRetuneKeepsMap(t *testing.T) {
+	ts, z, _, ctx, first := zoned(t, zoneDir(t))
+	z.mu.Lock()
+	z.key = ed25519.PrivateKey{1, 2, 3}
+	z.mu.Unlock()
+	if _, err := z.rezone(ctx, "infer"); err != nil {
+		t.Fatal(err)
+	}
+	res := waitZoned(t, z)
+	if res.Map == nil || res.CertificateID != first.CertificateID || !strings.Contains(res.Error, "certify") || !res.TunedAt.Equal(first.TunedAt) {
+		t.Fatalf("after a failed tuning: map %v, certificate %q (was %q), error %q, tuned at %v (was %v)", res.Map != nil, res.CertificateID, first.CertificateID, res.Error, res.TunedAt, first.TunedAt)
+	}
+	if zs := ts.srv.zoner.stages("reduce"); len(zs) != 1 || zs[0].Key != first.Map.Stages[1].Key {
+		t.Errorf("reduce lookups carry %+v, want the map served before", zs)
+	}
+}
