@@ -117,6 +117,7 @@ func (z *zoner) startLocked(ctx context.Context, p *spec.Pipeline) {
 	if r := z.runs[p.Name]; r != nil {
 		r.cancel()
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	section := zoneSection(p)
 	b := p.Zoning.ErrorBudget.Settings()
@@ -139,9 +140,15 @@ func (z *zoner) startLocked(ctx context.Context, p *spec.Pipeline) {
 	fresh.Maps, fresh.Passed, fresh.Revoked = 0, 0, nil
 	go func() {
 		t := z.tune(ctx, p, fresh)
+		// The configs served now (read before z.mu): one promoted while
+		// the tuning ran tunes again, at it. This also covers a first
+		// tuning, which has no jobs yet for jobsChanged to match.
+		now := z.chain(p)
 		z.mu.Lock()
 		switch {
 		case z.runs[p.Name] != r || ctx.Err() != nil:
+		case now.err == "" && (!slices.Equal(now.jobs, t.jobs) || !slices.Equal(now.used, t.used)):
+			z.startLocked(parent, p)
 		case t.res.State == api.ZoningFailed && r.res.Map != nil && r.res.CertificateID != "":
 			// The map served stays served, with what it was tuned
 			// against: the answer only says why the new tuning failed.

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -287,5 +289,58 @@ func TestZoningFailedRetuneKeepsMap(t *testing.T) {
 	}
 	if zs := ts.srv.zoner.stages("reduce"); len(zs) != 1 || zs[0].Key != first.Map.Stages[1].Key {
 		t.Errorf("reduce lookups carry %+v, want the map served before", zs)
+	}
+}
+
+// heldLock is a device lock a test holds: tunings wait in it, after they
+// read the chain's configs, until release; calls counts them.
+type heldLock struct {
+	open  chan struct{}
+	calls atomic.Int32
+}
+
+func newHeldLock() *heldLock { return &heldLock{open: make(chan struct{})} }
+
+func (h *heldLock) lock(ctx context.Context, _ string) (func(), error) {
+	h.calls.Add(1)
+	select {
+	case <-h.open:
+		return func() {}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (h *heldLock) release() { close(h.open) }
+
+// wait waits for n tunings to have reached the lock.
+func (h *heldLock) wait(t *testing.T, n int32) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); h.calls.Load() < n; runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d tunings reached the device lock in 60s, want %d", h.calls.Load(), n)
+		}
+	}
+}
+
+// A served config promoted while the first tuning runs (no map yet, no
+// jobs for jobsChanged to match) is not missed: the map served is tuned
+// at the new config.
+func TestZoningFirstTuningSeesNewConfig(t *testing.T) {
+	ts := newTestServer(t, zoneDir(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, key, _ := ed25519.GenerateKey(nil)
+	h := newHeldLock()
+	z := &zoner{sched: ts.sched, key: key, lock: h.lock, log: zerolog.Nop(), now: time.Now, ctx: ctx}
+	ts.srv.zoner = z
+	z.update(ctx, ts.sched.pipelines())
+	h.wait(t, 1) // the tuning has read the configs
+	job, served := ts.serve(t, "reduce", "65536")
+	z.jobsChanged(ctx, job) // as scheduler.changed does
+	h.release()
+	res := waitZoning(t, z)
+	if i := strings.LastIndex(served, ","); res.Default == nil || !strings.HasPrefix(res.Default.Stages[1].Key, served[:i]) {
+		t.Fatalf("tuned at reduce %v, want the config promoted meanwhile, %s", res.Default, served)
 	}
 }
