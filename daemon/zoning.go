@@ -465,10 +465,12 @@ func (z *zoner) jobsChanged(ctx context.Context, jobs ...store.JobKey) {
 			}
 			now := z.chain(p).used // reads the scheduler: not under z.mu
 			z.mu.Lock()
-			// A tuning in flight may have read the configs before the
-			// change: it starts again too.
+			// A tuning in flight is left to end: it compares the configs
+			// it read with those served then, and starts again only if
+			// one changed (restarting it on every call, at each cycle's
+			// end, a slow zoning would never end).
 			r := z.runs[name]
-			if r != nil && (r.res.State == api.ZoningTuning || !slices.Equal(r.used, now)) {
+			if r != nil && r.res.State != api.ZoningTuning && !slices.Equal(r.used, now) {
 				z.startLocked(ctx, p)
 			}
 			z.mu.Unlock()

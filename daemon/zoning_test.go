@@ -344,3 +344,33 @@ func TestZoningFirstTuningSeesNewConfig(t *testing.T) {
 		t.Fatalf("tuned at reduce %v, want the config promoted meanwhile, %s", res.Default, served)
 	}
 }
+
+// A tuning in flight is not started again when a chain job's served
+// answers change but its configs do not (every cycle's end, drift, fleet
+// offers call jobsChanged): a slow zoning would never end.
+func TestZoningTuningNotRestartedWithoutNewConfig(t *testing.T) {
+	_, z, _, ctx, _ := zoned(t, zoneDir(t))
+	h := newHeldLock()
+	z.mu.Lock()
+	z.lock = h.lock
+	jobs := slices.Clone(z.runs["infer"].jobs)
+	z.mu.Unlock()
+	if _, err := z.rezone(ctx, "infer"); err != nil {
+		t.Fatal(err)
+	}
+	h.wait(t, 1)
+	for range 3 {
+		z.jobsChanged(ctx, jobs...)
+	}
+	// Started again, a tuning would reach the lock at once; none does in
+	// a second (a wait that only a restart can cut short).
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); runtime.Gosched() {
+		if n := h.calls.Load(); n > 1 {
+			t.Fatalf("the tuning started again %d times with the same configs", n-1)
+		}
+	}
+	h.release()
+	if res := waitZoning(t, z); res.Map == nil {
+		t.Fatalf("tuned: %+v", res)
+	}
+}
