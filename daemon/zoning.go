@@ -94,7 +94,7 @@ func (z *zoner) update(ctx context.Context, pipes []*spec.Pipeline) {
 			continue
 		}
 		keep[p.Name] = true
-		if r := z.runs[p.Name]; r != nil && r.section == zoneSection(p) {
+		if r := z.runs[p.Name]; r != nil && r.section == zoneSection(p) && !z.staleLocked(r, chains[p.Name]) {
 			continue
 		}
 		if z.runs[p.Name] == nil && z.restoreLocked(p, chains[p.Name]) {
@@ -110,6 +110,21 @@ func (z *zoner) update(ctx context.Context, pipes []*spec.Pipeline) {
 			z.sched.epoch.Add(1)
 		}
 	}
+}
+
+// staleLocked says whether r, tuned for the same zoning section, is to be
+// tuned again: it failed (a kernel missing then may be loaded now), or
+// the chain's jobs (a kernel spec changed or went) or served configs are
+// not the ones it was tuned at. A tuning in flight checks those itself
+// when it ends.
+func (z *zoner) staleLocked(r *zoneRun, c zoneChain) bool {
+	switch r.res.State {
+	case api.ZoningTuning:
+		return false
+	case api.ZoningFailed:
+		return true
+	}
+	return !slices.Equal(r.jobs, c.jobs) || !slices.Equal(r.used, c.used)
 }
 
 // startLocked starts tuning p, cancelling a tuning of it in flight.
@@ -149,7 +164,7 @@ func (z *zoner) startLocked(ctx context.Context, p *spec.Pipeline) {
 		case z.runs[p.Name] != r || ctx.Err() != nil:
 		case now.err == "" && (!slices.Equal(now.jobs, t.jobs) || !slices.Equal(now.used, t.used)):
 			z.startLocked(parent, p)
-		case t.res.State == api.ZoningFailed && r.res.Map != nil && r.res.CertificateID != "":
+		case t.res.State == api.ZoningFailed && !t.unresolved && r.res.Map != nil && r.res.CertificateID != "":
 			// The map served stays served, with what it was tuned
 			// against: the answer only says why the new tuning failed.
 			r.res.State, r.res.Error = api.ZoningDone, "tuning again failed: "+t.res.Error
@@ -263,11 +278,12 @@ func (z *zoner) chain(p *spec.Pipeline) zoneChain {
 
 // tuned is what one tuning of a pipeline gives.
 type tuned struct {
-	res       api.Zoning
-	jobs      []store.JobKey
-	used      []string
-	certified []api.ZoneMap
-	device    string
+	res        api.Zoning
+	unresolved bool // the chain's kernels are not all loaded: no map of it stays
+	jobs       []store.JobKey
+	used       []string
+	certified  []api.ZoneMap
+	device     string
 }
 
 // tune zones p's chain at its kernels' served configs and certifies the
@@ -286,6 +302,7 @@ func (z *zoner) tune(ctx context.Context, p *spec.Pipeline, res api.Zoning) tune
 		return t
 	}
 	if c.err != "" {
+		t.unresolved = true
 		return fail("%s", c.err)
 	}
 	unlock, err := z.lock(ctx, c.device)

@@ -374,3 +374,43 @@ func TestZoningTuningNotRestartedWithoutNewConfig(t *testing.T) {
 		t.Fatalf("tuned: %+v", res)
 	}
 }
+
+// reload loads dir again and tells z, as the daemon's reload does.
+func reload(ts *testServer, z *zoner, ctx context.Context) {
+	ts.sched.apply(ts.sched.load())
+	z.update(ctx, ts.sched.pipelines())
+}
+
+// A reload with the zoning section as it was still tunes again when a
+// chain kernel's spec changed, and after a failed tuning once its missing
+// kernel is loaded.
+func TestZoningReloadAfterKernelChange(t *testing.T) {
+	dir := zoneDir(t)
+	ts, z, _, ctx, first := zoned(t, dir)
+	conv := filepath.Join(dir, "conv2d.yaml")
+	body, err := os.ReadFile(conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(conv, []byte(strings.Replace(string(body), "workers: [1]", "workers: [1, 2]", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reload(ts, z, ctx)
+	if res := waitZoning(t, z); !res.TunedAt.After(first.TunedAt) {
+		t.Fatalf("after conv2d's spec changed: tuned at %v, the first tuning's time", res.TunedAt)
+	}
+	if err := os.Rename(conv, conv+".off"); err != nil {
+		t.Fatal(err)
+	}
+	reload(ts, z, ctx)
+	if res := waitZoned(t, z); res.State != api.ZoningFailed || res.Map != nil || !strings.Contains(res.Error, "conv2d") {
+		t.Fatalf("conv2d gone: %+v, want failed naming it, no map", res)
+	}
+	if err := os.Rename(conv+".off", conv); err != nil {
+		t.Fatal(err)
+	}
+	reload(ts, z, ctx)
+	if res := waitZoned(t, z); res.State != api.ZoningDone || res.Map == nil {
+		t.Fatalf("conv2d back: %+v, want tuned again", res)
+	}
+}
