@@ -1,6 +1,9 @@
 package api
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Routes of a pipeline's precision zoning (see Zoning). Keep the whole
 // route list sorted by path.
@@ -76,6 +79,16 @@ type ZoneMap struct {
 	Bound    float64     `json:"bound"`
 	Measured float64     `json:"measured_err"`
 	TimeMS   float64     `json:"time_ms"`
+}
+
+// Key names m as its certificate's key and Zoning.Revoked do: each
+// stage's kernel and config, joined by " | ".
+func (m *ZoneMap) Key() string {
+	keys := make([]string, len(m.Stages))
+	for i, st := range m.Stages {
+		keys[i] = st.Kernel + " " + st.Key
+	}
+	return strings.Join(keys, " | ")
 }
 
 // ZoneStage is one kernel of a zoned chain: the config it runs at (its

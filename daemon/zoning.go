@@ -69,7 +69,7 @@ type zoneRun struct {
 func zoneSection(p *spec.Pipeline) string {
 	b := p.Zoning.ErrorBudget.Settings()
 	return fmt.Sprintf("chain=%s budget=%s:%s inputs=%s", strings.Join(p.Zoning.Chain, ","), b.Kind,
-		strconv.FormatFloat(b.Value, 'g', -1, 64), cmpOr(p.Zoning.Inputs, evaluate.InputsSigned))
+		strconv.FormatFloat(b.Value, 'g', -1, 64), cmp.Or(p.Zoning.Inputs, evaluate.InputsSigned))
 }
 
 // update starts tuning each zoned pipeline whose zoning section is new or
@@ -106,8 +106,7 @@ func (z *zoner) update(ctx context.Context, pipes []*spec.Pipeline) {
 		if !keep[name] {
 			r.cancel()
 			delete(z.runs, name)
-			z.sched.index.invalidate(r.jobs...)
-			z.sched.epoch.Add(1)
+			z.lookupsChanged(r.jobs...)
 		}
 	}
 }
@@ -138,7 +137,7 @@ func (z *zoner) startLocked(ctx context.Context, p *spec.Pipeline) {
 	b := p.Zoning.ErrorBudget.Settings()
 	r := &zoneRun{section: section, cancel: cancel, res: api.Zoning{
 		Pipeline: p.Name, State: api.ZoningTuning, Chain: append([]string{}, p.Zoning.Chain...),
-		Budget: api.Budget{Kind: b.Kind, Value: b.Value}, Inputs: cmpOr(p.Zoning.Inputs, evaluate.InputsSigned),
+		Budget: api.Budget{Kind: b.Kind, Value: b.Value}, Inputs: cmp.Or(p.Zoning.Inputs, evaluate.InputsSigned),
 	}}
 	if old := z.runs[p.Name]; old != nil && old.section == section && old.res.Map != nil {
 		// Tuning again for new served configs, or after a revocation: the
@@ -175,16 +174,16 @@ func (z *zoner) startLocked(ctx context.Context, p *spec.Pipeline) {
 			}
 		}
 		z.mu.Unlock()
-		z.sched.index.invalidate(t.jobs...)
-		z.sched.epoch.Add(1)
+		z.lookupsChanged(t.jobs...)
 	}()
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+// lookupsChanged says that the zones the lookups of jobs carry changed:
+// the lookup index drops its answers of them, and runtimes waiting for a
+// change wake.
+func (z *zoner) lookupsChanged(jobs ...store.JobKey) {
+	z.sched.index.invalidate(jobs...)
+	z.sched.epoch.Add(1)
 }
 
 // rezone tunes the named pipeline again now.
@@ -327,7 +326,7 @@ func (z *zoner) tune(ctx context.Context, p *spec.Pipeline, res api.Zoning) tune
 		}
 		res.Passed++
 		v := zoneMapView(m, p.Zoning.Chain, c.stages[0].Dims, zn.N)
-		if !revoked[zoneMapKey(v)] {
+		if !revoked[v.Key()] {
 			t.certified = append(t.certified, *v)
 		}
 	}
@@ -349,16 +348,6 @@ func (z *zoner) tune(ctx context.Context, p *spec.Pipeline, res api.Zoning) tune
 	z.log.Info().Str("pipeline", p.Name).Int("maps", res.Maps).Int("certified", res.Passed).Int("revoked", len(res.Revoked)).Msg("zoning tuned")
 	t.res = res
 	return t
-}
-
-// zoneMapKey names a map as its certificate's key does: each stage's
-// kernel and config, joined by " | ".
-func zoneMapKey(m *api.ZoneMap) string {
-	keys := make([]string, len(m.Stages))
-	for i, st := range m.Stages {
-		keys[i] = st.Kernel + " " + st.Key
-	}
-	return strings.Join(keys, " | ")
 }
 
 // zoneMapView is m on the wire: each stage named by its kernel spec, the
@@ -408,10 +397,8 @@ func (z *zoner) certify(p *spec.Pipeline, res api.Zoning, device string, issued 
 	sum := sha256.Sum256(p.Raw)
 	pm := map[string]any{}
 	cfg := map[string]any{}
-	var keys []string
 	stages := make([]any, len(m.Stages))
 	for i, st := range m.Stages {
-		keys = append(keys, st.Kernel+" "+st.Key)
 		for k, v := range st.Precision {
 			pm[st.Kernel+"."+k] = v
 		}
@@ -424,7 +411,7 @@ func (z *zoner) certify(p *spec.Pipeline, res api.Zoning, device string, issued 
 	}
 	c := &certs.Certificate{
 		Job:    certs.Job{Kernel: zoningKernel(p.Name), SpecHash: hex.EncodeToString(sum[:]), Problem: m.Stages[0].Problem, Device: device},
-		Key:    strings.Join(keys, " | "),
+		Key:    m.Key(),
 		Config: cfg,
 		Checks: []certs.Check{{
 			Name: "error_budget", Passed: m.Bound <= res.Budget.Value && m.Measured <= res.Budget.Value,

@@ -91,7 +91,7 @@ func (z *zoner) revoked(meta store.CertMeta, reason string) (bool, error) {
 // dropMapLocked takes the map keyed key out of r's certified maps and
 // lists it as revoked.
 func dropMapLocked(r *zoneRun, key string) {
-	r.certified = slices.DeleteFunc(slices.Clone(r.certified), func(m api.ZoneMap) bool { return zoneMapKey(&m) == key })
+	r.certified = slices.DeleteFunc(slices.Clone(r.certified), func(m api.ZoneMap) bool { return m.Key() == key })
 	if !slices.Contains(r.res.Revoked, key) {
 		r.res.Revoked = append(slices.Clone(r.res.Revoked), key)
 		slices.Sort(r.res.Revoked)
@@ -105,7 +105,7 @@ func (z *zoner) liveMaps(pipeline string, ms []api.ZoneMap) ([]api.ZoneMap, erro
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(slices.Clone(ms), func(m api.ZoneMap) bool { return revoked[zoneMapKey(&m)] }), nil
+	return slices.DeleteFunc(slices.Clone(ms), func(m api.ZoneMap) bool { return revoked[m.Key()] }), nil
 }
 
 // fallbackLocked drops r's served map, whose certificate id was revoked:
@@ -113,7 +113,7 @@ func (z *zoner) liveMaps(pipeline string, ms []api.ZoneMap) ([]api.ZoneMap, erro
 // none left), the answer is stored, lookups see it, and a tuning is
 // queued; the served map stays while it runs.
 func (z *zoner) fallbackLocked(p *spec.Pipeline, r *zoneRun, id, reason string) error {
-	bad := zoneMapKey(r.res.Map)
+	bad := r.res.Map.Key()
 	z.log.Warn().Str("pipeline", p.Name).Str("cert", id).Str("map", bad).Str("reason", reason).Msg("zoning certificate revoked")
 	dropMapLocked(r, bad)
 	r.res.Map, r.res.Certificate, r.res.CertificateID, r.res.Restored = nil, "", "", false
@@ -131,8 +131,7 @@ func (z *zoner) fallbackLocked(p *spec.Pipeline, r *zoneRun, id, reason string) 
 		}
 	}
 	z.persistLocked(r)
-	z.sched.index.invalidate(r.jobs...)
-	z.sched.epoch.Add(1)
+	z.lookupsChanged(r.jobs...)
 	if z.ctx != nil {
 		z.startLocked(z.ctx, p)
 	}

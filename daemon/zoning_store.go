@@ -76,8 +76,7 @@ func (z *zoner) restoreLocked(p *spec.Pipeline, c zoneChain) bool {
 	st.Certified = live
 	st.Zoning.Restored = true
 	z.runs[p.Name] = &zoneRun{section: rec.Section, res: st.Zoning, jobs: c.jobs, used: c.used, certified: st.Certified, device: st.Device, cancel: func() {}}
-	z.sched.index.invalidate(c.jobs...)
-	z.sched.epoch.Add(1)
+	z.lookupsChanged(c.jobs...)
 	z.log.Info().Str("pipeline", p.Name).Time("tuned_at", st.Zoning.TunedAt).Msg("zoning restored from the state file")
 	return true
 }

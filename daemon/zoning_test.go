@@ -215,7 +215,7 @@ func TestZoningOlderCertRevoked(t *testing.T) {
 		t.Fatalf("%d maps certified, want 4 or more", len(certified))
 	}
 	b, c := certified[1], certified[2]
-	bKey, cKey := zoneMapKey(&b), zoneMapKey(&c)
+	bKey, cKey := b.Key(), c.Key()
 
 	// B's older certificate is revoked in the store only; a start restores
 	// the zoning without B.
@@ -228,7 +228,7 @@ func TestZoningOlderCertRevoked(t *testing.T) {
 	}
 	z.mu.Lock()
 	z.ctx = nil // no tuning queued by a revocation: what is served is the fallback's
-	if slices.ContainsFunc(z.runs["infer"].certified, func(m api.ZoneMap) bool { return zoneMapKey(&m) == bKey }) {
+	if slices.ContainsFunc(z.runs["infer"].certified, func(m api.ZoneMap) bool { return m.Key() == bKey }) {
 		t.Errorf("restored certified maps hold %s, whose certificate is revoked", bKey)
 	}
 	z.mu.Unlock()
@@ -247,7 +247,7 @@ func TestZoningOlderCertRevoked(t *testing.T) {
 	if res.Map == nil || res.CertificateID == "" {
 		t.Fatalf("after revoking the served map: %+v, want a fallback", res)
 	}
-	if k := zoneMapKey(res.Map); k == bKey || k == cKey || k == zoneMapKey(first.Map) {
+	if k := res.Map.Key(); k == bKey || k == cKey || k == first.Map.Key() {
 		t.Errorf("fell back to %s, whose certificate is revoked", k)
 	}
 }
@@ -265,8 +265,8 @@ func TestZoningRevokedWhileTuningStarts(t *testing.T) {
 		if _, err := ts.srv.revoke(res.CertificateID, "operator test", runRequest{trigger: "reverify", certify: true}); err != nil {
 			t.Fatal(err)
 		}
-		if res, _ = z.get("infer"); res.CertificateID != "" && slices.Contains(res.Revoked, zoneMapKey(res.Map)) {
-			t.Fatalf("serves revoked map %s", zoneMapKey(res.Map))
+		if res, _ = z.get("infer"); res.CertificateID != "" && slices.Contains(res.Revoked, res.Map.Key()) {
+			t.Fatalf("serves revoked map %s", res.Map.Key())
 		}
 	}
 	waitZoning(t, z)

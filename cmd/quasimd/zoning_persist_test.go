@@ -54,7 +54,7 @@ func TestZoningPersists(t *testing.T) {
 	}
 	// The certificate store holds the map's certificate: listed as the
 	// served one, and it verifies against the daemon's key.
-	if cs := zoningCert(t, d, z.CertificateID); !cs.Served || cs.Revoked || cs.Key != zoneKey(z.Map) {
+	if cs := zoningCert(t, d, z.CertificateID); !cs.Served || cs.Revoked || cs.Key != z.Map.Key() {
 		t.Errorf("listed %+v, want served, live, keyed by the map", cs)
 	}
 	if out, errs, code := d.ctl("certs", "verify", z.CertificateID); code != 0 || !strings.Contains(out, "error_budget") {
@@ -151,7 +151,7 @@ func TestZonedErrorFallback(t *testing.T) {
 	red := waitServed(t, d, "65536")
 	z := waitZoned(t, d, "infer", conv, red)
 	st := z.Map.Stages[1]
-	bad := zoneKey(z.Map)
+	bad := z.Map.Key()
 	t.Logf("served map %s: reduce stage limit %.3g %s at %s, %d maps certified", bad, st.Limit, st.Unit, st.Problem, z.Passed)
 	c := &client.Client{Socket: d.socket}
 	ctx := context.Background()
@@ -182,11 +182,11 @@ func TestZonedErrorFallback(t *testing.T) {
 	}
 	var now api.Zoning
 	d.ctlJSON(&now, "zoning", "infer")
-	if len(now.Revoked) != 1 || now.Revoked[0] != bad || (now.Map != nil && zoneKey(now.Map) == bad) {
+	if len(now.Revoked) != 1 || now.Revoked[0] != bad || (now.Map != nil && now.Map.Key() == bad) {
 		t.Fatalf("after the revocation: revoked %q, map %+v", now.Revoked, now.Map)
 	}
 	if now.Map != nil {
-		t.Logf("fell back at once to %s (certificate %s)", zoneKey(now.Map), now.CertificateID)
+		t.Logf("fell back at once to %s (certificate %s)", now.Map.Key(), now.CertificateID)
 		if out, errs, code := d.ctl("certs", "verify", now.CertificateID); code != 0 {
 			t.Errorf("certs verify of the fallback: exit %d\n%s%s", code, out, errs)
 		}
@@ -214,10 +214,10 @@ func TestZonedErrorFallback(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	took := time.Since(posted)
-	if now.Map == nil || zoneKey(now.Map) == bad || now.CertificateID == z.CertificateID || len(now.Revoked) != 1 {
+	if now.Map == nil || now.Map.Key() == bad || now.CertificateID == z.CertificateID || len(now.Revoked) != 1 {
 		t.Fatalf("after the tuning: map %+v, certificate %s, revoked %q", now.Map, now.CertificateID, now.Revoked)
 	}
-	t.Logf("re-tuned map %s served %.3gs after the report (%d maps certified)", zoneKey(now.Map), took.Seconds(), now.Passed)
+	t.Logf("re-tuned map %s served %.3gs after the report (%d maps certified)", now.Map.Key(), took.Seconds(), now.Passed)
 	var cfg api.Config
 	d.ctlJSON(&cfg, "config", "reduce", "--problem", "65536")
 	if len(cfg.Zones) != 1 || cfg.Zones[0].Key != now.Map.Stages[1].Key {
@@ -225,17 +225,13 @@ func TestZonedErrorFallback(t *testing.T) {
 	}
 	// An operator's revocation of the served map's certificate drops it
 	// the same way.
-	second := zoneKey(now.Map)
+	second := now.Map.Key()
 	if out, errs, code := d.ctl("certs", "revoke", now.CertificateID, "--reason", "operator test"); code != 0 {
 		t.Fatalf("certs revoke %s: exit %d\n%s%s", now.CertificateID, code, out, errs)
 	}
 	after := api.Zoning{}
 	d.ctlJSON(&after, "zoning", "infer")
-	if (after.Map != nil && zoneKey(after.Map) == second) || !slices.Contains(after.Revoked, second) {
+	if (after.Map != nil && after.Map.Key() == second) || !slices.Contains(after.Revoked, second) {
 		t.Errorf("after an operator's revocation of %s: map %+v, revoked %q", second, after.Map, after.Revoked)
 	}
-}
-
-func zoneKey(m *api.ZoneMap) string {
-	return m.Stages[0].Kernel + " " + m.Stages[0].Key + " | " + m.Stages[1].Kernel + " " + m.Stages[1].Key
 }
