@@ -390,17 +390,39 @@ func Zone(ctx context.Context, up, down ZoneStage, set ZoneSettings) (Zoning, er
 		}
 		upMS[i] = timeOf(upDef.prepare(uv.vals, up.Dims), timeIn, out)
 	}
-	if err := protect(func() { upDef.prepare(upVars[0].vals, up.Dims)(timeIn, out) }); err != nil {
-		return Zoning{}, fmt.Errorf("zone: %s %s: %w", upDef.name, upSpace.Key(upVars[0].cfg), err)
-	}
-	mid := Inputs{A: out, cache: new(storeCache)}
-	got := make([]float32, 1)
-	downMS := make([]float64, len(downVars))
-	for i, dv := range downVars {
-		if err := stopped(); err != nil {
-			return Zoning{}, err
+	// The reduce variants are timed on the fp32 upstream's output (the
+	// stage's own config where no variant is all fp32).
+	fp32 := upOwn
+	for i := len(upVars) - 1; i >= 0; i-- {
+		all := true
+		for _, f := range upVars[i].prec {
+			all = all && f == precision.FP32.String()
 		}
-		downMS[i] = timeOf(downDef.prepare(dv.vals, downDims), mid, got)
+		if all {
+			fp32 = i
+		}
+	}
+	downMS := make([]float64, len(downVars))
+	if err := protect(func() { upDef.prepare(upVars[fp32].vals, up.Dims)(timeIn, out) }); err != nil {
+		// Nothing to time the reduce on: no map is certified, as when
+		// a map's own run fails.
+		z.Notes = append(z.Notes, fmt.Sprintf("%s %s failed on the timing inputs (%v): no map is certified", upDef.name, upSpace.Key(upVars[fp32].cfg), err))
+		for i := range z.Maps {
+			zm := &z.Maps[i]
+			zm.Bound, zm.Measured = math.Inf(1), math.Inf(1)
+		}
+		for i := range downMS {
+			downMS[i] = math.Inf(1)
+		}
+	} else {
+		mid := Inputs{A: out, cache: new(storeCache)}
+		got := make([]float32, 1)
+		for i, dv := range downVars {
+			if err := stopped(); err != nil {
+				return Zoning{}, err
+			}
+			downMS[i] = timeOf(downDef.prepare(dv.vals, downDims), mid, got)
+		}
 	}
 	for ui := range upVars {
 		for di := range downVars {
