@@ -61,6 +61,9 @@ func (z *zoner) restoreLocked(p *spec.Pipeline, c zoneChain) bool {
 		z.log.Warn().Str("pipeline", p.Name).Msg("stored zoning is not a done zoning of the pipeline; tuning it again")
 		return false
 	}
+	if m := st.Zoning.Map; m != nil && slices.ContainsFunc(m.Stages, func(s api.ZoneStage) bool { return s.Unit == "" }) {
+		return false // tuned before stages recorded the limits a runtime's report is checked against
+	}
 	if id := st.Zoning.CertificateID; id != "" {
 		if _, meta, err := z.sched.st.Cert(id); err != nil || meta.Revoked {
 			return false // its certificate is gone or revoked: a fresh tuning

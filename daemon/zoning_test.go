@@ -414,3 +414,30 @@ func TestZoningReloadAfterKernelChange(t *testing.T) {
 		t.Fatalf("conv2d back: %+v, want tuned again", res)
 	}
 }
+
+// A zoning stored before its stages recorded their limits is tuned again
+// at a start, not restored: a runtime's report could not be checked
+// against it.
+func TestZoningStoredWithoutLimitsTunedAgain(t *testing.T) {
+	ts, _, key, ctx, _ := zoned(t, zoneDir(t))
+	rec, ok, err := ts.st.Zoning("infer")
+	if err != nil || !ok {
+		t.Fatalf("stored zoning: %v %v", ok, err)
+	}
+	var st zoneState
+	if err := json.Unmarshal(rec.Result, &st); err != nil {
+		t.Fatal(err)
+	}
+	for i := range st.Zoning.Map.Stages {
+		st.Zoning.Map.Stages[i].Limit, st.Zoning.Map.Stages[i].Unit = 0, ""
+	}
+	if rec.Result, err = json.Marshal(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.st.PutZoning(rec); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := newZoner(ts, ctx, key).get("infer"); res.Restored {
+		t.Fatalf("restored a map whose stages have no limits: %+v", res.Map)
+	}
+}
