@@ -191,7 +191,8 @@ func TestZonedErrorFallback(t *testing.T) {
 			t.Errorf("certs verify of the fallback: exit %d\n%s%s", code, out, errs)
 		}
 	}
-	if out, _, code := d.ctl("zoning", "infer"); code != 0 || !strings.Contains(out, "revoked, never served again: "+bad) {
+	if out, _, code := d.ctl("zoning", "infer"); code != 0 || !strings.Contains(out, "revoked, never served again: "+bad) ||
+		(now.Map != nil && !strings.Contains(out, "runtime limit: reduce at 2112 "+now.Map.Stages[1].Key+": error ")) {
 		t.Errorf("quasimctl zoning infer after the revocation: exit %d\n%s", code, out)
 	}
 	if cs := zoningCert(t, d, z.CertificateID); !cs.Revoked || cs.Served || !strings.Contains(cs.Reason, "above the bound") {
