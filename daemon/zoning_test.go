@@ -441,3 +441,23 @@ func TestZoningStoredWithoutLimitsTunedAgain(t *testing.T) {
 		t.Fatalf("restored a map whose stages have no limits: %+v", res.Map)
 	}
 }
+
+// A report whose unit (its job's verify.error_budget kind; here none) is
+// not the stage's is not compared, however large.
+func TestZonedStageReportInAnotherUnitIgnored(t *testing.T) {
+	ts, _, _, _, res := zoned(t, zoneDir(t))
+	if res.Map == nil {
+		t.Fatalf("no map served: %+v", res)
+	}
+	for _, st := range res.Map.Stages {
+		body := fmt.Sprintf(`{"observations":[{"kernel":%q,"problem":%q,"key":%q,"latencies_ms":[0.1],"error":1e9}]}`, st.Kernel, st.Problem, st.Key)
+		if st.Kernel == "reduce" {
+			body = strings.Replace(body, st.Problem, "65536", 1) // its only job
+		}
+		code, out := ts.postBody(t, "/v1/observations", body)
+		var resp api.ObservationsResponse
+		if err := json.Unmarshal(out, &resp); code != 200 || err != nil || len(resp.Revoked) != 0 {
+			t.Fatalf("%s error 1e9 with no unit: %d %s; want nothing revoked", st.Kernel, code, out)
+		}
+	}
+}
