@@ -226,7 +226,8 @@ type Observation struct {
 	// rel, absolute for abs, ulps for ulp); finite and >= 0, 0 when not
 	// checked. One above the bound the config's certificate records (or
 	// its budget) revokes that certificate: the job falls back to its
-	// next certified config (or the default) and is re-tuned.
+	// next certified config (or the default) and is re-tuned. For a stage
+	// of a zoned pipeline's map, see ZoneStage.Limit.
 	Error float64 `json:"error,omitempty"`
 }
 

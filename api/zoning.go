@@ -1,6 +1,9 @@
 package api
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Routes of a pipeline's precision zoning (see Zoning). Keep the whole
 // route list sorted by path.
@@ -25,19 +28,21 @@ const (
 // the float64 reference of the whole chain on seeded inputs, and timed;
 // Map is the fastest map both of whose errors fit the budget.
 type Zoning struct {
-	Pipeline string    `json:"pipeline"`
-	State    string    `json:"state"`
-	Error    string    `json:"error,omitempty"`
-	Chain    []string  `json:"chain"`  // kernel specs, in data-flow order
-	Budget   Budget    `json:"budget"` // the chain's error budget
-	Inputs   string    `json:"inputs"` // signed or positive seeded inputs
-	Seeds    []uint64  `json:"seeds,omitempty"`
-	Maps     int       `json:"maps"`      // precision maps checked
-	Passed   int       `json:"certified"` // maps whose bound and measured error fit
-	Map      *ZoneMap  `json:"map"`       // the certified map served; nil when none fits
-	Default  *ZoneMap  `json:"default,omitempty"`
-	Split    *ZoneMap  `json:"even_split,omitempty"` // the fastest map within half the budget per kernel; nil when none
-	TunedAt  time.Time `json:"tuned_at,omitzero"`
+	Pipeline string `json:"pipeline"`
+	State    string `json:"state"`
+	// Error says why it failed; with State done and a Map, why a tuning
+	// again failed (that map stays served).
+	Error   string    `json:"error,omitempty"`
+	Chain   []string  `json:"chain"`  // kernel specs, in data-flow order
+	Budget  Budget    `json:"budget"` // the chain's error budget
+	Inputs  string    `json:"inputs"` // signed or positive seeded inputs
+	Seeds   []uint64  `json:"seeds,omitempty"`
+	Maps    int       `json:"maps"`      // precision maps checked
+	Passed  int       `json:"certified"` // maps whose bound and measured error fit
+	Map     *ZoneMap  `json:"map"`       // the certified map served; nil when none fits
+	Default *ZoneMap  `json:"default,omitempty"`
+	Split   *ZoneMap  `json:"even_split,omitempty"` // the fastest map within half the budget per kernel; nil when none
+	TunedAt time.Time `json:"tuned_at,omitzero"`
 	// Certificate is the signed certificate of Map, its canonical JSON
 	// (certs.Certificate.Encode) held as a string so its bytes stay the
 	// ones signed: its error_budget check records each stage's format and
@@ -76,6 +81,16 @@ type ZoneMap struct {
 	TimeMS   float64     `json:"time_ms"`
 }
 
+// Key names m as its certificate's key and Zoning.Revoked do: each
+// stage's kernel and config, joined by " | ".
+func (m *ZoneMap) Key() string {
+	keys := make([]string, len(m.Stages))
+	for i, st := range m.Stages {
+		keys[i] = st.Kernel + " " + st.Key
+	}
+	return strings.Join(keys, " | ")
+}
+
 // ZoneStage is one kernel of a zoned chain: the config it runs at (its
 // served config's other parameters, the map's precisions) and its share
 // of the composed bound. In a config lookup's Zones, Pipeline names the
@@ -87,8 +102,19 @@ type ZoneStage struct {
 	Key       string            `json:"key"`
 	Precision map[string]string `json:"precision"`
 	Bound     float64           `json:"bound"` // budget units
-	TimeMS    float64           `json:"time_ms"`
-	Parts     []StageBound      `json:"parts,omitempty"`
+	// Limit is what a runtime checks this stage's output against, in
+	// Unit: for the upstream (Unit abs), any one output's absolute error
+	// against its float64 reference on the same inputs; for the reduce
+	// (Unit the chain budget's kind), its error against the float64 sum
+	// of the values it received (rel: relative to that sum). A runtime
+	// reports it as an observation's error for the kernel at Problem and
+	// Key; it counts only when the unit of that kernel's job (its
+	// verify.error_budget kind) is Unit. Above Limit, the map's
+	// certificate is revoked.
+	Limit  float64      `json:"limit"`
+	Unit   string       `json:"unit"`
+	TimeMS float64      `json:"time_ms"`
+	Parts  []StageBound `json:"parts,omitempty"`
 }
 
 // StageBound is a kernel's own bound at one precision stage, absolute.

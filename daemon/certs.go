@@ -132,7 +132,7 @@ func (s *server) revoke(id, reason string, rr runRequest) (api.RevokeResponse, e
 	if strings.HasPrefix(meta.Job.Kernel, zoningKernel("")) && s.zoner != nil {
 		// A zoned map's: the pipeline falls back and tunes again.
 		resp := api.RevokeResponse{ID: id, Job: meta.Job.String(), Match: api.MatchDefault}
-		hit, err := s.zoner.revoked(id, reason)
+		hit, err := s.zoner.revoked(meta, reason)
 		resp.Requeued = hit
 		return resp, err
 	}

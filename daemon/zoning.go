@@ -69,7 +69,7 @@ type zoneRun struct {
 func zoneSection(p *spec.Pipeline) string {
 	b := p.Zoning.ErrorBudget.Settings()
 	return fmt.Sprintf("chain=%s budget=%s:%s inputs=%s", strings.Join(p.Zoning.Chain, ","), b.Kind,
-		strconv.FormatFloat(b.Value, 'g', -1, 64), cmpOr(p.Zoning.Inputs, evaluate.InputsSigned))
+		strconv.FormatFloat(b.Value, 'g', -1, 64), cmp.Or(p.Zoning.Inputs, evaluate.InputsSigned))
 }
 
 // update starts tuning each zoned pipeline whose zoning section is new or
@@ -94,7 +94,7 @@ func (z *zoner) update(ctx context.Context, pipes []*spec.Pipeline) {
 			continue
 		}
 		keep[p.Name] = true
-		if r := z.runs[p.Name]; r != nil && r.section == zoneSection(p) {
+		if r := z.runs[p.Name]; r != nil && r.section == zoneSection(p) && !z.staleLocked(r, chains[p.Name]) {
 			continue
 		}
 		if z.runs[p.Name] == nil && z.restoreLocked(p, chains[p.Name]) {
@@ -106,10 +106,24 @@ func (z *zoner) update(ctx context.Context, pipes []*spec.Pipeline) {
 		if !keep[name] {
 			r.cancel()
 			delete(z.runs, name)
-			z.sched.index.invalidate(r.jobs...)
-			z.sched.epoch.Add(1)
+			z.lookupsChanged(r.jobs...)
 		}
 	}
+}
+
+// staleLocked says whether r, tuned for the same zoning section, is to be
+// tuned again: it failed (a kernel missing then may be loaded now), or
+// the chain's jobs (a kernel spec changed or went) or served configs are
+// not the ones it was tuned at. A tuning in flight checks those itself
+// when it ends.
+func (z *zoner) staleLocked(r *zoneRun, c zoneChain) bool {
+	switch r.res.State {
+	case api.ZoningTuning:
+		return false
+	case api.ZoningFailed:
+		return true
+	}
+	return !slices.Equal(r.jobs, c.jobs) || !slices.Equal(r.used, c.used)
 }
 
 // startLocked starts tuning p, cancelling a tuning of it in flight.
@@ -117,12 +131,13 @@ func (z *zoner) startLocked(ctx context.Context, p *spec.Pipeline) {
 	if r := z.runs[p.Name]; r != nil {
 		r.cancel()
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	section := zoneSection(p)
 	b := p.Zoning.ErrorBudget.Settings()
 	r := &zoneRun{section: section, cancel: cancel, res: api.Zoning{
 		Pipeline: p.Name, State: api.ZoningTuning, Chain: append([]string{}, p.Zoning.Chain...),
-		Budget: api.Budget{Kind: b.Kind, Value: b.Value}, Inputs: cmpOr(p.Zoning.Inputs, evaluate.InputsSigned),
+		Budget: api.Budget{Kind: b.Kind, Value: b.Value}, Inputs: cmp.Or(p.Zoning.Inputs, evaluate.InputsSigned),
 	}}
 	if old := z.runs[p.Name]; old != nil && old.section == section && old.res.Map != nil {
 		// Tuning again for new served configs, or after a revocation: the
@@ -132,29 +147,43 @@ func (z *zoner) startLocked(ctx context.Context, p *spec.Pipeline) {
 		r.res, r.jobs, r.used, r.certified, r.device = prev, old.jobs, old.used, old.certified, old.device
 	}
 	z.runs[p.Name] = r
+	// The tuning's own answer, built here: a fallback may rewrite r.res
+	// (under z.mu) while it runs.
+	fresh := r.res
+	fresh.Map, fresh.Default, fresh.Split, fresh.Certificate, fresh.CertificateID, fresh.Notes, fresh.Error = nil, nil, nil, "", "", nil, ""
+	fresh.Maps, fresh.Passed, fresh.Revoked = 0, 0, nil
 	go func() {
-		fresh := r.res
-		fresh.Map, fresh.Default, fresh.Split, fresh.Certificate, fresh.CertificateID, fresh.Notes, fresh.Error = nil, nil, nil, "", "", nil, ""
-		fresh.Maps, fresh.Passed, fresh.Revoked = 0, 0, nil
 		t := z.tune(ctx, p, fresh)
+		// The configs served now (read before z.mu): one promoted while
+		// the tuning ran tunes again, at it. This also covers a first
+		// tuning, which has no jobs yet for jobsChanged to match.
+		now := z.chain(p)
 		z.mu.Lock()
-		if z.runs[p.Name] == r && ctx.Err() == nil {
+		switch {
+		case z.runs[p.Name] != r || ctx.Err() != nil:
+		case now.err == "" && (!slices.Equal(now.jobs, t.jobs) || !slices.Equal(now.used, t.used)):
+			z.startLocked(parent, p)
+		case t.res.State == api.ZoningFailed && !t.unresolved && r.res.Map != nil && r.res.CertificateID != "":
+			// The map served stays served, with what it was tuned
+			// against: the answer only says why the new tuning failed.
+			r.res.State, r.res.Error = api.ZoningDone, "tuning again failed: "+t.res.Error
+		default:
 			r.res, r.jobs, r.used, r.certified, r.device = t.res, t.jobs, t.used, t.certified, t.device
 			if r.res.State == api.ZoningDone {
 				z.persistLocked(r)
 			}
 		}
 		z.mu.Unlock()
-		z.sched.index.invalidate(t.jobs...)
-		z.sched.epoch.Add(1)
+		z.lookupsChanged(t.jobs...)
 	}()
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+// lookupsChanged says that the zones the lookups of jobs carry changed:
+// the lookup index drops its answers of them, and runtimes waiting for a
+// change wake.
+func (z *zoner) lookupsChanged(jobs ...store.JobKey) {
+	z.sched.index.invalidate(jobs...)
+	z.sched.epoch.Add(1)
 }
 
 // rezone tunes the named pipeline again now.
@@ -197,7 +226,7 @@ func (z *zoner) stages(kernel string) []api.ZoneStage {
 	defer z.mu.Unlock()
 	var out []api.ZoneStage
 	for _, r := range z.runs {
-		if r.res.Map == nil {
+		if r.res.Map == nil || r.res.CertificateID == "" {
 			continue
 		}
 		for _, st := range r.res.Map.Stages {
@@ -248,11 +277,12 @@ func (z *zoner) chain(p *spec.Pipeline) zoneChain {
 
 // tuned is what one tuning of a pipeline gives.
 type tuned struct {
-	res       api.Zoning
-	jobs      []store.JobKey
-	used      []string
-	certified []api.ZoneMap
-	device    string
+	res        api.Zoning
+	unresolved bool // the chain's kernels are not all loaded: no map of it stays
+	jobs       []store.JobKey
+	used       []string
+	certified  []api.ZoneMap
+	device     string
 }
 
 // tune zones p's chain at its kernels' served configs and certifies the
@@ -261,12 +291,17 @@ func (z *zoner) tune(ctx context.Context, p *spec.Pipeline, res api.Zoning) tune
 	c := z.chain(p)
 	t := tuned{jobs: c.jobs, used: c.used, device: c.device}
 	fail := func(format string, args ...any) tuned {
+		// Nothing uncertified is served: a map whose certificate could not
+		// be made is dropped with it.
 		res.State, res.Error = api.ZoningFailed, fmt.Sprintf(format, args...)
+		res.Map, res.Certificate, res.CertificateID = nil, "", ""
+		t.certified = nil
 		z.log.Warn().Str("pipeline", p.Name).Str("error", res.Error).Msg("zoning failed")
 		t.res = res
 		return t
 	}
 	if c.err != "" {
+		t.unresolved = true
 		return fail("%s", c.err)
 	}
 	unlock, err := z.lock(ctx, c.device)
@@ -290,8 +325,8 @@ func (z *zoner) tune(ctx context.Context, p *spec.Pipeline, res api.Zoning) tune
 			continue
 		}
 		res.Passed++
-		v := zoneMapView(m, p.Zoning.Chain, c.stages[0].Dims)
-		if !revoked[zoneMapKey(v)] {
+		v := zoneMapView(m, p.Zoning.Chain, c.stages[0].Dims, zn.N)
+		if !revoked[v.Key()] {
 			t.certified = append(t.certified, *v)
 		}
 	}
@@ -300,7 +335,7 @@ func (z *zoner) tune(ctx context.Context, p *spec.Pipeline, res api.Zoning) tune
 		if i < 0 {
 			return nil
 		}
-		return zoneMapView(zn.Maps[i], p.Zoning.Chain, c.stages[0].Dims)
+		return zoneMapView(zn.Maps[i], p.Zoning.Chain, c.stages[0].Dims, zn.N)
 	}
 	res.Default, res.Split = view(zn.Default), view(zn.BestWithin([]float64{0.5, 0.5}))
 	if len(t.certified) > 0 {
@@ -315,28 +350,17 @@ func (z *zoner) tune(ctx context.Context, p *spec.Pipeline, res api.Zoning) tune
 	return t
 }
 
-// zoneMapKey names a map as its certificate's key does: each stage's
-// kernel and config, joined by " | ".
-func zoneMapKey(m *api.ZoneMap) string {
-	keys := make([]string, len(m.Stages))
-	for i, st := range m.Stages {
-		keys[i] = st.Kernel + " " + st.Key
-	}
-	return strings.Join(keys, " | ")
-}
-
 // zoneMapView is m on the wire: each stage named by its kernel spec, the
-// reduce's problem the upstream's output length.
-func zoneMapView(m builtin.ZoneMap, chain []string, upDims []int) *api.ZoneMap {
+// reduce's problem the upstream's output length n.
+func zoneMapView(m builtin.ZoneMap, chain []string, upDims []int, n int) *api.ZoneMap {
 	out := &api.ZoneMap{Bound: m.Bound, Measured: m.Measured, TimeMS: m.TimeMS}
-	problem := evaluate.Problem{Dims: upDims}.String()
+	problems := []string{evaluate.Problem{Dims: upDims}.String(), evaluate.Problem{Dims: []int{n}}.String()}
 	for i, s := range m.Stages {
-		st := api.ZoneStage{Kernel: chain[i], Problem: problem, Key: s.Key, Precision: s.Map, Bound: s.Bound, TimeMS: s.TimeMS}
+		st := api.ZoneStage{Kernel: chain[i], Problem: problems[i], Key: s.Key, Precision: s.Map, Bound: s.Bound, Limit: s.Limit, Unit: s.Unit, TimeMS: s.TimeMS}
 		for _, pt := range s.Parts {
 			st.Parts = append(st.Parts, api.StageBound{Stage: pt.Stage, Param: pt.Param, Value: pt.Value, Bound: pt.Bound, Formula: pt.How})
 		}
 		out.Stages = append(out.Stages, st)
-		problem = "" // the reduce sums what the upstream produced
 	}
 	return out
 }
@@ -373,10 +397,8 @@ func (z *zoner) certify(p *spec.Pipeline, res api.Zoning, device string, issued 
 	sum := sha256.Sum256(p.Raw)
 	pm := map[string]any{}
 	cfg := map[string]any{}
-	var keys []string
 	stages := make([]any, len(m.Stages))
 	for i, st := range m.Stages {
-		keys = append(keys, st.Kernel+" "+st.Key)
 		for k, v := range st.Precision {
 			pm[st.Kernel+"."+k] = v
 		}
@@ -385,11 +407,11 @@ func (z *zoner) certify(p *spec.Pipeline, res api.Zoning, device string, issued 
 		for j, pt := range st.Parts {
 			parts[j] = map[string]any{"stage": pt.Stage, "param": pt.Param, "value": pt.Value, "bound": pt.Bound, "formula": pt.Formula}
 		}
-		stages[i] = map[string]any{"kernel": st.Kernel, "precision": st.Precision, "bound": st.Bound, "parts": parts}
+		stages[i] = map[string]any{"kernel": st.Kernel, "problem": st.Problem, "precision": st.Precision, "bound": st.Bound, "limit": st.Limit, "unit": st.Unit, "parts": parts}
 	}
 	c := &certs.Certificate{
 		Job:    certs.Job{Kernel: zoningKernel(p.Name), SpecHash: hex.EncodeToString(sum[:]), Problem: m.Stages[0].Problem, Device: device},
-		Key:    strings.Join(keys, " | "),
+		Key:    m.Key(),
 		Config: cfg,
 		Checks: []certs.Check{{
 			Name: "error_budget", Passed: m.Bound <= res.Budget.Value && m.Measured <= res.Budget.Value,
@@ -447,10 +469,12 @@ func (z *zoner) jobsChanged(ctx context.Context, jobs ...store.JobKey) {
 			}
 			now := z.chain(p).used // reads the scheduler: not under z.mu
 			z.mu.Lock()
-			// A tuning in flight may have read the configs before the
-			// change: it starts again too.
+			// A tuning in flight is left to end: it compares the configs
+			// it read with those served then, and starts again only if
+			// one changed (restarting it on every call, at each cycle's
+			// end, a slow zoning would never end).
 			r := z.runs[name]
-			if r != nil && (r.res.State == api.ZoningTuning || !slices.Equal(r.used, now)) {
+			if r != nil && r.res.State != api.ZoningTuning && !slices.Equal(r.used, now) {
 				z.startLocked(ctx, p)
 			}
 			z.mu.Unlock()

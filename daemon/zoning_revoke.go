@@ -6,17 +6,21 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/internal/spec"
+	"github.com/quasim/quasim/internal/store"
 )
 
 // checkError revokes the certificate of each served zoned map one of whose
-// stages runs rep's job at rep's config, when rep's error is above the
-// bound the map certified for that stage (its share of the composed bound,
-// in the chain budget's units; the composed bound where the share is 0):
-// the pipeline falls back at once to its next certified map, or to none,
-// and a tuning is queued which certifies no revoked map again. It returns
-// the revoked certificates' ids.
+// stages runs rep's kernel at rep's problem and config (the reduce's
+// problem is the upstream's output length, which it sums in the chain),
+// when rep's error is above the limit the map certified for that stage
+// (api.ZoneStage.Limit). The error is in the unit of rep's job's
+// verify.error_budget; a report in another unit than the stage's is
+// logged and ignored. The pipeline falls back at once to its next
+// certified map, or to none, and a tuning is queued which certifies no
+// revoked map again. It returns the revoked certificates' ids.
 func (z *zoner) checkError(rep errorReport) ([]string, error) {
 	pipes := z.sched.pipelines() // before z.mu (lock order)
+	unit := rep.j.spec.Spec.Verify.ErrorBudget.Settings().Kind
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	var ids []string
@@ -26,13 +30,16 @@ func (z *zoner) checkError(rep errorReport) ([]string, error) {
 			continue
 		}
 		for i, st := range r.res.Map.Stages {
-			if i >= len(r.jobs) || r.jobs[i] != rep.j.key || st.Key != rep.key {
+			k := rep.j.key
+			if i >= len(r.jobs) || k.Kernel != r.jobs[i].Kernel || k.Device != r.jobs[i].Device || k.Problem != st.Problem || st.Key != rep.key {
 				continue
 			}
-			limit := st.Bound
-			if !(limit > 0) {
-				limit = r.res.Map.Bound
+			if unit != st.Unit {
+				z.log.Warn().Str("pipeline", p.Name).Str("kernel", k.Kernel).Str("unit", unit).Str("stage_unit", st.Unit).Float64("error", rep.err).
+					Msg("zoning: a runtime's error is not in the unit the zoned stage certifies (its job's verify.error_budget kind); not checked")
+				continue
 			}
+			limit := st.Limit
 			if rep.err <= limit {
 				continue
 			}
@@ -40,8 +47,8 @@ func (z *zoner) checkError(rep errorReport) ([]string, error) {
 			if rep.source != "" {
 				by = fmt.Sprintf("runtime %q", rep.source)
 			}
-			reason := fmt.Sprintf("error: %s observed a %s error of %.4g in %s %s, above the bound of %.4g pipeline %s's zoned map certified for that stage",
-				by, r.res.Budget.Kind, rep.err, st.Kernel, rep.key, limit, p.Name)
+			reason := fmt.Sprintf("error: %s observed a %s error of %.4g in %s %s at %s, above the bound of %.4g pipeline %s's zoned map certified for that stage",
+				by, unit, rep.err, st.Kernel, rep.key, st.Problem, limit, p.Name)
 			id := r.res.CertificateID
 			if _, err := z.sched.st.Revoke(id, reason, z.now()); err != nil {
 				return ids, err
@@ -56,18 +63,49 @@ func (z *zoner) checkError(rep errorReport) ([]string, error) {
 	return ids, nil
 }
 
-// revoked is told of a certificate revoked through the API: when it is a
-// zoned map's, served or not, the pipeline drops it as checkError does.
-func (z *zoner) revoked(id, reason string) (bool, error) {
+// revoked is told of a zoning certificate revoked through the API: the
+// served map's falls back as checkError does (and reports true: a tuning
+// is queued); an older certificate's map, certified by this tuning too, is
+// dropped from the fallbacks so that it is never served again.
+func (z *zoner) revoked(meta store.CertMeta, reason string) (bool, error) {
 	pipes := z.sched.pipelines()
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	for _, p := range pipes {
-		if r := z.runs[p.Name]; p.Zoning != nil && r != nil && r.res.CertificateID == id {
-			return true, z.fallbackLocked(p, r, id, reason)
+		r := z.runs[p.Name]
+		if p.Zoning == nil || r == nil || meta.Job.Kernel != zoningKernel(p.Name) {
+			continue
+		}
+		if r.res.CertificateID == meta.ID {
+			return true, z.fallbackLocked(p, r, meta.ID, reason)
+		}
+		z.log.Warn().Str("pipeline", p.Name).Str("cert", meta.ID).Str("map", meta.Key).Str("reason", reason).Msg("zoning certificate of a map not served revoked")
+		dropMapLocked(r, meta.Key)
+		if r.res.State == api.ZoningDone {
+			z.persistLocked(r)
 		}
 	}
 	return false, nil
+}
+
+// dropMapLocked takes the map keyed key out of r's certified maps and
+// lists it as revoked.
+func dropMapLocked(r *zoneRun, key string) {
+	r.certified = slices.DeleteFunc(slices.Clone(r.certified), func(m api.ZoneMap) bool { return m.Key() == key })
+	if !slices.Contains(r.res.Revoked, key) {
+		r.res.Revoked = append(slices.Clone(r.res.Revoked), key)
+		slices.Sort(r.res.Revoked)
+	}
+}
+
+// liveMaps are ms less those whose zoning certificate of pipeline is
+// revoked in the store (an older one, or one a fleet node revoked).
+func (z *zoner) liveMaps(pipeline string, ms []api.ZoneMap) ([]api.ZoneMap, error) {
+	revoked, err := z.revokedMaps(pipeline)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(slices.Clone(ms), func(m api.ZoneMap) bool { return revoked[m.Key()] }), nil
 }
 
 // fallbackLocked drops r's served map, whose certificate id was revoked:
@@ -75,14 +113,15 @@ func (z *zoner) revoked(id, reason string) (bool, error) {
 // none left), the answer is stored, lookups see it, and a tuning is
 // queued; the served map stays while it runs.
 func (z *zoner) fallbackLocked(p *spec.Pipeline, r *zoneRun, id, reason string) error {
-	bad := zoneMapKey(r.res.Map)
+	bad := r.res.Map.Key()
 	z.log.Warn().Str("pipeline", p.Name).Str("cert", id).Str("map", bad).Str("reason", reason).Msg("zoning certificate revoked")
-	r.certified = slices.DeleteFunc(slices.Clone(r.certified), func(m api.ZoneMap) bool { return zoneMapKey(&m) == bad })
-	if !slices.Contains(r.res.Revoked, bad) {
-		r.res.Revoked = append(slices.Clone(r.res.Revoked), bad)
-		slices.Sort(r.res.Revoked)
-	}
+	dropMapLocked(r, bad)
 	r.res.Map, r.res.Certificate, r.res.CertificateID, r.res.Restored = nil, "", "", false
+	if live, err := z.liveMaps(p.Name, r.certified); err == nil {
+		r.certified = live
+	} else {
+		z.log.Error().Err(err).Str("pipeline", p.Name).Msg("revoked zoning certificates unreadable; the fallback is not checked against them")
+	}
 	var err error
 	if len(r.certified) > 0 {
 		next := r.certified[0]
@@ -92,8 +131,7 @@ func (z *zoner) fallbackLocked(p *spec.Pipeline, r *zoneRun, id, reason string) 
 		}
 	}
 	z.persistLocked(r)
-	z.sched.index.invalidate(r.jobs...)
-	z.sched.epoch.Add(1)
+	z.lookupsChanged(r.jobs...)
 	if z.ctx != nil {
 		z.startLocked(z.ctx, p)
 	}

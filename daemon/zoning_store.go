@@ -61,15 +61,25 @@ func (z *zoner) restoreLocked(p *spec.Pipeline, c zoneChain) bool {
 		z.log.Warn().Str("pipeline", p.Name).Msg("stored zoning is not a done zoning of the pipeline; tuning it again")
 		return false
 	}
+	if m := st.Zoning.Map; m != nil && slices.ContainsFunc(m.Stages, func(s api.ZoneStage) bool { return s.Unit == "" }) {
+		return false // tuned before stages recorded the limits a runtime's report is checked against
+	}
 	if id := st.Zoning.CertificateID; id != "" {
 		if _, meta, err := z.sched.st.Cert(id); err != nil || meta.Revoked {
 			return false // its certificate is gone or revoked: a fresh tuning
 		}
 	}
+	// A map whose certificate was revoked since (an older one, or by a
+	// fleet node) is no fallback.
+	live, err := z.liveMaps(p.Name, st.Certified)
+	if err != nil {
+		z.log.Warn().Err(err).Str("pipeline", p.Name).Msg("revoked zoning certificates unreadable; tuning it again")
+		return false
+	}
+	st.Certified = live
 	st.Zoning.Restored = true
 	z.runs[p.Name] = &zoneRun{section: rec.Section, res: st.Zoning, jobs: c.jobs, used: c.used, certified: st.Certified, device: st.Device, cancel: func() {}}
-	z.sched.index.invalidate(c.jobs...)
-	z.sched.epoch.Add(1)
+	z.lookupsChanged(c.jobs...)
 	z.log.Info().Str("pipeline", p.Name).Time("tuned_at", st.Zoning.TunedAt).Msg("zoning restored from the state file")
 	return true
 }

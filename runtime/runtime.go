@@ -66,7 +66,9 @@ type Result struct {
 	// Zones are the kernel's stages in zoned pipelines: the config and
 	// precisions each pipeline's jointly tuned map gives it there (a
 	// pipeline launching the kernel in that chain launches it so). Empty
-	// for the caller's defaults.
+	// for the caller's defaults. A launch in the chain reports its error
+	// with ReportError at the stage's Problem and Key, as the stage's
+	// Limit and Unit define it (api.ZoneStage).
 	Zones []api.ZoneStage
 }
 

@@ -53,7 +53,16 @@ type ZoneStageResult struct {
 	// Bound is the stage's share of the composed bound, in the budget's
 	// units: the upstream's error as it reaches the sum, or the reduce's
 	// own error on the values it received (with the chain reference's).
-	Bound  float64
+	// Largest over the seeds.
+	Bound float64
+	// Limit is the largest error a runtime may see in this stage's output
+	// on inputs like the seeded ones, in Unit, largest over the seeds: for
+	// the upstream, any one output's absolute error against its float64
+	// reference on the same inputs (Unit abs); for the reduce, its error
+	// against the float64 sum of the values it received, in the budget's
+	// kind (rel: relative to that sum's magnitude).
+	Limit  float64
+	Unit   string
 	Parts  []evaluate.StageBound // the stage's own bound by precision stage, absolute, at the worst seed
 	TimeMS float64               // median time of one run
 }
@@ -81,6 +90,7 @@ type Zoning struct {
 	Budget evaluate.ErrorBudget
 	Seeds  []uint64
 	Inputs string
+	N      int // the upstream's output length: the reduce's problem in the chain
 	Maps   []ZoneMap
 	Notes  []string // what stood in for a stage's config
 	// Best is the index in Maps of the fastest certified map, -1 when
@@ -243,7 +253,7 @@ func Zone(ctx context.Context, up, down ZoneStage, set ZoneSettings) (Zoning, er
 		return Zoning{}, fmt.Errorf("zone: %w", err)
 	}
 
-	z := Zoning{Budget: set.Budget, Seeds: set.Seeds, Inputs: set.Inputs, Best: -1, Default: upOwn*len(downVars) + downOwn}
+	z := Zoning{Budget: set.Budget, Seeds: set.Seeds, Inputs: set.Inputs, N: n, Best: -1, Default: upOwn*len(downVars) + downOwn}
 	for _, n := range []string{upNote, downNote} {
 		if n != "" {
 			z.Notes = append(z.Notes, n)
@@ -252,8 +262,8 @@ func Zone(ctx context.Context, up, down ZoneStage, set ZoneSettings) (Zoning, er
 	for _, uv := range upVars {
 		for _, dv := range downVars {
 			z.Maps = append(z.Maps, ZoneMap{Stages: []ZoneStageResult{
-				{Kernel: upDef.name, Key: upSpace.Key(uv.cfg), Map: uv.prec},
-				{Kernel: downDef.name, Key: downSpace.Key(dv.cfg), Map: dv.prec},
+				{Kernel: upDef.name, Key: upSpace.Key(uv.cfg), Map: uv.prec, Unit: evaluate.ToleranceAbs},
+				{Kernel: downDef.name, Key: downSpace.Key(dv.cfg), Map: dv.prec, Unit: set.Budget.Kind},
 			}})
 		}
 	}
@@ -289,12 +299,13 @@ func Zone(ctx context.Context, up, down ZoneStage, set ZoneSettings) (Zoning, er
 			}
 			um := upDef.verify.bound(uv.vals, up.Dims, in)
 			ups := make([]float64, n)
-			sumAbsOut := 0.0
+			sumAbsOut, upMax := 0.0, 0.0
 			for j := range ups {
 				if ups[j] = um.bound(ref[j], abs[j]); math.IsNaN(ups[j]) {
 					ups[j] = math.Inf(1)
 				}
 				sumAbsOut += math.Abs(float64(out[j]))
+				upMax = max(upMax, ups[j])
 			}
 			through, err := precision.ThroughLinear(nil, ups, 0)
 			if err != nil {
@@ -310,7 +321,9 @@ func Zone(ctx context.Context, up, down ZoneStage, set ZoneSettings) (Zoning, er
 				}
 				if runErr != nil {
 					zm.Bound, zm.Measured = math.Inf(1), math.Inf(1)
-					zm.Stages[0].Bound, zm.Stages[1].Bound = math.Inf(1), math.Inf(1)
+					for k := range zm.Stages {
+						zm.Stages[k].Bound, zm.Stages[k].Limit = math.Inf(1), math.Inf(1)
+					}
 					continue
 				}
 				dm := downDef.verify.bound(dv.vals, downDims, mid)
@@ -338,11 +351,16 @@ func Zone(ctx context.Context, up, down ZoneStage, set ZoneSettings) (Zoning, er
 				}
 				if si == 0 || b > zm.Bound {
 					zm.Bound = b
-					zm.Stages[0].Bound = units(c.Upstream, sr)
-					zm.Stages[1].Bound = units(c.Own, sr)
 					zm.Stages[1].Parts = parts
 					zm.Stages[0].Parts = upParts(um, ref, abs)
 				}
+				// Each stage's share and limit are checked on their own
+				// (a runtime's report is one stage's): each is the largest
+				// over the seeds, not the one at the worst total's seed.
+				zm.Stages[0].Bound = max(zm.Stages[0].Bound, units(c.Upstream, sr))
+				zm.Stages[1].Bound = max(zm.Stages[1].Bound, units(c.Own, sr))
+				zm.Stages[0].Limit = max(zm.Stages[0].Limit, upMax)
+				zm.Stages[1].Limit = max(zm.Stages[1].Limit, ownLimit(set.Budget.Kind, c, sr))
 				zm.Measured = max(zm.Measured, e)
 			}
 		}
@@ -372,17 +390,39 @@ func Zone(ctx context.Context, up, down ZoneStage, set ZoneSettings) (Zoning, er
 		}
 		upMS[i] = timeOf(upDef.prepare(uv.vals, up.Dims), timeIn, out)
 	}
-	if err := protect(func() { upDef.prepare(upVars[0].vals, up.Dims)(timeIn, out) }); err != nil {
-		return Zoning{}, fmt.Errorf("zone: %s %s: %w", upDef.name, upSpace.Key(upVars[0].cfg), err)
-	}
-	mid := Inputs{A: out, cache: new(storeCache)}
-	got := make([]float32, 1)
-	downMS := make([]float64, len(downVars))
-	for i, dv := range downVars {
-		if err := stopped(); err != nil {
-			return Zoning{}, err
+	// The reduce variants are timed on the fp32 upstream's output (the
+	// stage's own config where no variant is all fp32).
+	fp32 := upOwn
+	for i := len(upVars) - 1; i >= 0; i-- {
+		all := true
+		for _, f := range upVars[i].prec {
+			all = all && f == precision.FP32.String()
 		}
-		downMS[i] = timeOf(downDef.prepare(dv.vals, downDims), mid, got)
+		if all {
+			fp32 = i
+		}
+	}
+	downMS := make([]float64, len(downVars))
+	if err := protect(func() { upDef.prepare(upVars[fp32].vals, up.Dims)(timeIn, out) }); err != nil {
+		// Nothing to time the reduce on: no map is certified, as when
+		// a map's own run fails.
+		z.Notes = append(z.Notes, fmt.Sprintf("%s %s failed on the timing inputs (%v): no map is certified", upDef.name, upSpace.Key(upVars[fp32].cfg), err))
+		for i := range z.Maps {
+			zm := &z.Maps[i]
+			zm.Bound, zm.Measured = math.Inf(1), math.Inf(1)
+		}
+		for i := range downMS {
+			downMS[i] = math.Inf(1)
+		}
+	} else {
+		mid := Inputs{A: out, cache: new(storeCache)}
+		got := make([]float32, 1)
+		for i, dv := range downVars {
+			if err := stopped(); err != nil {
+				return Zoning{}, err
+			}
+			downMS[i] = timeOf(downDef.prepare(dv.vals, downDims), mid, got)
+		}
 	}
 	for ui := range upVars {
 		for di := range downVars {
@@ -392,6 +432,20 @@ func Zone(ctx context.Context, up, down ZoneStage, set ZoneSettings) (Zoning, er
 		}
 	}
 	return z.At(set.Budget.Value), nil
+}
+
+// ownLimit is the reduce's own bound c.Own in kind's unit against the
+// float64 sum of the values it received: relative to that sum, whose
+// magnitude is at least |s| - the upstream's error, s the chain's exact
+// sum (infinite when that may be 0).
+func ownLimit(kind string, c precision.Composed, s float64) float64 {
+	if kind != evaluate.ToleranceRel {
+		return c.Own
+	}
+	if low := math.Abs(s) - c.Upstream; low > 0 {
+		return c.Own / low
+	}
+	return math.Inf(1)
 }
 
 // upParts is the upstream's bound by precision stage at its worst output.

@@ -241,3 +241,41 @@ func BenchmarkZoning(b *testing.B) {
 		}
 	}
 }
+
+// TestZoneStageBoundsLargestOverSeeds: a runtime's report is checked
+// against one stage's bound, so each stage's bound and limit are the
+// largest over the seeds, not the ones at the seed with the worst total.
+func TestZoneStageBoundsLargestOverSeeds(t *testing.T) {
+	t.Parallel()
+	up, down := smallChain(t)
+	ctx := context.Background()
+	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+	// abs: the seed with the largest total need not have the largest
+	// share of each stage.
+	set := ZoneSettings{Budget: evaluate.ErrorBudget{Kind: evaluate.ToleranceAbs, Value: 1e9}, Runs: 1, Seeds: seeds}
+	all, err := Zone(ctx, up, down, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.N != 36*40 {
+		t.Errorf("N = %d, want the conv2d's 36x40 outputs", all.N)
+	}
+	for _, seed := range seeds {
+		set.Seeds = []uint64{seed}
+		one, err := Zone(ctx, up, down, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range one.Maps {
+			for k, st := range m.Stages {
+				got := all.Maps[i].Stages[k]
+				if !(got.Bound >= st.Bound) || !(got.Limit >= st.Limit) || !(st.Limit > 0) {
+					t.Fatalf("%s stage %d: over seeds %v bound %g limit %g, below seed %d's %g %g", m.Key(), k, seeds, got.Bound, got.Limit, seed, st.Bound, st.Limit)
+				}
+				if want := evaluate.ToleranceAbs; got.Unit != want {
+					t.Fatalf("%s stage %d: unit %q, want %q", m.Key(), k, got.Unit, want)
+				}
+			}
+		}
+	}
+}

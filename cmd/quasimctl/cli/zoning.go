@@ -90,6 +90,9 @@ func printZoning(w io.Writer, z api.Zoning) error {
 	for _, n := range z.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+	if z.Error != "" {
+		fmt.Fprintf(w, "error: %s\n", z.Error)
+	}
 	if z.CertificateID != "" {
 		restored := ""
 		if z.Restored {
@@ -116,5 +119,15 @@ func printZoning(w io.Writer, z api.Zoning) error {
 	row("served", z.Map)
 	row("even split", z.Split)
 	row("own configs", z.Default)
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if z.Map != nil {
+		// What a runtime checks each stage's output against (README,
+		// Zoning a pipeline).
+		for _, s := range z.Map.Stages {
+			fmt.Fprintf(w, "runtime limit: %s at %s %s: error %.3g %s\n", s.Kernel, s.Problem, s.Key, s.Limit, s.Unit)
+		}
+	}
+	return nil
 }
