@@ -139,7 +139,10 @@ func TestExperimentSmall(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 	big := rep.Results[0]
-	if big.Predicted.N != 3 || big.Measured.N != 3 || big.Predicted.Min <= 0 || big.OnPath == 0 {
+	// Whether big is on the critical path depends on how the two streams
+	// were scheduled (on a loaded machine the side stream can take longer),
+	// so only its range is bookkeeping.
+	if big.Predicted.N != 3 || big.Measured.N != 3 || big.Predicted.Min <= 0 || big.OnPath < 0 || big.OnPath > 1 {
 		t.Fatalf("delay on the path: %+v", big)
 	}
 	if mm := rep.Results[1]; mm.Scale <= 0 {
