@@ -460,3 +460,48 @@ func TestTranslate(t *testing.T) {
 		t.Error("the target lacks extra, yet it translated back")
 	}
 }
+
+// BenchmarkConstructT1 builds each shipped T1 space from its file and
+// either lists every valid config (All) or counts them without listing
+// (Count, what the samplers of a space too large to list use), to set
+// beside the construction times other tuners publish:
+//
+//	go test ./genome -run '^$' -bench ConstructT1 -benchtime 5x
+func BenchmarkConstructT1(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join(sharedSpaces(b), "kernels", "*.T1.json"))
+	if len(files) == 0 {
+		b.Skip("skipping: no T1 files in the shared spaces")
+	}
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		name := strings.TrimSuffix(filepath.Base(path), ".T1.json")
+		for _, how := range []string{"list", "count"} {
+			b.Run(name+"/"+how, func(b *testing.B) {
+				n := 0
+				for b.Loop() {
+					t1, err := ParseT1(filepath.Base(path), data)
+					if err != nil {
+						b.Fatal(err)
+					}
+					s, err := t1.Space()
+					if err != nil {
+						b.Fatal(err)
+					}
+					if how == "list" {
+						n = len(s.All())
+					} else {
+						c, ok := s.Count()
+						if !ok {
+							b.Skip("not countable")
+						}
+						n = int(c)
+					}
+				}
+				b.ReportMetric(float64(n), "configs")
+			})
+		}
+	}
+}
