@@ -6,34 +6,30 @@ import (
 	"testing"
 )
 
-func TestFP16RoundTripsEveryValue(t *testing.T) {
-	for i := range 1 << 16 {
-		h := uint16(i)
-		x := DecodeFP16(h)
-		if x != x {
-			if g := EncodeFP16(x); g&0x7c00 != 0x7c00 || g&0x3ff == 0 {
-				t.Fatalf("NaN %#04x encodes to %#04x, not a NaN", h, g)
+// Every 16-bit pattern of FP16 and BF16 decodes and encodes back to
+// itself; a NaN encodes to a NaN (exponent all ones, mantissa not zero).
+func TestHalfFormatsRoundTripEveryValue(t *testing.T) {
+	for _, f := range []struct {
+		name      string
+		decode    func(uint16) float32
+		encode    func(float32) uint16
+		exp, mant uint16
+	}{
+		{"fp16", DecodeFP16, EncodeFP16, 0x7c00, 0x3ff},
+		{"bf16", DecodeBF16, EncodeBF16, 0x7f80, 0x7f},
+	} {
+		for i := range 1 << 16 {
+			h := uint16(i)
+			x := f.decode(h)
+			if x != x {
+				if g := f.encode(x); g&f.exp != f.exp || g&f.mant == 0 {
+					t.Fatalf("%s: NaN %#04x encodes to %#04x, not a NaN", f.name, h, g)
+				}
+				continue
 			}
-			continue
-		}
-		if g := EncodeFP16(x); g != h {
-			t.Fatalf("%#04x -> %v -> %#04x", h, x, g)
-		}
-	}
-}
-
-func TestBF16RoundTripsEveryValue(t *testing.T) {
-	for i := range 1 << 16 {
-		h := uint16(i)
-		x := DecodeBF16(h)
-		if x != x {
-			if g := EncodeBF16(x); g&0x7f80 != 0x7f80 || g&0x7f == 0 {
-				t.Fatalf("NaN %#04x encodes to %#04x, not a NaN", h, g)
+			if g := f.encode(x); g != h {
+				t.Fatalf("%s: %#04x -> %v -> %#04x", f.name, h, x, g)
 			}
-			continue
-		}
-		if g := EncodeBF16(x); g != h {
-			t.Fatalf("%#04x -> %v -> %#04x", h, x, g)
 		}
 	}
 }

@@ -110,27 +110,12 @@ func TestCyclesRecordAllocation(t *testing.T) {
 func TestNewJobWarmStarts(t *testing.T) {
 	st := storetest.New(t)
 	job := reduceJob(t)
-	other := job
-	other.Key.Device = "other-gpu"
-	if _, err := portfolioTuner(st).Cycle(context.Background(), other, Budget{Evals: 30}, "cron", 1, nil); err != nil {
-		t.Fatal(err)
-	}
-	trials, _ := st.Trials(other.Key)
-	var src evolve.Source
-	for _, tr := range trials {
-		c, err := job.Space.ParseKey(tr.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src.Results = append(src.Results, evolve.Result{Config: c, OK: tr.Status == string(evaluate.StatusOK), Value: tr.TimeMS})
-	}
-	best := evolve.RankTransfer(job.Space, []evolve.Source{src})[0]
+	_, want := tuneOtherDevice(t, st, job)
 	cy, err := portfolioTuner(st).Cycle(context.Background(), job, Budget{Evals: 2}, "start", 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, _ := st.Trials(job.Key)
-	want := job.Space.Key(best)
 	if want == job.Space.Key(job.Default) {
 		t.Skip("the other device's best is the default, measured first anyway")
 	}
@@ -147,22 +132,7 @@ func TestNewJobWarmStarts(t *testing.T) {
 func TestNewJobWarmStartsFromRelated(t *testing.T) {
 	elsewhere := storetest.New(t)
 	job := reduceJob(t)
-	other := job
-	other.Key.Device = "other-gpu"
-	if _, err := portfolioTuner(elsewhere).Cycle(context.Background(), other, Budget{Evals: 30}, "cron", 1, nil); err != nil {
-		t.Fatal(err)
-	}
-	trials, _ := elsewhere.Trials(other.Key)
-	var src evolve.Source
-	for _, tr := range trials {
-		c, err := job.Space.ParseKey(tr.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src.Results = append(src.Results, evolve.Result{Config: c, OK: tr.Status == string(evaluate.StatusOK), Value: tr.TimeMS})
-	}
-	best := evolve.RankTransfer(job.Space, []evolve.Source{src})[0]
-	want := job.Space.Key(best)
+	trials, want := tuneOtherDevice(t, elsewhere, job)
 	if want == job.Space.Key(job.Default) {
 		t.Skip("the other node's best is the default, measured first anyway")
 	}
@@ -181,4 +151,26 @@ func TestNewJobWarmStartsFromRelated(t *testing.T) {
 	if len(got) != 2 || got[1].Key != want {
 		t.Fatalf("trials %v, want the default then %s", got, want)
 	}
+}
+
+// tuneOtherDevice runs a cycle of job on another device class in st and
+// returns that job's trials and the key of the config rank transfer puts
+// first for job.
+func tuneOtherDevice(t *testing.T, st *store.Store, job Job) ([]store.Trial, string) {
+	t.Helper()
+	other := job
+	other.Key.Device = "other-gpu"
+	if _, err := portfolioTuner(st).Cycle(context.Background(), other, Budget{Evals: 30}, "cron", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	trials, _ := st.Trials(other.Key)
+	var src evolve.Source
+	for _, tr := range trials {
+		c, err := job.Space.ParseKey(tr.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Results = append(src.Results, evolve.Result{Config: c, OK: tr.Status == string(evaluate.StatusOK), Value: tr.TimeMS})
+	}
+	return trials, job.Space.Key(evolve.RankTransfer(job.Space, []evolve.Source{src})[0])
 }
