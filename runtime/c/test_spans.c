@@ -8,24 +8,13 @@
  * undeclared pipeline. */
 #define _POSIX_C_SOURCE 200809L
 #include "quasim.h"
+#include "test_check.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static int failed;
-
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                        \
-			fprintf(stderr, "\n");                               \
-			failed = 1;                                          \
-		}                                                            \
-	} while (0)
 
 static double now_ns(void)
 {
