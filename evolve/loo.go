@@ -10,36 +10,81 @@ import (
 // strays. runs are the strategy's runs on every space; only seeds run on
 // every space count. optimum gives each space's optimum.
 func SeedSpread(runs []BenchRun, optimum func(space string) float64, ks []int) map[int]float64 {
-	type key struct {
-		seed uint64
-		k    int
+	seeds, means := seedMeans(runs, optimum, ks)
+	out := map[int]float64{}
+	for _, k := range ks {
+		xs := make([]float64, len(seeds))
+		for i, seed := range seeds {
+			xs[i] = means[seed][k]
+		}
+		out[k] = stddev(xs)
 	}
-	sum, n := map[key]float64{}, map[uint64]int{}
+	return out
+}
+
+// seedMeans returns, per seed run on every space (in order) and k, the
+// mean fraction over the spaces.
+func seedMeans(runs []BenchRun, optimum func(space string) float64, ks []int) ([]uint64, map[uint64]map[int]float64) {
+	sum, n := map[uint64]map[int]float64{}, map[uint64]int{}
 	spaces := map[string]bool{}
 	for _, r := range runs {
 		spaces[r.Space] = true
 		fr := Fractions(r.Trace, optimum(r.Space))
+		if sum[r.Seed] == nil {
+			sum[r.Seed] = map[int]float64{}
+		}
 		for _, k := range ks {
-			sum[key{r.Seed, k}] += FractionAt(fr, k)
+			sum[r.Seed][k] += FractionAt(fr, k)
 		}
 		n[r.Seed]++
 	}
-	// Seeds in order, so that the sums, and the bits of the result, do not
-	// depend on map order (bench and bench score must agree exactly).
-	seeds := make([]uint64, 0, len(n))
-	for seed := range n {
-		seeds = append(seeds, seed)
-	}
-	slices.Sort(seeds)
-	out := map[int]float64{}
-	for _, k := range ks {
-		var means []float64
-		for _, seed := range seeds {
-			if c := n[seed]; c == len(spaces) {
-				means = append(means, sum[key{seed, k}]/float64(c))
+	// Seeds in order, so that sums over them, and the bits of the result,
+	// do not depend on map order (bench and bench score must agree
+	// exactly).
+	var seeds []uint64
+	for seed, c := range n {
+		if c == len(spaces) {
+			seeds = append(seeds, seed)
+			for _, k := range ks {
+				sum[seed][k] /= float64(c)
 			}
 		}
-		out[k] = stddev(means)
+	}
+	slices.Sort(seeds)
+	return seeds, sum
+}
+
+// Paired compares two strategies seed by seed: the difference of a seed's
+// mean over the spaces, a's minus b's. Runs of one seed start from the
+// same random stream, so pairing takes out what the seed gives both.
+type Paired struct {
+	Seeds int             `json:"seeds"` // seeds run on every space by both
+	Diff  map[int]float64 `json:"diff"`  // mean of the per-seed differences
+	SD    map[int]float64 `json:"sd"`    // their standard deviation over seeds
+	Wins  map[int]int     `json:"wins"`  // seeds on which a's mean is higher
+}
+
+// PairedDiff pairs a's and b's runs (each on every space) by seed.
+func PairedDiff(a, b []BenchRun, optimum func(space string) float64, ks []int) Paired {
+	sa, ma := seedMeans(a, optimum, ks)
+	_, mb := seedMeans(b, optimum, ks)
+	var seeds []uint64
+	for _, s := range sa {
+		if _, ok := mb[s]; ok {
+			seeds = append(seeds, s)
+		}
+	}
+	out := Paired{Seeds: len(seeds), Diff: map[int]float64{}, SD: map[int]float64{}, Wins: map[int]int{}}
+	for _, k := range ks {
+		d := make([]float64, len(seeds))
+		for i, s := range seeds {
+			d[i] = ma[s][k] - mb[s][k]
+			out.Diff[k] += d[i] / float64(len(seeds))
+			if d[i] > 0 {
+				out.Wins[k]++
+			}
+		}
+		out.SD[k] = stddev(d)
 	}
 	return out
 }

@@ -45,13 +45,10 @@ func TestLeaveOneOut(t *testing.T) {
 // The spread is over seeds of each seed's mean over the spaces, and a seed
 // missing on a space does not count.
 func TestSeedSpread(t *testing.T) {
-	run := func(space string, seed uint64, v float64) BenchRun {
-		return BenchRun{Space: space, Seed: seed, Trace: []Measurement{{OK: true, Time: 1 / v}}}
-	}
 	runs := []BenchRun{
-		run("x", 1, 0.5), run("y", 1, 0.7), // mean 0.6
-		run("x", 2, 0.9), run("y", 2, 0.9), // mean 0.9
-		run("x", 3, 0.1), // only on x
+		oneEval("x", 1, 0.5), oneEval("y", 1, 0.7), // mean 0.6
+		oneEval("x", 2, 0.9), oneEval("y", 2, 0.9), // mean 0.9
+		oneEval("x", 3, 0.1), // only on x
 	}
 	got := SeedSpread(runs, func(string) float64 { return 1 }, []int{1})
 	want := math.Sqrt((0.15*0.15 + 0.15*0.15) / 1) // sd of {0.6, 0.9}
@@ -93,4 +90,36 @@ func TestSeedSpreadDeterministic(t *testing.T) {
 			t.Fatalf("spread %v then %v from the same runs", first, got)
 		}
 	}
+}
+
+// Pairing is by seed: the difference of each seed's means, its spread and
+// the seeds won; a seed that b lacks, or that a ran on only some spaces,
+// is left out.
+func TestPairedDiff(t *testing.T) {
+	a := []BenchRun{
+		oneEval("x", 1, 0.5), oneEval("y", 1, 0.7), // mean 0.6
+		oneEval("x", 2, 0.9), oneEval("y", 2, 0.9), // mean 0.9
+		oneEval("x", 3, 0.9), oneEval("y", 3, 0.9), // no seed 3 in b
+		oneEval("x", 4, 0.9), // only on x
+	}
+	b := []BenchRun{
+		oneEval("x", 1, 0.4), oneEval("y", 1, 0.6), // mean 0.5: a wins by 0.1
+		oneEval("x", 2, 0.9), oneEval("y", 2, 1.0), // mean 0.95: a loses by 0.05
+		oneEval("x", 4, 0.1), oneEval("y", 4, 0.1),
+	}
+	p := PairedDiff(a, b, func(string) float64 { return 1 }, []int{1})
+	if p.Seeds != 2 || p.Wins[1] != 1 {
+		t.Errorf("seeds %d, wins %d; want 2 and 1", p.Seeds, p.Wins[1])
+	}
+	if want := (0.1 - 0.05) / 2; math.Abs(p.Diff[1]-want) > 1e-12 {
+		t.Errorf("difference %v, want %v", p.Diff[1], want)
+	}
+	if want := math.Sqrt(2 * 0.075 * 0.075); math.Abs(p.SD[1]-want) > 1e-12 {
+		t.Errorf("spread %v, want %v", p.SD[1], want)
+	}
+}
+
+// oneEval is a run of one evaluation at fraction v of an optimum of 1.
+func oneEval(space string, seed uint64, v float64) BenchRun {
+	return BenchRun{Space: space, Seed: seed, Trace: []Measurement{{OK: true, Time: 1 / v}}}
 }

@@ -31,6 +31,10 @@ type PortfolioOptions struct {
 	// 1 for a new best and 0 otherwise, or RewardRank, the squared share
 	// of earlier results it beats.
 	Reward string
+	// Candidates is how many random configs the design picks each of
+	// its configs among, the farthest from those asked (default 16; 1 is
+	// a random design).
+	Candidates int
 }
 
 // Rewards of the portfolio's bandit.
@@ -48,6 +52,9 @@ func (o *PortfolioOptions) defaults() {
 	}
 	if o.Explore <= 0 {
 		o.Explore = 0.2
+	}
+	if o.Candidates <= 0 {
+		o.Candidates = 16
 	}
 	if o.Reward == "" {
 		o.Reward = RewardBest
@@ -308,7 +315,7 @@ func (p *Portfolio) pick() int {
 func (p *Portfolio) design() genome.Config {
 	var best genome.Config
 	bestD := -1.0
-	for range 16 {
+	for range p.opt.Candidates {
 		c := sampleUnknown(p.rng, p.space, &p.st.H)
 		if c == nil {
 			break

@@ -144,9 +144,10 @@ func portfolioWith(opts map[string]string) (evolve.Factory, error) {
 			po.Reward = v
 			return nil
 		},
-		"explore":  setFloat(&po.Explore),
-		"discount": setFloat(&po.Discount),
-		"init":     setInt(&po.Init),
+		"explore":    setFloat(&po.Explore),
+		"discount":   setFloat(&po.Discount),
+		"init":       setInt(&po.Init),
+		"candidates": setInt(&po.Candidates),
 		"members": func(v string) error {
 			members = nil
 			for _, n := range strings.Split(v, "+") {

@@ -41,6 +41,7 @@ type benchOptions struct {
 	quiet       bool
 	warmFrom    []string
 	report      string // HTML page of the scores
+	versus      string // strategy the others are paired with, seed by seed
 }
 
 func newBenchCommand() *cobra.Command {
@@ -111,6 +112,7 @@ printed beside it: the two must agree, which checks the harness.`,
 	fs.IntVar(&o.roundTripAt, "roundtrip-at", 0, "marshal each strategy after N evaluations and resume from the bytes")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.StringVar(&o.report, "report", "", "also write the scores as an HTML page of charts (fraction of the optimum against k, per space, with the peers' points) to FILE")
+	fs.StringVar(&o.versus, "versus", "", versusUsage)
 	fs.StringArrayVar(&o.warmFrom, "warm-from", nil, "also run each strategy warm-started by rank transfer from these recorded spaces, file or directory (repeatable): per space, those of the same kernel on other devices")
 	cmd.AddCommand(newBenchScoreCommand())
 	return cmd
@@ -242,6 +244,8 @@ type benchReport struct {
 	// LOO is leave-one-space-out selection among the variants of a
 	// strategy (bench score --loo).
 	LOO *looReport `json:"loo,omitempty"`
+	// Versus pairs each strategy with one of them seed by seed (--versus).
+	Versus *versusReport `json:"versus,omitempty"`
 }
 
 type spaceInfo struct {
@@ -275,6 +279,9 @@ func runBench(ctx context.Context, cmd *cobra.Command, o benchOptions) error {
 		if _, warm := f(oneParamSpace, 1).(evolve.WarmStarter); len(o.warmFrom) > 0 && !warm {
 			return usagef("--warm-from: strategy %q takes no warm start (portfolio does)", s)
 		}
+	}
+	if err := checkVersus(o.versus, o.strategies); err != nil {
+		return err
 	}
 	var peers *peerFile
 	if len(o.peers) > 0 {
@@ -445,6 +452,7 @@ func report(o benchOptions, spaces []benchSpace, runsOf func(space, strategy str
 		rep.RandomExp[s.Name] = exp
 		optimum[s.Name] = s.Optimum
 	}
+	runsAll := map[string][]evolve.BenchRun{}
 	for _, st := range o.strategies {
 		var per []evolve.Score
 		var all []evolve.BenchRun
@@ -457,16 +465,22 @@ func report(o benchOptions, spaces []benchSpace, runsOf func(space, strategy str
 		}
 		rep.Mean = append(rep.Mean, evolve.Mean(st, per, ks))
 		rep.Spread[st] = evolve.SeedSpread(all, func(s string) float64 { return optimum[s] }, ks)
+		runsAll[st] = all
+	}
+	if o.versus != "" {
+		rep.Versus = &versusReport{Base: o.versus, Paired: map[string]evolve.Paired{}}
+		for _, st := range o.strategies {
+			if st != o.versus {
+				rep.Versus.Paired[st] = evolve.PairedDiff(runsAll[st], runsAll[o.versus], func(s string) float64 { return optimum[s] }, ks)
+			}
+		}
 	}
 	return rep
 }
 
 func printReport(w io.Writer, rep benchReport, order []string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "space\tstrategy\t"
-	for _, k := range rep.Ks {
-		head += "k=" + strconv.Itoa(k) + "\t"
-	}
+	head := "space\tstrategy\t" + kHead(rep.Ks)
 	fmt.Fprintln(tw, head+"to95\tsim_s_to95\tus/eval\t")
 	row := func(sc evolve.Score) {
 		line := sc.Space + "\t" + sc.Strategy + "\t"
@@ -524,6 +538,7 @@ func printReport(w io.Writer, rep benchReport, order []string) {
 		fmt.Fprintln(tw, line+"\t\t\t")
 	}
 	tw.Flush()
+	printVersus(w, rep, order)
 	printLOO(w, rep)
 	printAllocation(w, rep)
 	printOverhead(w, rep)
@@ -859,10 +874,7 @@ func printPeerSpaces(w io.Writer, rep benchReport, order []string) {
 	p := rep.Peers
 	fmt.Fprintf(w, "\nspaces (of %d) on which each strategy beats the peer best at k on that space:\n", len(p.Spaces))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "strategy\t"
-	for _, k := range rep.Ks {
-		head += "k=" + strconv.Itoa(k) + "\t"
-	}
+	head := "strategy\t" + kHead(rep.Ks)
 	fmt.Fprintln(tw, head)
 	for _, st := range order {
 		line := st + "\t"

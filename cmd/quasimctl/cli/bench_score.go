@@ -25,6 +25,7 @@ type benchScoreOptions struct {
 	json   bool
 	peers  []string
 	loo    string
+	versus string
 }
 
 func newBenchScoreCommand() *cobra.Command {
@@ -52,7 +53,7 @@ trusted.`,
 			if err != nil {
 				return err
 			}
-			rep, order, err := rescore(spaces, o.trace)
+			rep, order, err := rescore(spaces, o.trace, o.versus)
 			if err != nil {
 				return err
 			}
@@ -78,12 +79,13 @@ trusted.`,
 	fs.StringSliceVar(&o.peers, "peers", nil, "peer score files to compare with (the kernel_tuner.json format; several, comma-separated or repeated, are compared as one set of peers)")
 	fs.StringVar(&o.trace, "trace", "", "directory bench --trace wrote")
 	fs.StringVar(&o.loo, "loo", "", "choose among the traced variants of this strategy (NAME and NAME:options) by leave-one-space-out, and report the held-out scores beside the in-sample ones")
+	fs.StringVar(&o.versus, "versus", "", versusUsage)
 	fs.BoolVar(&o.json, "json", false, "print JSON instead of a table")
 	return cmd
 }
 
 // rescore rebuilds a bench report from trace files.
-func rescore(spaces []benchSpace, dir string) (benchReport, []string, error) {
+func rescore(spaces []benchSpace, dir, versus string) (benchReport, []string, error) {
 	var order []string
 	runs := map[string][]evolve.BenchRun{}
 	budget, seeds := 0, 0
@@ -124,7 +126,10 @@ func rescore(spaces []benchSpace, dir string) (benchReport, []string, error) {
 		// Sums in seed order, as bench does, give bit-equal scores.
 		slices.SortFunc(rs, func(a, b evolve.BenchRun) int { return cmp.Compare(a.Seed, b.Seed) })
 	}
-	o := benchOptions{strategies: order, budget: budget, seeds: seeds, batch: 0}
+	if err := checkVersus(versus, order); err != nil {
+		return benchReport{}, nil, err
+	}
+	o := benchOptions{strategies: order, budget: budget, seeds: seeds, batch: 0, versus: versus}
 	rep := report(o, spaces, func(space, strategy string) []evolve.BenchRun { return runs[space+"\x00"+strategy] })
 	return rep, order, nil
 }

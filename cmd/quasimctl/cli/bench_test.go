@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -286,6 +287,32 @@ func TestBenchLeaveOneOut(t *testing.T) {
 	text, _, _ := run(t, append([]string{"bench", "score", "--trace", dir, "--loo", "portfolio"}, benchSpaces(t)...)...)
 	if !strings.Contains(text, "held out (each space scored by the variant chosen without it)") || !strings.Contains(text, "seed spread") {
 		t.Errorf("bench score --loo text lacks the held-out row or the spread:\n%s", text)
+	}
+	// --versus pairs by seed, the same from bench and from its traces.
+	versus := func(args ...string) *versusReport {
+		t.Helper()
+		out, errs, code := run(t, append(args, benchSpaces(t)...)...)
+		if code != 0 {
+			t.Fatalf("%v exit %d: %s", args, code, errs)
+		}
+		v := decodeReport(t, out).Versus
+		if v == nil || v.Base != "portfolio:alloc=uniform" || len(v.Paired) != 2 || v.Paired["portfolio"].Seeds != 3 {
+			t.Fatalf("%v: versus report %+v", args, v)
+		}
+		return v
+	}
+	fresh := versus("bench", "--budget", "40", "--seeds", "3", "--quiet", "--json", "--versus", "portfolio:alloc=uniform",
+		"--strategy", "portfolio,portfolio:alloc=uniform,portfolio:members=es+forest")
+	scored := versus("bench", "score", "--json", "--trace", dir, "--versus", "portfolio:alloc=uniform")
+	if !reflect.DeepEqual(fresh, scored) {
+		t.Errorf("--versus from bench %+v, from bench score %+v", fresh, scored)
+	}
+	text, _, _ = run(t, append([]string{"bench", "score", "--trace", dir, "--versus", "portfolio:alloc=uniform"}, benchSpaces(t)...)...)
+	if !strings.Contains(text, "paired with portfolio:alloc=uniform, seed by seed") || !strings.Contains(text, "seeds won") {
+		t.Errorf("bench score --versus text lacks the paired rows:\n%s", text)
+	}
+	if _, errs, code := run(t, append([]string{"bench", "score", "--trace", dir, "--versus", "es"}, benchSpaces(t)...)...); code == 0 || !strings.Contains(errs, "--versus es: not among the strategies") {
+		t.Errorf("--versus es not traced: exit %d, %s", code, errs)
 	}
 	if _, errs, code := run(t, append([]string{"bench", "score", "--trace", dir, "--loo", "es"}, benchSpaces(t)...)...); code == 0 || !strings.Contains(errs, "needs two or more") {
 		t.Errorf("--loo es with no variant traced: exit %d, %s", code, errs)
