@@ -54,7 +54,7 @@ func TestParse(t *testing.T) {
 		"nosuch":                    `unknown strategy "nosuch"`,
 		"portfolio:alloc=greedy":    "option alloc: want bandit, uniform or roundrobin",
 		"portfolio:members=es+sa":   `no member "sa"`,
-		"portfolio:speed=3":         `unknown option "speed" (have alloc, discount, explore, init, members, reward)`,
+		"portfolio:speed=3":         `unknown option "speed" (have alloc, candidates, discount, explore, init, members, reward)`,
 		"portfolio:init=0":          "option init: want a positive integer",
 		"portfolio:explore":         `option "explore": want key=value`,
 		"portfolio:init=3:init=4":   `option "init" given twice`,
