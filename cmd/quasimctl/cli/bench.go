@@ -280,7 +280,13 @@ func runBench(ctx context.Context, cmd *cobra.Command, o benchOptions) error {
 			return usagef("--warm-from: strategy %q takes no warm start (portfolio does)", s)
 		}
 	}
-	if err := checkVersus(o.versus, o.strategies); err != nil {
+	named := slices.Clone(o.strategies)
+	if len(o.warmFrom) > 0 {
+		for _, st := range o.strategies {
+			named = append(named, st+warmSuffix)
+		}
+	}
+	if err := checkVersus(o.versus, named); err != nil {
 		return err
 	}
 	var peers *peerFile
