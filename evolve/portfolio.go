@@ -41,7 +41,6 @@ type PortfolioOptions struct {
 const (
 	RewardRank = "rank"
 	RewardBest = "best"
-	RewardTop  = "top"
 )
 
 func (o *PortfolioOptions) defaults() {
@@ -387,18 +386,6 @@ func (p *Portfolio) reward(r Result, improved bool) float64 {
 			return 1
 		}
 		return 0
-	}
-	if p.opt.Reward == RewardTop {
-		// 1 when at most two earlier results beat it.
-		better := 0
-		for _, t := range p.st.H.Told[:len(p.st.H.Told)-1] {
-			if t.OK && t.Value <= r.Value {
-				if better++; better > 2 {
-					return 0
-				}
-			}
-		}
-		return 1
 	}
 	beaten, n := 0, 0
 	for _, t := range p.st.H.Told[:len(p.st.H.Told)-1] {

@@ -138,8 +138,8 @@ func portfolioWith(opts map[string]string) (evolve.Factory, error) {
 			return nil
 		},
 		"reward": func(v string) error {
-			if v != evolve.RewardRank && v != evolve.RewardBest && v != evolve.RewardTop {
-				return fmt.Errorf("want best, top or rank, not %q", v)
+			if v != evolve.RewardRank && v != evolve.RewardBest {
+				return fmt.Errorf("want rank or best, not %q", v)
 			}
 			po.Reward = v
 			return nil

@@ -68,9 +68,13 @@ seeds of one seed's mean over the spaces.
 
 A strategy may carry options, ":key=value" each: portfolio:alloc=uniform
 (or roundrobin: the baselines of the bandit), portfolio:reward=rank,
-explore, discount, init, members=es+forest, forest.KEY=V for the forest
-member; forest:trees=32, minleaf, features, random, starts. "bench score
---loo portfolio" chooses among the traced variants by leave-one-space-out.
+explore, discount, init, candidates, members=es+forest, forest.KEY=V
+for the forest member; forest:trees=32, minleaf, features, random, starts.
+"bench score --loo portfolio" chooses among the traced variants by
+leave-one-space-out. --versus BASE pairs each strategy with BASE seed by
+seed: the mean difference of a seed's mean over the spaces, its spread over
+seeds, its standard error and the seeds won, which says whether a
+difference is more than the seeds' luck.
 
 With --warm-from, each strategy also runs as "<name>+warm": before its first
 measurement it ranks the space's configs by the recordings of the same kernel
