@@ -20,6 +20,9 @@ type Options struct {
 	Refit   int     // SGD epochs of later, warm-started fits (default 30)
 	L2      float64 // L2 penalty of the fit (default 1e-3)
 	Rate    float64 // SGD learning rate (default 0.01)
+	// Tempering runs the chains as replica exchange (parallel tempering)
+	// at fixed temperatures instead of each cooling on its own.
+	Tempering bool
 
 	// uncoupled drops the QUBO's couplings (the machine's pairwise
 	// terms) from annealing, leaving its linear terms: tests set it to

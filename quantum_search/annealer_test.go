@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -417,5 +418,28 @@ func TestPeriodicRefit(t *testing.T) {
 	r := New(s, 3, Options{})
 	if err := r.UnmarshalBinary(b); err != nil || r.st.FullFit != a.st.FullFit {
 		t.Fatalf("round trip: %v, full fit %d, want %d", err, r.st.FullFit, a.st.FullFit)
+	}
+}
+
+// Replica exchange: a lower energy on the hotter of two neighbours always
+// moves to the colder; the other way it moves with probability
+// exp((1/T_hot - 1/T_cold)(E_hot - E_cold)).
+func TestExchange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	temps := []float64{1, 0.5}
+	a, b := &chain{}, &chain{}
+	chains, e := []*chain{a, b}, []float64{-2, -1}
+	if n := exchange(rng, temps, chains, e); n != 1 || chains[1] != a || e[1] != -2 {
+		t.Fatalf("hot chain at lower energy: %d swaps, cold holds energy %v", n, e[1])
+	}
+	const trials = 20000
+	swaps := 0
+	for range trials {
+		chains, e = []*chain{a, b}, []float64{-1, -2}
+		swaps += exchange(rng, temps, chains, e)
+	}
+	want := math.Exp((1/1.0 - 1/0.5) * (-1 - -2)) // e^-1
+	if got := float64(swaps) / trials; math.Abs(got-want) > 0.01 {
+		t.Errorf("uphill swap rate %.4f, want %.4f", got, want)
 	}
 }

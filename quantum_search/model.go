@@ -2,6 +2,7 @@ package quantumsearch
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 
@@ -294,7 +295,6 @@ func (a *Annealer) anneal(n int) []genome.Config {
 		}
 	}
 	qb := a.qubo()
-	params := a.space.Params()
 	var all []genome.Config
 	if a.listed {
 		all = a.space.All()
@@ -315,8 +315,19 @@ func (a *Annealer) anneal(n int) []genome.Config {
 	slices.SortStableFunc(best, func(x, y int) int { return cmpFloat(a.st.Told[x].Value, a.st.Told[y].Value) })
 	cands := map[string]candidate{}
 	bestE := math.Inf(1)
-	moves := a.opt.Sweeps * len(a.mutable)
-	cool := math.Pow(t1/t0, 1/float64(max(moves-1, 1)))
+	// note records a chain's config as a candidate when it is unknown.
+	note := func(st *chain, e float64) {
+		bestE = min(bestE, e)
+		if a.known(st.c) {
+			return
+		}
+		key := string(a.buf)
+		if old, ok := cands[key]; !ok || e < old.energy {
+			cands[key] = candidate{c: st.c.Clone(), key: key, energy: e}
+		}
+	}
+	chains := make([]*chain, a.opt.Batch)
+	energies := make([]float64, a.opt.Batch)
 	for ch := range a.opt.Batch {
 		var c genome.Config
 		switch {
@@ -330,54 +341,15 @@ func (a *Annealer) anneal(n int) []genome.Config {
 				return nil
 			}
 		}
-		st := qb.start(c)
-		e := qb.energy(st)
-		bestE = min(bestE, e)
-		if !a.known(st.c) {
-			key := string(a.buf)
-			if old, ok := cands[key]; !ok || e < old.energy {
-				cands[key] = candidate{c: st.c.Clone(), key: key, energy: e}
-			}
+		chains[ch] = qb.start(c)
+		energies[ch] = qb.energy(chains[ch])
+		note(chains[ch], energies[ch])
+		if !a.opt.Tempering {
+			a.cool(qb, chains[ch], &energies[ch], note)
 		}
-		temp := t0
-		for range moves {
-			p := a.mutable[a.rng.IntN(len(a.mutable))]
-			nv := len(params[p].Values)
-			var j int
-			if a.rng.IntN(2) == 0 {
-				j = st.c[p] + 1 - 2*a.rng.IntN(2)
-				if j < 0 || j >= nv {
-					j = st.c[p] - (j - st.c[p])
-				}
-			} else {
-				j = a.rng.IntN(nv - 1)
-				if j >= st.c[p] {
-					j++
-				}
-			}
-			temp *= cool
-			old := st.c[p]
-			st.c[p] = j
-			ok := a.isValid(st.c)
-			st.c[p] = old
-			if !ok {
-				continue
-			}
-			d := qb.delta(st, p, j)
-			if d > 0 && a.rng.Float64() >= math.Exp(-d/temp) {
-				continue
-			}
-			qb.move(st, p, j)
-			e += d
-			bestE = min(bestE, e)
-			if a.known(st.c) {
-				continue
-			}
-			key := string(a.buf)
-			if old, ok := cands[key]; !ok || e < old.energy {
-				cands[key] = candidate{c: st.c.Clone(), key: key, energy: e}
-			}
-		}
+	}
+	if a.opt.Tempering {
+		a.temper(qb, chains, energies, note)
 	}
 	list := make([]candidate, 0, len(cands))
 	for _, c := range cands {
@@ -405,6 +377,90 @@ func (a *Annealer) anneal(n int) []genome.Config {
 		out = append(out, c.c)
 	}
 	return out
+}
+
+// cool anneals one chain: Sweeps moves per mutable parameter, the
+// temperature falling geometrically from t0 to t1.
+func (a *Annealer) cool(qb *qubo, st *chain, e *float64, note func(*chain, float64)) {
+	moves := a.opt.Sweeps * len(a.mutable)
+	cool := math.Pow(t1/t0, 1/float64(max(moves-1, 1)))
+	temp := t0
+	for range moves {
+		temp *= cool
+		a.try(qb, st, e, temp, note)
+	}
+}
+
+// temper is replica exchange: each chain stays at its own temperature of
+// a geometric ladder from t0 (the first chain) to t1 (the last), all make
+// a sweep, then neighbours on the ladder swap configs with the Metropolis
+// probability, so a state found hot can cool and one stuck cold can heat.
+// It makes as many moves as cooling each chain would.
+func (a *Annealer) temper(qb *qubo, chains []*chain, e []float64, note func(*chain, float64)) {
+	n := len(chains)
+	temps := make([]float64, n)
+	for i := range temps {
+		temps[i] = t0 * math.Pow(t1/t0, float64(i)/float64(max(n-1, 1)))
+	}
+	for range a.opt.Sweeps {
+		for i, st := range chains {
+			for range len(a.mutable) {
+				a.try(qb, st, &e[i], temps[i], note)
+			}
+		}
+		exchange(a.rng, temps, chains, e)
+	}
+}
+
+// exchange offers each pair of neighbours on the temperature ladder a swap
+// of their states, taken with probability min(1, exp((1/T_i - 1/T_j)(E_i -
+// E_j))): always when the hotter holds the lower energy. It returns the
+// swaps made.
+func exchange(rng *rand.Rand, temps []float64, chains []*chain, e []float64) int {
+	swaps := 0
+	for i := 0; i+1 < len(chains); i++ {
+		x := (1/temps[i] - 1/temps[i+1]) * (e[i] - e[i+1])
+		if x >= 0 || rng.Float64() < math.Exp(x) {
+			chains[i], chains[i+1] = chains[i+1], chains[i]
+			e[i], e[i+1] = e[i+1], e[i]
+			swaps++
+		}
+	}
+	return swaps
+}
+
+// try proposes one move of st at temperature temp, a neighbouring or a
+// random value of a random parameter, and takes it by Metropolis.
+func (a *Annealer) try(qb *qubo, st *chain, e *float64, temp float64, note func(*chain, float64)) {
+	params := a.space.Params()
+	p := a.mutable[a.rng.IntN(len(a.mutable))]
+	nv := len(params[p].Values)
+	var j int
+	if a.rng.IntN(2) == 0 {
+		j = st.c[p] + 1 - 2*a.rng.IntN(2)
+		if j < 0 || j >= nv {
+			j = st.c[p] - (j - st.c[p])
+		}
+	} else {
+		j = a.rng.IntN(nv - 1)
+		if j >= st.c[p] {
+			j++
+		}
+	}
+	old := st.c[p]
+	st.c[p] = j
+	ok := a.isValid(st.c)
+	st.c[p] = old
+	if !ok {
+		return
+	}
+	d := qb.delta(st, p, j)
+	if d > 0 && a.rng.Float64() >= math.Exp(-d/temp) {
+		return
+	}
+	qb.move(st, p, j)
+	*e += d
+	note(st, *e)
 }
 
 func cmpFloat(x, y float64) int {

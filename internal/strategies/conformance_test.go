@@ -9,7 +9,9 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	for _, name := range Names() {
+	// Options that change how a strategy proposes, beside the plain names.
+	variants := []string{"quantumsearch:tempering=on"}
+	for _, name := range append(Names(), variants...) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			f, _ := Get(name)

@@ -2,12 +2,14 @@ package strategies
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
+	quantumsearch "github.com/quasim/quasim/quantum_search"
 )
 
 // Parse returns the factory a strategy spec names: a registered name,
@@ -42,6 +44,8 @@ func Parse(spec string) (evolve.Factory, error) {
 		f, err = portfolioWith(opts)
 	case "forest":
 		f, err = forestWith(opts)
+	case "quantumsearch":
+		f, err = quantumsearchWith(opts)
 	default:
 		err = fmt.Errorf("takes no options")
 	}
@@ -104,25 +108,32 @@ func apply(opts map[string]string, setters map[string]optionSetter) error {
 func portfolioWith(opts map[string]string) (evolve.Factory, error) {
 	var po evolve.PortfolioOptions
 	// "forest.trees=32" sets the forest member's option.
-	forestOpts := map[string]string{}
+	factories := maps.Clone(memberFactories)
+	sub := map[string]map[string]string{}
 	for k, v := range opts {
-		if sub, ok := strings.CutPrefix(k, "forest."); ok {
-			forestOpts[sub] = v
-			delete(opts, k)
+		name, key, ok := strings.Cut(k, ".")
+		if !ok {
+			continue
 		}
+		if _, known := memberWith[name]; !known {
+			return nil, fmt.Errorf("option %q: no member %q takes options (forest, quantumsearch do)", k, name)
+		}
+		if sub[name] == nil {
+			sub[name] = map[string]string{}
+		}
+		sub[name][key] = v
+		delete(opts, k)
 	}
-	forestF := memberFactories["forest"]
-	if len(forestOpts) > 0 {
-		var err error
-		if forestF, err = forestWith(forestOpts); err != nil {
-			return nil, fmt.Errorf("forest member: %w", err)
+	for name, o := range sub {
+		f, err := memberWith[name](o)
+		if err != nil {
+			return nil, fmt.Errorf("%s member: %w", name, err)
 		}
+		factories[name] = f
 	}
 	members := PortfolioMembers()
 	for i := range members {
-		if members[i].Name == "forest" {
-			members[i].New = forestF
-		}
+		members[i].New = factories[members[i].Name]
 	}
 	err := apply(opts, map[string]optionSetter{
 		"alloc": func(v string) error {
@@ -151,10 +162,7 @@ func portfolioWith(opts map[string]string) (evolve.Factory, error) {
 		"members": func(v string) error {
 			members = nil
 			for _, n := range strings.Split(v, "+") {
-				f, ok := memberFactories[n]
-				if n == "forest" {
-					f = forestF
-				}
+				f, ok := factories[n]
 				if !ok {
 					return fmt.Errorf("no member %q (have es, quantumsearch, schedules, forest)", n)
 				}
@@ -169,6 +177,35 @@ func portfolioWith(opts map[string]string) (evolve.Factory, error) {
 	return func(s *genome.Space, seed uint64) evolve.Strategy {
 		return evolve.NewPortfolio(s, seed, members, po)
 	}, nil
+}
+
+// memberWith parses a portfolio member's own options.
+var memberWith = map[string]func(map[string]string) (evolve.Factory, error){
+	"forest":        forestWith,
+	"quantumsearch": quantumsearchWith,
+}
+
+func quantumsearchWith(opts map[string]string) (evolve.Factory, error) {
+	var qo quantumsearch.Options
+	err := apply(opts, map[string]optionSetter{
+		"tempering": func(v string) error {
+			switch v {
+			case "on":
+				qo.Tempering = true
+			case "off":
+				qo.Tempering = false
+			default:
+				return fmt.Errorf("want on or off, not %q", v)
+			}
+			return nil
+		},
+		"sweeps": setInt(&qo.Sweeps),
+		"chains": setInt(&qo.Batch),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func(s *genome.Space, seed uint64) evolve.Strategy { return quantumsearch.New(s, seed, qo) }, nil
 }
 
 func forestWith(opts map[string]string) (evolve.Factory, error) {
