@@ -15,6 +15,7 @@ func TestParse(t *testing.T) {
 	for _, spec := range []string{
 		"portfolio", "portfolio:alloc=uniform", "portfolio:members=es+forest:explore=0.2",
 		"portfolio:discount=0.9:init=5", "portfolio:forest.trees=8:members=es+forest", "forest:trees=8:minleaf=3:random=50:starts=2:features=0.5", "es",
+		"portfolio:candidates=4", "quantumsearch:tempering=on:chains=4:sweeps=10", "portfolio:quantumsearch.tempering=on:members=es+quantumsearch",
 	} {
 		f, err := Parse(spec)
 		if err != nil {
@@ -50,6 +51,9 @@ func TestParse(t *testing.T) {
 	if slices.Equal(trace("portfolio:members=forest"), trace("portfolio:members=forest:forest.trees=2:forest.random=5")) {
 		t.Errorf("portfolio:forest.trees=2 gave the default forest's trace")
 	}
+	if slices.Equal(trace("portfolio:members=quantumsearch"), trace("portfolio:members=quantumsearch:quantumsearch.tempering=on")) {
+		t.Errorf("portfolio:quantumsearch.tempering=on gave the default annealer's trace")
+	}
 	for spec, want := range map[string]string{
 		"nosuch":                    `unknown strategy "nosuch"`,
 		"portfolio:alloc=greedy":    "option alloc: want bandit, uniform or roundrobin",
@@ -61,6 +65,8 @@ func TestParse(t *testing.T) {
 		"forest:trees=x":            "option trees: want a positive integer",
 		"portfolio:forest.leaves=3": `forest member: unknown option "leaves"`,
 		"es:mu=3":                   "takes no options",
+		"portfolio:es.mu=3":         `no member "es" takes options`,
+		"quantumsearch:tempering=1": "option tempering: want on or off",
 		"portfolio:explore=-1":      "want a number >= 0",
 	} {
 		_, err := Parse(spec)
