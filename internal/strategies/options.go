@@ -80,6 +80,16 @@ func setInt(dst *int) optionSetter {
 	}
 }
 
+func setOnOff(dst *bool) optionSetter {
+	return func(v string) error {
+		if v != "on" && v != "off" {
+			return fmt.Errorf("want on or off, not %q", v)
+		}
+		*dst = v == "on"
+		return nil
+	}
+}
+
 // apply runs the setter of each option, naming the options known when one
 // is not.
 func apply(opts map[string]string, setters map[string]optionSetter) error {
@@ -188,19 +198,9 @@ var memberWith = map[string]func(map[string]string) (evolve.Factory, error){
 func quantumsearchWith(opts map[string]string) (evolve.Factory, error) {
 	var qo quantumsearch.Options
 	err := apply(opts, map[string]optionSetter{
-		"tempering": func(v string) error {
-			switch v {
-			case "on":
-				qo.Tempering = true
-			case "off":
-				qo.Tempering = false
-			default:
-				return fmt.Errorf("want on or off, not %q", v)
-			}
-			return nil
-		},
-		"sweeps": setInt(&qo.Sweeps),
-		"chains": setInt(&qo.Batch),
+		"tempering": setOnOff(&qo.Tempering),
+		"sweeps":    setInt(&qo.Sweeps),
+		"chains":    setInt(&qo.Batch),
 	})
 	if err != nil {
 		return nil, err
