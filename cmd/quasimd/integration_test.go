@@ -374,37 +374,52 @@ budget: {evals: %d}
 	rng := rand.New(rand.NewPCG(42, uint64(time.Now().UnixNano())))
 	t0 := time.Now()
 	committed := map[string]bool{}
-	during, stalled := 0, 0
-	// The most a daemon lives before its kill, in ms: doubled after a kill
-	// that found nothing new committed, so a generation slower than 300 ms
-	// does not stall the run with every later kill in that generation.
-	life := 300
+	// A kill comes at a random moment after 1 to 3 new trials were
+	// committed: moments tied to the daemon's progress, not to the clock,
+	// so that neither a slow start under load nor a fast machine lets one
+	// generation run the whole cycle (a clock-timed life did both: kills
+	// that found nothing new, then one that found the cycle done).
+	// during: kills while the cycle ran; running: kills before it was done.
+	during, running := 0, 0
 	for i := range kills {
 		d := start(t, dir)
-		time.Sleep(time.Duration(20+rng.IntN(life)) * time.Millisecond)
+		want := 1 + rng.IntN(3)
 		var trials api.Trials
-		d.ctlJSON(&trials, "trials", "reduce")
 		var cycles api.Cycles
-		d.ctlJSON(&cycles, "cycles", "reduce")
-		time.Sleep(time.Duration(rng.IntN(100)) * time.Millisecond)
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			d.ctlJSON(&trials, "trials", "reduce")
+			d.ctlJSON(&cycles, "cycles", "reduce")
+			fresh := 0
+			for _, tr := range trials.Trials {
+				if !committed[tr.Key] {
+					fresh++
+				}
+			}
+			n := len(cycles.Cycles)
+			if fresh >= want || (n > 0 && cycles.Cycles[n-1].State == "done") || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(time.Duration(rng.IntN(50)) * time.Millisecond)
 		d.kill()
-		before := len(committed)
 		for _, tr := range trials.Trials {
 			committed[tr.Key] = true
 		}
-		if len(committed) == before {
-			stalled++
-			life = min(2*life, 5000)
-		} else {
-			life = 300
-		}
-		if n := len(cycles.Cycles); n > 0 && cycles.Cycles[n-1].State == "running" {
-			during++
+		if n := len(cycles.Cycles); n == 0 || cycles.Cycles[n-1].State != "done" {
+			running++
+			if n > 0 && cycles.Cycles[n-1].State == "running" {
+				during++
+			}
 		}
 		t.Logf("kill %d: %d trials committed so far", i+1, len(committed))
 	}
-	if during < kills/2 {
-		t.Errorf("only %d of %d kills hit a running cycle", during, kills)
+	// Kills before the cycle is done must mostly hit it running, not the
+	// daemon starting, and at least 10 of them must (a soak of more kills
+	// than the cycle has evaluations for goes on killing the daemon idle).
+	if during < running/2 || during < min(kills, 20)/2 {
+		t.Errorf("only %d of %d kills hit a running cycle (%d came before it was done)", during, kills, running)
 	}
 	// Let it finish.
 	d := start(t, dir)
@@ -454,8 +469,8 @@ budget: {evals: %d}
 		check = err.Error()
 	}
 	// The figures of the README's reliability table.
-	t.Logf("%d kills (%d during a running cycle, %d with nothing newly committed since the previous one): %d committed trials seen before the kills, %d lost, %d stored twice; bbolt check %s; cycles %d, finished %d/%d evaluations (%s); wall %s",
-		kills, during, stalled, len(committed), lost, twice, check, n, cycles.Cycles[0].Evals, budget, cycles.Cycles[0].State, time.Since(t0).Round(time.Second))
+	t.Logf("%d kills (%d before the cycle was done, %d of them while it ran): %d committed trials seen before the kills, %d lost, %d stored twice; bbolt check %s; cycles %d, finished %d/%d evaluations (%s); wall %s",
+		kills, running, during, len(committed), lost, twice, check, n, cycles.Cycles[0].Evals, budget, cycles.Cycles[0].State, time.Since(t0).Round(time.Second))
 }
 
 func TestUnauthorizedWrite(t *testing.T) {
