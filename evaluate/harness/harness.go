@@ -85,15 +85,18 @@ type runRequest struct {
 
 // Result is the harness's answer to a run.
 type Result struct {
-	Type       string    `json:"type"`
-	ID         int       `json:"id"`
-	TimesMS    []float64 `json:"times_ms,omitempty"`
-	EnergyJ    float64   `json:"energy_j,omitempty"`
-	Checksum   *float64  `json:"checksum,omitempty"`
-	Output     string    `json:"output,omitempty"`
-	Accuracy   *Accuracy `json:"accuracy,omitempty"`
-	ErrorClass string    `json:"error_class,omitempty"`
-	Error      string    `json:"error,omitempty"`
+	Type     string    `json:"type"`
+	ID       int       `json:"id"`
+	TimesMS  []float64 `json:"times_ms,omitempty"`
+	EnergyJ  float64   `json:"energy_j,omitempty"`
+	Checksum *float64  `json:"checksum,omitempty"`
+	Output   string    `json:"output,omitempty"`
+	Accuracy *Accuracy `json:"accuracy,omitempty"`
+	// PhasesMS is where the request's wall time went, in ms, under the
+	// FAIR T4 names (compilation, benchmark, validation, framework).
+	PhasesMS   map[string]float64 `json:"phases_ms,omitempty"`
+	ErrorClass string             `json:"error_class,omitempty"`
+	Error      string             `json:"error,omitempty"`
 }
 
 // Harness is an evaluate.Evaluator and evaluate.Verifier backed by a child
@@ -409,6 +412,7 @@ func (h *Harness) Evaluate(ctx context.Context, c genome.Config, p evaluate.Prob
 			tr.Cost = time.Since(start).Seconds()
 			return tr, err
 		}
+		addPhases(&tr, res.PhasesMS)
 		if status != evaluate.StatusOK {
 			tr.Status, tr.Error = status, note
 			tr.Cost = time.Since(start).Seconds()
@@ -432,6 +436,20 @@ func (h *Harness) Evaluate(ctx context.Context, c genome.Config, p evaluate.Prob
 		tr.PowerW = tr.EnergyMJ / tr.Time
 	}
 	return tr, nil
+}
+
+// addPhases adds a result's phases to the trial's, keeping only finite
+// times >= 0.
+func addPhases(tr *evaluate.Trial, phases map[string]float64) {
+	for name, v := range phases {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			continue
+		}
+		if tr.PhasesMS == nil {
+			tr.PhasesMS = map[string]float64{}
+		}
+		tr.PhasesMS[name] += v
+	}
 }
 
 // run sends one request and classifies what came back. A fault of the

@@ -1,0 +1,107 @@
+package opencl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/evaluate/harness"
+)
+
+// Options configures an Evaluator.
+type Options struct {
+	// Worker is the command that runs a worker: a program whose first
+	// arguments make it call WorkerMain (quasimd opencl-worker). The
+	// evaluator adds --kernel.
+	Worker []string
+	// Timeout bounds one run request, compilation included (default
+	// 60s); a worker that does not answer in time is killed and
+	// restarted.
+	Timeout time.Duration
+	// Reps is the repetition rule (evaluate.Reps defaults).
+	Reps evaluate.Reps
+	// Stderr receives the worker's stderr.
+	Stderr io.Writer
+}
+
+// Evaluator measures an OpenCL kernel in a worker process: an exec
+// harness (package harness) whose harness is the worker, so a crash, a
+// hang or a driver fault costs one trial and a restart, never the caller.
+// It implements evaluate.Evaluator and evaluate.Verifier.
+type Evaluator struct {
+	*harness.Harness
+	kernel Kernel
+}
+
+// ErrNoWorker is returned by New without a worker command.
+var ErrNoWorker = errors.New("no OpenCL worker command")
+
+// New checks k and starts its worker, which reads the sources, picks the
+// device and says hello. A kernel that cannot load (no OpenCL, a missing
+// source, no such kernel) fails here with the worker's reason.
+func New(k Kernel, opt Options) (*Evaluator, error) {
+	if _, err := k.Compile(); err != nil {
+		return nil, err
+	}
+	if len(opt.Worker) == 0 {
+		return nil, ErrNoWorker
+	}
+	b, err := json.Marshal(k)
+	if err != nil {
+		return nil, err
+	}
+	cmd := append(append([]string{}, opt.Worker...), "--kernel", string(b))
+	h, err := harness.Start(harness.Options{Command: cmd, Timeout: opt.Timeout, Reps: opt.Reps, Stderr: opt.Stderr,
+		HelloTimeout: 60 * time.Second})
+	if err != nil {
+		// The command line holds the whole kernel: name the worker instead.
+		msg := strings.ReplaceAll(err.Error(), opt.Worker[0], WorkerMode)
+		return nil, fmt.Errorf("opencl %s: %s", k.Name, msg)
+	}
+	return &Evaluator{Harness: h, kernel: k}, nil
+}
+
+// Kernel returns the kernel the evaluator measures.
+func (e *Evaluator) Kernel() Kernel { return e.kernel }
+
+// Discover runs worker --list and returns what it found; a worker that
+// cannot run is an error, no OpenCL is Devices.Unavailable.
+func Discover(ctx context.Context, worker []string) (Devices, error) {
+	if len(worker) == 0 {
+		return Devices{}, ErrNoWorker
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, worker[0], append(worker[1:], "--list")...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return Devices{}, fmt.Errorf("%s --list: %w: %s", WorkerMode, err, strings.TrimSpace(stderr.String()))
+	}
+	var d Devices
+	if err := json.Unmarshal(out, &d); err != nil {
+		return Devices{}, fmt.Errorf("%s --list: %w", WorkerMode, err)
+	}
+	return d, nil
+}
+
+// DefinesKernel reports whether OpenCL C source src defines a kernel
+// called name (a __kernel or kernel function), ignoring comments.
+func DefinesKernel(src, name string) bool {
+	src = comments.ReplaceAllString(src, " ")
+	re := regexp.MustCompile(`\b(__)?kernel\b[^;{}]*?\b` + regexp.QuoteMeta(name) + `\s*\(`)
+	return re.MatchString(src)
+}
+
+var comments = regexp.MustCompile(`(?s)/\*.*?\*/|//[^\n]*`)
+
+var _ evaluate.Evaluator = (*Evaluator)(nil)
+var _ evaluate.Verifier = (*Evaluator)(nil)

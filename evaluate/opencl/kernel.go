@@ -1,0 +1,482 @@
+package opencl
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/quasim/quasim/genome"
+)
+
+// Kernel describes one OpenCL kernel to tune, as its author hands it to a
+// tuner: sources, the kernel's name, tunable parameters passed as
+// -DNAME=VALUE, the launch geometry and the arguments. It is what a spec's
+// opencl section (or a FAIR T1 file's KernelSpecification) becomes, and
+// what the worker process is started with (as JSON).
+type Kernel struct {
+	Name    string   `json:"name"`    // the spec's name, for messages
+	Sources []string `json:"sources"` // absolute paths, compiled as one source in order
+	Kernel  string   `json:"kernel"`  // the __kernel function's name
+	Options []string `json:"options,omitempty"`
+	// Params are the tunable parameters in order; every one is passed as
+	// a define.
+	Params      []Param  `json:"params"`
+	Constraints []string `json:"constraints,omitempty"`
+	// ProblemDims names the problem's dims for the expressions below.
+	ProblemDims []string `json:"problem_dims,omitempty"`
+	// BlockSizeNames name the parameters holding the work-group size in
+	// x, y and z (default block_size_x, block_size_y, block_size_z); a
+	// name that is not a parameter gives 256 in x and 1 in y and z, as
+	// Kernel Tuner does.
+	BlockSizeNames []string `json:"block_size_names,omitempty"`
+	// ProblemSize is the launch's problem in x (, y, z): expressions of
+	// the problem dims and parameters. Its length is the launch's
+	// dimension count.
+	ProblemSize []string `json:"problem_size"`
+	// GridDiv, per dim, are expressions whose product divides that dim of
+	// ProblemSize: the number of work-groups is the quotient rounded up
+	// (Kernel Tuner's grid_div_x/y/z). Nil for a dim means its block size
+	// parameter; an empty list means 1.
+	GridDiv [3][]string `json:"grid_div"`
+	Args    []Arg       `json:"args"`
+	Check   Check       `json:"check"`
+	Device  Select      `json:"device,omitzero"`
+	// CacheDir holds compiled program binaries (empty: no disk cache).
+	CacheDir string `json:"cache_dir,omitempty"`
+}
+
+// Param is a tunable parameter: its values in order (neighbours are
+// close), the first being the default unless Default says otherwise.
+type Param struct {
+	Name    string `json:"name"`
+	Values  []any  `json:"values"`
+	Default any    `json:"default,omitempty"`
+}
+
+// Arg is one kernel argument: a buffer (Size set) or a scalar (Value set).
+type Arg struct {
+	Name string `json:"name"`
+	Type string `json:"type"` // a key of Types
+	// Size is the buffer's element count: an expression of the problem's
+	// dims. Empty for a scalar.
+	Size string `json:"size,omitempty"`
+	// Value is a scalar's value: an expression of the problem's dims and
+	// parameters. Empty for a buffer.
+	Value string `json:"value,omitempty"`
+	// Fill is how a buffer starts, before every verified run.
+	Fill Fill `json:"fill,omitzero"`
+	// Output marks a buffer the kernel writes: it is compared with the
+	// reference's.
+	Output bool `json:"output,omitempty"`
+}
+
+// Fill kinds.
+const (
+	FillZero     = "zero"
+	FillRandom   = "random"   // uniform in [0, Value) (Value default 1) from Seed
+	FillConstant = "constant" // every element Value
+	FillRamp     = "ramp"     // element i is Start + i*Step
+)
+
+// Fill says how a buffer's elements are set.
+type Fill struct {
+	Kind  string  `json:"kind"`
+	Seed  uint64  `json:"seed,omitempty"`
+	Value float64 `json:"value,omitempty"`
+	Start float64 `json:"start,omitempty"`
+	Step  float64 `json:"step,omitempty"`
+}
+
+// Check says what a config's output is compared with, and how closely.
+type Check struct {
+	// Reference is a config of this kernel (param name to value) whose
+	// output is the reference; nil with no ReferenceSource means the
+	// default config.
+	Reference map[string]any `json:"reference,omitempty"`
+	// ReferenceSources and ReferenceKernel name another kernel, with the
+	// same arguments, launched over the problem size with work-groups
+	// the driver chooses, whose output is the reference.
+	ReferenceSources []string `json:"reference_sources,omitempty"`
+	ReferenceKernel  string   `json:"reference_kernel,omitempty"`
+	// Abs and Rel are the tolerance: an element passes when
+	// |got-want| <= Abs, or <= Rel*max(|want|, mean |want| of its
+	// buffer). Both zero means exact.
+	Abs float64 `json:"abs,omitempty"`
+	Rel float64 `json:"rel,omitempty"`
+}
+
+// Select picks the device: the first whose platform and device names
+// contain Platform and Device (case-insensitive), the Index-th of those;
+// by default the first GPU, else the first device.
+type Select struct {
+	Platform string `json:"platform,omitempty"`
+	Device   string `json:"device,omitempty"`
+	Index    int    `json:"index,omitempty"`
+}
+
+// Type is an element type of an argument.
+type Type struct {
+	Size  int
+	Float bool
+	Sign  bool
+}
+
+// Types are the argument types, by their OpenCL C names and aliases.
+var Types = map[string]Type{
+	"float": {4, true, true}, "double": {8, true, true},
+	"char": {1, false, true}, "uchar": {1, false, false},
+	"short": {2, false, true}, "ushort": {2, false, false},
+	"int": {4, false, true}, "uint": {4, false, false},
+	"long": {8, false, true}, "ulong": {8, false, false},
+	"int8": {1, false, true}, "uint8": {1, false, false},
+	"int16": {2, false, true}, "uint16": {2, false, false},
+	"int32": {4, false, true}, "uint32": {4, false, false},
+	"int64": {8, false, true}, "uint64": {8, false, false},
+	"float32": {4, true, true}, "float64": {8, true, true},
+}
+
+// TypeNames lists Types' keys, sorted.
+func TypeNames() []string {
+	var out []string
+	for k := range Types {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// DefaultBlockSizeNames are Kernel Tuner's.
+var DefaultBlockSizeNames = []string{"block_size_x", "block_size_y", "block_size_z"}
+
+// FieldError is a problem with one field of a Kernel; Field is named as
+// in a spec's opencl section (args[2].size).
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+func ferr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// ErrNoKernel is the error of a source that defines no kernel of the
+// name asked for.
+var ErrNoKernel = errors.New("no kernel of that name in the source")
+
+// Geometry is a compiled Kernel's launch rules: expressions resolved
+// against the parameters and the problem's dims.
+type Geometry struct {
+	k       *Kernel
+	names   []string // params, then problem dims: the expressions' slots
+	block   [3]int   // param index of each block size, or -1
+	problem []*genome.Expr
+	div     [3][]*genome.Expr
+	sizes   []*genome.Expr // per arg: size or value
+}
+
+// Compile checks k and compiles its expressions. Errors are *FieldError.
+func (k *Kernel) Compile() (*Geometry, error) {
+	if len(k.Sources) == 0 {
+		return nil, ferr("source", "no source file")
+	}
+	if !genome.IsName(k.Kernel) {
+		return nil, ferr("kernel", "%q is not a kernel name", k.Kernel)
+	}
+	if len(k.Params) == 0 {
+		return nil, ferr("tune_params", "no tunable parameters")
+	}
+	g := &Geometry{k: k}
+	for i, p := range k.Params {
+		if !genome.IsName(p.Name) {
+			return nil, ferr(fmt.Sprintf("tune_params[%d]", i), "%q is not a name", p.Name)
+		}
+		if slices.Contains(g.names, p.Name) {
+			return nil, ferr("tune_params."+p.Name, "listed twice")
+		}
+		if len(p.Values) == 0 {
+			return nil, ferr("tune_params."+p.Name, "no values")
+		}
+		g.names = append(g.names, p.Name)
+	}
+	for i, d := range k.ProblemDims {
+		if slices.Contains(g.names, d) {
+			return nil, ferr(fmt.Sprintf("problem_dims[%d]", i), "%q is also a tunable parameter", d)
+		}
+		g.names = append(g.names, d)
+	}
+	bs := k.BlockSizeNames
+	if len(bs) == 0 {
+		bs = DefaultBlockSizeNames
+	}
+	if len(bs) > 3 {
+		return nil, ferr("block_size_names", "%d names, at most 3", len(bs))
+	}
+	for i := range 3 {
+		g.block[i] = -1
+		if i < len(bs) {
+			g.block[i] = slices.Index(g.names[:len(k.Params)], bs[i])
+		}
+	}
+	if len(k.ProblemSize) == 0 || len(k.ProblemSize) > 3 {
+		return nil, ferr("problem_size", "%d dims, want 1 to 3", len(k.ProblemSize))
+	}
+	for i, src := range k.ProblemSize {
+		e, err := g.compile(src)
+		if err != nil {
+			return nil, ferr(fmt.Sprintf("problem_size[%d]", i), "%w", err)
+		}
+		g.problem = append(g.problem, e)
+	}
+	axes := "xyz"
+	for d := range 3 {
+		divs := k.GridDiv[d]
+		if divs == nil {
+			if g.block[d] >= 0 {
+				divs = []string{k.Params[g.block[d]].Name}
+			}
+		}
+		for j, src := range divs {
+			e, err := g.compile(src)
+			if err != nil {
+				return nil, ferr(fmt.Sprintf("grid_div_%c[%d]", axes[d], j), "%w", err)
+			}
+			g.div[d] = append(g.div[d], e)
+		}
+	}
+	if len(k.Args) == 0 {
+		return nil, ferr("args", "no arguments")
+	}
+	outputs := 0
+	for i, a := range k.Args {
+		f := fmt.Sprintf("args[%d]", i)
+		if a.Name != "" {
+			f += " (" + a.Name + ")"
+		}
+		if _, ok := Types[a.Type]; !ok {
+			return nil, ferr(f+".type", "%q: unknown type (want one of %s)", a.Type, strings.Join(TypeNames(), ", "))
+		}
+		switch {
+		case a.Size != "" && a.Value != "":
+			return nil, ferr(f, "both size (a buffer) and value (a scalar)")
+		case a.Size == "" && a.Value == "":
+			return nil, ferr(f, "neither size (a buffer) nor value (a scalar)")
+		case a.Size != "":
+			// A buffer's size depends on the problem only, so every config
+			// sees the same buffers and compares with the same reference.
+			e, err := genome.Compile(a.Size, g.resolveIn(g.names[len(k.Params):], len(k.Params)))
+			if err != nil {
+				return nil, ferr(f+".size", "%w", err)
+			}
+			g.sizes = append(g.sizes, e)
+			if err := checkFill(a.Fill); err != nil {
+				return nil, ferr(f+".fill", "%w", err)
+			}
+			if a.Output {
+				outputs++
+			}
+		default:
+			if a.Output {
+				return nil, ferr(f+".output", "a scalar cannot be an output")
+			}
+			e, err := g.compile(a.Value)
+			if err != nil {
+				return nil, ferr(f+".value", "%w", err)
+			}
+			g.sizes = append(g.sizes, e)
+		}
+	}
+	if outputs == 0 {
+		return nil, ferr("args", "no buffer is marked output: nothing to check a config's result by")
+	}
+	if (len(k.Check.ReferenceSources) == 0) != (k.Check.ReferenceKernel == "") {
+		return nil, ferr("check", "reference_source and reference_kernel go together")
+	}
+	if k.Check.Reference != nil && k.Check.ReferenceKernel != "" {
+		return nil, ferr("check", "reference (a config) and reference_kernel both given")
+	}
+	for name := range k.Check.Reference {
+		if !slices.Contains(g.names[:len(k.Params)], name) {
+			return nil, ferr("check.reference."+name, "not a tunable parameter")
+		}
+	}
+	if k.Check.Abs < 0 || k.Check.Rel < 0 || math.IsNaN(k.Check.Abs) || math.IsNaN(k.Check.Rel) {
+		return nil, ferr("check.tolerance", "negative or NaN")
+	}
+	return g, nil
+}
+
+func checkFill(f Fill) error {
+	switch f.Kind {
+	case "", FillZero, FillRandom, FillConstant, FillRamp:
+		return nil
+	}
+	return fmt.Errorf("%q: want zero, random, constant or ramp", f.Kind)
+}
+
+func (g *Geometry) resolveIn(names []string, offset int) func(string) (int, bool) {
+	return func(name string) (int, bool) {
+		i := slices.Index(names, name)
+		return offset + i, i >= 0
+	}
+}
+
+func (g *Geometry) compile(src string) (*genome.Expr, error) {
+	return genome.Compile(src, g.resolveIn(g.names, 0))
+}
+
+// env is the expressions' variables: the config's values, then the dims.
+func (g *Geometry) env(cfg []genome.Value, dims []int) ([]genome.Value, error) {
+	if len(cfg) != len(g.k.Params) {
+		return nil, fmt.Errorf("config has %d values, the kernel %d parameters", len(cfg), len(g.k.Params))
+	}
+	if len(dims) != len(g.k.ProblemDims) {
+		return nil, fmt.Errorf("problem has %d dims, the kernel names %d (problem_dims)", len(dims), len(g.k.ProblemDims))
+	}
+	env := slices.Clone(cfg)
+	for _, d := range dims {
+		env = append(env, genome.Int(int64(d)))
+	}
+	return env, nil
+}
+
+func evalInt(e *genome.Expr, env []genome.Value) (int64, error) {
+	v, err := e.Eval(env)
+	if err != nil {
+		return 0, err
+	}
+	n, err := intOf(v)
+	if err != nil {
+		return 0, fmt.Errorf("%q: %w", e.String(), err)
+	}
+	return n, nil
+}
+
+// intOf is v as an integer: an int, a bool, or a float with no fraction.
+func intOf(v genome.Value) (int64, error) {
+	switch v.Kind {
+	case genome.KindInt, genome.KindBool:
+		return v.I, nil
+	case genome.KindFloat:
+		if v.F == math.Trunc(v.F) && math.Abs(v.F) < 1<<62 {
+			return int64(v.F), nil
+		}
+	}
+	return 0, fmt.Errorf("%s is not an integer", v.String())
+}
+
+// Launch is the work-group and global sizes of one config.
+type Launch struct {
+	Local  []int
+	Global []int
+	Groups []int
+}
+
+// Launch computes config cfg's launch at problem dims: per dim, the block
+// size, the number of work-groups ceil(problem / product(grid_div)), and
+// the global size groups * block.
+func (g *Geometry) Launch(cfg []genome.Value, dims []int) (Launch, error) {
+	env, err := g.env(cfg, dims)
+	if err != nil {
+		return Launch{}, err
+	}
+	var l Launch
+	for d := range g.problem {
+		n, err := evalInt(g.problem[d], env)
+		if err != nil {
+			return Launch{}, fmt.Errorf("problem_size[%d]: %w", d, err)
+		}
+		if n <= 0 {
+			return Launch{}, fmt.Errorf("problem_size[%d] = %d", d, n)
+		}
+		block := int64(1)
+		switch {
+		case g.block[d] >= 0:
+			v, err := intOf(cfg[g.block[d]])
+			if err != nil {
+				return Launch{}, fmt.Errorf("block size %s: %w", g.k.Params[g.block[d]].Name, err)
+			}
+			block = v
+		case d == 0:
+			block = 256
+		}
+		div := int64(1)
+		for j, e := range g.div[d] {
+			v, err := evalInt(e, env)
+			if err != nil {
+				return Launch{}, fmt.Errorf("grid_div_%c[%d]: %w", "xyz"[d], j, err)
+			}
+			if v <= 0 {
+				return Launch{}, fmt.Errorf("grid_div_%c[%d] = %d", "xyz"[d], j, v)
+			}
+			div *= v
+		}
+		if block <= 0 {
+			return Launch{}, fmt.Errorf("block size %d in %c", block, "xyz"[d])
+		}
+		groups := (n + div - 1) / div
+		l.Local = append(l.Local, int(block))
+		l.Groups = append(l.Groups, int(groups))
+		l.Global = append(l.Global, int(groups*block))
+	}
+	return l, nil
+}
+
+// BufferLen is the element count of buffer argument i at problem dims.
+func (g *Geometry) BufferLen(i int, dims []int) (int64, error) {
+	env := make([]genome.Value, len(g.k.Params), len(g.k.Params)+len(dims))
+	for _, d := range dims {
+		env = append(env, genome.Int(int64(d)))
+	}
+	n, err := evalInt(g.sizes[i], env)
+	if err != nil {
+		return 0, fmt.Errorf("args[%d] (%s).size: %w", i, g.k.Args[i].Name, err)
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("args[%d] (%s).size = %d", i, g.k.Args[i].Name, n)
+	}
+	return n, nil
+}
+
+// ScalarValue is scalar argument i's value for config cfg at dims.
+func (g *Geometry) ScalarValue(i int, cfg []genome.Value, dims []int) (genome.Value, error) {
+	env, err := g.env(cfg, dims)
+	if err != nil {
+		return genome.Value{}, err
+	}
+	v, err := g.sizes[i].Eval(env)
+	if err != nil {
+		return genome.Value{}, fmt.Errorf("args[%d] (%s).value: %w", i, g.k.Args[i].Name, err)
+	}
+	return v, nil
+}
+
+// Defines are the compiler options of config cfg: the kernel's options,
+// then -DNAME=VALUE per parameter in order.
+func (g *Geometry) Defines(cfg []genome.Value) string {
+	parts := slices.Clone(g.k.Options)
+	for i, p := range g.k.Params {
+		parts = append(parts, "-D"+p.Name+"="+define(cfg[i]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// define writes a value as C source: an int as is, a float with a decimal
+// point, a bool as 0 or 1, a string as written (a token such as a type).
+func define(v genome.Value) string {
+	switch v.Kind {
+	case genome.KindBool:
+		return fmt.Sprint(v.I)
+	case genome.KindFloat:
+		s := genome.PyFloat(v.F)
+		if !strings.ContainsAny(s, ".eEn") {
+			s += ".0"
+		}
+		return s
+	}
+	return v.String()
+}

@@ -1,0 +1,121 @@
+package opencl
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/genome"
+)
+
+// TestMain makes the test binary an OpenCL worker when started as one,
+// as quasimd is: os.Args[1] is WorkerMode.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == WorkerMode {
+		os.Exit(WorkerMain(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// worker is the command that runs this test binary as a worker.
+func workerCmd() []string { return []string{os.Args[0], WorkerMode} }
+
+// needDevice skips the test when this machine has no OpenCL device.
+func needDevice(t *testing.T) Devices {
+	t.Helper()
+	d, err := Discover(context.Background(), workerCmd())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Unavailable != "" {
+		t.Skipf("no OpenCL device here (install ocl-icd-libopencl1 and pocl-opencl-icd): %s", d.Unavailable)
+	}
+	return d
+}
+
+func scaleKernel(t *testing.T) Kernel {
+	src, err := filepath.Abs("testdata/scale.cl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Kernel{
+		Name:    "scale",
+		Sources: []string{src},
+		Kernel:  "scale",
+		Params: []Param{
+			{Name: "block_size_x", Values: []any{32, 64, 128, 8192}},
+			{Name: "work_per_item", Values: []any{1, 2, 4}},
+			{Name: "FAULT", Values: []any{0, 1, 2, 3, 4}},
+		},
+		ProblemDims: []string{"n"},
+		ProblemSize: []string{"n"},
+		GridDiv:     [3][]string{{"block_size_x", "work_per_item"}},
+		Args: []Arg{
+			{Name: "y", Type: "float", Size: "n", Output: true},
+			{Name: "x", Type: "float", Size: "n", Fill: Fill{Kind: FillRandom, Seed: 3}},
+			{Name: "a", Type: "float", Value: "2.5"},
+			{Name: "n", Type: "int", Value: "n"},
+		},
+		Check: Check{Rel: 1e-6},
+	}
+}
+
+func TestEvaluateFaults(t *testing.T) {
+	needDevice(t)
+	k := scaleKernel(t)
+	k.CacheDir = t.TempDir()
+	ev, err := New(k, Options{Worker: workerCmd(), Timeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	p := evaluate.Problem{Dims: []int{10000}, Names: []string{"n"}}
+	sp, err := ev.Space(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ev.Device(), "opencl/") {
+		t.Errorf("Device() = %q, want an opencl/ class", ev.Device())
+	}
+	tests := []struct {
+		cfg    []int // value indices
+		status evaluate.Status
+		note   string
+	}{
+		{[]int{0, 0, 0}, evaluate.StatusOK, ""},
+		{[]int{2, 1, 0}, evaluate.StatusOK, ""},
+		{[]int{0, 0, 1}, evaluate.StatusWrongResult, "output y differs"},
+		{[]int{0, 0, 2}, evaluate.StatusCompile, "FAULT=2"},
+		{[]int{3, 0, 0}, evaluate.StatusInvalid, "work-group"},
+		{[]int{0, 0, 3}, evaluate.StatusTimeout, "no answer"},
+		{[]int{1, 0, 0}, evaluate.StatusOK, ""}, // after a restart
+		{[]int{0, 0, 4}, evaluate.StatusRuntime, "exited"},
+		{[]int{1, 2, 0}, evaluate.StatusOK, ""},
+	}
+	for _, tt := range tests {
+		c := genome.Config(tt.cfg)
+		tr, err := ev.Evaluate(context.Background(), c, p)
+		if err != nil {
+			t.Fatalf("Evaluate(%s): %v", sp.Key(c), err)
+		}
+		if tr.Status != tt.status || !strings.Contains(tr.Error, tt.note) {
+			t.Errorf("Evaluate(%s) = %s %q, want %s with %q", sp.Key(c), tr.Status, tr.Error, tt.status, tt.note)
+		}
+		if tr.OK() {
+			if len(tr.Times) < 3 || tr.Time <= 0 {
+				t.Errorf("Evaluate(%s): times %v", sp.Key(c), tr.Times)
+			}
+			if _, ok := tr.PhasesMS["compilation"]; !ok {
+				t.Errorf("Evaluate(%s): phases %v, want compilation", sp.Key(c), tr.PhasesMS)
+			}
+		}
+	}
+	bins, _ := filepath.Glob(filepath.Join(k.CacheDir, "*.bin"))
+	if len(bins) == 0 {
+		t.Errorf("no program binary cached in %s", k.CacheDir)
+	}
+}

@@ -1,0 +1,643 @@
+package opencl
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/evaluate/harness"
+	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/internal/cl"
+)
+
+// WorkerMode is the first argument that makes quasimd an OpenCL worker.
+const WorkerMode = "opencl-worker"
+
+// WorkerMain runs the worker: with --list it prints the devices (Devices,
+// JSON) and exits; with --kernel JSON it speaks the exec harness protocol
+// (docs/harness-protocol.md) on stdin and stdout for that kernel. It
+// returns the process's exit code.
+func WorkerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(WorkerMode, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	list := fs.Bool("list", false, "print the OpenCL devices as JSON and exit")
+	kernel := fs.String("kernel", "", "the kernel to measure, as JSON (opencl.Kernel)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *list {
+		var out Devices
+		if _, all, err := listDevices(); err != nil {
+			out.Unavailable = err.Error()
+		} else {
+			for _, d := range all {
+				out.Devices = append(out.Devices, fromCL(d))
+			}
+		}
+		json.NewEncoder(stdout).Encode(out)
+		return 0
+	}
+	var k Kernel
+	if err := json.Unmarshal([]byte(*kernel), &k); err != nil {
+		fmt.Fprintf(stderr, "%s: --kernel: %v\n", WorkerMode, err)
+		return 2
+	}
+	w, err := newWorker(&k)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %s: %v\n", WorkerMode, k.Name, err)
+		return 1
+	}
+	if err := w.serve(stdin, stdout); err != nil {
+		fmt.Fprintf(stderr, "%s: %s: %v\n", WorkerMode, k.Name, err)
+		return 1
+	}
+	return 0
+}
+
+// worker holds one kernel's OpenCL state in the worker process.
+type worker struct {
+	k      *Kernel
+	geom   *Geometry
+	params []genome.Param
+	src    string
+	ctx    *cl.Context
+	dev    Device
+
+	progs    map[string]*program // by build options
+	order    []string            // build options, oldest first
+	problems map[string]*problemState
+	checked  map[string]string // problem|config key -> "" (passed) or the mismatch
+}
+
+// maxPrograms bounds the built programs a worker keeps.
+const maxPrograms = 32
+
+type program struct {
+	p *cl.Program
+	k *cl.Kernel
+}
+
+// problemState is one problem's buffers and reference output.
+type problemState struct {
+	dims   []int
+	bufs   []*cl.Buffer // nil for scalars
+	init   [][]byte     // each buffer's initial content
+	ref    [][]byte     // each output's reference content (nil for others)
+	refErr error        // why there is no reference
+}
+
+func newWorker(k *Kernel) (*worker, error) {
+	g, err := k.Compile()
+	if err != nil {
+		return nil, err
+	}
+	params, err := genomeParams(k.Params)
+	if err != nil {
+		return nil, err
+	}
+	src, err := readSources(k.Sources)
+	if err != nil {
+		return nil, err
+	}
+	if !DefinesKernel(src, k.Kernel) {
+		return nil, ferr("kernel", "%q: %w %s", k.Kernel, ErrNoKernel, strings.Join(k.Sources, ", "))
+	}
+	lib, all, err := listDevices()
+	if err != nil {
+		return nil, err
+	}
+	d, err := pick(all, k.Device)
+	if err != nil {
+		return nil, err
+	}
+	ctx, err := lib.NewContext(d)
+	if err != nil {
+		return nil, err
+	}
+	return &worker{
+		k: k, geom: g, params: params, src: src, ctx: ctx, dev: fromCL(d),
+		progs: map[string]*program{}, problems: map[string]*problemState{}, checked: map[string]string{},
+	}, nil
+}
+
+// genomeParams turns the kernel's parameters into genome parameters.
+func genomeParams(ps []Param) ([]genome.Param, error) {
+	out := make([]genome.Param, len(ps))
+	for i, p := range ps {
+		gp := genome.Param{Name: p.Name}
+		for j, v := range p.Values {
+			gv, err := genome.ValueOf(v)
+			if err != nil {
+				return nil, ferr(fmt.Sprintf("tune_params.%s[%d]", p.Name, j), "%w", err)
+			}
+			if j == 0 {
+				gp.Kind = gv.Kind
+			}
+			gp.Values = append(gp.Values, gv)
+		}
+		if p.Default != nil {
+			k, err := valueIndex(gp, p.Default)
+			if err != nil {
+				return nil, ferr("default."+p.Name, "%w", err)
+			}
+			gp.Default = k
+		}
+		out[i] = gp
+	}
+	return out, nil
+}
+
+// valueIndex finds a (JSON-decoded) value among p's values, by number for
+// numbers: JSON does not keep 2.0 apart from 2.
+func valueIndex(p genome.Param, a any) (int, error) {
+	v, err := genome.ValueOf(a)
+	if err != nil {
+		return 0, err
+	}
+	for i, w := range p.Values {
+		x, okx := v.Float64()
+		y, oky := w.Float64()
+		if (okx && oky && x == y) || (!okx && !oky && v.String() == w.String()) {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("%v is not among the values of %s", a, p.Name)
+}
+
+func readSources(paths []string) (string, error) {
+	var b strings.Builder
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return "", err
+		}
+		b.Write(data)
+		b.WriteByte('\n')
+	}
+	return b.String(), nil
+}
+
+// hello is the worker's first line.
+func (w *worker) hello() harness.Hello {
+	h := harness.Hello{Type: "hello", Protocol: harness.Protocol, Name: w.k.Name, Version: "opencl", Device: w.dev.Class, Constraints: w.k.Constraints}
+	for _, p := range w.k.Params {
+		h.Params = append(h.Params, harness.Param{Name: p.Name, Values: p.Values, Default: p.Default})
+	}
+	return h
+}
+
+type request struct {
+	Type        string         `json:"type"`
+	ID          int            `json:"id"`
+	Config      map[string]any `json:"config"`
+	Problem     []int          `json:"problem"`
+	Repetitions int            `json:"repetitions"`
+	Verify      bool           `json:"verify"`
+}
+
+func (w *worker) serve(r io.Reader, out io.Writer) error {
+	enc := json.NewEncoder(out)
+	if err := enc.Encode(w.hello()); err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var req request
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			return fmt.Errorf("request %q: %w", sc.Text(), err)
+		}
+		switch req.Type {
+		case "shutdown":
+			return nil
+		case "run":
+			if err := enc.Encode(w.run(req)); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("request type %q: this worker answers run and shutdown", req.Type)
+		}
+	}
+	return sc.Err()
+}
+
+// fail is a result with an error class.
+func fail(id int, class evaluate.Status, format string, args ...any) harness.Result {
+	return harness.Result{Type: "result", ID: id, ErrorClass: string(class), Error: fmt.Sprintf(format, args...)}
+}
+
+// run answers one run request.
+func (w *worker) run(req request) harness.Result {
+	start := time.Now()
+	cfg, key, err := w.config(req.Config)
+	if err != nil {
+		return fail(req.ID, evaluate.StatusInvalid, "%v", err)
+	}
+	ps, err := w.problem(req.Problem)
+	if err != nil {
+		return fail(req.ID, evaluate.StatusRuntime, "problem %v: %v", req.Problem, err)
+	}
+	if ps.refErr != nil {
+		return fail(req.ID, evaluate.StatusRuntime, "no reference output to check against: %v", ps.refErr)
+	}
+	compileStart := time.Now()
+	prog, compiled, err := w.program(cfg)
+	compileMS := ms(time.Since(compileStart))
+	if err != nil {
+		res := fail(req.ID, evaluate.StatusCompile, "%v", err)
+		res.PhasesMS = map[string]float64{"compilation": compileMS}
+		return res
+	}
+	if !compiled {
+		compileMS = 0
+	}
+	launch, err := w.geom.Launch(cfg, req.Problem)
+	if err != nil {
+		return fail(req.ID, evaluate.StatusInvalid, "launch: %v", err)
+	}
+	if err := w.fits(prog.k, launch); err != nil {
+		return fail(req.ID, evaluate.StatusInvalid, "%v", err)
+	}
+	if err := w.setArgs(prog.k, ps, cfg); err != nil {
+		return fail(req.ID, evaluate.StatusRuntime, "%v", err)
+	}
+	// Every request starts from the buffers' initial content, so the
+	// first run's output is checked and a verify run's checksum is the
+	// same each time.
+	if err := w.reset(ps); err != nil {
+		return fail(req.ID, evaluate.StatusRuntime, "%v", err)
+	}
+	reps := max(req.Repetitions, 1)
+	var times []float64
+	first, err := w.ctx.Run(prog.k, launch.Global, launch.Local)
+	if err != nil {
+		return fail(req.ID, runStatus(err), "launch %v over %v: %v", launch.Local, launch.Global, err)
+	}
+	times = append(times, float64(first)/1e6)
+	valStart := time.Now()
+	outs, err := w.outputs(ps)
+	if err != nil {
+		return fail(req.ID, evaluate.StatusRuntime, "%v", err)
+	}
+	ck := fmt.Sprint(req.Problem) + "|" + key
+	verdict, done := w.checked[ck]
+	if !done {
+		verdict = w.compare(ps, outs)
+		w.checked[ck] = verdict
+	}
+	valMS := ms(time.Since(valStart))
+	if verdict != "" {
+		return fail(req.ID, evaluate.StatusWrongResult, "%s", verdict)
+	}
+	for len(times) < reps {
+		ns, err := w.ctx.Run(prog.k, launch.Global, launch.Local)
+		if err != nil {
+			return fail(req.ID, runStatus(err), "launch %v over %v: %v", launch.Local, launch.Global, err)
+		}
+		times = append(times, float64(ns)/1e6)
+	}
+	var sum, bench float64
+	for i, a := range w.k.Args {
+		if a.Output {
+			sum += checksum(outs[i], Types[a.Type])
+		}
+	}
+	for _, t := range times {
+		bench += t
+	}
+	wall := ms(time.Since(start))
+	res := harness.Result{Type: "result", ID: req.ID, TimesMS: times, Checksum: &sum,
+		PhasesMS: map[string]float64{"compilation": compileMS, "benchmark": bench, "validation": valMS,
+			"framework": max(0, wall-compileMS-bench-valMS)}}
+	return res
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// runStatus classifies a launch error: a launch the device refuses for
+// its size is invalid (Kernel Tuner's too-many-resources class), the rest
+// failed at run time.
+func runStatus(err error) evaluate.Status {
+	switch cl.Code(err) {
+	case cl.InvalidWorkGroupSize, cl.InvalidWorkItemSize, cl.InvalidGlobalWorkSize, cl.OutOfResources:
+		return evaluate.StatusInvalid
+	}
+	return evaluate.StatusRuntime
+}
+
+// config turns a request's config into values in parameter order.
+func (w *worker) config(m map[string]any) ([]genome.Value, string, error) {
+	if len(m) != len(w.params) {
+		return nil, "", fmt.Errorf("config has %d values, the kernel %d parameters", len(m), len(w.params))
+	}
+	cfg := make([]genome.Value, len(w.params))
+	keys := make([]string, len(w.params))
+	for i, p := range w.params {
+		a, ok := m[p.Name]
+		if !ok {
+			return nil, "", fmt.Errorf("config has no value for %s", p.Name)
+		}
+		j, err := valueIndex(p, a)
+		if err != nil {
+			return nil, "", err
+		}
+		cfg[i] = p.Values[j]
+		keys[i] = p.Values[j].String()
+	}
+	return cfg, strings.Join(keys, ","), nil
+}
+
+// defaultConfig is the kernel's default config, with the check's
+// reference values over it.
+func (w *worker) referenceConfig() ([]genome.Value, error) {
+	cfg := make([]genome.Value, len(w.params))
+	for i, p := range w.params {
+		cfg[i] = p.Values[p.Default]
+		if a, ok := w.k.Check.Reference[p.Name]; ok {
+			j, err := valueIndex(p, a)
+			if err != nil {
+				return nil, ferr("check.reference."+p.Name, "%w", err)
+			}
+			cfg[i] = p.Values[j]
+		}
+	}
+	return cfg, nil
+}
+
+// program builds (or finds) the program of cfg; compiled says whether it
+// was built now (not found in memory).
+func (w *worker) program(cfg []genome.Value) (*program, bool, error) {
+	opts := w.geom.Defines(cfg)
+	if p, ok := w.progs[opts]; ok {
+		return p, false, nil
+	}
+	p, err := w.build(w.src, opts, w.k.Kernel)
+	if err != nil {
+		return nil, true, err
+	}
+	if len(w.order) >= maxPrograms {
+		old := w.order[0]
+		w.order = w.order[1:]
+		w.progs[old].k.Release()
+		w.progs[old].p.Release()
+		delete(w.progs, old)
+	}
+	w.progs[opts] = p
+	w.order = append(w.order, opts)
+	return p, true, nil
+}
+
+// build compiles src with opts, through the disk cache when there is one.
+func (w *worker) build(src, opts, name string) (*program, error) {
+	var path string
+	if w.k.CacheDir != "" {
+		h := sha256.New()
+		for _, s := range []string{src, opts, w.dev.Platform, w.dev.PlatformVersion, w.dev.Name, w.dev.Driver} {
+			fmt.Fprintf(h, "%d:%s", len(s), s)
+		}
+		path = filepath.Join(w.k.CacheDir, hex.EncodeToString(h.Sum(nil))+".bin")
+		if bin, err := os.ReadFile(path); err == nil {
+			if p, err := w.ctx.BuildBinary(bin, opts); err == nil {
+				if k, err := p.Kernel(name); err == nil {
+					return &program{p: p, k: k}, nil
+				}
+				p.Release()
+			}
+		}
+	}
+	p, err := w.ctx.BuildSource(src, opts)
+	if err != nil {
+		var be *cl.BuildError
+		if errors.As(err, &be) {
+			return nil, fmt.Errorf("build with %s: %s", opts, clipLog(be.Log))
+		}
+		return nil, fmt.Errorf("build with %s: %w", opts, err)
+	}
+	k, err := p.Kernel(name)
+	if err != nil {
+		p.Release()
+		return nil, fmt.Errorf("kernel %s: %w", name, err)
+	}
+	if path != "" {
+		if bin, err := p.Binary(); err == nil {
+			writeCache(path, bin) // a cache that cannot be written only costs time
+		}
+	}
+	return &program{p: p, k: k}, nil
+}
+
+// clipLog keeps a build log's first lines, where the first error is.
+func clipLog(s string) string {
+	const limit = 1500
+	if len(s) > limit {
+		return s[:limit] + "..."
+	}
+	return s
+}
+
+func writeCache(path string, bin []byte) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".bin-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(bin)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return
+	}
+	if os.Rename(tmp.Name(), path) != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+// fits checks a launch against the device's and the kernel's limits.
+func (w *worker) fits(k *cl.Kernel, l Launch) error {
+	items := 1
+	for d, n := range l.Local {
+		items *= n
+		if d < len(w.dev.MaxWorkItems) && n > w.dev.MaxWorkItems[d] {
+			return fmt.Errorf("work-group of %v: %d work-items in dim %d, the device allows %d", l.Local, n, d, w.dev.MaxWorkItems[d])
+		}
+	}
+	limit := w.dev.MaxWorkGroup
+	if kmax, err := k.MaxWorkGroup(); err == nil && kmax > 0 {
+		limit = min(limit, kmax)
+	}
+	if items > limit {
+		return fmt.Errorf("work-group of %v is %d work-items; this kernel allows at most %d on %s", l.Local, items, limit, w.dev.Name)
+	}
+	if lm, err := k.LocalMem(); err == nil && w.dev.LocalMemBytes > 0 && lm > w.dev.LocalMemBytes {
+		return fmt.Errorf("the kernel needs %d bytes of local memory, the device has %d", lm, w.dev.LocalMemBytes)
+	}
+	return nil
+}
+
+// problem returns (making it once) the buffers and reference of dims.
+func (w *worker) problem(dims []int) (*problemState, error) {
+	key := fmt.Sprint(dims)
+	if ps, ok := w.problems[key]; ok {
+		return ps, nil
+	}
+	ps := &problemState{dims: slices.Clone(dims), bufs: make([]*cl.Buffer, len(w.k.Args)), init: make([][]byte, len(w.k.Args)), ref: make([][]byte, len(w.k.Args))}
+	for i, a := range w.k.Args {
+		if a.Size == "" {
+			continue
+		}
+		n, err := w.geom.BufferLen(i, dims)
+		if err != nil {
+			return nil, err
+		}
+		t := Types[a.Type]
+		if n*int64(t.Size) > w.dev.GlobalMemBytes && w.dev.GlobalMemBytes > 0 {
+			return nil, fmt.Errorf("args[%d] (%s): %d elements do not fit the device's memory", i, a.Name, n)
+		}
+		ps.init[i] = fill(a.Fill, t, int(n))
+		b, err := w.ctx.NewBuffer(len(ps.init[i]))
+		if err != nil {
+			return nil, fmt.Errorf("args[%d] (%s): %w", i, a.Name, err)
+		}
+		ps.bufs[i] = b
+	}
+	w.problems[key] = ps
+	ps.refErr = w.reference(ps)
+	return ps, nil
+}
+
+// reference computes ps's reference outputs: the reference kernel's, or
+// the reference config's.
+func (w *worker) reference(ps *problemState) error {
+	cfg, err := w.referenceConfig()
+	if err != nil {
+		return err
+	}
+	var k *cl.Kernel
+	var global, local []int
+	if c := w.k.Check; c.ReferenceKernel != "" {
+		src, err := readSources(c.ReferenceSources)
+		if err != nil {
+			return err
+		}
+		p, err := w.build(src, strings.Join(w.k.Options, " "), c.ReferenceKernel)
+		if err != nil {
+			return fmt.Errorf("reference kernel %s: %w", c.ReferenceKernel, err)
+		}
+		k = p.k
+		l, err := w.geom.Launch(cfg, ps.dims)
+		if err != nil {
+			return err
+		}
+		for d := range l.Global {
+			global = append(global, l.Global[d]) // the problem, rounded up to whole work-groups
+		}
+	} else {
+		p, _, err := w.program(cfg)
+		if err != nil {
+			return fmt.Errorf("reference config: %w", err)
+		}
+		k = p.k
+		l, err := w.geom.Launch(cfg, ps.dims)
+		if err != nil {
+			return fmt.Errorf("reference config: %w", err)
+		}
+		if err := w.fits(k, l); err != nil {
+			return fmt.Errorf("reference config: %w", err)
+		}
+		global, local = l.Global, l.Local
+	}
+	if err := w.setArgs(k, ps, cfg); err != nil {
+		return err
+	}
+	if err := w.reset(ps); err != nil {
+		return err
+	}
+	if _, err := w.ctx.Run(k, global, local); err != nil {
+		return fmt.Errorf("reference run: %w", err)
+	}
+	outs, err := w.outputs(ps)
+	if err != nil {
+		return err
+	}
+	for i, a := range w.k.Args {
+		if a.Output {
+			ps.ref[i] = outs[i]
+		}
+	}
+	return nil
+}
+
+func (w *worker) setArgs(k *cl.Kernel, ps *problemState, cfg []genome.Value) error {
+	for i, a := range w.k.Args {
+		if ps.bufs[i] != nil {
+			if err := k.SetBuffer(i, ps.bufs[i]); err != nil {
+				return fmt.Errorf("args[%d] (%s): %w", i, a.Name, err)
+			}
+			continue
+		}
+		v, err := w.geom.ScalarValue(i, cfg, ps.dims)
+		if err != nil {
+			return err
+		}
+		b, err := scalar(v, Types[a.Type])
+		if err != nil {
+			return fmt.Errorf("args[%d] (%s).value: %w", i, a.Name, err)
+		}
+		if err := k.SetBytes(i, b); err != nil {
+			return fmt.Errorf("args[%d] (%s): %w", i, a.Name, err)
+		}
+	}
+	return nil
+}
+
+// reset writes every buffer's initial content.
+func (w *worker) reset(ps *problemState) error {
+	for i, b := range ps.bufs {
+		if b != nil {
+			if err := b.Write(ps.init[i]); err != nil {
+				return fmt.Errorf("args[%d] (%s): %w", i, w.k.Args[i].Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// outputs reads the output buffers.
+func (w *worker) outputs(ps *problemState) ([][]byte, error) {
+	outs := make([][]byte, len(w.k.Args))
+	for i, a := range w.k.Args {
+		if a.Output {
+			outs[i] = make([]byte, ps.bufs[i].Size)
+			if err := ps.bufs[i].Read(outs[i]); err != nil {
+				return nil, fmt.Errorf("args[%d] (%s): %w", i, a.Name, err)
+			}
+		}
+	}
+	return outs, nil
+}
+
+// compare checks outputs against the reference; "" when they match.
+func (w *worker) compare(ps *problemState, outs [][]byte) string {
+	var notes []string
+	for i, a := range w.k.Args {
+		if a.Output {
+			if m := compare(a.Name, outs[i], ps.ref[i], Types[a.Type], w.k.Check); m != nil {
+				notes = append(notes, m.String())
+			}
+		}
+	}
+	return strings.Join(notes, "; ")
+}
