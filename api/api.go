@@ -138,6 +138,31 @@ type Status struct {
 type Devices struct {
 	CPU    CPU    `json:"cpu"`
 	NVIDIA NVIDIA `json:"nvidia"`
+	OpenCL OpenCL `json:"opencl"`
+}
+
+// OpenCL is what quasimd's OpenCL worker found: every device of every
+// platform, or why there are none.
+type OpenCL struct {
+	Devices     []OpenCLDevice `json:"devices"`
+	Unavailable string         `json:"unavailable,omitempty"`
+}
+
+// OpenCLDevice is one OpenCL device and its device class.
+type OpenCLDevice struct {
+	Class           string `json:"class"`
+	Platform        string `json:"platform"`
+	PlatformVersion string `json:"platform_version"`
+	Name            string `json:"name"`
+	Vendor          string `json:"vendor"`
+	Type            string `json:"type"` // cpu, gpu, accelerator or other
+	Version         string `json:"version"`
+	Driver          string `json:"driver"`
+	ComputeUnits    int    `json:"compute_units"`
+	MaxWorkGroup    int    `json:"max_work_group"`
+	LocalMemBytes   int64  `json:"local_mem_bytes"`
+	GlobalMemBytes  int64  `json:"global_mem_bytes"`
+	Lock            string `json:"lock,omitempty"`
 }
 
 // CPU is the machine's processor and its device class.

@@ -41,8 +41,11 @@ type Config struct {
 	// second of every thread, once per device class and state directory).
 	NoCeilings bool
 	Fleet      FleetConfig // no URLs: no fleet, no network use
-	Version    string
-	Now        func() time.Time
+	// OpenCLWorker starts an OpenCL worker process (quasimd
+	// opencl-worker); empty: opencl kernels are refused.
+	OpenCLWorker []string
+	Version      string
+	Now          func() time.Time
 }
 
 // Under systemd, the unit's RuntimeDirectory=, StateDirectory= and

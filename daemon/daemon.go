@@ -119,6 +119,23 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		}
 		return nil
 	}
+	ocl := newOpenCLDevices(cfg.OpenCLWorker, cfg.StateDir, log.With().Str("component", "opencl").Logger())
+	lock := func(ctx context.Context, device string) (func(), error) {
+		if !strings.HasPrefix(device, "opencl/") || !ocl.cpuClasses(ctx)[device] {
+			return devs.lock(ctx, device)
+		}
+		// An OpenCL device that is the CPU: the CPU's lock first, always.
+		cpu, err := devs.lock(ctx, builtin.CPUClass())
+		if err != nil {
+			return nil, err
+		}
+		dev, err := devs.lock(ctx, device)
+		if err != nil {
+			cpu()
+			return nil, err
+		}
+		return func() { dev(); cpu() }, nil
+	}
 	sched := &scheduler{}
 	var fn *fleetNode // set before the scheduler starts; nil without a fleet
 	knobs := func(device string, cfg map[string]any) (func() error, error) {
@@ -148,10 +165,11 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		log:     log.With().Str("component", "scheduler").Logger(),
 		seed:    cfg.Seed,
 		clock:   cfg.Now,
+		opencl:  ocl,
 		tn: tuner.New(tuner.Config{
 			Store:       st,
 			NewStrategy: defaultStrategy,
-			Lock:        devs.lock,
+			Lock:        lock,
 			Signer:      key,
 			Details:     deviceDetails(),
 			Measured: func(job tuner.Job, tr evaluate.Trial, took time.Duration) {
@@ -188,8 +206,9 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		log: log.With().Str("component", "api").Logger(), version: cfg.Version, started: cfg.Now(),
 		stateDir: cfg.StateDir, specDir: cfg.KernelsDir, metrics: m, gpus: gpus, lockDir: cfg.LockDir,
 		observers:  newLimiter(cfg.ObserveRate, cfg.ObserveBurst, cfg.Now),
-		lockDevice: devs.lock,
+		lockDevice: lock,
 		ceilings:   ceil,
+		opencl:     ocl,
 	}
 	srv.zoner = &zoner{sched: sched, key: key, lock: devs.lock, log: log.With().Str("component", "zoning").Logger(), now: cfg.Now, ctx: ctx}
 	sched.zoneChanged = func(jobs ...store.JobKey) { srv.zoner.jobsChanged(ctx, jobs...) }

@@ -8,8 +8,9 @@ import (
 	"github.com/quasim/quasim/introspect"
 )
 
-// getDevices reports the CPU and NVIDIA GPUs as introspect finds them now.
-func (s *server) getDevices(*http.Request) (any, error) {
+// getDevices reports the CPU and NVIDIA GPUs as introspect finds them now,
+// and the OpenCL devices as the worker found them.
+func (s *server) getDevices(r *http.Request) (any, error) {
 	var out api.Devices
 	c, err := introspect.ReadCPU(os.DirFS("/"))
 	out.CPU = api.CPU{
@@ -49,6 +50,10 @@ func (s *server) getDevices(*http.Request) (any, error) {
 			}
 		}
 		out.NVIDIA.GPUs = append(out.NVIDIA.GPUs, gpu)
+	}
+	out.OpenCL = api.OpenCL{Devices: []api.OpenCLDevice{}, Unavailable: "this daemon runs no OpenCL worker"}
+	if s.opencl != nil {
+		out.OpenCL = s.opencl.api(r.Context(), lock)
 	}
 	return out, nil
 }

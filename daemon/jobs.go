@@ -128,6 +128,7 @@ type scheduler struct {
 	draining map[string]*job // removed jobs whose cycle is still stopping
 	specErrs []string
 	wg       sync.WaitGroup
+	opencl   *openclDevices // nil: opencl specs are refused
 }
 
 // load reads the kernel specs: the spec directory, or the builtin kernels
@@ -148,6 +149,9 @@ func (s *scheduler) load() (map[string]*kernel, map[string]*spec.Pipeline, []str
 	kernels := map[string]*kernel{}
 	for _, sp := range specs {
 		sp.HarnessLog = s.log.With().Str("kernel", sp.Name).Str("from", "harness stderr").Logger()
+		if sp.Evaluator == "opencl" && s.opencl != nil {
+			sp.OpenCLRun = s.opencl.run(context.Background())
+		}
 		jobs, err := sp.Jobs()
 		if err != nil {
 			s.log.Error().Err(err).Str("kernel", sp.Name).Msg("spec not loaded")

@@ -50,9 +50,10 @@ type server struct {
 	// lockDevice takes a device's exclusive lock, as cycles do.
 	lockDevice func(ctx context.Context, device string) (func(), error)
 
-	ceilings *ceilings  // the roofs measured per device class
-	fleet    *fleetNode // nil without a fleet
-	zoner    *zoner     // zoned pipelines' precision maps; nil in tests that need none
+	ceilings *ceilings      // the roofs measured per device class
+	opencl   *openclDevices // the OpenCL worker's devices; nil in tests that need none
+	fleet    *fleetNode     // nil without a fleet
+	zoner    *zoner         // zoned pipelines' precision maps; nil in tests that need none
 }
 
 type cachedAnswer struct {

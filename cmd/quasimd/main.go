@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/quasim/quasim/daemon"
+	"github.com/quasim/quasim/evaluate/opencl"
 	"github.com/quasim/quasim/internal/sdnotify"
 	"github.com/quasim/quasim/internal/version"
 )
@@ -40,6 +41,11 @@ const (
 func run() int {
 	if len(os.Args) > 1 && os.Args[1] == "db" {
 		return daemon.DB(os.Args[2:], os.Stdout, os.Stderr)
+	}
+	// The OpenCL worker: quasimd runs itself in this mode, so OpenCL is
+	// loaded in a process of its own (evaluate/opencl).
+	if len(os.Args) > 1 && os.Args[1] == opencl.WorkerMode {
+		return opencl.WorkerMain(os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
 	}
 	var cfg daemon.Config
 	fs := flag.NewFlagSet("quasimd", flag.ContinueOnError)
@@ -138,6 +144,9 @@ func run() int {
 	cfg.NotifySocket = os.Getenv("NOTIFY_SOCKET")
 	cfg.Watchdog = sdnotify.WatchdogInterval(os.Getenv("WATCHDOG_USEC"), os.Getenv("WATCHDOG_PID"), os.Getpid())
 	cfg.Version = version.String()
+	if exe, err := os.Executable(); err == nil {
+		cfg.OpenCLWorker = []string{exe, opencl.WorkerMode}
+	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "quasimd: bad configuration:", err)
 		return exitConfig

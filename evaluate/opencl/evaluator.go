@@ -29,6 +29,8 @@ type Options struct {
 	Reps evaluate.Reps
 	// Stderr receives the worker's stderr.
 	Stderr io.Writer
+	// Env is added to the worker's environment.
+	Env []string
 }
 
 // Evaluator measures an OpenCL kernel in a worker process: an exec
@@ -58,7 +60,7 @@ func New(k Kernel, opt Options) (*Evaluator, error) {
 		return nil, err
 	}
 	cmd := append(append([]string{}, opt.Worker...), "--kernel", string(b))
-	h, err := harness.Start(harness.Options{Command: cmd, Timeout: opt.Timeout, Reps: opt.Reps, Stderr: opt.Stderr,
+	h, err := harness.Start(harness.Options{Command: cmd, Timeout: opt.Timeout, Reps: opt.Reps, Stderr: opt.Stderr, Env: opt.Env,
 		HelloTimeout: 60 * time.Second})
 	if err != nil {
 		// The command line holds the whole kernel: name the worker instead.
@@ -71,9 +73,10 @@ func New(k Kernel, opt Options) (*Evaluator, error) {
 // Kernel returns the kernel the evaluator measures.
 func (e *Evaluator) Kernel() Kernel { return e.kernel }
 
-// Discover runs worker --list and returns what it found; a worker that
-// cannot run is an error, no OpenCL is Devices.Unavailable.
-func Discover(ctx context.Context, worker []string) (Devices, error) {
+// Discover runs worker --list, with env added to its environment, and
+// returns what it found; a worker that cannot run is an error, no OpenCL
+// is Devices.Unavailable.
+func Discover(ctx context.Context, worker, env []string) (Devices, error) {
 	if len(worker) == 0 {
 		return Devices{}, ErrNoWorker
 	}
@@ -82,6 +85,7 @@ func Discover(ctx context.Context, worker []string) (Devices, error) {
 	cmd := exec.CommandContext(ctx, worker[0], append(worker[1:], "--list")...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
+	cmd.Env = append(cmd.Environ(), env...)
 	out, err := cmd.Output()
 	if err != nil {
 		return Devices{}, fmt.Errorf("%s --list: %w: %s", WorkerMode, err, strings.TrimSpace(stderr.String()))

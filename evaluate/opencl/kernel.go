@@ -147,6 +147,22 @@ func TypeNames() []string {
 	return out
 }
 
+// reserved are OpenCL C keywords and qualifiers a -D define must not
+// redefine (pocl's headers fail on -Dread_only=0, a Kernel Tuner
+// convolution parameter's name).
+var reserved = map[string]bool{
+	"read_only": true, "write_only": true, "read_write": true, "kernel": true, "global": true,
+	"local": true, "constant": true, "private": true, "__read_only": true, "__write_only": true,
+	"__read_write": true, "__kernel": true, "__global": true, "__local": true, "__constant": true,
+	"__private": true, "restrict": true, "inline": true, "const": true, "volatile": true,
+	"float": true, "double": true, "half": true, "int": true, "uint": true, "char": true, "uchar": true,
+	"short": true, "ushort": true, "long": true, "ulong": true, "bool": true, "void": true,
+	"size_t": true, "unsigned": true, "signed": true, "struct": true, "union": true, "enum": true,
+	"typedef": true, "static": true, "extern": true, "if": true, "else": true, "for": true,
+	"while": true, "do": true, "switch": true, "case": true, "default": true, "break": true,
+	"continue": true, "return": true, "goto": true, "sizeof": true,
+}
+
 // DefaultBlockSizeNames are Kernel Tuner's.
 var DefaultBlockSizeNames = []string{"block_size_x", "block_size_y", "block_size_z"}
 
@@ -197,6 +213,9 @@ func (k *Kernel) Compile() (*Geometry, error) {
 		}
 		if slices.Contains(g.names, p.Name) {
 			return nil, ferr("tune_params."+p.Name, "listed twice")
+		}
+		if reserved[p.Name] {
+			return nil, ferr("tune_params."+p.Name, "%q is an OpenCL C keyword: as a define it breaks the compiler's own headers; rename it", p.Name)
 		}
 		if len(p.Values) == 0 {
 			return nil, ferr("tune_params."+p.Name, "no values")
@@ -254,9 +273,6 @@ func (k *Kernel) Compile() (*Geometry, error) {
 	outputs := 0
 	for i, a := range k.Args {
 		f := fmt.Sprintf("args[%d]", i)
-		if a.Name != "" {
-			f += " (" + a.Name + ")"
-		}
 		if _, ok := Types[a.Type]; !ok {
 			return nil, ferr(f+".type", "%q: unknown type (want one of %s)", a.Type, strings.Join(TypeNames(), ", "))
 		}

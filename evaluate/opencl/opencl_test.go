@@ -27,7 +27,7 @@ func workerCmd() []string { return []string{os.Args[0], WorkerMode} }
 // needDevice skips the test when this machine has no OpenCL device.
 func needDevice(t *testing.T) Devices {
 	t.Helper()
-	d, err := Discover(context.Background(), workerCmd())
+	d, err := Discover(context.Background(), workerCmd(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

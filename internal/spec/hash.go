@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/quasim/quasim/evaluate/opencl"
 	"github.com/quasim/quasim/genome"
 )
 
@@ -33,6 +34,14 @@ type canonicalSpec struct {
 	Timeout     string            `json:"timeout,omitempty"`
 	Precision   map[string]string `json:"precision,omitempty"`
 	T1          *canonicalT1      `json:"t1,omitempty"`
+	OpenCL      *canonicalOpenCL  `json:"opencl,omitempty"`
+}
+
+// canonicalOpenCL is an opencl spec's kernel and its sources' digests, so
+// an edited kernel is a new spec version.
+type canonicalOpenCL struct {
+	Kernel  *opencl.Kernel `json:"kernel"`
+	Sources []string       `json:"sources_sha256"`
 }
 
 // canonicalT1 is the space of a FAIR T1 file.
@@ -132,6 +141,9 @@ func (s *Spec) canonical() []byte {
 	if s.Verify != (Verify{}) {
 		v := s.Verify
 		c.Verify = &v
+	}
+	if s.OpenCL != nil {
+		c.OpenCL = &canonicalOpenCL{Kernel: s.OpenCL, Sources: s.openclSums}
 	}
 	if t := s.T1; t != nil {
 		ct := &canonicalT1{Name: t.Name, Constraints: t.Constraints, ProblemSize: t.ProblemSize}

@@ -12,6 +12,7 @@ import (
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evaluate/builtin"
 	"github.com/quasim/quasim/evaluate/harness"
+	"github.com/quasim/quasim/evaluate/opencl"
 	"github.com/quasim/quasim/evaluate/replay"
 	"github.com/quasim/quasim/evaluate/wasm"
 	"github.com/quasim/quasim/genome"
@@ -153,6 +154,12 @@ func (s *Spec) jobsFor(problems []evaluate.Problem) ([]Job, error) {
 			return nil, s.errf("evaluator", "%w", err)
 		}
 		ev = m
+	case "opencl":
+		k, err := s.openclEvaluator()
+		if err != nil {
+			return nil, err
+		}
+		ev = k
 	case "":
 		return nil, s.errf("evaluator", "none: the spec cannot be tuned")
 	default:
@@ -487,4 +494,31 @@ func (s *Spec) errf(field, format string, args ...any) error {
 
 func errAt(file, field, format string, args ...any) error {
 	return &FieldError{File: file, Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// openclEvaluator starts the worker of an opencl spec. Without an explicit
+// reference, the spec's default config is the reference.
+func (s *Spec) openclEvaluator() (*opencl.Evaluator, error) {
+	run := s.OpenCLRun
+	switch {
+	case s.OpenCL == nil:
+		return nil, s.errf("opencl", "missing")
+	case run == nil || len(run.Worker) == 0:
+		return nil, s.errf("evaluator", "opencl: no worker to run OpenCL kernels in (quasimd runs them)")
+	case run.Unavailable != "":
+		return nil, s.errf("evaluator", "opencl: skipped, no OpenCL device on this machine: %s", run.Unavailable)
+	}
+	k := *s.OpenCL
+	k.CacheDir = run.CacheDir
+	if k.Check.Reference == nil && k.Check.ReferenceKernel == "" && len(s.Default) > 0 {
+		k.Check.Reference = make(map[string]any, len(s.Default))
+		for name, v := range s.Default {
+			k.Check.Reference[name] = v.Native()
+		}
+	}
+	ev, err := opencl.New(k, opencl.Options{Worker: run.Worker, Timeout: s.Timeout, Stderr: s.HarnessLog, Env: run.Env})
+	if err != nil {
+		return nil, s.errf("evaluator", "%w", err)
+	}
+	return ev, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evaluate/builtin"
+	"github.com/quasim/quasim/evaluate/opencl"
 	"github.com/quasim/quasim/genome"
 	"github.com/quasim/quasim/precision"
 )
@@ -104,15 +105,35 @@ type Spec struct {
 	// HarnessLog receives an exec harness's stderr (nil discards it); set
 	// by the caller, not read from the file.
 	HarnessLog io.Writer
-	T1         *genome.T1 // set for FAIR T1 files
-	Raw        []byte     // the file's bytes (for a builtin: its canonical JSON)
+	// OpenCL is the kernel of an `evaluator: opencl` spec (nil otherwise);
+	// openclSums are its sources' SHA-256, which the hash covers.
+	OpenCL     *opencl.Kernel
+	openclSums []string
+	// OpenCLRun says how to run OpenCL kernels here; set by the caller,
+	// not read from the file (nil: Jobs refuses an opencl spec).
+	OpenCLRun *OpenCLRun
+	T1        *genome.T1 // set for FAIR T1 files
+	Raw       []byte     // the file's bytes (for a builtin: its canonical JSON)
+}
+
+// OpenCLRun is how this machine runs OpenCL kernels.
+type OpenCLRun struct {
+	// Worker is the command that starts a worker (quasimd opencl-worker).
+	Worker []string
+	// CacheDir keeps compiled programs (empty: none on disk).
+	CacheDir string
+	// Env is added to the worker's environment.
+	Env []string
+	// Unavailable, when set, says why there is no OpenCL device here:
+	// Jobs refuses opencl specs with it.
+	Unavailable string
 }
 
 // topKeys are the keys a spec file may hold, in the order they are checked.
 var topKeys = []string{
 	"name", "evaluator", "objective", "problems", "problem_dims", "parameters",
 	"constraints", "schedule", "budget", "default", "verify", "tune_on_miss", "on_miss", "timeout",
-	"precision",
+	"precision", "opencl",
 }
 
 // Parse reads one spec file; path names it in errors and resolves a
@@ -282,7 +303,7 @@ func (s *Spec) decode(d decoder, root *node) error {
 	var info *kernelInfo
 	n = field("evaluator")
 	if n == nil {
-		return d.errf("evaluator", nil, "missing (want builtin:<kernel>, replay:<file>, exec:<command> or wasm:<module>)")
+		return d.errf("evaluator", nil, "missing (want builtin:<kernel>, replay:<file>, exec:<command>, wasm:<module> or opencl)")
 	}
 	ev, err := d.str("evaluator", n)
 	if err != nil {
@@ -324,8 +345,16 @@ func (s *Spec) decode(d decoder, root *node) error {
 			arg = filepath.Join(filepath.Dir(s.Source), arg)
 		}
 		s.Evaluator = "wasm:" + filepath.Clean(arg)
+	case "opencl":
+		if strings.TrimSpace(arg) != "" {
+			return d.errf("evaluator", n, "%q: opencl takes no argument; the kernel is described in the opencl section", ev)
+		}
+		s.Evaluator = "opencl"
 	default:
-		return d.errf("evaluator", n, "%q: unknown kind %q (want builtin:<kernel>, replay:<file>, exec:<command> or wasm:<module>)", ev, kind)
+		return d.errf("evaluator", n, "%q: unknown kind %q (want builtin:<kernel>, replay:<file>, exec:<command>, wasm:<module> or opencl)", ev, kind)
+	}
+	if on := field("opencl"); on != nil && s.Evaluator != "opencl" {
+		return d.errf("opencl", on, "an opencl section needs evaluator: opencl")
 	}
 
 	// objective
@@ -381,6 +410,23 @@ func (s *Spec) decode(d decoder, root *node) error {
 	}
 	if info != nil && len(s.Problems) == 0 {
 		s.Problems = slices.Clone(info.problems)
+	}
+
+	// opencl, after problem_dims, which its expressions may name
+	if s.Evaluator == "opencl" {
+		on := field("opencl")
+		if on == nil {
+			return d.errf("opencl", nil, "missing: evaluator opencl needs an opencl section (source, kernel, tune_params, problem_size, args)")
+		}
+		if len(s.Problems) == 0 {
+			return d.errf("problems", nil, "an opencl kernel measures the problems the spec lists: none given")
+		}
+		sec, err := s.decodeOpenCL(d, on)
+		if err != nil {
+			return err
+		}
+		s.OpenCL, s.openclSums = sec.k, sec.sums
+		info = &kernelInfo{params: sec.params, dims: s.ProblemDims}
 	}
 
 	// precision, before parameters so their values can be checked

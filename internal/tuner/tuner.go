@@ -686,5 +686,6 @@ func storeTrial(tr evaluate.Trial, cycle int) store.Trial {
 		CostS: tr.Cost, Error: tr.Error, At: tr.At, Cycle: cycle,
 		EnergyMJ: tr.EnergyMJ, PowerW: tr.PowerW, Throttle: tr.Throttle, Remeasured: tr.Remeasured,
 		MaxTempC: tr.MaxTempC, SMClockMHz: tr.SMClockMHz, MemClockMHz: tr.MemClockMHz, UtilPct: tr.UtilPct,
+		PhasesMS: tr.PhasesMS,
 	}
 }

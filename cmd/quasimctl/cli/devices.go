@@ -2,16 +2,19 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/quasim/quasim/api"
 )
 
 func newDevicesCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "devices",
-		Short: "Show the CPU and NVIDIA GPUs quasimd can measure on, with their device classes",
+		Short: "Show the CPU, NVIDIA GPUs and OpenCL devices quasimd can measure on, with their device classes",
 		Args:  exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := g.client(cmd).Devices(cmd.Context())
@@ -51,7 +54,8 @@ func newDevicesCommand(g *globalOptions) *cobra.Command {
 			fmt.Fprintln(w)
 			if d.NVIDIA.Unavailable != "" {
 				kv("nvidia", d.NVIDIA.Unavailable)
-				return nil
+				fmt.Fprintln(w)
+				return printOpenCL(w, d.OpenCL, kv)
 			}
 			kv("nvidia driver", dash(d.NVIDIA.Driver)+" (CUDA "+dash(d.NVIDIA.CUDA)+")")
 			t := newTable(w, "GPU", "NAME", "ARCH", "CC", "MEMORY_MIB", "POWER_LIMIT_W", "UUID", "CLASS")
@@ -71,7 +75,30 @@ func newDevicesCommand(g *globalOptions) *cobra.Command {
 					kv("gpu "+strconv.Itoa(gpu.Index)+" lock", gpu.Lock)
 				}
 			}
-			return nil
+			fmt.Fprintln(w)
+			return printOpenCL(w, d.OpenCL, kv)
 		},
 	}
+}
+
+// printOpenCL lists the OpenCL devices, or why there are none.
+func printOpenCL(w io.Writer, o api.OpenCL, kv func(k, v string)) error {
+	if len(o.Devices) == 0 {
+		kv("opencl", dash(o.Unavailable))
+		return nil
+	}
+	t := newTable(w, "PLATFORM", "DEVICE", "TYPE", "CU", "MAX_WG", "LOCAL_KIB", "DRIVER", "CLASS")
+	for _, d := range o.Devices {
+		t.row(d.Platform, d.Name, d.Type, strconv.Itoa(d.ComputeUnits), strconv.Itoa(d.MaxWorkGroup),
+			strconv.FormatInt(d.LocalMemBytes>>10, 10), d.Driver, d.Class)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	for _, d := range o.Devices {
+		if d.Lock != "" {
+			kv(d.Name+" lock", d.Lock)
+		}
+	}
+	return nil
 }

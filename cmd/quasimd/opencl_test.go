@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quasim/quasim/api"
+)
+
+// needOpenCL skips a test on a machine whose OpenCL worker finds no
+// device, saying why.
+func needOpenCL(t *testing.T) {
+	t.Helper()
+	qd, _ := binaries(t)
+	out, err := exec.Command(qd, "opencl-worker", "--list").Output()
+	if err != nil {
+		t.Fatalf("quasimd opencl-worker --list: %v", err)
+	}
+	var d struct {
+		Devices     []json.RawMessage `json:"devices"`
+		Unavailable string            `json:"unavailable"`
+	}
+	if err := json.Unmarshal(out, &d); err != nil {
+		t.Fatalf("quasimd opencl-worker --list: %v: %s", err, out)
+	}
+	if len(d.Devices) == 0 {
+		t.Skipf("no OpenCL device here (.ci/run installs ocl-icd-libopencl1 and pocl-opencl-icd): %s", d.Unavailable)
+	}
+}
+
+// scaleSpecs are two specs of evaluate/opencl's test kernel: one whose
+// configs all compute the right answer, and one whose FAULT parameter
+// adds each fault the worker must survive (a wrong result, a compile
+// error, a kernel that never returns, a write through a null pointer)
+// beside a work-group too large for any device.
+const scaleSpec = `name: scale
+evaluator: opencl
+problem_dims: [n]
+problems: ["100000"]
+schedule: "@every 1h"
+budget: {evals: 12}
+opencl:
+  source: scale.cl
+  kernel: scale
+  tune_params:
+    block_size_x: [32, 64, 128, 256]
+    work_per_item: [1, 2, 4]
+    FAULT: [0]
+  problem_size: [n]
+  grid_div_x: [block_size_x, work_per_item]
+  args:
+    - {name: y, type: float, size: n, output: true}
+    - {name: x, type: float, size: n, fill: random, seed: 1}
+    - {name: a, type: float, value: "2.5"}
+    - {name: n, type: int, value: n}
+  check:
+    tolerance: {rel: 1e-6}
+`
+
+const faultySpec = `name: faulty
+evaluator: opencl
+problem_dims: [n]
+problems: ["100000"]
+schedule: "@every 1h"
+budget: {evals: 20}
+timeout: 2s
+opencl:
+  source: scale.cl
+  kernel: scale
+  tune_params:
+    block_size_x: [32, 8192]
+    work_per_item: [1, 2]
+    FAULT: [0, 1, 2, 3, 4]
+  problem_size: [n]
+  grid_div_x: [block_size_x, work_per_item]
+  args:
+    - {name: y, type: float, size: n, output: true}
+    - {name: x, type: float, size: n, fill: random, seed: 1}
+    - {name: a, type: float, value: "2.5"}
+    - {name: n, type: int, value: n}
+`
+
+func openclDir(t *testing.T) string {
+	dir := newDir(t, map[string]string{"scale.yaml": scaleSpec, "faulty.yaml": faultySpec})
+	src, err := os.ReadFile("../../evaluate/opencl/testdata/scale.cl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kernels.d", "scale.cl"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestOpenCLEndToEnd(t *testing.T) {
+	needOpenCL(t)
+	d := start(t, openclDir(t))
+	var devs api.Devices
+	d.ctlJSON(&devs, "devices")
+	if len(devs.OpenCL.Devices) == 0 || !strings.HasPrefix(devs.OpenCL.Devices[0].Class, "opencl/") {
+		t.Fatalf("devices: OpenCL %+v", devs.OpenCL)
+	}
+	if out, errs, code := d.ctl("tune", "scale", "--budget", "12", "--wait"); code != 0 {
+		t.Fatalf("tune scale --wait: exit %d\n%s\n%s", code, out, errs)
+	}
+	var trials api.Trials
+	d.ctlJSON(&trials, "trials", "scale")
+	ok := 0
+	for _, tr := range trials.Trials {
+		if tr.Status != "ok" {
+			t.Errorf("scale trial %s: %s %s", tr.Key, tr.Status, tr.Error)
+			continue
+		}
+		ok++
+		if _, has := tr.PhasesMS["compilation"]; !has || tr.PhasesMS["benchmark"] <= 0 {
+			t.Errorf("scale trial %s: phases %v, want compilation and benchmark", tr.Key, tr.PhasesMS)
+		}
+	}
+	if ok < 10 {
+		t.Errorf("%d ok trials of scale, want at least 10 of its 12 configs", ok)
+	}
+	var cfg api.Config
+	d.ctlJSON(&cfg, "config", "scale")
+	if cfg.Match != api.MatchExact || cfg.Certificate == "" || cfg.Device != devs.OpenCL.Devices[0].Class {
+		t.Fatalf("config scale = %+v, want an exact, certified answer on %s", cfg, devs.OpenCL.Devices[0].Class)
+	}
+	if out, errs, code := d.ctl("certs", "verify", cfg.Certificate); code != 0 {
+		t.Errorf("certs verify %s: exit %d\n%s\n%s", cfg.Certificate, code, out, errs)
+	}
+
+	// Every fault costs its trial, never the daemon; none is served.
+	if out, errs, code := d.ctl("tune", "faulty", "--budget", "20", "--wait"); code != 0 {
+		t.Fatalf("tune faulty --wait: exit %d\n%s\n%s", code, out, errs)
+	}
+	d.ctlJSON(&trials, "trials", "faulty")
+	seen := map[string]string{}
+	for _, tr := range trials.Trials {
+		seen[tr.Status] = tr.Error
+	}
+	for status, note := range map[string]string{
+		"ok": "", "wrong_result": "output y differs", "compile": "FAULT=2", "timeout": "no answer",
+		"runtime": "exited", "invalid": "work-group",
+	} {
+		if got, has := seen[status]; !has || !strings.Contains(got, note) {
+			t.Errorf("faulty: no %s trial with %q (seen %v)", status, note, seen)
+		}
+	}
+	d.ctlJSON(&cfg, "config", "faulty")
+	if cfg.Config["FAULT"] != float64(0) || cfg.Certificate == "" {
+		t.Errorf("config faulty = %+v, want a certified config with FAULT 0", cfg)
+	}
+	d.ctlJSON(&cfg, "config", "scale")
+	if cfg.Certificate == "" {
+		t.Errorf("config scale after the faults = %+v", cfg)
+	}
+	d.stop()
+}
