@@ -133,7 +133,8 @@ func TestPythonSpans(t *testing.T) {
 	srv := newSpanServer(t, "py-fj", "py-cap", "py-threads", "py-429")
 	srv.limit("py-429", 2)
 	cmd := exec.Command(py, "-m", "unittest", "-v", "test_quasim_client.Spans",
-		"test_quasim_client.WithoutDaemon.test_spans_without_daemon", "test_quasim_client.WithoutDaemon.test_spans_iteration_waits_for_its_spans")
+		"test_quasim_client.WithoutDaemon.test_spans_without_daemon", "test_quasim_client.WithoutDaemon.test_spans_iteration_waits_for_its_spans",
+		"test_quasim_client.Defines")
 	cmd.Dir = "python"
 	cmd.Env = append(cmd.Environ(), "QUASIM_TEST_SPANS_SOCKET="+srv.sock, "PYTHONDONTWRITEBYTECODE=1")
 	out, err := cmd.CombinedOutput()

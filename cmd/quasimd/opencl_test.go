@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quasim/quasim/api"
 )
@@ -158,4 +161,105 @@ func TestOpenCLEndToEnd(t *testing.T) {
 		t.Errorf("config scale after the faults = %+v", cfg)
 	}
 	d.stop()
+}
+
+// TestOpenCLExamples tunes each kernel of examples/opencl through the real
+// daemon, at a budget of 6 evaluations, until a certified config is served,
+// then runs examples/opencl-gemm: the host program that builds matmul.cl
+// with the served config's defines and checks its result.
+func TestOpenCLExamples(t *testing.T) {
+	needOpenCL(t)
+	dir := newDir(t, nil)
+	kd := filepath.Join(dir, "kernels.d")
+	specs, _ := filepath.Glob("../../examples/opencl/*.yaml")
+	sources, _ := filepath.Glob("../../examples/opencl/*.cl")
+	if len(specs) < 4 {
+		t.Fatalf("examples/opencl holds %d specs", len(specs))
+	}
+	var kernels []string
+	for _, f := range append(specs, sources...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(f, ".yaml") {
+			var ok bool
+			if b, ok = setBudget(b, "budget: {evals: 6}"); !ok {
+				t.Fatalf("%s: no budget line to set", f)
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				if name, found := strings.CutPrefix(line, "name: "); found {
+					kernels = append(kernels, strings.TrimSpace(name))
+				}
+			}
+		}
+		if err := os.WriteFile(filepath.Join(kd, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := start(t, dir)
+	served := map[string]api.Config{}
+	deadline := time.Now().Add(5 * time.Minute)
+	for len(served) < len(kernels) {
+		for _, k := range kernels {
+			if _, done := served[k]; done {
+				continue
+			}
+			out, _, code := d.ctl("config", k, "--json")
+			var cfg api.Config
+			if code == 0 && json.Unmarshal([]byte(out), &cfg) == nil && cfg.Certificate != "" && cfg.Match == api.MatchExact {
+				served[k] = cfg
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("served within 5 minutes: %v of %v", slices.Collect(maps.Keys(served)), kernels)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, k := range kernels {
+		var trials api.Trials
+		d.ctlJSON(&trials, "trials", k)
+		for _, tr := range trials.Trials {
+			if tr.Status != "ok" && tr.Status != "invalid" {
+				t.Errorf("%s trial %s: %s %s", k, tr.Key, tr.Status, tr.Error)
+			}
+			if tr.Status == "ok" && tr.PhasesMS["benchmark"] <= 0 {
+				t.Errorf("%s trial %s: phases %v", k, tr.Key, tr.PhasesMS)
+			}
+		}
+		t.Logf("%s: %s at %.4f ms (certificate %.16s), %d trials", k, served[k].Key, served[k].TimeMS, served[k].Certificate, len(trials.Trials))
+	}
+
+	// The user's loop: ask, build with the defines, run, check.
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not found: examples/opencl-gemm is not built here")
+	}
+	if _, err := os.Stat("/usr/include/CL/cl.h"); err != nil {
+		t.Skip("no OpenCL headers (.ci/run installs ocl-icd-opencl-dev): examples/opencl-gemm is not built here")
+	}
+	bin := filepath.Join(t.TempDir(), "opencl_gemm")
+	if out, err := exec.Command(gcc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-pthread", "-o", bin,
+		"../../examples/opencl-gemm/opencl_gemm.c", "../../runtime/c/quasim.c", "-lOpenCL", "-lm").CombinedOutput(); err != nil {
+		t.Fatalf("gcc opencl_gemm.c: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "-s", d.socket, "-n", "256", "-k", "../../examples/opencl/matmul.cl").CombinedOutput()
+	mm := served["matmul-cl"]
+	if err != nil || !strings.Contains(string(out), "config "+mm.Key+" (exact") || !strings.Contains(string(out), "\nok\n") {
+		t.Fatalf("opencl_gemm: %v, want the served %s and ok:\n%s", err, mm.Key, out)
+	}
+	t.Logf("opencl_gemm:\n%s", out)
+	d.stop()
+}
+
+// setBudget replaces a spec's budget line.
+func setBudget(spec []byte, line string) ([]byte, bool) {
+	lines := strings.Split(string(spec), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "budget:") {
+			lines[i] = line
+			return []byte(strings.Join(lines, "\n")), true
+		}
+	}
+	return spec, false
 }

@@ -1,6 +1,7 @@
 package opencl
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -481,18 +482,20 @@ func (g *Geometry) Defines(cfg []genome.Value) string {
 	return strings.Join(parts, " ")
 }
 
-// define writes a value as C source: an int as is, a float with a decimal
-// point, a bool as 0 or 1, a string as written (a token such as a type).
+// define writes a value as a define's text, as the runtimes' helpers
+// write a served config's (runtime/c quasim_defines, the Python client's
+// defines): a number as JSON writes it, a bool as 0 or 1, a string as
+// written (a token such as a type name).
 func define(v genome.Value) string {
 	switch v.Kind {
 	case genome.KindBool:
 		return fmt.Sprint(v.I)
 	case genome.KindFloat:
-		s := genome.PyFloat(v.F)
-		if !strings.ContainsAny(s, ".eEn") {
-			s += ".0"
+		b, err := json.Marshal(v.F)
+		if err != nil { // NaN or Inf: no define can hold them anyway
+			return genome.PyFloat(v.F)
 		}
-		return s
+		return string(b)
 	}
 	return v.String()
 }

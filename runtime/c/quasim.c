@@ -156,6 +156,28 @@ const char *quasim_get(const quasim_result *r, const char *name)
 	return NULL;
 }
 
+int quasim_defines(const quasim_result *r, char *buf, unsigned long size)
+{
+	unsigned long n = 0;
+	if (size == 0)
+		return -1;
+	buf[0] = '\0';
+	for (int i = 0; i < r->n; i++) {
+		const char *v = r->params[i].value;
+		if (strcmp(v, "true") == 0)
+			v = "1";
+		else if (strcmp(v, "false") == 0)
+			v = "0";
+		int w = snprintf(buf + n, size - n, "%s-D%s=%s", n ? " " : "", r->params[i].name, v);
+		if (w < 0 || (unsigned long)w >= size - n) {
+			buf[0] = '\0';
+			return -1;
+		}
+		n += (unsigned long)w;
+	}
+	return (int)n;
+}
+
 /* ---- JSON: just enough to read a config answer, bounded and defensive. */
 
 struct js {

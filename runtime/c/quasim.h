@@ -92,6 +92,14 @@ void quasim_on_fallback(quasim_client *q, quasim_fallback_fn fn, void *arg);
 /* quasim_get returns the value of parameter name in r, or NULL. */
 const char *quasim_get(const quasim_result *r, const char *name);
 
+/* quasim_defines writes r's config as compiler options, "-DNAME=VALUE" for
+ * each parameter, space-separated, into buf (size bytes, NUL-terminated):
+ * the options quasimd's OpenCL worker compiled and verified the config with
+ * (numbers as their JSON text, true and false as 1 and 0, strings as
+ * written). Returns the length written, or -1 when buf is too small (buf
+ * then holds ""). */
+int quasim_defines(const quasim_result *r, char *buf, unsigned long size);
+
 /* quasim_parse_answer parses a GET /v1/configs JSON body into out. Returns 0,
  * or -1 with out->reason set. Exposed for tests. */
 int quasim_parse_answer(const char *json, unsigned long len, quasim_result *out);

@@ -109,6 +109,16 @@ int main(int argc, char **argv)
 	CHECK(quasim_fallbacks(q) == 2, "no daemon: fallbacks %lu, want 2", quasim_fallbacks(q));
 	quasim_close(q);
 
+	/* A served config as compiler options, as the OpenCL worker built it. */
+	const char *answer = "{\"kernel\":\"k\",\"config\":{\"block_size_x\":16,\"use_local\":true,"
+	                     "\"scale\":0.5,\"T\":\"float\"},\"key\":\"16,true,0.5,float\",\"match\":\"exact\"}";
+	quasim_result a;
+	CHECK(quasim_parse_answer(answer, strlen(answer), &a) == 0, "parse: %s", a.reason);
+	char opts[256];
+	int n = quasim_defines(&a, opts, sizeof opts);
+	CHECK(n > 0 && !strcmp(opts, "-Dblock_size_x=16 -Duse_local=1 -Dscale=0.5 -DT=float"), "defines %d %s", n, opts);
+	CHECK(quasim_defines(&a, opts, 10) == -1 && opts[0] == '\0', "defines into 10 bytes: %s", opts);
+
 	if (failed)
 		return 1;
 	printf("ok\n");

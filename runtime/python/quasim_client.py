@@ -119,9 +119,32 @@ class Result:
                    a.get("certificate", ""), a.get("from_problem", ""),
                    certified_for=a.get("certified_for", ""))
 
+    def defines(self):
+        """The config as compiler options: see defines()."""
+        return defines(self.config)
+
     def __repr__(self):
         return "Result(key=%r, match=%r, certificate=%r, reason=%r)" % (
             self.key, self.match, self.certificate, self.reason)
+
+
+def defines(config):
+    """config (name -> value) as compiler options, "-DNAME=VALUE" for each
+    parameter, space-separated: the options quasimd's OpenCL worker compiled
+    and verified the config with (numbers as JSON writes them, True and
+    False as 1 and 0, strings as written)."""
+    parts = []
+    for name, v in config.items():
+        if isinstance(v, bool):
+            text = "1" if v else "0"
+        elif isinstance(v, float):
+            text = repr(v).replace("e-0", "e-").replace("e+0", "e+")
+            if text.endswith(".0"):  # JSON from Go writes 2.0 as 2
+                text = text[:-2]
+        else:
+            text = str(v)
+        parts.append("-D%s=%s" % (name, text))
+    return " ".join(parts)
 
 
 class DaemonError(Exception):

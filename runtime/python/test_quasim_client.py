@@ -125,6 +125,14 @@ def revoke(cert):
         conn.close()
 
 
+class Defines(unittest.TestCase):
+    def test_defines(self):
+        cfg = json.loads('{"block_size_x": 16, "use_local": true, "scale": 0.5, "T": "float", "tiny": 1e-7}')
+        self.assertEqual(quasim_client.defines(cfg),
+                         "-Dblock_size_x=16 -Duse_local=1 -Dscale=0.5 -DT=float -Dtiny=1e-7")
+        self.assertEqual(quasim_client.Result(cfg).defines(), quasim_client.defines(cfg))
+
+
 class WithoutDaemon(unittest.TestCase):
     def test_defaults_within_timeout(self):
         path = os.path.join(tempfile.mkdtemp(), "none.sock")

@@ -118,7 +118,7 @@ printed beside it: the two must agree, which checks the harness.`,
 	fs.StringVar(&o.report, "report", "", "also write the scores as an HTML page of charts (fraction of the optimum against k, per space, with the peers' points) to FILE")
 	fs.StringVar(&o.versus, "versus", "", versusUsage)
 	fs.StringArrayVar(&o.warmFrom, "warm-from", nil, "also run each strategy warm-started by rank transfer from these recorded spaces, file or directory (repeatable): per space, those of the same kernel on other devices")
-	cmd.AddCommand(newBenchScoreCommand())
+	cmd.AddCommand(newBenchScoreCommand(), newBenchLiveCommand())
 	return cmd
 }
 

@@ -1,0 +1,362 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/evaluate/opencl"
+	"github.com/quasim/quasim/evolve"
+	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/internal/spec"
+	"github.com/quasim/quasim/internal/strategies"
+)
+
+type benchLiveOptions struct {
+	strategies []string
+	budget     int
+	seeds      int
+	firstSeed  uint64
+	problem    string
+	brute      bool
+	cache      string
+	optimum    string
+	json       string
+	poclCache  bool
+	quiet      bool
+}
+
+func newBenchLiveCommand() *cobra.Command {
+	var o benchLiveOptions
+	cmd := &cobra.Command{
+		Use:   "live SPEC --strategy S [--budget N] [--seeds K] | live SPEC --brute-force --cache FILE",
+		Short: "Tune an OpenCL spec on this machine's device with search strategies, timed end to end (no daemon needed)",
+		Long: `bench live runs each strategy, once per seed, on the kernel of an opencl
+spec (evaluator: opencl) on the real device, as quasimd would measure it,
+in a worker process of its own started afresh for each run, and reports per
+run the best kernel time found, the evaluations it took, and the wall time
+of the whole run: the worker's start, every compilation, launch and check.
+Nothing is stored and nothing is certified.
+
+--brute-force measures every valid config instead and, with --cache,
+writes them as a Kernel Tuner cache file that "quasimctl bench --space"
+replays. --optimum names such a file: each run is then scored by the
+brute force's time of the best config it found (optimum / that time), so
+noise in the run's own measurement does not count for or against it.
+
+pocl keeps its own cache of compiled kernels; it is off (POCL_KERNEL_CACHE=0)
+unless --pocl-cache, so that compile times are paid as on a first run.`,
+		Args: exactArgs(1, "SPEC"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBenchLive(cmd.Context(), args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringSliceVar(&o.strategies, "strategy", []string{"portfolio"}, "strategies to run, comma separated ("+strings.Join(strategies.Names(), ", ")+")")
+	fs.IntVar(&o.budget, "budget", 50, "unique evaluations per run")
+	fs.IntVar(&o.seeds, "seeds", 1, "runs per strategy, seeds --seed, --seed+1, ...")
+	fs.Uint64Var(&o.firstSeed, "seed", 1, "first seed")
+	fs.StringVar(&o.problem, "problem", "", "problem to tune (default: the spec's first)")
+	fs.BoolVar(&o.brute, "brute-force", false, "measure every valid config")
+	fs.StringVar(&o.cache, "cache", "", "with --brute-force: write the measurements as a Kernel Tuner cache file")
+	fs.StringVar(&o.optimum, "optimum", "", "a brute-force cache file of the same kernel, problem and device to score runs by")
+	fs.StringVar(&o.json, "json", "", "write every run (trace included) as JSON to this file")
+	fs.BoolVar(&o.poclCache, "pocl-cache", false, "let pocl reuse kernels it compiled in earlier runs")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	return cmd
+}
+
+// liveRun is one strategy's run, as --json writes it.
+type liveRun struct {
+	Strategy string           `json:"strategy"`
+	Seed     uint64           `json:"seed"`
+	Evals    int              `json:"evals"`
+	BestKey  string           `json:"best_key"`
+	BestMS   float64          `json:"best_ms"`         // as this run measured it
+	TrueMS   float64          `json:"true_ms"`         // the brute force's time of BestKey (with --optimum)
+	Fraction float64          `json:"fraction"`        // optimum / TrueMS (with --optimum)
+	To95     int              `json:"evals_to_95"`     // evaluations until within 95% of the optimum; 0: never
+	WallS    float64          `json:"wall_s"`          // the whole run
+	CompileS float64          `json:"compile_s"`       // of which compiling
+	Trace    []evaluate.Trial `json:"trace,omitempty"` // every evaluation in order
+}
+
+func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw io.Writer) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	sp, err := spec.Parse(path, data)
+	if err != nil {
+		return err
+	}
+	if sp.Evaluator != "opencl" {
+		return usagef("%s: evaluator %q: bench live runs opencl specs", path, sp.Evaluator)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var env []string
+	if !o.poclCache {
+		env = append(env, "POCL_KERNEL_CACHE=0")
+	}
+	sp.OpenCLRun = &spec.OpenCLRun{Worker: []string{exe, opencl.WorkerMode}, Env: env}
+	if o.problem != "" {
+		dims, err := parseDims(o.problem)
+		if err != nil {
+			return usagef("--problem %q: %v", o.problem, err)
+		}
+		sp.Problems = []evaluate.Problem{{Dims: dims, Names: sp.ProblemDims, Name: o.problem}}
+	}
+	sp.Problems = sp.Problems[:1]
+	var truth map[string]float64
+	var optimum float64
+	if o.optimum != "" {
+		if truth, optimum, err = readOptimum(o.optimum); err != nil {
+			return err
+		}
+	}
+	progress := func(format string, args ...any) {
+		if !o.quiet {
+			fmt.Fprintf(errw, format+"\n", args...)
+		}
+	}
+	if o.brute {
+		return bruteForce(ctx, sp, o, w, progress)
+	}
+	var runs []liveRun
+	for _, name := range o.strategies {
+		f, err := strategies.Parse(name)
+		if err != nil {
+			return usagef("--strategy %q: %v", name, err)
+		}
+		for i := range o.seeds {
+			seed := o.firstSeed + uint64(i)
+			r, err := liveOnce(ctx, sp, f, name, seed, o.budget, progress)
+			if err != nil {
+				return err
+			}
+			if truth != nil {
+				r.score(truth, optimum)
+			}
+			runs = append(runs, r)
+			progress("%s seed %d: best %s %.4f ms after %d evals, %.1f s (%.1f s compiling)", name, seed, r.BestKey, r.BestMS, r.Evals, r.WallS, r.CompileS)
+		}
+	}
+	printLive(w, runs, truth != nil)
+	if o.json != "" {
+		b, err := json.MarshalIndent(runs, "", " ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(o.json, append(b, '\n'), 0o644)
+	}
+	return nil
+}
+
+func parseDims(s string) ([]int, error) {
+	var dims []int
+	for _, p := range strings.Split(s, ",") {
+		var d int
+		if _, err := fmt.Sscanf(strings.TrimSpace(p), "%d", &d); err != nil || d <= 0 {
+			return nil, fmt.Errorf("%q is not a positive integer", p)
+		}
+		dims = append(dims, d)
+	}
+	return dims, nil
+}
+
+// liveOnce is one run: a fresh worker, the strategy asking one config at
+// a time until the budget is spent or the space exhausted.
+func liveOnce(ctx context.Context, sp *spec.Spec, f evolve.Factory, name string, seed uint64, budget int, progress func(string, ...any)) (liveRun, error) {
+	start := time.Now()
+	jobs, err := sp.Jobs()
+	if err != nil {
+		return liveRun{}, err
+	}
+	job := jobs[0]
+	defer closeEvaluator(job.Evaluator)
+	r := liveRun{Strategy: name, Seed: seed}
+	bs := evolve.BenchSpace{Name: sp.Name, Space: job.Space, Measure: func(c genome.Config) (evolve.Measurement, error) {
+		tr, err := job.Evaluator.Evaluate(ctx, c, job.Problem)
+		if err != nil {
+			return evolve.Measurement{}, err
+		}
+		r.Trace = append(r.Trace, tr)
+		r.CompileS += tr.PhasesMS["compilation"] / 1000
+		if tr.OK() && (r.BestKey == "" || tr.Time < r.BestMS) {
+			r.BestKey, r.BestMS = tr.Key, tr.Time
+		}
+		return evolve.Measurement{Key: tr.Key, Status: string(tr.Status), Time: tr.Time, OK: tr.OK()}, nil
+	}}
+	if _, err := evolve.Run(ctx, bs, f, seed, evolve.RunOptions{Budget: budget}); err != nil {
+		return r, err
+	}
+	r.Evals = len(r.Trace)
+	r.WallS = time.Since(start).Seconds()
+	return r, nil
+}
+
+func closeEvaluator(ev evaluate.Evaluator) {
+	if c, ok := ev.(io.Closer); ok {
+		c.Close()
+	}
+}
+
+// score sets the run's fraction by the brute force's times.
+func (r *liveRun) score(truth map[string]float64, optimum float64) {
+	best := math.Inf(1)
+	for i, tr := range r.Trace {
+		if t, ok := truth[tr.Key]; ok && tr.OK() && t < best {
+			best = t
+			if r.To95 == 0 && optimum/t >= 0.95 {
+				r.To95 = i + 1
+			}
+		}
+	}
+	if r.BestKey != "" {
+		r.TrueMS = truth[r.BestKey]
+	}
+	if !math.IsInf(best, 1) {
+		r.Fraction = optimum / best
+	}
+}
+
+// readOptimum reads a cache file's valid times by key and their minimum.
+func readOptimum(path string) (map[string]float64, float64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	var f struct {
+		Cache map[string]map[string]any `json:"cache"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	out := map[string]float64{}
+	opt := math.Inf(1)
+	for k, e := range f.Cache {
+		if t, ok := e["time"].(float64); ok && t > 0 {
+			out[k] = t
+			opt = min(opt, t)
+		}
+	}
+	if len(out) == 0 {
+		return nil, 0, fmt.Errorf("%s: no valid time in its cache", path)
+	}
+	return out, opt, nil
+}
+
+func printLive(w io.Writer, runs []liveRun, scored bool) {
+	cols := []string{"STRATEGY", "SEED", "EVALS", "BEST_MS", "WALL_S", "COMPILE_S", "BEST"}
+	if scored {
+		cols = append(cols, "TRUE_MS", "FRACTION", "TO95")
+	}
+	t := newTable(w, cols...)
+	for _, r := range runs {
+		row := []string{r.Strategy, fmt.Sprint(r.Seed), fmt.Sprint(r.Evals), fmt.Sprintf("%.4f", r.BestMS),
+			fmt.Sprintf("%.1f", r.WallS), fmt.Sprintf("%.1f", r.CompileS), r.BestKey}
+		if scored {
+			to95 := "-"
+			if r.To95 > 0 {
+				to95 = fmt.Sprint(r.To95)
+			}
+			row = append(row, fmt.Sprintf("%.4f", r.TrueMS), fmt.Sprintf("%.3f", r.Fraction), to95)
+		}
+		t.row(row...)
+	}
+	t.flush()
+}
+
+// bruteForce measures every valid config and writes a Kernel Tuner cache.
+func bruteForce(ctx context.Context, sp *spec.Spec, o benchLiveOptions, w io.Writer, progress func(string, ...any)) error {
+	start := time.Now()
+	jobs, err := sp.Jobs()
+	if err != nil {
+		return err
+	}
+	job := jobs[0]
+	defer closeEvaluator(job.Evaluator)
+	all := job.Space.All()
+	progress("%s: %d valid configs at problem %s on %s", sp.Name, len(all), job.Problem.Name, job.Evaluator.Device())
+	cache := map[string]map[string]any{}
+	params := job.Space.Params()
+	best, bestKey := math.Inf(1), ""
+	counts := map[evaluate.Status]int{}
+	for i, c := range all {
+		tr, err := job.Evaluator.Evaluate(ctx, c, job.Problem)
+		if err != nil {
+			return err
+		}
+		counts[tr.Status]++
+		e := map[string]any{}
+		for j, p := range params {
+			e[p.Name] = p.Values[c[j]].Native()
+		}
+		switch tr.Status {
+		case evaluate.StatusOK:
+			e["time"], e["times"] = tr.Time, tr.Times
+			if tr.Time < best {
+				best, bestKey = tr.Time, tr.Key
+			}
+		case evaluate.StatusInvalid:
+			e["time"] = "InvalidConfig"
+		case evaluate.StatusCompile:
+			e["time"] = "CompilationFailedConfig"
+		default:
+			e["time"] = "RuntimeFailedConfig"
+		}
+		e["quasim_status"] = string(tr.Status)
+		if tr.Error != "" {
+			e["quasim_error"] = tr.Error
+		}
+		for name, col := range map[string]string{"compilation": "compile_time", "benchmark": "benchmark_time", "framework": "framework_time", "validation": "verification_time"} {
+			if v, ok := tr.PhasesMS[name]; ok {
+				e[col] = v
+			}
+		}
+		cache[tr.Key] = e
+		if (i+1)%50 == 0 || i+1 == len(all) {
+			progress("%d/%d configs, %.0f s, best %s %.4f ms", i+1, len(all), time.Since(start).Seconds(), bestKey, best)
+		}
+	}
+	keys := make([]string, len(params))
+	tp := map[string][]any{}
+	for i, p := range params {
+		keys[i] = p.Name
+		for _, v := range p.Values {
+			tp[p.Name] = append(tp[p.Name], v.Native())
+		}
+	}
+	out := map[string]any{
+		"device_name": job.Evaluator.Device(), "kernel_name": sp.Name, "problem_size": job.Problem.Dims,
+		"tune_params_keys": keys, "tune_params": tp, "objective": "time", "cache": cache,
+		"quasim_wall_s": time.Since(start).Seconds(),
+	}
+	var summary []string
+	for _, st := range evaluate.Statuses {
+		if counts[st] > 0 {
+			summary = append(summary, fmt.Sprintf("%d %s", counts[st], st))
+		}
+	}
+	fmt.Fprintf(w, "%s at %s on %s: %d configs (%s) in %.0f s; optimum %s %.4f ms\n",
+		sp.Name, job.Problem.Name, job.Evaluator.Device(), len(all), strings.Join(summary, ", "), time.Since(start).Seconds(), bestKey, best)
+	if o.cache == "" {
+		return nil
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(o.cache, append(b, '\n'), 0o644)
+}
