@@ -158,6 +158,11 @@ func (s *scheduler) load() (map[string]*kernel, map[string]*spec.Pipeline, []str
 			msgs = append(msgs, err.Error())
 			continue
 		}
+		if sp.Note != "" {
+			// Listed and served its default, but not tuned: say why.
+			s.log.Warn().Str("kernel", sp.Name).Str("note", sp.Note).Msg("kernel not tuned")
+			msgs = append(msgs, sp.Source+": "+sp.Note)
+		}
 		k := &kernel{spec: sp}
 		for _, j := range jobs {
 			if j.DefaultNote != "" {

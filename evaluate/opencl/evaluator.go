@@ -107,5 +107,75 @@ func DefinesKernel(src, name string) bool {
 
 var comments = regexp.MustCompile(`(?s)/\*.*?\*/|//[^\n]*`)
 
+// KernelParams returns the parameter declarations of kernel name in src
+// (comments removed, each trimmed), or false when its definition cannot
+// be read (a macro that writes the list, say).
+func KernelParams(src, name string) ([]string, bool) {
+	src = comments.ReplaceAllString(src, " ")
+	re := regexp.MustCompile(`\b(__)?kernel\b[^;{}]*?\b` + regexp.QuoteMeta(name) + `\s*\(`)
+	loc := re.FindStringIndex(src)
+	if loc == nil {
+		return nil, false
+	}
+	depth, start := 0, loc[1]
+	var out []string
+	for i := loc[1]; i < len(src); i++ {
+		switch src[i] {
+		case '(':
+			depth++
+		case ')':
+			if depth == 0 {
+				if p := strings.TrimSpace(src[start:i]); p != "" && p != "void" {
+					out = append(out, p)
+				}
+				return out, true
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, strings.TrimSpace(src[start:i]))
+				start = i + 1
+			}
+		case '#', '{', ';':
+			return nil, false // a directive or the body before the list closed
+		}
+	}
+	return nil, false
+}
+
+// IsPointer reports whether a parameter declaration is a pointer (a
+// buffer argument) rather than a scalar.
+func IsPointer(decl string) bool { return strings.Contains(decl, "*") }
+
+// CheckArgs compares args with the kernel's parameter declarations:
+// their number, and buffer against pointer at each position. Errors are
+// *FieldError naming "args" or "args[i]".
+func CheckArgs(args []Arg, decls []string, kernel string) error {
+	for i, a := range args {
+		if i >= len(decls) {
+			break
+		}
+		isBuf := a.Size != ""
+		if isBuf != IsPointer(decls[i]) {
+			what, want := "a scalar", "a pointer (a buffer)"
+			if isBuf {
+				what, want = "a buffer", "a scalar"
+			}
+			return ferr(fmt.Sprintf("args[%d]", i), "%s is %s, but parameter %d of %s is %q, %s", argName(a, i), what, i, kernel, decls[i], want)
+		}
+	}
+	if len(args) != len(decls) {
+		return ferr("args", "%d arguments, but %s takes %d: (%s)", len(args), kernel, len(decls), strings.Join(decls, ", "))
+	}
+	return nil
+}
+
+func argName(a Arg, i int) string {
+	if a.Name != "" {
+		return a.Name
+	}
+	return fmt.Sprintf("argument %d", i)
+}
+
 var _ evaluate.Evaluator = (*Evaluator)(nil)
 var _ evaluate.Verifier = (*Evaluator)(nil)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/quasim/quasim/genome"
@@ -28,9 +29,9 @@ type Kernel struct {
 	// ProblemDims names the problem's dims for the expressions below.
 	ProblemDims []string `json:"problem_dims,omitempty"`
 	// BlockSizeNames name the parameters holding the work-group size in
-	// x, y and z (default block_size_x, block_size_y, block_size_z); a
-	// name that is not a parameter gives 256 in x and 1 in y and z, as
-	// Kernel Tuner does.
+	// x, y and z (default block_size_x, block_size_y, block_size_z), or
+	// give it as a number; a name that is not a parameter gives 256 in x
+	// and 1 in y and z, as Kernel Tuner does.
 	BlockSizeNames []string `json:"block_size_names,omitempty"`
 	// ProblemSize is the launch's problem in x (, y, z): expressions of
 	// the problem dims and parameters. Its length is the launch's
@@ -191,6 +192,7 @@ type Geometry struct {
 	k       *Kernel
 	names   []string // params, then problem dims: the expressions' slots
 	block   [3]int   // param index of each block size, or -1
+	fixed   [3]int   // a block size given as a number (block < 0), or 0
 	problem []*genome.Expr
 	div     [3][]*genome.Expr
 	sizes   []*genome.Expr // per arg: size or value
@@ -240,6 +242,9 @@ func (k *Kernel) Compile() (*Geometry, error) {
 		g.block[i] = -1
 		if i < len(bs) {
 			g.block[i] = slices.Index(g.names[:len(k.Params)], bs[i])
+			if n, err := strconv.Atoi(bs[i]); err == nil && n > 0 {
+				g.fixed[i] = n
+			}
 		}
 	}
 	if len(k.ProblemSize) == 0 || len(k.ProblemSize) > 3 {
@@ -351,10 +356,13 @@ func (g *Geometry) env(cfg []genome.Value, dims []int) ([]genome.Value, error) {
 	if len(cfg) != len(g.k.Params) {
 		return nil, fmt.Errorf("config has %d values, the kernel %d parameters", len(cfg), len(g.k.Params))
 	}
+	env := slices.Clone(cfg)
+	if len(g.k.ProblemDims) == 0 {
+		return env, nil // unnamed dims: the expressions cannot name them
+	}
 	if len(dims) != len(g.k.ProblemDims) {
 		return nil, fmt.Errorf("problem has %d dims, the kernel names %d (problem_dims)", len(dims), len(g.k.ProblemDims))
 	}
-	env := slices.Clone(cfg)
 	for _, d := range dims {
 		env = append(env, genome.Int(int64(d)))
 	}
@@ -418,6 +426,8 @@ func (g *Geometry) Launch(cfg []genome.Value, dims []int) (Launch, error) {
 				return Launch{}, fmt.Errorf("block size %s: %w", g.k.Params[g.block[d]].Name, err)
 			}
 			block = v
+		case g.fixed[d] > 0:
+			block = int64(g.fixed[d])
 		case d == 0:
 			block = 256
 		}
@@ -446,8 +456,10 @@ func (g *Geometry) Launch(cfg []genome.Value, dims []int) (Launch, error) {
 // BufferLen is the element count of buffer argument i at problem dims.
 func (g *Geometry) BufferLen(i int, dims []int) (int64, error) {
 	env := make([]genome.Value, len(g.k.Params), len(g.k.Params)+len(dims))
-	for _, d := range dims {
-		env = append(env, genome.Int(int64(d)))
+	for i, d := range dims {
+		if i < len(g.k.ProblemDims) {
+			env = append(env, genome.Int(int64(d)))
+		}
 	}
 	n, err := evalInt(g.sizes[i], env)
 	if err != nil {

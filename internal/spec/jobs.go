@@ -57,7 +57,7 @@ type Job struct {
 // evaluator, problems[i], problem_dims, parameters.<name>, constraints[i],
 // default or default.<name>.
 func (s *Spec) Jobs() ([]Job, error) {
-	if s.T1 != nil {
+	if s.T1 != nil && s.OpenCL == nil {
 		return s.t1Jobs()
 	}
 	return s.jobsFor(s.Problems)
@@ -66,7 +66,7 @@ func (s *Spec) Jobs() ([]Job, error) {
 // JobFor builds the job of a problem the spec does not list, such as one a
 // runtime asked for (tune_on_miss), with the spec's problem_dims names.
 func (s *Spec) JobFor(dims []int) (Job, error) {
-	if s.T1 != nil {
+	if s.T1 != nil && s.OpenCL == nil {
 		return Job{}, s.errf("problems", "a FAIR T1 spec tunes only its own problem")
 	}
 	if len(dims) == 0 {

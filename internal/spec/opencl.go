@@ -29,27 +29,44 @@ type openclSection struct {
 	params []genome.Param
 }
 
-// decodeOpenCL reads the opencl section of an `evaluator: opencl` spec.
-// Sources are read (relative to the spec's folder) and must define the
-// kernel; expressions are compiled against the parameters and the
-// problem's dims.
-func (s *Spec) decodeOpenCL(d decoder, n *node) (*openclSection, error) {
-	m, err := d.mapping("opencl", n)
-	if err != nil {
-		return nil, err
+// decodeOpenCL reads the opencl section of an `evaluator: opencl` spec
+// (n may be nil with a base). Sources are read (relative to the spec's
+// folder) and must define the kernel; expressions are compiled against
+// the parameters and the problem's dims. With base, the kernel a T1 file
+// describes, every key the section leaves out is the T1 file's, and a
+// problem of the T1 file that no key given replaces is the error.
+func (s *Spec) decodeOpenCL(d decoder, n *node, base *t1Base) (*openclSection, error) {
+	m := &node{kind: nMap}
+	if n != nil {
+		var err error
+		if m, err = d.mapping("opencl", n); err != nil {
+			return nil, err
+		}
+		if err := d.knownKeys("opencl", m, openclKeys); err != nil {
+			return nil, err
+		}
 	}
-	if err := d.knownKeys("opencl", m, openclKeys); err != nil {
-		return nil, err
+	sec := &openclSection{k: &opencl.Kernel{Name: s.Name}, lines: map[string]int{}}
+	var srcText string
+	if base != nil {
+		*sec.k = *base.k
+		sec.k.Name = s.Name
+		sec.params, sec.sums, srcText = base.params, base.sums, base.src
 	}
-	sec := &openclSection{k: &opencl.Kernel{Name: s.Name, ProblemDims: slices.Clone(s.ProblemDims)}, lines: map[string]int{}}
 	k := sec.k
+	k.ProblemDims = slices.Clone(s.ProblemDims)
+	given := map[string]bool{}
 	get := func(key string) *node {
 		v := m.get(key)
 		if v.isNull() {
 			return nil
 		}
 		sec.lines[key] = v.line
+		given[key] = true
 		return v
+	}
+	missing := func(key, what string) error {
+		return d.errf("opencl."+key, n, "missing: %s", what)
 	}
 	strs := func(field string, v *node) ([]string, error) {
 		items := []*node{v}
@@ -74,41 +91,51 @@ func (s *Spec) decodeOpenCL(d decoder, n *node) (*openclSection, error) {
 
 	// source and kernel
 	v := get("source")
-	if v == nil {
-		return nil, d.errf("opencl.source", n, "missing: the kernel's source file (or a list of them)")
-	}
-	files, err := strs("opencl.source", v)
-	if err != nil {
-		return nil, err
-	}
-	var src strings.Builder
-	for i, f := range files {
-		path := f
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(filepath.Dir(s.Source), path)
+	var files []string
+	var err error
+	switch {
+	case v != nil:
+		if files, err = strs("opencl.source", v); err != nil {
+			return nil, err
 		}
-		path = filepath.Clean(path)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			field := "opencl.source"
-			if v.kind == nList {
-				field = fmt.Sprintf("opencl.source[%d]", i)
+		var src strings.Builder
+		k.Sources, sec.sums = nil, nil
+		for i, f := range files {
+			path := f
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(filepath.Dir(s.Source), path)
 			}
-			return nil, d.errf(field, v, "%q: %v", f, pathErr(err))
+			path = filepath.Clean(path)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				field := "opencl.source"
+				if v.kind == nList {
+					field = fmt.Sprintf("opencl.source[%d]", i)
+				}
+				return nil, d.errf(field, v, "%q: %v", f, pathErr(err))
+			}
+			k.Sources = append(k.Sources, path)
+			sum := sha256.Sum256(data)
+			sec.sums = append(sec.sums, hex.EncodeToString(sum[:]))
+			src.Write(data)
+			src.WriteByte('\n')
 		}
-		k.Sources = append(k.Sources, path)
-		sum := sha256.Sum256(data)
-		sec.sums = append(sec.sums, hex.EncodeToString(sum[:]))
-		src.Write(data)
-		src.WriteByte('\n')
+		srcText = src.String()
+	case base == nil:
+		return nil, missing("source", "the kernel's source file (or a list of them)")
+	default:
+		for _, f := range k.Sources {
+			files = append(files, filepath.Base(f))
+		}
 	}
-	if v = get("kernel"); v == nil {
-		return nil, d.errf("opencl.kernel", n, "missing: the name of the __kernel function to tune")
+	if v = get("kernel"); v != nil {
+		if k.Kernel, err = d.str("opencl.kernel", v); err != nil {
+			return nil, err
+		}
+	} else if base == nil {
+		return nil, missing("kernel", "the name of the __kernel function to tune")
 	}
-	if k.Kernel, err = d.str("opencl.kernel", v); err != nil {
-		return nil, err
-	}
-	if !opencl.DefinesKernel(src.String(), k.Kernel) {
+	if srcText != "" && !opencl.DefinesKernel(srcText, k.Kernel) {
 		return nil, d.errf("opencl.kernel", v, "%q: no __kernel of that name in %s", k.Kernel, strings.Join(files, ", "))
 	}
 	if v = get("options"); v != nil {
@@ -118,50 +145,12 @@ func (s *Spec) decodeOpenCL(d decoder, n *node) (*openclSection, error) {
 	}
 
 	// tune_params: an ordered mapping, each a list of values or one value
-	if v = get("tune_params"); v == nil {
-		return nil, d.errf("opencl.tune_params", n, "missing: the tunable parameters, each with its values")
-	}
-	tp, err := d.mapping("opencl.tune_params", v)
-	if err != nil {
-		return nil, err
-	}
-	if len(tp.keys) == 0 {
-		return nil, d.errf("opencl.tune_params", tp, "no parameters")
-	}
-	for i, name := range tp.keys {
-		f := "opencl.tune_params." + name
-		if !genome.IsName(name) {
-			return nil, d.errf(f, tp.vals[i], "%q is not a name usable as a define ([A-Za-z_][A-Za-z0-9_]*)", name)
+	if v = get("tune_params"); v != nil {
+		if err := s.decodeTuneParams(d, sec, v); err != nil {
+			return nil, err
 		}
-		if slices.Contains(s.ProblemDims, name) {
-			return nil, d.errf(f, tp.vals[i], "%q is also a problem dim (problem_dims)", name)
-		}
-		items := []*node{tp.vals[i]}
-		if tp.vals[i].kind == nList {
-			items = tp.vals[i].items
-		}
-		if len(items) == 0 {
-			return nil, d.errf(f, tp.vals[i], "no values")
-		}
-		gp := genome.Param{Name: name}
-		p := opencl.Param{Name: name}
-		for j, it := range items {
-			val, err := d.value(f, it)
-			if err != nil {
-				return nil, err
-			}
-			if j == 0 {
-				gp.Kind = val.Kind
-			}
-			if slices.ContainsFunc(gp.Values, func(w genome.Value) bool { return w.Kind == val.Kind && w.Equal(val) }) {
-				return nil, d.errf(f, it, "value %s listed twice", literal(val))
-			}
-			gp.Values = append(gp.Values, val)
-			p.Values = append(p.Values, val.Native())
-		}
-		sec.lines["tune_params."+name] = tp.vals[i].line
-		sec.params = append(sec.params, gp)
-		k.Params = append(k.Params, p)
+	} else if base == nil {
+		return nil, missing("tune_params", "the tunable parameters, each with its values")
 	}
 
 	if v = get("block_size_names"); v != nil {
@@ -169,11 +158,12 @@ func (s *Spec) decodeOpenCL(d decoder, n *node) (*openclSection, error) {
 			return nil, err
 		}
 	}
-	if v = get("problem_size"); v == nil {
-		return nil, d.errf("opencl.problem_size", n, "missing: the launch's problem in x (, y, z), e.g. [n, n]")
-	}
-	if k.ProblemSize, err = strs("opencl.problem_size", v); err != nil {
-		return nil, err
+	if v = get("problem_size"); v != nil {
+		if k.ProblemSize, err = strs("opencl.problem_size", v); err != nil {
+			return nil, err
+		}
+	} else if base == nil {
+		return nil, missing("problem_size", "the launch's problem in x (, y, z), e.g. [n, n]")
 	}
 	for i, axis := range []string{"x", "y", "z"} {
 		if v = get("grid_div_" + axis); v != nil {
@@ -185,11 +175,12 @@ func (s *Spec) decodeOpenCL(d decoder, n *node) (*openclSection, error) {
 			}
 		}
 	}
-	if v = get("args"); v == nil {
-		return nil, d.errf("opencl.args", n, "missing: the kernel's arguments in order")
-	}
-	if k.Args, err = decodeArgs(d, sec, v); err != nil {
-		return nil, err
+	if v = get("args"); v != nil {
+		if k.Args, err = decodeArgs(d, sec, v); err != nil {
+			return nil, err
+		}
+	} else if base == nil {
+		return nil, missing("args", "the kernel's arguments in order")
 	}
 	if v = get("check"); v != nil {
 		if err := decodeCheck(d, s, sec, v); err != nil {
@@ -201,6 +192,11 @@ func (s *Spec) decodeOpenCL(d decoder, n *node) (*openclSection, error) {
 			return nil, err
 		}
 	}
+	if base != nil {
+		if errs := base.problemsLeft(given); len(errs) > 0 {
+			return nil, errs[0]
+		}
+	}
 	if _, err := k.Compile(); err != nil {
 		var fe *opencl.FieldError
 		if errors.As(err, &fe) {
@@ -208,7 +204,62 @@ func (s *Spec) decodeOpenCL(d decoder, n *node) (*openclSection, error) {
 		}
 		return nil, d.wrap("opencl", n, err)
 	}
+	if decls, ok := opencl.KernelParams(srcText, k.Kernel); ok {
+		if err := opencl.CheckArgs(k.Args, decls, k.Kernel); err != nil {
+			var fe *opencl.FieldError
+			errors.As(err, &fe)
+			return nil, &FieldError{File: d.file, Field: "opencl." + fe.Field, Line: sec.line(fe.Field), Err: fe.Err}
+		}
+	}
 	return sec, nil
+}
+
+// decodeTuneParams reads opencl.tune_params.
+func (s *Spec) decodeTuneParams(d decoder, sec *openclSection, v *node) error {
+	tp, err := d.mapping("opencl.tune_params", v)
+	if err != nil {
+		return err
+	}
+	if len(tp.keys) == 0 {
+		return d.errf("opencl.tune_params", tp, "no parameters")
+	}
+	sec.params, sec.k.Params = nil, nil
+	for i, name := range tp.keys {
+		f := "opencl.tune_params." + name
+		if !genome.IsName(name) {
+			return d.errf(f, tp.vals[i], "%q is not a name usable as a define ([A-Za-z_][A-Za-z0-9_]*)", name)
+		}
+		if slices.Contains(s.ProblemDims, name) {
+			return d.errf(f, tp.vals[i], "%q is also a problem dim (problem_dims)", name)
+		}
+		items := []*node{tp.vals[i]}
+		if tp.vals[i].kind == nList {
+			items = tp.vals[i].items
+		}
+		if len(items) == 0 {
+			return d.errf(f, tp.vals[i], "no values")
+		}
+		gp := genome.Param{Name: name}
+		p := opencl.Param{Name: name}
+		for j, it := range items {
+			val, err := d.value(f, it)
+			if err != nil {
+				return err
+			}
+			if j == 0 {
+				gp.Kind = val.Kind
+			}
+			if slices.ContainsFunc(gp.Values, func(w genome.Value) bool { return w.Kind == val.Kind && w.Equal(val) }) {
+				return d.errf(f, it, "value %s listed twice", literal(val))
+			}
+			gp.Values = append(gp.Values, val)
+			p.Values = append(p.Values, val.Native())
+		}
+		sec.lines["tune_params."+name] = tp.vals[i].line
+		sec.params = append(sec.params, gp)
+		sec.k.Params = append(sec.k.Params, p)
+	}
+	return nil
 }
 
 // line is the line of field, or of the nearest enclosing field known.

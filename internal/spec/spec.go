@@ -112,6 +112,9 @@ type Spec struct {
 	// OpenCLRun says how to run OpenCL kernels here; set by the caller,
 	// not read from the file (nil: Jobs refuses an opencl spec).
 	OpenCLRun *OpenCLRun
+	// Note says why a spec is listed but not tuned (an OpenCL T1 file
+	// whose kernel cannot be run as written), by field; empty otherwise.
+	Note      string
 	T1        *genome.T1 // set for FAIR T1 files
 	Raw       []byte     // the file's bytes (for a builtin: its canonical JSON)
 }
@@ -133,7 +136,7 @@ type OpenCLRun struct {
 var topKeys = []string{
 	"name", "evaluator", "objective", "problems", "problem_dims", "parameters",
 	"constraints", "schedule", "budget", "default", "verify", "tune_on_miss", "on_miss", "timeout",
-	"precision", "opencl",
+	"precision", "opencl", "t1",
 }
 
 // Parse reads one spec file; path names it in errors and resolves a
@@ -223,6 +226,12 @@ func parseT1(path, src string, data []byte) (*Spec, error) {
 	}
 	if len(t.ProblemSize) > 0 {
 		s.Problems = []evaluate.Problem{newProblem(t.ProblemSize, nil)}
+	}
+	if isOpenCLT1(data) {
+		s.t1OpenCL(path, data)
+		if s.OpenCL != nil {
+			s.Constraints = slices.Clone(t.Constraints)
+		}
 	}
 	s.Hash = s.hash()
 	return s, nil
@@ -356,6 +365,9 @@ func (s *Spec) decode(d decoder, root *node) error {
 	if on := field("opencl"); on != nil && s.Evaluator != "opencl" {
 		return d.errf("opencl", on, "an opencl section needs evaluator: opencl")
 	}
+	if tn := field("t1"); tn != nil && s.Evaluator != "opencl" {
+		return d.errf("t1", tn, "a t1 kernel needs evaluator: opencl")
+	}
 
 	// objective
 	s.Objective = DefaultObjective
@@ -413,15 +425,27 @@ func (s *Spec) decode(d decoder, root *node) error {
 	}
 
 	// opencl, after problem_dims, which its expressions may name
+	var t1 *t1Base
 	if s.Evaluator == "opencl" {
+		if tn := field("t1"); tn != nil {
+			if t1, err = s.decodeT1Ref(d, tn); err != nil {
+				return err
+			}
+			if len(s.Problems) == 0 && len(t1.problem) > 0 {
+				if s.ProblemDims != nil && len(s.ProblemDims) != len(t1.problem) {
+					return d.errf("problems", nil, "none given, and the T1 file's ProblemSize %s has %d dims where problem_dims names %d", dimsString(t1.problem), len(t1.problem), len(s.ProblemDims))
+				}
+				s.Problems = []evaluate.Problem{newProblem(t1.problem, s.ProblemDims)}
+			}
+		}
 		on := field("opencl")
-		if on == nil {
-			return d.errf("opencl", nil, "missing: evaluator opencl needs an opencl section (source, kernel, tune_params, problem_size, args)")
+		if on == nil && t1 == nil {
+			return d.errf("opencl", nil, "missing: evaluator opencl needs an opencl section (source, kernel, tune_params, problem_size, args) or a t1 file")
 		}
 		if len(s.Problems) == 0 {
 			return d.errf("problems", nil, "an opencl kernel measures the problems the spec lists: none given")
 		}
-		sec, err := s.decodeOpenCL(d, on)
+		sec, err := s.decodeOpenCL(d, on, t1)
 		if err != nil {
 			return err
 		}
@@ -586,6 +610,9 @@ func (s *Spec) decode(d decoder, root *node) error {
 			return d.errf("timeout", n, "%q: want a positive duration such as 30s", v)
 		}
 		s.Timeout = t
+	}
+	if t1 != nil {
+		s.Constraints = append(slices.Clone(t1.constraints), s.Constraints...)
 	}
 	return nil
 }
