@@ -114,9 +114,9 @@ type Spec struct {
 	OpenCLRun *OpenCLRun
 	// Note says why a spec is listed but not tuned (an OpenCL T1 file
 	// whose kernel cannot be run as written), by field; empty otherwise.
-	Note      string
-	T1        *genome.T1 // set for FAIR T1 files
-	Raw       []byte     // the file's bytes (for a builtin: its canonical JSON)
+	Note string
+	T1   *genome.T1 // set for FAIR T1 files
+	Raw  []byte     // the file's bytes (for a builtin: its canonical JSON)
 }
 
 // OpenCLRun is how this machine runs OpenCL kernels.
