@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -262,4 +265,99 @@ func setBudget(spec []byte, line string) ([]byte, bool) {
 		}
 	}
 	return spec, false
+}
+
+// TestOpenCLWorkerFaults makes the worker crash (a write through a null
+// pointer) and hang (a kernel that never returns) on every evaluation,
+// QUASIM_OPENCL_FAULTS times each in a row (5 here; the soak of the README
+// runs 100), while a runtime looks up another kernel's served config: the
+// daemon stays up, every lookup is answered, and nothing is served for the
+// faulty kernels.
+func TestOpenCLWorkerFaults(t *testing.T) {
+	needOpenCL(t)
+	n := 5
+	if v, err := strconv.Atoi(os.Getenv("QUASIM_OPENCL_FAULTS")); err == nil && v > 0 {
+		n = v
+	}
+	faulty := func(name string, fault, timeout string) string {
+		spec := strings.Replace(faultySpec, "name: faulty", "name: "+name, 1)
+		spec = strings.Replace(spec, "timeout: 2s", "timeout: "+timeout, 1)
+		spec = strings.Replace(spec, "budget: {evals: 20}", fmt.Sprintf("budget: {evals: %d}", n), 1)
+		vals := make([]string, n)
+		for i := range vals {
+			vals[i] = strconv.Itoa(i)
+		}
+		return strings.Replace(spec, "    FAULT: [0, 1, 2, 3, 4]", "    FAULT: ["+fault+"]\n    rep: ["+strings.Join(vals, ", ")+"]", 1)
+	}
+	dir := openclDir(t)
+	os.Remove(filepath.Join(dir, "kernels.d", "faulty.yaml"))
+	d := start(t, dir)
+	served := waitServedKernel(t, d, "scale", "100000")
+
+	// A runtime asks all along.
+	stop := make(chan struct{})
+	var lookups, failed atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			code, body := d.rawGet("/v1/configs/scale?problem=100000")
+			lookups.Add(1)
+			var cfg api.Config
+			if code != 200 || json.Unmarshal(body, &cfg) != nil || cfg.Key != served.Key {
+				failed.Add(1)
+			}
+		}
+	}()
+	for name, body := range map[string]string{"crashy.yaml": faulty("crashy", "4", "10s"), "hangy.yaml": faulty("hangy", "3", "1s")} {
+		body = strings.Replace(body, "block_size_x: [32, 8192]", "block_size_x: [32]", 1)
+		body = strings.Replace(body, "work_per_item: [1, 2]", "work_per_item: [1]", 1)
+		if err := os.WriteFile(filepath.Join(dir, "kernels.d", name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, errs, code := d.ctl("reload"); code != 0 {
+		t.Fatalf("reload: exit %d\n%s\n%s", code, out, errs)
+	}
+	// Their first cycles run at once: every evaluation a fault.
+	deadline := time.Now().Add(time.Duration(n) * 10 * time.Second)
+	for _, k := range []struct{ name, status string }{{"crashy", "runtime"}, {"hangy", "timeout"}} {
+		for {
+			var trials api.Trials
+			d.ctlJSON(&trials, "trials", k.name)
+			bad := 0
+			for _, tr := range trials.Trials {
+				if tr.Status == k.status {
+					bad++
+				} else {
+					t.Errorf("%s trial %s: %s %s", k.name, tr.Key, tr.Status, tr.Error)
+				}
+			}
+			if bad == n {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d %s trials of %d after %d s", k.name, bad, k.status, n, n*10)
+			}
+			time.Sleep(time.Second)
+		}
+		out, _, _ := d.ctl("config", k.name, "--json")
+		var cfg api.Config
+		json.Unmarshal([]byte(out), &cfg)
+		if cfg.Certificate != "" {
+			t.Errorf("%s: served %s with a certificate", k.name, cfg.Key)
+		}
+	}
+	close(stop)
+	<-done
+	if lookups.Load() == 0 || failed.Load() > 0 {
+		t.Errorf("%d of %d lookups of scale failed while the worker crashed and hung", failed.Load(), lookups.Load())
+	}
+	t.Logf("%d crashes and %d hangs in a row; %d lookups answered meanwhile", n, n, lookups.Load())
+	d.stop()
 }

@@ -131,3 +131,10 @@ func TestBuildErrors(t *testing.T) {
 		t.Errorf("Kernel(nope) = %v, want CL_INVALID_KERNEL_NAME", err)
 	}
 }
+
+func TestLoadMissing(t *testing.T) {
+	_, err := open([]string{"libquasim-no-such-opencl.so.1"})
+	if !errors.Is(err, ErrNoOpenCL) || !strings.Contains(err.Error(), "pocl-opencl-icd") {
+		t.Errorf("open(missing) = %v, want ErrNoOpenCL with a hint", err)
+	}
+}
