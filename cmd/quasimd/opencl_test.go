@@ -361,3 +361,60 @@ func TestOpenCLWorkerFaults(t *testing.T) {
 	t.Logf("%d crashes and %d hangs in a row; %d lookups answered meanwhile", n, n, lookups.Load())
 	d.stop()
 }
+
+// TestOpenCLXgemm tunes the FAIR benchmark hub's gemm T1 (CLBlast's Xgemm)
+// through the daemon: the T1 file from ../shared/spaces, its kernel file
+// as Debian's libclblast1 carries it (examples/opencl-xgemm), and the spec
+// beside it that gives what the T1 file gets wrong. The T1 file alone is
+// listed with what is wrong, by field.
+func TestOpenCLXgemm(t *testing.T) {
+	needOpenCL(t)
+	t1, err := os.ReadFile("../../../shared/spaces/kernels/gemm_milo.T1.json")
+	if err != nil {
+		t.Skipf("the hub's gemm T1 is not here (../shared/spaces/kernels): %v", err)
+	}
+	const lib = "/usr/lib/x86_64-linux-gnu/libclblast.so.1"
+	so, err := os.ReadFile(lib)
+	if err != nil {
+		t.Skipf("no CLBlast library to read Xgemm's source from (.ci/run installs libclblast1): %v", err)
+	}
+	// As examples/opencl-xgemm/extract_xgemm.py: each part is a string.
+	var parts []string
+	for _, marker := range []string{"typedef float real;", "#define MWG", "void Xgemm("} {
+		i := strings.Index(string(so), marker)
+		if i < 0 {
+			t.Fatalf("%s: no %q", lib, marker)
+		}
+		start := strings.LastIndexByte(string(so[:i]), 0) + 1
+		end := i + strings.IndexByte(string(so[i:]), 0)
+		parts = append(parts, string(so[start:end]))
+	}
+	spec, err := os.ReadFile("../../examples/opencl-xgemm/xgemm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ = setBudget(spec, "budget: {evals: 6}")
+	dir := newDir(t, map[string]string{"gemm_milo.T1.json": string(t1), "xgemm.yaml": string(spec)})
+	kd := filepath.Join(dir, "kernels.d")
+	os.MkdirAll(filepath.Join(kd, "gemm_milo"), 0o755)
+	if err := os.WriteFile(filepath.Join(kd, "gemm_milo", "common.opencl"), []byte(strings.Join(parts, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, dir)
+	cfg := waitServedKernel(t, d, "xgemm", "256,256,256")
+	var trials api.Trials
+	d.ctlJSON(&trials, "trials", "xgemm")
+	for _, tr := range trials.Trials {
+		if tr.Status != "ok" {
+			t.Errorf("xgemm trial %s: %s %s", tr.Key, tr.Status, tr.Error)
+		}
+	}
+	t.Logf("xgemm 256³: %s at %.4f ms (%.1f GFLOP/s) after %d trials", cfg.Key, cfg.TimeMS, 2*256*256*256/cfg.TimeMS/1e6, len(trials.Trials))
+	out, _, _ := d.ctl("status")
+	for _, w := range []string{"KernelSpecification.Arguments[0]: power is a buffer, but parameter 0 of Xgemm is", `KernelSpecification.CompilerOptions "-std=c++11"`, `KernelSpecification.LocalSize.X "block_size_x" is not a tuning parameter`} {
+		if !strings.Contains(out, w) {
+			t.Errorf("status does not say %q:\n%s", w, out)
+		}
+	}
+	d.stop()
+}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -171,11 +172,15 @@ func t1Kernel(path string, t *genome.T1, data []byte) (*t1Base, error) {
 			b.k.GridDiv[i] = []string{blocks[i]} // a local size given as a number
 		}
 	}
-	// A local size that is an expression: quasim takes a parameter or a
-	// number.
+	// A local size is a parameter or a number.
 	for i, e := range blocks {
-		if _, err := strconv.Atoi(e); e != "" && err != nil && !genome.IsName(e) {
+		_, err := strconv.Atoi(e)
+		switch {
+		case e == "" || err == nil:
+		case !genome.IsName(e):
 			problem("block_size_names", fmt.Sprintf("LocalSize.%s", axes[i]), "%q: quasim takes a parameter name or a number as a work-group size", e)
+		case !slices.ContainsFunc(t.Params, func(p genome.Param) bool { return p.Name == e }):
+			problem("block_size_names", fmt.Sprintf("LocalSize.%s", axes[i]), "%q is not a tuning parameter, so the work-group size is unknown", e)
 		}
 	}
 	// The arguments.
