@@ -46,7 +46,7 @@ type Evaluator struct {
 var ErrNoWorker = errors.New("no OpenCL worker command")
 
 // New checks k and starts its worker, which reads the sources, picks the
-// device and says hello. A kernel that cannot load (no OpenCL, a missing
+// device, prepares k.Problems and says hello (within 60 s). A kernel that cannot load (no OpenCL, a missing
 // source, no such kernel) fails here with the worker's reason.
 func New(k Kernel, opt Options) (*Evaluator, error) {
 	if _, err := k.Compile(); err != nil {
@@ -143,20 +143,35 @@ func KernelParams(src, name string) ([]string, bool) {
 	return nil, false
 }
 
-// IsPointer reports whether a parameter declaration is a pointer (a
-// buffer argument) rather than a scalar.
-func IsPointer(decl string) bool { return strings.Contains(decl, "*") }
+// paramKind tells a parameter declaration's kind: a pointer (a buffer),
+// a scalar of a built-in type, or unknown (a type behind a macro or a
+// typedef, such as CLBlast's real_arg).
+func paramKind(decl string) string {
+	if strings.Contains(decl, "*") || strings.Contains(decl, "global") || strings.Contains(decl, "__constant") {
+		return "pointer"
+	}
+	for _, f := range strings.FieldsFunc(decl, func(r rune) bool { return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') }) {
+		switch f {
+		case "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float", "double",
+			"half", "bool", "size_t", "unsigned", "signed":
+			return "scalar"
+		}
+	}
+	return "unknown"
+}
 
 // CheckArgs compares args with the kernel's parameter declarations:
-// their number, and buffer against pointer at each position. Errors are
-// *FieldError naming "args" or "args[i]".
+// their number, and buffer against pointer at each position whose type
+// can be told without the preprocessor. Errors are *FieldError naming
+// "args" or "args[i]".
 func CheckArgs(args []Arg, decls []string, kernel string) error {
 	for i, a := range args {
 		if i >= len(decls) {
 			break
 		}
 		isBuf := a.Size != ""
-		if isBuf != IsPointer(decls[i]) {
+		kind := paramKind(decls[i])
+		if kind != "unknown" && isBuf != (kind == "pointer") {
 			what, want := "a scalar", "a pointer (a buffer)"
 			if isBuf {
 				what, want = "a buffer", "a scalar"

@@ -47,6 +47,10 @@ type Kernel struct {
 	Device  Select      `json:"device,omitzero"`
 	// CacheDir holds compiled program binaries (empty: no disk cache).
 	CacheDir string `json:"cache_dir,omitempty"`
+	// Problems are the problems the worker prepares (buffers and
+	// reference output) before its hello, so that no run request's
+	// timeout pays for them; others are prepared at their first run.
+	Problems [][]int `json:"problems,omitempty"`
 }
 
 // Param is a tunable parameter: its values in order (neighbours are

@@ -207,6 +207,9 @@ type request struct {
 }
 
 func (w *worker) serve(r io.Reader, out io.Writer) error {
+	for _, dims := range w.k.Problems {
+		w.problem(dims) // an error is kept and answered to the runs
+	}
 	enc := json.NewEncoder(out)
 	if err := enc.Encode(w.hello()); err != nil {
 		return err

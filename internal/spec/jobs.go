@@ -510,6 +510,9 @@ func (s *Spec) openclEvaluator() (*opencl.Evaluator, error) {
 	}
 	k := *s.OpenCL
 	k.CacheDir = run.CacheDir
+	for _, p := range s.Problems {
+		k.Problems = append(k.Problems, p.Dims)
+	}
 	if k.Check.Reference == nil && k.Check.ReferenceKernel == "" && len(s.Default) > 0 {
 		k.Check.Reference = make(map[string]any, len(s.Default))
 		for name, v := range s.Default {

@@ -1,0 +1,82 @@
+package opencl
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/quasim/quasim/genome"
+)
+
+func TestKernelParams(t *testing.T) {
+	src := `
+#define INPUT_T __global const float *restrict
+// __kernel void gone(int a) in a comment
+__kernel __attribute__((reqd_work_group_size(MDIMC, NDIMC, 1)))
+void Xgemm(const int kSizeM, const real_arg arg_alpha, INPUT_T input,
+           const __global realM* restrict agm, __global float *c, const float s) { }
+`
+	decls, ok := KernelParams(src, "Xgemm")
+	if !ok || len(decls) != 6 || decls[2] != "INPUT_T input" {
+		t.Fatalf("KernelParams = %q, %v", decls, ok)
+	}
+	if _, ok := KernelParams(src, "gone"); ok {
+		t.Errorf("KernelParams found a kernel in a comment")
+	}
+	buf := func(name string) Arg { return Arg{Name: name, Type: "float", Size: "n"} }
+	val := func(name string) Arg { return Arg{Name: name, Type: "int", Value: "1"} }
+	tests := []struct {
+		args []Arg
+		want string // "" for none
+	}{
+		{[]Arg{val("m"), val("alpha"), buf("in"), buf("a"), buf("c"), val("s")}, ""},
+		// A macro's type is not told: either kind passes there.
+		{[]Arg{val("m"), buf("alpha"), val("in"), buf("a"), buf("c"), val("s")}, ""},
+		{[]Arg{buf("m"), val("alpha"), buf("in"), buf("a"), buf("c"), val("s")}, `args[0]: m is a buffer, but parameter 0 of Xgemm is "const int kSizeM", a scalar`},
+		{[]Arg{val("m"), val("alpha"), buf("in"), val("a"), buf("c"), val("s")}, `args[3]: a is a scalar`},
+		{[]Arg{val("m"), val("alpha"), buf("in"), buf("a"), buf("c")}, "args: 5 arguments, but Xgemm takes 6"},
+	}
+	for _, tt := range tests {
+		err := CheckArgs(tt.args, decls, "Xgemm")
+		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("CheckArgs(%v) = %v, want %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+func TestLaunch(t *testing.T) {
+	k := Kernel{
+		Kernel: "mm", Sources: []string{"mm.cl"},
+		Params: []Param{{Name: "block_size_x", Values: []any{16}}, {Name: "block_size_y", Values: []any{4}},
+			{Name: "tile_size_x", Values: []any{4}}, {Name: "tile_size_y", Values: []any{2}}},
+		ProblemDims: []string{"n"},
+		ProblemSize: []string{"n", "n"},
+		GridDiv:     [3][]string{{"block_size_x", "tile_size_x"}, {"block_size_y", "tile_size_y"}},
+		Args:        []Arg{{Name: "c", Type: "float", Size: "n*n", Output: true}},
+	}
+	g, err := k.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := []genome.Value{genome.Int(16), genome.Int(4), genome.Int(4), genome.Int(2)}
+	l, err := g.Launch(cfg, []int{4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The example of the package doc.
+	if l.Groups[0] != 64 || l.Groups[1] != 512 || l.Global[0] != 1024 || l.Global[1] != 2048 || l.Local[0] != 16 || l.Local[1] != 4 {
+		t.Errorf("Launch = %+v, want 64×512 groups of 16×4, global 1024×2048", l)
+	}
+	// Rounded up: 4100 needs one more group in x.
+	if l, _ = g.Launch(cfg, []int{4100}); l.Groups[0] != 65 {
+		t.Errorf("Launch(4100) = %+v, want 65 groups in x", l)
+	}
+	if got := g.Defines(cfg); got != "-Dblock_size_x=16 -Dblock_size_y=4 -Dtile_size_x=4 -Dtile_size_y=2" {
+		t.Errorf("Defines = %q", got)
+	}
+	if d := define(genome.Float(2)); d != "2" {
+		t.Errorf("define(2.0) = %q, want 2 as JSON writes it", d)
+	}
+	if d := define(genome.Bool(true)); d != "1" {
+		t.Errorf("define(true) = %q", d)
+	}
+}
