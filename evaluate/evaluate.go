@@ -116,6 +116,14 @@ type Evaluator interface {
 	Evaluate(ctx context.Context, c genome.Config, p Problem) (Trial, error)
 }
 
+// Prefetcher is implemented by evaluators that can prepare configs before
+// they are measured, such as compiling a source kernel while the device
+// runs the one before. Prefetch returns at once; a config it could not
+// prepare is measured as any other.
+type Prefetcher interface {
+	Prefetch(cs []genome.Config, p Problem)
+}
+
 // Replayer is implemented by evaluators that replay recorded measurements:
 // they run nothing, so device settings (power limits, clocks) are not
 // applied for them.

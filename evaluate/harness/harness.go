@@ -533,6 +533,22 @@ func (h *Harness) exchange(ctx context.Context, req func(id int) any, parse func
 	}
 }
 
+// Notify writes msg as a line the harness does not answer (a hint such
+// as the OpenCL worker's prepare), to a running harness only: a harness
+// not running is not started for it, and a failed write is left to the
+// next request to find.
+func (h *Harness) Notify(msg any) {
+	line, err := json.Marshal(msg)
+	if err != nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.p != nil && !h.closed {
+		h.p.stdin.Write(append(line, '\n'))
+	}
+}
+
 // parseResult reads the answer line b to run id: the result and its
 // status, or a note of what is wrong with it. ok is false when b is no
 // answer to that run at all, after which the stream cannot be trusted.

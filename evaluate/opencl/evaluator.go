@@ -13,6 +13,7 @@ import (
 
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evaluate/harness"
+	"github.com/quasim/quasim/genome"
 )
 
 // Options configures an Evaluator.
@@ -68,6 +69,22 @@ func New(k Kernel, opt Options) (*Evaluator, error) {
 		return nil, fmt.Errorf("opencl %s: %s", k.Name, msg)
 	}
 	return &Evaluator{Harness: h, kernel: k}, nil
+}
+
+// Prefetch implements evaluate.Prefetcher: it tells the worker which
+// configs come next, which it compiles ahead where compile_ahead allows.
+func (e *Evaluator) Prefetch(cs []genome.Config, p evaluate.Problem) {
+	sp, err := e.Space(p)
+	if err != nil {
+		return
+	}
+	msg := prepareRequest{Type: "prepare"}
+	for _, c := range cs {
+		if sp.InRange(c) {
+			msg.Configs = append(msg.Configs, sp.ConfigMap(c))
+		}
+	}
+	go e.Notify(msg) // never waits for a run in flight
 }
 
 // Kernel returns the kernel the evaluator measures.
@@ -193,4 +210,5 @@ func argName(a Arg, i int) string {
 }
 
 var _ evaluate.Evaluator = (*Evaluator)(nil)
+var _ evaluate.Prefetcher = (*Evaluator)(nil)
 var _ evaluate.Verifier = (*Evaluator)(nil)

@@ -47,6 +47,11 @@ type Kernel struct {
 	Device  Select      `json:"device,omitzero"`
 	// CacheDir holds compiled program binaries (empty: no disk cache).
 	CacheDir string `json:"cache_dir,omitempty"`
+	// CompileAhead says whether the worker compiles the configs it is
+	// told come next while the device runs the current one: "on", "off",
+	// or "" (auto): on, unless the device is the CPU, where the compiler
+	// and the kernel would share the cores and the timing.
+	CompileAhead string `json:"compile_ahead,omitempty"`
 	// Problems are the problems the worker prepares (buffers and
 	// reference output) before its hello, so that no run request's
 	// timeout pays for them; others are prepared at their first run.
@@ -329,6 +334,11 @@ func (k *Kernel) Compile() (*Geometry, error) {
 		if !slices.Contains(g.names[:len(k.Params)], name) {
 			return nil, ferr("check.reference."+name, "not a tunable parameter")
 		}
+	}
+	switch k.CompileAhead {
+	case "", "auto", "on", "off":
+	default:
+		return nil, ferr("compile_ahead", "%q: want auto, on or off", k.CompileAhead)
 	}
 	if k.Check.Abs < 0 || k.Check.Rel < 0 || math.IsNaN(k.Check.Abs) || math.IsNaN(k.Check.Rel) {
 		return nil, ferr("check.tolerance", "negative or NaN")

@@ -119,3 +119,41 @@ func TestEvaluateFaults(t *testing.T) {
 		t.Errorf("no program binary cached in %s", k.CacheDir)
 	}
 }
+
+// TestCompileAhead forces compiling ahead on this device (auto leaves it
+// off on a CPU): prepared configs are built while others run, and their
+// trials pay no compilation.
+func TestCompileAhead(t *testing.T) {
+	needDevice(t)
+	k := scaleKernel(t)
+	k.CompileAhead = "on"
+	ev, err := New(k, Options{Worker: workerCmd(), Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	p := evaluate.Problem{Dims: []int{10000}, Names: []string{"n"}}
+	first := genome.Config{0, 0, 0}
+	if tr, err := ev.Evaluate(context.Background(), first, p); err != nil || !tr.OK() {
+		t.Fatalf("Evaluate(first) = %+v, %v", tr, err)
+	}
+	next := []genome.Config{{1, 0, 0}, {2, 1, 0}, {1, 2, 0}}
+	ev.Prefetch(next, p)
+	// The worker compiles them while this one runs.
+	if tr, err := ev.Evaluate(context.Background(), genome.Config{0, 1, 0}, p); err != nil || !tr.OK() {
+		t.Fatalf("Evaluate = %+v, %v", tr, err)
+	}
+	var ahead float64
+	for _, c := range next {
+		tr, err := ev.Evaluate(context.Background(), c, p)
+		if err != nil || !tr.OK() {
+			t.Fatalf("Evaluate(%v) = %+v, %v", c, tr, err)
+		}
+		ahead += tr.PhasesMS["compilation"]
+	}
+	t.Logf("compilation of the 3 prepared configs: %.1f ms in their trials", ahead)
+	tr, _ := ev.Evaluate(context.Background(), genome.Config{3, 0, 0}, p) // 8192: invalid, but built
+	if tr.Status != evaluate.StatusInvalid {
+		t.Errorf("Evaluate(8192) = %s", tr.Status)
+	}
+}

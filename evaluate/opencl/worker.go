@@ -75,7 +75,8 @@ type worker struct {
 	dev    Device
 
 	progs    map[string]*program // by build options
-	order    []string            // build options, oldest first
+	order    []string            // build options, least recently used first
+	ahead    *compiler           // compiles prepared configs; nil when off
 	problems map[string]*problemState
 	checked  map[string]string // problem|config key -> "" (passed) or the mismatch
 }
@@ -125,10 +126,14 @@ func newWorker(k *Kernel) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &worker{
+	w := &worker{
 		k: k, geom: g, params: params, src: src, ctx: ctx, dev: fromCL(d),
 		progs: map[string]*program{}, problems: map[string]*problemState{}, checked: map[string]string{},
-	}, nil
+	}
+	if k.CompileAhead == "on" || (k.CompileAhead != "off" && w.dev.Type != "cpu") {
+		w.ahead = newCompiler(w.build)
+	}
+	return w, nil
 }
 
 // genomeParams turns the kernel's parameters into genome parameters.
@@ -197,6 +202,13 @@ func (w *worker) hello() harness.Hello {
 	return h
 }
 
+// prepareRequest tells the worker the configs that come next; it is not
+// answered.
+type prepareRequest struct {
+	Type    string           `json:"type"`
+	Configs []map[string]any `json:"configs"`
+}
+
 type request struct {
 	Type        string         `json:"type"`
 	ID          int            `json:"id"`
@@ -204,6 +216,8 @@ type request struct {
 	Problem     []int          `json:"problem"`
 	Repetitions int            `json:"repetitions"`
 	Verify      bool           `json:"verify"`
+	// Configs are a prepare request's.
+	Configs []map[string]any `json:"configs"`
 }
 
 func (w *worker) serve(r io.Reader, out io.Writer) error {
@@ -224,6 +238,8 @@ func (w *worker) serve(r io.Reader, out io.Writer) error {
 		switch req.Type {
 		case "shutdown":
 			return nil
+		case "prepare":
+			w.prepare(req.Configs)
 		case "run":
 			if err := enc.Encode(w.run(req)); err != nil {
 				return err
@@ -383,9 +399,17 @@ func (w *worker) referenceConfig() ([]genome.Value, error) {
 func (w *worker) program(cfg []genome.Value) (*program, bool, error) {
 	opts := w.geom.Defines(cfg)
 	if p, ok := w.progs[opts]; ok {
+		w.order = append(slices.DeleteFunc(w.order, func(o string) bool { return o == opts }), opts)
 		return p, false, nil
 	}
-	p, err := w.build(w.src, opts, w.k.Kernel)
+	var p *program
+	var err error
+	if w.ahead != nil {
+		p, err = w.ahead.take(opts) // waits for a compile in progress
+	}
+	if p == nil && err == nil {
+		p, err = w.build(w.src, opts, w.k.Kernel)
+	}
 	if err != nil {
 		return nil, true, err
 	}
@@ -399,6 +423,22 @@ func (w *worker) program(cfg []genome.Value) (*program, bool, error) {
 	w.progs[opts] = p
 	w.order = append(w.order, opts)
 	return p, true, nil
+}
+
+// prepare hands the configs that come next to the compiler ahead.
+func (w *worker) prepare(cfgs []map[string]any) {
+	if w.ahead == nil {
+		return
+	}
+	for _, m := range cfgs {
+		cfg, _, err := w.config(m)
+		if err != nil {
+			continue
+		}
+		if opts := w.geom.Defines(cfg); w.progs[opts] == nil {
+			w.ahead.add(opts, w.src, w.k.Kernel)
+		}
+	}
 }
 
 // build compiles src with opts, through the disk cache when there is one.

@@ -17,7 +17,7 @@ import (
 // openclKeys are the keys of a spec's opencl section.
 var openclKeys = []string{
 	"source", "kernel", "options", "tune_params", "block_size_names", "problem_size",
-	"grid_div_x", "grid_div_y", "grid_div_z", "args", "check", "device",
+	"grid_div_x", "grid_div_y", "grid_div_z", "args", "check", "device", "compile_ahead",
 }
 
 // openclSection is a decoded opencl section with the lines of its fields,
@@ -189,6 +189,11 @@ func (s *Spec) decodeOpenCL(d decoder, n *node, base *t1Base) (*openclSection, e
 	}
 	if v = get("device"); v != nil {
 		if err := decodeDevice(d, sec, v); err != nil {
+			return nil, err
+		}
+	}
+	if v = get("compile_ahead"); v != nil {
+		if k.CompileAhead, err = d.str("opencl.compile_ahead", v); err != nil {
 			return nil, err
 		}
 	}

@@ -254,6 +254,9 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 		var trials []store.Trial
 		var results []evolve.Result
 		var evalErr error
+		if pf, ok := job.Evaluator.(evaluate.Prefetcher); ok && len(cfgs) > 1 {
+			pf.Prefetch(cfgs[1:], job.Problem) // the first is measured at once
+		}
 		for _, c := range cfgs {
 			tr, err := t.measure(ctx, job, c)
 			if err != nil {
