@@ -167,7 +167,9 @@ func paramKind(decl string) string {
 	if strings.Contains(decl, "*") || strings.Contains(decl, "global") || strings.Contains(decl, "__constant") {
 		return "pointer"
 	}
-	for _, f := range strings.FieldsFunc(decl, func(r rune) bool { return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') }) {
+	for _, f := range strings.FieldsFunc(decl, func(r rune) bool {
+		return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) {
 		switch f {
 		case "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float", "double",
 			"half", "bool", "size_t", "unsigned", "signed":
