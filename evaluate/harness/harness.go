@@ -71,7 +71,9 @@ type Hello struct {
 	Pipeline *PipelineDecl `json:"pipeline,omitempty"`
 }
 
-type runRequest struct {
+// RunRequest is quasimd's request for a measurement (or, with Verify, a
+// verify run).
+type RunRequest struct {
 	Type        string         `json:"type"`
 	ID          int            `json:"id"`
 	Config      map[string]any `json:"config"`
@@ -460,7 +462,7 @@ func (h *Harness) run(ctx context.Context, cfg map[string]any, pr evaluate.Probl
 	var status evaluate.Status
 	var note string
 	fault, fnote, err := h.exchange(ctx, func(id int) any {
-		return runRequest{Type: "run", ID: id, Config: cfg, Problem: pr.Dims, Repetitions: reps, Verify: verify, ErrorKind: errKind}
+		return RunRequest{Type: "run", ID: id, Config: cfg, Problem: pr.Dims, Repetitions: reps, Verify: verify, ErrorKind: errKind}
 	}, func(b []byte, id int) bool {
 		var ok bool
 		res, status, note, ok = parseResult(b, id, verify)

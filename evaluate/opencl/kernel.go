@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/quasim/quasim/evaluate/harness"
 	"github.com/quasim/quasim/genome"
 )
 
@@ -58,13 +59,10 @@ type Kernel struct {
 	Problems [][]int `json:"problems,omitempty"`
 }
 
-// Param is a tunable parameter: its values in order (neighbours are
-// close), the first being the default unless Default says otherwise.
-type Param struct {
-	Name    string `json:"name"`
-	Values  []any  `json:"values"`
-	Default any    `json:"default,omitempty"`
-}
+// Param is a tunable parameter as the harness protocol declares one: its
+// values in order (neighbours are close), the first being the default
+// unless Default says otherwise.
+type Param = harness.Param
 
 // Arg is one kernel argument: a buffer (Size set) or a scalar (Value set).
 type Arg struct {

@@ -195,11 +195,8 @@ func readSources(paths []string) (string, error) {
 
 // hello is the worker's first line.
 func (w *worker) hello() harness.Hello {
-	h := harness.Hello{Type: "hello", Protocol: harness.Protocol, Name: w.k.Name, Version: "opencl", Device: w.dev.Class, Constraints: w.k.Constraints}
-	for _, p := range w.k.Params {
-		h.Params = append(h.Params, harness.Param{Name: p.Name, Values: p.Values, Default: p.Default})
-	}
-	return h
+	return harness.Hello{Type: "hello", Protocol: harness.Protocol, Name: w.k.Name, Version: "opencl", Device: w.dev.Class,
+		Params: w.k.Params, Constraints: w.k.Constraints}
 }
 
 // prepareRequest tells the worker the configs that come next; it is not
@@ -209,15 +206,10 @@ type prepareRequest struct {
 	Configs []map[string]any `json:"configs"`
 }
 
+// request is a line from quasimd: a run, a prepare or a shutdown.
 type request struct {
-	Type        string         `json:"type"`
-	ID          int            `json:"id"`
-	Config      map[string]any `json:"config"`
-	Problem     []int          `json:"problem"`
-	Repetitions int            `json:"repetitions"`
-	Verify      bool           `json:"verify"`
-	// Configs are a prepare request's.
-	Configs []map[string]any `json:"configs"`
+	harness.RunRequest
+	Configs []map[string]any `json:"configs"` // a prepare's
 }
 
 func (w *worker) serve(r io.Reader, out io.Writer) error {
