@@ -1,6 +1,7 @@
 package opencl
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -79,4 +80,53 @@ func TestLaunch(t *testing.T) {
 	if d := define(genome.Bool(true)); d != "1" {
 		t.Errorf("define(true) = %q", d)
 	}
+}
+
+// FuzzKernel reads a kernel description as the worker does (JSON), and
+// the kernel's parameters from a source: never a panic; a kernel that
+// compiles gives a launch or an error for each config of first values.
+func FuzzKernel(f *testing.F) {
+	f.Add(`{"sources":["a.cl"],"kernel":"k","params":[{"name":"block_size_x","values":[16,32]}],"problem_dims":["n"],"problem_size":["n"],"grid_div":[["block_size_x","2"],null,null],"args":[{"name":"y","type":"float","size":"n","output":true},{"name":"n","type":"int","value":"n // 2"}]}`,
+		"__kernel void k(__global float *y, int n) {}", 4096)
+	f.Add(`{"sources":["a.cl"],"kernel":"k","params":[{"name":"x","values":[0]}],"block_size_names":["1","x"],"problem_size":["7","x+1"],"grid_div":[[],["x"],null],"args":[{"type":"uchar","size":"3","output":true}]}`,
+		"kernel void k(global uchar *p) {", 1)
+	f.Fuzz(func(t *testing.T, desc, src string, dim int) {
+		KernelParams(src, "k")
+		DefinesKernel(src, "k")
+		var k Kernel
+		if json.Unmarshal([]byte(desc), &k) != nil {
+			return
+		}
+		g, err := k.Compile()
+		if err != nil {
+			return
+		}
+		params, err := genomeParams(k.Params)
+		if err != nil {
+			return
+		}
+		cfg := make([]genome.Value, len(params))
+		for i, p := range params {
+			cfg[i] = p.Values[0]
+		}
+		dims := make([]int, len(k.ProblemDims))
+		for i := range dims {
+			dims[i] = dim
+		}
+		if l, err := g.Launch(cfg, dims); err == nil {
+			for d := range l.Global {
+				if l.Local[d] <= 0 || l.Global[d] != l.Groups[d]*l.Local[d] {
+					t.Fatalf("Launch = %+v", l)
+				}
+			}
+		}
+		g.Defines(cfg)
+		for i, a := range k.Args {
+			if a.Size != "" {
+				g.BufferLen(i, dims)
+			} else {
+				g.ScalarValue(i, cfg, dims)
+			}
+		}
+	})
 }

@@ -45,8 +45,8 @@ func FuzzParse(f *testing.F) {
 		if len(s.Hash) != 16 {
 			t.Fatalf("Hash = %q", s.Hash)
 		}
-		if s.T1 != nil {
-			return
+		if s.T1 != nil || s.OpenCL != nil {
+			return // their canonical forms record a file's content, not a spec
 		}
 		back, err := Parse("/k/canonical.json", s.Canonical())
 		if err != nil {
@@ -54,6 +54,41 @@ func FuzzParse(f *testing.F) {
 		}
 		if back.Hash != s.Hash {
 			t.Fatalf("canonical %s parses to hash %s, want %s", s.Canonical(), back.Hash, s.Hash)
+		}
+	})
+}
+
+// FuzzParseOpenCL parses opencl specs and OpenCL T1 files beside a real
+// kernel source: never a panic, every error a FieldError, and what is
+// accepted compiles.
+func FuzzParseOpenCL(f *testing.F) {
+	dir := f.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "saxpy.cl"), []byte(openclSource), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "k.T1.json"), []byte(saxpyT1(hotspotArgs, `[]`)), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte(openclSpec), false)
+	f.Add([]byte(saxpyT1(saxpyArgs, `[]`)), true)
+	f.Add([]byte(saxpyT1(hotspotArgs, `["-std=c++11"]`)), true)
+	f.Add([]byte("name: x\nevaluator: opencl\nt1: k.T1.json\nopencl:\n  args:\n    - {name: y, type: float, size: \"4096\", output: true}\n"), false)
+	f.Fuzz(func(t *testing.T, data []byte, isJSON bool) {
+		path := filepath.Join(dir, "spec.yaml")
+		if isJSON {
+			path = filepath.Join(dir, "spec.T1.json")
+		}
+		s, err := Parse(path, data)
+		if err != nil {
+			if !IsFieldError(err) {
+				t.Fatalf("error %v is not a FieldError", err)
+			}
+			return
+		}
+		if s.OpenCL != nil {
+			if _, err := s.OpenCL.Compile(); err != nil {
+				t.Fatalf("accepted a kernel that does not compile: %v", err)
+			}
 		}
 	})
 }
