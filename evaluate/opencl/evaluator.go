@@ -47,7 +47,8 @@ type Evaluator struct {
 var ErrNoWorker = errors.New("no OpenCL worker command")
 
 // New checks k and starts its worker, which reads the sources, picks the
-// device, prepares k.Problems and says hello (within 60 s). A kernel that cannot load (no OpenCL, a missing
+// device, prepares k.Problems (each within k.PrepareTimeout) and says
+// hello. A reference that crashes or hangs fails here, saying so. A kernel that cannot load (no OpenCL, a missing
 // source, no such kernel) fails here with the worker's reason.
 func New(k Kernel, opt Options) (*Evaluator, error) {
 	if _, err := k.Compile(); err != nil {
@@ -61,8 +62,14 @@ func New(k Kernel, opt Options) (*Evaluator, error) {
 		return nil, err
 	}
 	cmd := append(append([]string{}, opt.Worker...), "--kernel", string(b))
+	prep := k.PrepareTimeout
+	if prep <= 0 {
+		prep = 60 * time.Second
+	}
+	// The worker prepares each problem within prep before its hello.
+	hello := 30*time.Second + time.Duration(len(k.Problems)+1)*prep
 	h, err := harness.Start(harness.Options{Command: cmd, Timeout: opt.Timeout, Reps: opt.Reps, Stderr: opt.Stderr, Env: opt.Env,
-		HelloTimeout: 60 * time.Second})
+		HelloTimeout: hello})
 	if err != nil {
 		// The command line holds the whole kernel: name the worker instead.
 		msg := strings.ReplaceAll(err.Error(), opt.Worker[0], WorkerMode)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quasim/quasim/evaluate/harness"
 	"github.com/quasim/quasim/genome"
@@ -53,6 +54,10 @@ type Kernel struct {
 	// or "" (auto): on, unless the device is the CPU, where the compiler
 	// and the kernel would share the cores and the timing.
 	CompileAhead string `json:"compile_ahead,omitempty"`
+	// PrepareTimeout bounds preparing each of Problems (the reference
+	// run); a worker that cannot prepare one in time exits saying so.
+	// Zero: 60 s.
+	PrepareTimeout time.Duration `json:"prepare_timeout,omitempty"`
 	// Problems are the problems the worker prepares (buffers and
 	// reference output) before its hello, so that no run request's
 	// timeout pays for them; others are prepared at their first run.

@@ -157,3 +157,26 @@ func TestCompileAhead(t *testing.T) {
 		t.Errorf("Evaluate(8192) = %s", tr.Status)
 	}
 }
+
+// A reference that crashes the worker or never returns fails the start,
+// saying so, within the prepare timeout.
+func TestReferenceFaults(t *testing.T) {
+	needDevice(t)
+	for _, tt := range []struct {
+		fault int
+		want  string
+	}{{4, "signal"}, {3, "did not come within 2s"}} {
+		k := scaleKernel(t)
+		k.Params[2].Values = []any{tt.fault}
+		k.Problems = [][]int{{10000}}
+		k.PrepareTimeout = 2 * time.Second
+		ev, err := New(k, Options{Worker: workerCmd(), Timeout: 5 * time.Second})
+		if err == nil {
+			ev.Close()
+			t.Fatalf("New(FAULT=%d) started", tt.fault)
+		}
+		if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "preparing problem [10000]") {
+			t.Errorf("New(FAULT=%d) = %v, want %q and the problem named", tt.fault, err, tt.want)
+		}
+	}
+}

@@ -58,6 +58,10 @@ func WorkerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %s: %v\n", WorkerMode, k.Name, err)
 		return 1
 	}
+	if err := w.prepareProblems(stderr); err != nil {
+		fmt.Fprintf(stderr, "%s: %s: %v\n", WorkerMode, k.Name, err)
+		return 1
+	}
 	if err := w.serve(stdin, stdout); err != nil {
 		fmt.Fprintf(stderr, "%s: %s: %v\n", WorkerMode, k.Name, err)
 		return 1
@@ -212,10 +216,32 @@ type request struct {
 	Configs []map[string]any `json:"configs"` // a prepare's
 }
 
-func (w *worker) serve(r io.Reader, out io.Writer) error {
-	for _, dims := range w.k.Problems {
-		w.problem(dims) // an error is kept and answered to the runs
+// prepareProblems prepares the kernel's problems before the hello, each
+// within the prepare timeout: a reference that crashes the worker, or
+// never returns, is said on stderr (which quasimd quotes) and the worker
+// exits. Other errors are kept and answered to the runs.
+func (w *worker) prepareProblems(stderr io.Writer) error {
+	limit := w.k.PrepareTimeout
+	if limit <= 0 {
+		limit = 60 * time.Second
 	}
+	for _, dims := range w.k.Problems {
+		fmt.Fprintf(stderr, "%s: %s: preparing problem %v (buffers and the reference output)\n", WorkerMode, w.k.Name, dims)
+		done := make(chan struct{})
+		go func() {
+			w.problem(dims)
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(limit):
+			return fmt.Errorf("the reference output of problem %v did not come within %s", dims, limit)
+		}
+	}
+	return nil
+}
+
+func (w *worker) serve(r io.Reader, out io.Writer) error {
 	enc := json.NewEncoder(out)
 	if err := enc.Encode(w.hello()); err != nil {
 		return err

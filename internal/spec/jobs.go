@@ -510,6 +510,7 @@ func (s *Spec) openclEvaluator() (*opencl.Evaluator, error) {
 	}
 	k := *s.OpenCL
 	k.CacheDir = run.CacheDir
+	k.PrepareTimeout = s.Timeout
 	for _, p := range s.Problems {
 		k.Problems = append(k.Problems, p.Dims)
 	}
