@@ -48,7 +48,7 @@ fuzz-smoke:
 	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParsePipeline$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParseOpenCL$$' -fuzztime 20000x
-	$(GO) test ./evaluate/opencl -run '^$$' -fuzz '^FuzzKernel$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./evaluate/opencl -run '^$$' -fuzz '^FuzzKernel$$' -fuzztime 20000x
 	$(GO) test ./internal/store -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/store -run '^$$' -fuzz '^FuzzOpenDamaged$$' -fuzztime 20000x -fuzzminimizetime 200x
 	$(GO) test ./cmd/quasimctl/cli -run '^$$' -fuzz '^FuzzParseTraceLine$$' -fuzztime $(FUZZTIME)
