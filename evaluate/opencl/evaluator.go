@@ -40,7 +40,6 @@ type Options struct {
 // It implements evaluate.Evaluator and evaluate.Verifier.
 type Evaluator struct {
 	*harness.Harness
-	kernel Kernel
 }
 
 // ErrNoWorker is returned by New without a worker command.
@@ -75,7 +74,7 @@ func New(k Kernel, opt Options) (*Evaluator, error) {
 		msg := strings.ReplaceAll(err.Error(), opt.Worker[0], WorkerMode)
 		return nil, fmt.Errorf("opencl %s: %s", k.Name, msg)
 	}
-	return &Evaluator{Harness: h, kernel: k}, nil
+	return &Evaluator{Harness: h}, nil
 }
 
 // Prefetch implements evaluate.Prefetcher: it tells the worker which
@@ -93,9 +92,6 @@ func (e *Evaluator) Prefetch(cs []genome.Config, p evaluate.Problem) {
 	}
 	go e.Notify(msg) // never waits for a run in flight
 }
-
-// Kernel returns the kernel the evaluator measures.
-func (e *Evaluator) Kernel() Kernel { return e.kernel }
 
 // Discover runs worker --list, with env added to its environment, and
 // returns what it found; a worker that cannot run is an error, no OpenCL

@@ -180,3 +180,26 @@ func TestReferenceFaults(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceKernel checks configs against another kernel's output.
+func TestReferenceKernel(t *testing.T) {
+	needDevice(t)
+	k := scaleKernel(t)
+	ref, _ := filepath.Abs("testdata/scale_ref.cl")
+	k.Check.ReferenceSources, k.Check.ReferenceKernel = []string{ref}, "scale_ref"
+	ev, err := New(k, Options{Worker: workerCmd(), Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	p := evaluate.Problem{Dims: []int{10000}, Names: []string{"n"}}
+	for _, tt := range []struct {
+		cfg  genome.Config
+		want evaluate.Status
+	}{{genome.Config{1, 2, 0}, evaluate.StatusOK}, {genome.Config{1, 2, 1}, evaluate.StatusWrongResult}} {
+		tr, err := ev.Evaluate(context.Background(), tt.cfg, p)
+		if err != nil || tr.Status != tt.want {
+			t.Errorf("Evaluate(%v) = %s %q, %v; want %s", tt.cfg, tr.Status, tr.Error, err, tt.want)
+		}
+	}
+}

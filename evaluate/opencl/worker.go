@@ -602,9 +602,7 @@ func (w *worker) reference(ps *problemState) error {
 		if err != nil {
 			return err
 		}
-		for d := range l.Global {
-			global = append(global, l.Global[d]) // the problem, rounded up to whole work-groups
-		}
+		global = l.Global // the problem, rounded up to whole work-groups
 	} else {
 		p, _, err := w.program(cfg)
 		if err != nil {

@@ -20,20 +20,17 @@ import (
 // t1Spec is what a FAIR T1 file's KernelSpecification says, as read by
 // t1Kernel.
 type t1Spec struct {
-	Language        string            `json:"Language"`
-	CompilerOptions []string          `json:"CompilerOptions"`
-	KernelName      string            `json:"KernelName"`
-	KernelFile      string            `json:"KernelFile"`
-	GlobalSizeType  string            `json:"GlobalSizeType"`
-	LocalSize       map[string]any    `json:"LocalSize"`
-	GlobalSize      map[string]any    `json:"GlobalSize"`
-	GridDivX        []any             `json:"GridDivX"`
-	GridDivY        []any             `json:"GridDivY"`
-	GridDivZ        []any             `json:"GridDivZ"`
-	Arguments       []t1Arg           `json:"Arguments"`
-	Device          map[string]any    `json:"Device"`
-	Misc            map[string]any    `json:"Misc"`
-	Extra           map[string]string `json:"-"`
+	Language        string         `json:"Language"`
+	CompilerOptions []string       `json:"CompilerOptions"`
+	KernelName      string         `json:"KernelName"`
+	KernelFile      string         `json:"KernelFile"`
+	GlobalSizeType  string         `json:"GlobalSizeType"`
+	LocalSize       map[string]any `json:"LocalSize"`
+	GlobalSize      map[string]any `json:"GlobalSize"`
+	GridDivX        []any          `json:"GridDivX"`
+	GridDivY        []any          `json:"GridDivY"`
+	GridDivZ        []any          `json:"GridDivZ"`
+	Arguments       []t1Arg        `json:"Arguments"`
 }
 
 type t1Arg struct {
@@ -291,7 +288,7 @@ func exprText(v any) string {
 	return fmt.Sprint(v)
 }
 
-// t1Problems joins the problems of b not replaced by the keys given.
+// problemsLeft are the problems of b that no key given replaces.
 func (b *t1Base) problemsLeft(given map[string]bool) []error {
 	var out []error
 	for _, p := range b.problems {
