@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -700,19 +699,4 @@ func (s *server) postReload(*http.Request) (any, error) {
 }
 
 // parseProblem reads "1024,1024,1024" (x also separates).
-func parseProblem(s string) ([]int, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, errors.New("empty")
-	}
-	parts := strings.Split(strings.ReplaceAll(s, "x", ","), ",")
-	out := make([]int, len(parts))
-	for i, p := range parts {
-		n, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("dimension %d (%q) is not a positive integer", i, p)
-		}
-		out[i] = n
-	}
-	return out, nil
-}
+func parseProblem(s string) ([]int, error) { return evaluate.ParseDims(s) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,6 +53,25 @@ func (p Problem) String() string {
 		parts[i] = fmt.Sprint(d)
 	}
 	return strings.Join(parts, ",")
+}
+
+// ParseDims reads a problem as written on the wire or a command line:
+// "1024,1024,1024" (x also separates), each dim a positive integer.
+func ParseDims(s string) ([]int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, errors.New("empty")
+	}
+	parts := strings.Split(strings.ReplaceAll(s, "x", ","), ",")
+	out := make([]int, len(parts))
+	for i, p := range parts {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("dimension %d (%q) is not a positive integer", i, p)
+		}
+		out[i] = n
+	}
+	return out, nil
 }
 
 // Vars are the problem's named dims as constraint variables; none when
@@ -122,6 +142,16 @@ type Evaluator interface {
 // prepare is measured as any other.
 type Prefetcher interface {
 	Prefetch(cs []genome.Config, p Problem)
+}
+
+// Racer is implemented by evaluators that measure a config in batches of
+// runs (Reps) and can stop early on one that is clearly slower than the
+// best of its problem so far (Reps.Outpaced): more runs would make its time
+// more precise, not make it the best. Its time is still the median of the
+// runs it made. The tuner calls Race after each trial of a time objective;
+// bestMS 0 turns racing off for p.
+type Racer interface {
+	Race(p Problem, bestMS float64)
 }
 
 // Replayer is implemented by evaluators that replay recorded measurements:

@@ -84,3 +84,18 @@ func (r Reps) left(times []float64) float64 {
 	}
 	return left
 }
+
+// RaceSlack is how much slower than the best so far a config must be, at the
+// low end of its median's confidence interval, to stop being measured.
+const RaceSlack = 1.25
+
+// Outpaced reports whether times (ms) already show the config slower than
+// RaceSlack × bestMS: Min runs made, and the 95% interval of their median
+// wholly above that. Never with bestMS <= 0.
+func (r Reps) Outpaced(times []float64, bestMS float64) bool {
+	if !(bestMS > 0) || len(times) < max(r.Min, 3) {
+		return false
+	}
+	m, half := MedianCI(times)
+	return m-half > RaceSlack*bestMS
+}

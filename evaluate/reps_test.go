@@ -79,3 +79,24 @@ func TestRepsNext(t *testing.T) {
 		}
 	}
 }
+
+func TestRepsOutpaced(t *testing.T) {
+	r := Reps{}.WithDefaults()
+	tight := []float64{10, 10.1, 10.2}
+	for _, tt := range []struct {
+		times []float64
+		best  float64
+		want  bool
+	}{
+		{tight, 1, true},
+		{tight, 0, false},                     // racing off
+		{tight[:2], 1, false},                 // fewer than Min runs
+		{tight, 8.5, false},                   // within RaceSlack of the best
+		{[]float64{1, 10, 30}, 1, false},      // too noisy to tell
+		{[]float64{0.5, 0.6, 0.55}, 1, false}, // faster than the best
+	} {
+		if got := r.Outpaced(tt.times, tt.best); got != tt.want {
+			t.Errorf("Outpaced(%v, %v) = %v, want %v", tt.times, tt.best, got, tt.want)
+		}
+	}
+}

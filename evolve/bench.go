@@ -25,9 +25,12 @@ type BenchSpace struct {
 	Name    string
 	Space   *genome.Space
 	Measure func(genome.Config) (Measurement, error)
-	Optimum float64 // smallest valid time in the recording
-	Size    int     // number of recorded configs, valid or failed
-	Valid   []float64
+	// Prefetch, when set, is told the rest of each batch before its first
+	// config is measured, as the tuner tells a Prefetcher.
+	Prefetch func([]genome.Config)
+	Optimum  float64 // smallest valid time in the recording
+	Size     int     // number of recorded configs, valid or failed
+	Valid    []float64
 }
 
 // Factory makes a fresh strategy for a space and seed.
@@ -101,6 +104,9 @@ func Run(ctx context.Context, bs BenchSpace, f Factory, seed uint64, opt RunOpti
 		}
 		if len(cfgs) == 0 {
 			break // space exhausted
+		}
+		if bs.Prefetch != nil && len(cfgs) > 1 {
+			bs.Prefetch(cfgs[1:])
 		}
 		results := make([]Result, len(cfgs))
 		for i, c := range cfgs {

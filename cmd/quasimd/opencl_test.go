@@ -430,3 +430,62 @@ func TestOpenCLXgemm(t *testing.T) {
 	}
 	d.stop()
 }
+
+// TestBenchLiveCache brute-forces a small space with quasimctl bench live
+// and reads the cache file back the way Kernel Tuner does: "cache" must
+// be the last key (Kernel Tuner appends by cutting the closing "}\n}"),
+// and quasimctl bench replays it.
+func TestBenchLiveCache(t *testing.T) {
+	needOpenCL(t)
+	_, qc := binaries(t)
+	dir := openclDir(t)
+	small := strings.Replace(scaleSpec, "block_size_x: [32, 64, 128, 256]\n    work_per_item: [1, 2, 4]", "block_size_x: [32, 64]\n    work_per_item: [1, 2]", 1)
+	if small == scaleSpec {
+		t.Fatal("scaleSpec's tune_params changed: update this test")
+	}
+	specPath := filepath.Join(dir, "kernels.d", "small.yaml")
+	if err := os.WriteFile(specPath, []byte(small), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(dir, "small.cache.json")
+	out, err := exec.Command(qc, "bench", "live", specPath, "--brute-force", "--cache", cache, "--quiet").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "4 configs (4 ok)") {
+		t.Fatalf("bench live --brute-force: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	var keys []string
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("%s: %v %v", cache, tok, err)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(keys) == 0 || keys[len(keys)-1] != "cache" || !slices.Contains(keys, "tune_params_keys") {
+		t.Fatalf("%s: top-level keys %v, want Kernel Tuner's header with \"cache\" last", cache, keys)
+	}
+	if s := strings.TrimSpace(string(b)); !strings.HasSuffix(s, "}}}") {
+		t.Errorf("%s ends %q, want }}} as Kernel Tuner's closed files", cache, s[len(s)-10:])
+	}
+	var head struct {
+		KernelName string `json:"kernel_name"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil || head.KernelName != "scale" {
+		t.Errorf("kernel_name %q (%v), want the OpenCL kernel's name scale", head.KernelName, err)
+	}
+	out, err = exec.Command(qc, "bench", "--space", cache, "--strategy", "random", "--budget", "4", "--seeds", "2").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "random") {
+		t.Fatalf("bench --space %s: %v\n%s", cache, err, out)
+	}
+}

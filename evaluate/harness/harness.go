@@ -113,6 +113,7 @@ type Harness struct {
 	nextID int
 	refs   map[string]float64 // problem -> checksum of the default config
 	closed bool
+	best   map[string]float64 // problem -> best time so far, to race against (Race)
 }
 
 // proc is one running harness process.
@@ -404,7 +405,8 @@ func (h *Harness) Evaluate(ctx context.Context, c genome.Config, p evaluate.Prob
 	var times []float64
 	var joules, metered float64 // energy of the runs that reported it
 	warm := r.Warmup
-	for k := r.Next(nil); k > 0; k = r.Next(times) {
+	best := h.raceBest(p)
+	for k := r.Next(nil); k > 0 && !r.Outpaced(times, best); k = r.Next(times) {
 		// A batch fits well within the timeout of one request.
 		if m := evaluate.Median(times); m > 0 {
 			k = min(k, max(1, int(0.5*float64(h.opt.Timeout)/float64(time.Millisecond)/m)))
@@ -438,6 +440,22 @@ func (h *Harness) Evaluate(ctx context.Context, c genome.Config, p evaluate.Prob
 		tr.PowerW = tr.EnergyMJ / tr.Time
 	}
 	return tr, nil
+}
+
+// Race implements evaluate.Racer.
+func (h *Harness) Race(p evaluate.Problem, bestMS float64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.best == nil {
+		h.best = map[string]float64{}
+	}
+	h.best[p.String()] = bestMS
+}
+
+func (h *Harness) raceBest(p evaluate.Problem) float64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.best[p.String()]
 }
 
 // addPhases adds a result's phases to the trial's, keeping only finite

@@ -188,6 +188,22 @@ func TestRepetitions(t *testing.T) {
 	if err != nil || !tr.OK() || len(tr.Times) != 12 || h.nextID-before != 3 {
 		t.Errorf("noisy: %d times in %d requests (%v), want 12 in 3", len(tr.Times), h.nextID-before, err)
 	}
+	// Raced against a best of 1 ms, runs of 10-12 ms stop after the first
+	// batch; against 10 ms, or another problem's best, they go on.
+	c, _ = config(t, h, "noisy", 3)
+	for _, race := range []struct {
+		p      evaluate.Problem
+		bestMS float64
+		times  int
+	}{{p, 1, 3}, {p, 10, 12}, {evaluate.Problem{Dims: []int{32}}, 1, 12}} {
+		h.Race(race.p, race.bestMS)
+		before = h.nextID
+		tr, err = h.Evaluate(ctx, c, p)
+		if err != nil || !tr.OK() || len(tr.Times) != race.times {
+			t.Errorf("noisy n=3 raced against %v ms on %v: %d times in %d requests (%v), want %d", race.bestMS, race.p, len(tr.Times), h.nextID-before, err, race.times)
+		}
+		h.Race(race.p, 0)
+	}
 	// Runs of 100-500 ms (as reported) against the 500 ms request timeout:
 	// one run a request after the first, until 2 s of runs (MaxTime).
 	c, _ = config(t, h, "noisy", 4)

@@ -191,6 +191,9 @@ func TestCacheAndT4Agree(t *testing.T) {
 }
 
 func TestLoadAllShared(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping under -short: parses every shared space, a minute and a half under the race detector; the full run does")
+	}
 	t.Parallel()
 	dir := sharedSpaces(t)
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json.gz"))

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -137,17 +136,4 @@ func BuiltinPerturbations() []Perturbation {
 		{Name: "sgemm-slow", Stage: "sgemm", Config: "16,16,128,8,1,False,jik,fp32"},
 		{Name: "conv_small-slow", Stage: "conv_small", Config: "16,32,1,True,1,fp32"},
 	}
-}
-
-// parseDims reads "512,512,7".
-func parseDims(problem string) ([]int, error) {
-	var dims []int
-	for _, f := range strings.Split(problem, ",") {
-		var d int
-		if _, err := fmt.Sscan(strings.TrimSpace(f), &d); err != nil || d <= 0 {
-			return nil, fmt.Errorf("problem %q: %q is not a positive integer", problem, f)
-		}
-		dims = append(dims, d)
-	}
-	return dims, nil
 }

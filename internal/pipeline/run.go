@@ -60,9 +60,9 @@ func New(cfg Config) (*Runner, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		dims, err := parseDims(s.Problem)
+		dims, err := evaluate.ParseDims(s.Problem)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
+			return nil, fmt.Errorf("%s: problem %q: %w", where, s.Problem, err)
 		}
 		p := evaluate.Problem{Dims: dims}
 		sp, err := k.Space(p)

@@ -275,6 +275,9 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 			results = append(results, evolve.Result{Config: c, OK: tr.OK(), Value: v})
 			if tr.OK() && (cy.BestKey == "" || v < best) {
 				cy.BestKey, cy.BestMS, best = tr.Key, tr.Time, v
+				if racer, ok := job.Evaluator.(evaluate.Racer); ok && !job.Objective.NeedsEnergy() && job.Objective.Kind != "weighted" {
+					racer.Race(job.Problem, cy.BestMS)
+				}
 			}
 			log.Debug().Str("config", tr.Key).Str("status", string(tr.Status)).Float64("time_ms", tr.Time).Msg("measured")
 		}

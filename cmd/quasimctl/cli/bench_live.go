@@ -23,6 +23,7 @@ import (
 type benchLiveOptions struct {
 	strategies []string
 	budget     int
+	batch      int
 	seeds      int
 	firstSeed  uint64
 	problem    string
@@ -31,6 +32,7 @@ type benchLiveOptions struct {
 	optimum    string
 	json       string
 	poclCache  bool
+	noRace     bool
 	quiet      bool
 }
 
@@ -52,6 +54,10 @@ replays. --optimum names such a file: each run is then scored by the
 brute force's time of the best config it found (optimum / that time), so
 noise in the run's own measurement does not count for or against it.
 
+As in quasimd, a config whose first runs already put it well above the
+best time so far (evaluate.Reps.Outpaced) is not measured further;
+--no-race measures every config to the full repetition rule.
+
 pocl keeps its own cache of compiled kernels; it is off (POCL_KERNEL_CACHE=0)
 unless --pocl-cache, so that compile times are paid as on a first run.`,
 		Args: exactArgs(1, "SPEC"),
@@ -62,6 +68,7 @@ unless --pocl-cache, so that compile times are paid as on a first run.`,
 	fs := cmd.Flags()
 	fs.StringSliceVar(&o.strategies, "strategy", []string{"portfolio"}, "strategies to run, comma separated ("+strings.Join(strategies.Names(), ", ")+")")
 	fs.IntVar(&o.budget, "budget", 50, "unique evaluations per run")
+	fs.IntVar(&o.batch, "batch", 1, "configs the strategy proposes at once (quasimd asks 4); with compile_ahead the worker builds the rest of a batch ahead")
 	fs.IntVar(&o.seeds, "seeds", 1, "runs per strategy, seeds --seed, --seed+1, ...")
 	fs.Uint64Var(&o.firstSeed, "seed", 1, "first seed")
 	fs.StringVar(&o.problem, "problem", "", "problem to tune (default: the spec's first)")
@@ -70,6 +77,7 @@ unless --pocl-cache, so that compile times are paid as on a first run.`,
 	fs.StringVar(&o.optimum, "optimum", "", "a brute-force cache file of the same kernel, problem and device to score runs by")
 	fs.StringVar(&o.json, "json", "", "write every run (trace included) as JSON to this file")
 	fs.BoolVar(&o.poclCache, "pocl-cache", false, "let pocl reuse kernels it compiled in earlier runs")
+	fs.BoolVar(&o.noRace, "no-race", false, "measure every config fully, even one clearly slower than the best so far (as quasimd races, so does bench live by default)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	return cmd
 }
@@ -111,7 +119,7 @@ func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw 
 	}
 	sp.OpenCLRun = &spec.OpenCLRun{Worker: []string{exe, opencl.WorkerMode}, Env: env}
 	if o.problem != "" {
-		dims, err := parseDims(o.problem)
+		dims, err := evaluate.ParseDims(o.problem)
 		if err != nil {
 			return usagef("--problem %q: %v", o.problem, err)
 		}
@@ -141,7 +149,7 @@ func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw 
 		}
 		for i := range o.seeds {
 			seed := o.firstSeed + uint64(i)
-			r, err := liveOnce(ctx, sp, f, name, seed, o.budget, progress)
+			r, err := liveOnce(ctx, sp, f, name, seed, o, progress)
 			if err != nil {
 				return err
 			}
@@ -163,21 +171,9 @@ func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw 
 	return nil
 }
 
-func parseDims(s string) ([]int, error) {
-	var dims []int
-	for _, p := range strings.Split(s, ",") {
-		var d int
-		if _, err := fmt.Sscanf(strings.TrimSpace(p), "%d", &d); err != nil || d <= 0 {
-			return nil, fmt.Errorf("%q is not a positive integer", p)
-		}
-		dims = append(dims, d)
-	}
-	return dims, nil
-}
-
 // liveOnce is one run: a fresh worker, the strategy asking one config at
 // a time until the budget is spent or the space exhausted.
-func liveOnce(ctx context.Context, sp *spec.Spec, f evolve.Factory, name string, seed uint64, budget int, progress func(string, ...any)) (liveRun, error) {
+func liveOnce(ctx context.Context, sp *spec.Spec, f evolve.Factory, name string, seed uint64, o benchLiveOptions, progress func(string, ...any)) (liveRun, error) {
 	start := time.Now()
 	jobs, err := sp.Jobs()
 	if err != nil {
@@ -195,10 +191,16 @@ func liveOnce(ctx context.Context, sp *spec.Spec, f evolve.Factory, name string,
 		r.CompileS += tr.PhasesMS["compilation"] / 1000
 		if tr.OK() && (r.BestKey == "" || tr.Time < r.BestMS) {
 			r.BestKey, r.BestMS = tr.Key, tr.Time
+			if racer, ok := job.Evaluator.(evaluate.Racer); ok && !o.noRace {
+				racer.Race(job.Problem, r.BestMS)
+			}
 		}
 		return evolve.Measurement{Key: tr.Key, Status: string(tr.Status), Time: tr.Time, OK: tr.OK()}, nil
 	}}
-	if _, err := evolve.Run(ctx, bs, f, seed, evolve.RunOptions{Budget: budget}); err != nil {
+	if pf, ok := job.Evaluator.(evaluate.Prefetcher); ok {
+		bs.Prefetch = func(cs []genome.Config) { pf.Prefetch(cs, job.Problem) }
+	}
+	if _, err := evolve.Run(ctx, bs, f, seed, evolve.RunOptions{Budget: o.budget, Batch: o.batch}); err != nil {
 		return r, err
 	}
 	r.Evals = len(r.Trace)
@@ -338,10 +340,10 @@ func bruteForce(ctx context.Context, sp *spec.Spec, o benchLiveOptions, w io.Wri
 			tp[p.Name] = append(tp[p.Name], v.Native())
 		}
 	}
-	out := map[string]any{
-		"device_name": job.Evaluator.Device(), "kernel_name": sp.Name, "problem_size": job.Problem.Dims,
-		"tune_params_keys": keys, "tune_params": tp, "objective": "time", "cache": cache,
-		"quasim_wall_s": time.Since(start).Seconds(),
+	out := ktCache{
+		DeviceName: job.Evaluator.Device(), KernelName: sp.OpenCL.Kernel, ProblemSize: job.Problem.Dims,
+		TuneParamsKeys: keys, TuneParams: tp, Objective: "time",
+		QuasimSpec: sp.Name, QuasimWallS: time.Since(start).Seconds(), Cache: cache,
 	}
 	var summary []string
 	for _, st := range evaluate.Statuses {
@@ -359,4 +361,20 @@ func bruteForce(ctx context.Context, sp *spec.Spec, o benchLiveOptions, w io.Wri
 		return err
 	}
 	return os.WriteFile(o.cache, append(b, '\n'), 0o644)
+}
+
+// ktCache is a Kernel Tuner cache file. Its fields are in Kernel Tuner's
+// order, with "cache" last: Kernel Tuner reopens a file for appending by
+// cutting its closing "}\n}", so a file whose entries come earlier cannot
+// be read back by it (simulation_mode or a resumed run).
+type ktCache struct {
+	DeviceName     string                    `json:"device_name"`
+	KernelName     string                    `json:"kernel_name"`
+	ProblemSize    []int                     `json:"problem_size"`
+	TuneParamsKeys []string                  `json:"tune_params_keys"`
+	TuneParams     map[string][]any          `json:"tune_params"`
+	Objective      string                    `json:"objective"`
+	QuasimSpec     string                    `json:"quasim_spec"`
+	QuasimWallS    float64                   `json:"quasim_wall_s"`
+	Cache          map[string]map[string]any `json:"cache"`
 }
