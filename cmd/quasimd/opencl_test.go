@@ -489,3 +489,31 @@ func TestBenchLiveCache(t *testing.T) {
 		t.Fatalf("bench --space %s: %v\n%s", cache, err, out)
 	}
 }
+
+// TestSgemmPeers builds and runs examples/opencl-xgemm/sgemm_peers.c
+// where CLBlast's and OpenBLAS's headers are installed (Debian's
+// libclblast-dev and libopenblas-dev; CI does not install them).
+func TestSgemmPeers(t *testing.T) {
+	needOpenCL(t)
+	for _, h := range []string{"/usr/include/clblast_c.h", "/usr/include/x86_64-linux-gnu/cblas.h"} {
+		if _, err := os.Stat(h); err != nil {
+			t.Skipf("%s not installed (libclblast-dev, libopenblas-dev): sgemm_peers is not built here", h)
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "sgemm_peers")
+	if out, err := exec.Command("cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-o", bin,
+		"../../examples/opencl-xgemm/sgemm_peers.c", "-lclblast", "-lopenblas", "-lOpenCL", "-lm").CombinedOutput(); err != nil {
+		t.Fatalf("cc sgemm_peers.c: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "-n", "64", "-r", "2").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "openblas") || !strings.Contains(string(out), "max rel. difference from OpenBLAS") {
+		t.Fatalf("sgemm_peers: %v\n%s", err, out)
+	}
+	_, rest, _ := strings.Cut(string(out), "max rel. difference from OpenBLAS ")
+	if diff, err := strconv.ParseFloat(strings.Fields(rest)[0], 64); err != nil || diff > 1e-4 {
+		t.Errorf("CLBlast's sgemm differs from OpenBLAS's by %v (%v):\n%s", diff, err, out)
+	}
+	if out, err := exec.Command(bin, "-k", "x.cl").CombinedOutput(); err == nil || !strings.Contains(string(out), "go together") {
+		t.Errorf("sgemm_peers -k without -D: %v\n%s", err, out)
+	}
+}

@@ -16,7 +16,9 @@
  *
  * Each is run once to warm up, then -r times; the median is reported in
  * ms and GFLOP/s (2n^3 flops). CLBlast's result is checked against
- * OpenBLAS's.
+ * OpenBLAS's. OpenBLAS goes last at each size, and a second's pause
+ * after it: its threads spin a while after a call, which would slow
+ * whatever ran next on the same cores.
  *
  * Build (Debian: libclblast-dev libopenblas-dev ocl-icd-opencl-dev):
  *   cc -O2 -std=c99 -o sgemm_peers sgemm_peers.c -lclblast -lopenblas -lOpenCL -lm
@@ -33,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_ms(void) {
 	struct timespec ts;
@@ -161,14 +164,6 @@ int main(int argc, char **argv) {
 		}
 		double gf = 2.0 * n * n * n / 1e6; /* GFLOP/s = gf / ms */
 
-		for (int r = -1; r < reps; r++) {
-			double t0 = now_ms();
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, ref, n);
-			if (r >= 0)
-				t[r] = now_ms() - t0;
-		}
-		double ms = median(t, reps);
-		printf("%6d  %-9s %10.4f %9.1f  cblas_sgemm\n", n, "openblas", ms, gf / ms);
 
 		cl_mem da = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, a, &err);
 		cl_mem db = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, b, &err);
@@ -186,11 +181,7 @@ int main(int argc, char **argv) {
 				t[r] = now_ms() - t0;
 		}
 		clEnqueueReadBuffer(q, dc, CL_TRUE, 0, bytes, c, 0, NULL, NULL);
-		double maxrel = 0;
-		for (size_t i = 0; i < nn; i++)
-			maxrel = fmax(maxrel, fabs(c[i] - ref[i]) / fmax(fabs(ref[i]), 1e-6));
-		ms = median(t, reps);
-		printf("%6d  %-9s %10.4f %9.1f  CLBlastSgemm, wall time to clFinish; max rel. difference from OpenBLAS %.1e\n", n, "clblast", ms, gf / ms, maxrel);
+		double clblast_ms = median(t, reps);
 
 		if (xk) {
 			if (n % mwg || n % nwg) {
@@ -218,13 +209,28 @@ int main(int argc, char **argv) {
 					if (r >= 0)
 						t[r] = (t1 - t0) / 1e6;
 				}
-				ms = median(t, reps);
+				double ms = median(t, reps);
 				printf("%6d  %-9s %10.4f %9.1f  the Xgemm kernel alone with %s (profiling events)\n", n, "xgemm", ms, gf / ms, defs);
 			}
 		}
 		clReleaseMemObject(da);
 		clReleaseMemObject(db);
 		clReleaseMemObject(dc);
+
+		/* OpenBLAS last: its threads spin for a while after a call, which
+		 * would slow the OpenCL runs that came after it. */
+		for (int r = -1; r < reps; r++) {
+			double t0 = now_ms();
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, ref, n);
+			if (r >= 0)
+				t[r] = now_ms() - t0;
+		}
+		double blas_ms = median(t, reps), maxrel = 0;
+		for (size_t i = 0; i < nn; i++)
+			maxrel = fmax(maxrel, fabs(c[i] - ref[i]) / fmax(fabs(ref[i]), 1e-6));
+		printf("%6d  %-9s %10.4f %9.1f  cblas_sgemm\n", n, "openblas", blas_ms, gf / blas_ms);
+		printf("%6d  %-9s %10.4f %9.1f  CLBlastSgemm, wall time to clFinish; max rel. difference from OpenBLAS %.1e\n", n, "clblast", clblast_ms, gf / clblast_ms, maxrel);
+		sleep(1);
 		free(a), free(b), free(c), free(ref);
 	}
 	free(t);

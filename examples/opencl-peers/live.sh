@@ -1,0 +1,28 @@
+#!/bin/bash
+# Side by side on this machine's OpenCL device: quasim (quasimctl bench live)
+# and Kernel Tuner (run_kt.py) on the same kernel, problem and budget,
+# interleaved seed by seed, one process at a time. Compile caches are off
+# for both (POCL_KERNEL_CACHE=0; PYOPENCL_NO_CACHE=1), so every compilation
+# is paid as on a first run. Run it on an otherwise idle machine.
+#
+#   live.sh KERNEL BRUTE_FORCE_CACHE OUT_DIR [KT_STRATEGY...]
+#     KERNEL: matmul or convolution (examples/opencl/KERNEL.yaml and KERNEL_cl_256.json here)
+#   env: PEERS (setup.sh's prefix, default /work/peers), QUASIMCTL (default quasimctl),
+#        BUDGET (default 50), SEEDS (default "1 2 3 4 5")
+set -euo pipefail
+k=$1 cache=$2 out=$3; shift 3
+strategies=${*:-bayes_opt genetic_algorithm simulated_annealing random_sample}
+here=$(cd "$(dirname "$0")" && pwd)
+PEERS=${PEERS:-/work/peers} QUASIMCTL=${QUASIMCTL:-quasimctl} B=${BUDGET:-50}
+mkdir -p "$out"
+ulimit -s 262144 # pocl keeps work-items' private data on its threads' stacks
+for s in ${SEEDS:-1 2 3 4 5}; do
+	echo "$(date +%T) $k quasim seed $s" >&2
+	"$QUASIMCTL" bench live "$here/../opencl/$k.yaml" --strategy portfolio --budget "$B" --seed "$s" \
+		--optimum "$cache" --json "$out/$k.quasim.b$B.s$s.json" --quiet >/dev/null
+	for st in $strategies; do
+		echo "$(date +%T) $k $st seed $s" >&2
+		PEERS=$PEERS "$PEERS/venv/bin/python" "$here/run_kt.py" "$here/${k}_cl_256.json" --strategy "$st" \
+			--max-fevals "$B" --budget unique --seed "$s" --out "$out/$k.$st.b$B.s$s.json" --compile-cache off --quiet 2>/dev/null
+	done
+done
