@@ -19,6 +19,12 @@ import (
 	"github.com/quasim/quasim/genome"
 )
 
+// compiled keeps the machine code of modules compiled in this process, so
+// a module loaded again (a reload, a second evaluator of the same file) is
+// not compiled again. wazero keys it by the module's bytes and the
+// runtime's configuration.
+var compiled = wazero.NewCompilationCache()
+
 // Options configures an Evaluator. Zero values take the defaults.
 type Options struct {
 	// MemoryLimitMiB bounds each instance's linear memory (default 256).
@@ -90,7 +96,8 @@ func Load(ctx context.Context, path string, opt Options) (*Evaluator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wasm module: %w", err)
 	}
-	cfg := wazero.NewRuntimeConfig().WithMemoryLimitPages(uint32(opt.MemoryLimitMiB) * 16) // 64 KiB pages
+	pages := uint32(opt.MemoryLimitMiB) * 16 // 64 KiB pages
+	cfg := wazero.NewRuntimeConfig().WithMemoryLimitPages(pages).WithCompilationCache(compiled)
 	e := &Evaluator{path: path, opt: opt, proven: map[string]bool{}, refs: map[string]float64{}}
 	if err := e.fast.compile(ctx, cfg, code); err != nil {
 		e.fast.close()
