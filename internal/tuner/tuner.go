@@ -275,7 +275,7 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 			results = append(results, evolve.Result{Config: c, OK: tr.OK(), Value: v})
 			if tr.OK() && (cy.BestKey == "" || v < best) {
 				cy.BestKey, cy.BestMS, best = tr.Key, tr.Time, v
-				if racer, ok := job.Evaluator.(evaluate.Racer); ok && !job.Objective.NeedsEnergy() && job.Objective.Kind != "weighted" {
+				if racer, ok := job.Evaluator.(evaluate.Racer); ok && job.Objective.String() == "time" {
 					racer.Race(job.Problem, cy.BestMS)
 				}
 			}

@@ -278,3 +278,40 @@ func TestCycleFailsWhenFileCannotGrow(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// racer records what the tuner tells an evaluate.Racer.
+type racer struct {
+	evaluate.Evaluator
+	told []float64
+}
+
+func (r *racer) Race(p evaluate.Problem, bestMS float64) { r.told = append(r.told, bestMS) }
+
+// A time objective tells the evaluator each new best of the cycle, so it
+// can race; any other objective, even a weighted sum that reads time only,
+// tells it nothing (its best is not a time).
+func TestCycleTellsRacer(t *testing.T) {
+	job := reduceJob(t)
+	r := &racer{Evaluator: job.Evaluator}
+	job.Evaluator = r
+	cy, err := newTuner(storetest.New(t)).Cycle(context.Background(), job, Budget{Evals: 10}, "api", 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.told) == 0 || r.told[len(r.told)-1] != cy.BestMS {
+		t.Fatalf("told %v, want a run of bests ending at the cycle's best %v", r.told, cy.BestMS)
+	}
+	for i := 1; i < len(r.told); i++ {
+		if r.told[i] >= r.told[i-1] {
+			t.Errorf("told %v: each best should improve on the one before", r.told)
+		}
+	}
+	r.told = nil
+	job.Objective = evaluate.Objective{Kind: "weighted", WTime: 2}
+	if cy, err := newTuner(storetest.New(t)).Cycle(context.Background(), job, Budget{Evals: 4}, "api", 1, nil); err != nil || cy.BestKey == "" {
+		t.Fatalf("weighted objective: %+v, %v", cy, err)
+	}
+	if len(r.told) != 0 {
+		t.Errorf("weighted objective: told %v, want nothing", r.told)
+	}
+}
