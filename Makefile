@@ -99,12 +99,12 @@ verify-unit: build
 	out=$$(systemd-analyze verify $$d/quasimd.service 2>&1); rc=$$?; rm -rf $$d; \
 	if [ $$rc -ne 0 ] || [ -n "$$out" ]; then echo "$$out"; echo "verify-unit: quasimd.service does not verify"; exit 1; fi
 
-# The search-quality benchmark of the README, on the shared real-GPU spaces.
+# The search-quality benchmark of docs/evidence/search-quality.md, on the shared real-GPU spaces.
 bench-search: build
 	./bin/quasimctl bench --space ../shared/spaces --strategy random,es,quantumsearch,schedules,portfolio --budget 400 --seeds 20 --peers ../shared/peers/kernel_tuner.json
 	./bin/quasimctl bench --space ../shared/spaces --strategy portfolio --warm-from ../shared/spaces --budget 400 --seeds 20 --peers ../shared/peers/kernel_tuner.json
 
-# memgraph's cache-miss estimate against valgrind's cachegrind (README).
+# memgraph's cache-miss estimate against valgrind's cachegrind (docs/kernel-authors/memgraph.md).
 cachegrind-check:
 	$(GO) test ./memgraph -run '^TestMissesAgainstCachegrind$$' -v
 
@@ -117,12 +117,12 @@ JOB ?= job-1
 screenshots:
 	$(GO) test ./report -count=1 -run '^TestScreenshots$$' -screenshots $(abspath $(SHOTS)) $(if $(REPORT),-report $(abspath $(REPORT))) -job $(JOB) -v
 
-# Lookup latency of the socket API against a raw socket echo (README).
+# Lookup latency of the socket API against a raw socket echo (docs/evidence/performance.md).
 bench-lookup:
 	$(GO) test ./daemon -run '^$$' -bench '^BenchmarkLookup$$' -benchtime 20000x
 	$(GO) test ./daemon -run '^$$' -bench 'LookupJobs' -benchtime 2000x
 
-# Installs the binaries, the systemd unit, the README (the unit's
+# Installs the binaries, the systemd unit, the README and docs (the unit's
 # Documentation=) and the privileges drop-in beside it, and creates the quasim user
 # and group when they do not exist (run as root).
 install: build
@@ -131,6 +131,7 @@ install: build
 	install -D -m 0644 quasimd.service $(DESTDIR)/etc/systemd/system/quasimd.service
 	install -d -m 0755 $(DESTDIR)/etc/quasim/kernels.d
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/quasim/README.md
+	cd docs && find . -name "*.md" -o -name "*.png" | while read f; do install -D -m 0644 "$$f" "$(DESTDIR)$(PREFIX)/share/doc/quasim/docs/$$f"; done
 	install -D -m 0644 docs/quasimd.service.d/devices.conf $(DESTDIR)$(PREFIX)/share/doc/quasim/quasimd.service.d/devices.conf
 	@if [ -z "$(DESTDIR)" ] && ! getent passwd quasim >/dev/null; then \
 		useradd --system --user-group --home-dir /var/lib/quasim --shell /usr/sbin/nologin quasim; fi

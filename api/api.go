@@ -132,7 +132,28 @@ type Status struct {
 	// Pipelines are the declared pipelines (pipeline files of the spec
 	// dir), by name.
 	Pipelines []Pipeline `json:"pipelines"`
+	// Failing are the jobs whose newest ended cycle failed (a device or
+	// lock error, an evaluator that would not start), newest first.
+	Failing []Failing `json:"failing"`
+	// LastSuccess is when a cycle of any job last ended done; absent when
+	// none has.
+	LastSuccess *time.Time `json:"last_success,omitempty"`
 }
+
+// Failing is a job whose newest ended cycle failed.
+type Failing struct {
+	Job   string    `json:"job"`
+	Cycle int       `json:"cycle"`
+	At    time.Time `json:"at"`
+	Error string    `json:"error"`
+	// LastSuccess is when a cycle of this job last ended done; absent when
+	// none has.
+	LastSuccess *time.Time `json:"last_success,omitempty"`
+}
+
+// Healthy is false when something needs an operator: a job whose cycles
+// fail, or a spec file that did not load.
+func (s Status) Healthy() bool { return len(s.Failing) == 0 && len(s.SpecError) == 0 }
 
 // Devices is GET /v1/devices: what quasimd found it can measure on.
 type Devices struct {

@@ -9,7 +9,7 @@ import "encoding/json"
 // body (413 over the limit), the tensors and ops (400), the planning time
 // (?timeout=, capped; the search then returns its best plan so far with
 // Stopped set) and the plans running at once (429 with Retry-After when
-// all slots are busy). The README states the bounds.
+// all slots are busy). docs/kernel-authors/memgraph.md states the bounds.
 //
 // Query parameters:
 //   - format: json (default), onnx or tflite;

@@ -84,12 +84,14 @@ func (d *devices) prepare(classes []string) error {
 }
 
 // flock opens path and takes an exclusive flock on it, polling until ctx
-// is done.
+// is done. The file is opened read-only, as flock(1) opens it: flock needs
+// no write access, so a lock file another user left (root's, from a run
+// before the service) still locks.
 func flock(ctx context.Context, path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ import (
 // plans at once) one caller can take. At the limits a plan allocates
 // about 200 MB (the JSON both ways adds about 130 MB) and its two
 // baselines, which the deadline does not cut, take about a second
-// (README, "Memory plans": BenchmarkMemgraphPlan).
+// (docs/kernel-authors/memgraph.md: BenchmarkMemgraphPlan).
 const (
 	MemPlanMaxBody     = 16 << 20 // bytes of graph or model
 	MemPlanMaxTensors  = 100_000
@@ -30,7 +30,7 @@ const (
 	MemPlanBodyTime    = 30 * time.Second // to send the body: a slow sender holds a slot no longer
 	MemPlanConcurrency = 2                // plans at once; more get 429
 	// MemPlanMaxRefs bounds a cache-miss estimate's trace (line
-	// references; about a second of CPU, README "Locality and cache
+	// references; about a second of CPU, docs/kernel-authors/memgraph.md "Locality and cache
 	// misses"): the estimate has no deadline of its own.
 	MemPlanMaxRefs = 1 << 24
 )

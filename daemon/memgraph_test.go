@@ -62,7 +62,7 @@ func TestMemgraphPlanRealGraph(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The baselines leave 7.4% unused on this network and the search
-	// reaches the lower bound (README's table).
+	// reaches the lower bound (docs/kernel-authors/memgraph.md's table).
 	if p.Name != "hand_landmark_full" || p.Tensors != 166 || len(p.Placements) != 166 || p.Peak != p.LowerBound ||
 		p.BySize <= p.Peak || p.Strategy != "search" || p.Ratio != 1 || p.Stopped {
 		t.Fatalf("plan: %+v", p)

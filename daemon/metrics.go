@@ -12,7 +12,7 @@ import (
 	"github.com/quasim/quasim/internal/tuner"
 )
 
-// metrics are quasimd's Prometheus metrics; README.md lists them.
+// metrics are quasimd's Prometheus metrics; docs/operators/metrics.md lists them.
 type metrics struct {
 	reg      *prometheus.Registry
 	lookups  *prometheus.CounterVec

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -256,6 +257,7 @@ func (s *server) getStatus(*http.Request) (any, error) {
 		Running: s.sched.runningJobs(), SpecError: errs,
 	}
 	st.Stale = []api.Stale{}
+	st.Failing = []api.Failing{}
 	stored, err := s.storedJobs()
 	if err != nil {
 		return nil, err
@@ -273,8 +275,12 @@ func (s *server) getStatus(*http.Request) (any, error) {
 			} else if e.HasServed && e.Served.Stale != "" {
 				st.Stale = append(st.Stale, api.Stale{Job: j.key.String(), Reason: e.Served.Stale, Since: e.Served.StaleAt})
 			}
+			if err := s.health(&st, j); err != nil {
+				return nil, err
+			}
 		}
 	}
+	sort.SliceStable(st.Failing, func(a, b int) bool { return st.Failing[a].At.After(st.Failing[b].At) })
 	if st.Running == nil {
 		st.Running = []string{}
 	}
@@ -286,6 +292,31 @@ func (s *server) getStatus(*http.Request) (any, error) {
 		st.Pipelines = append(st.Pipelines, pipelineInfo(p))
 	}
 	return st, nil
+}
+
+// health adds j's newest ended cycle to st when it failed, and its last
+// successful one to st.LastSuccess.
+func (s *server) health(st *api.Status, j *job) error {
+	last, ok, err := s.st.LastCycle(j.key, true)
+	if err != nil || !ok {
+		return err
+	}
+	done, okDone, err := s.st.LastCycleWhere(j.key, func(c store.Cycle) bool { return c.State == "done" })
+	if err != nil {
+		return err
+	}
+	var lastDone *time.Time
+	if okDone {
+		t := done.Ended
+		lastDone = &t
+		if st.LastSuccess == nil || t.After(*st.LastSuccess) {
+			st.LastSuccess = &t
+		}
+	}
+	if last.State == "failed" {
+		st.Failing = append(st.Failing, api.Failing{Job: j.key.String(), Cycle: last.ID, At: last.Ended, Error: last.Error, LastSuccess: lastDone})
+	}
+	return nil
 }
 
 func (s *server) getKernels(r *http.Request) (any, error) {

@@ -240,7 +240,7 @@ func (f *Forest) propose() genome.Config {
 	// Local searches start at the random candidates of highest expected
 	// improvement. Starting half of them at the best results instead, as
 	// SMAC does, made forest alone slightly better and the portfolio
-	// worse (0.940 against 0.954 at k=100, README): es and schedules
+	// worse (0.940 against 0.954 at k=100, docs/evidence/search-quality.md): es and schedules
 	// already search around the best results.
 	slices.SortStableFunc(starts, func(a, b cand) int { return cmpFloat(b.ei, a.ei) })
 	for _, s := range starts[:min(f.opt.Starts, len(starts))] {

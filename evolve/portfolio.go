@@ -374,7 +374,7 @@ func (p *Portfolio) Tell(results []Result) error {
 // reward is 1 for a new best. With RewardRank it is the share of earlier
 // valid results that r beats, squared so that only results near the top
 // pay much: 1 for a new best, 0 for a failure or the worst. Rewarding only
-// new bests was chosen by leave-one-space-out (README, Search quality): a
+// new bests was chosen by leave-one-space-out (docs/evidence/search-quality.md): a
 // member that ranks well proposal by proposal, near the top but never on
 // it, wins less than one whose walk reaches new bests.
 func (p *Portfolio) reward(r Result, improved bool) float64 {

@@ -24,7 +24,7 @@ type CacheSpec struct {
 	MaxRefs int64 `json:"max_refs,omitempty"`
 }
 
-// DefaultMaxRefs bounds a trace to about 10 s of CPU (README).
+// DefaultMaxRefs bounds a trace to about 10 s of CPU (docs/kernel-authors/memgraph.md).
 const DefaultMaxRefs = 1 << 26
 
 // MissEstimate is what Misses predicts for one plan and one cache.

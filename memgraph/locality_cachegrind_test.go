@@ -148,7 +148,7 @@ func relErr(est, real int64) float64 {
 // testdata/cachegrind/patterns.c (gcc -O1) under valgrind's cachegrind
 // with two cache hierarchies and compares the D1 and LL data misses of
 // its kern_* functions with Misses for the same graph, plan and cache.
-// It prints the README's table (go test ./memgraph -run
+// It prints docs/kernel-authors/memgraph.md's table (go test ./memgraph -run
 // TestMissesAgainstCachegrind -v, or make cachegrind-check); it takes a
 // few seconds, skips under -short, and skips when valgrind or gcc is
 // missing.

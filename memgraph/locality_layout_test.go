@@ -67,11 +67,11 @@ func TestLayoutNeverWorse(t *testing.T) {
 	}
 }
 
-// layoutNets are the networks of the README's layout table (the largest
+// layoutNets are the networks of docs/kernel-authors/memgraph.md's layout table (the largest
 // takes seconds per estimate); "" means all.
 var layoutNets = "face_detection_short_range,hand_landmark_lite,pose_landmark_full,selfie_segmentation,"
 
-// layoutCache is the hierarchy of the README's layout table: a 32 KiB
+// layoutCache is the hierarchy of docs/kernel-authors/memgraph.md's layout table: a 32 KiB
 // 8-way D1 and a 1 MiB 16-way LL, 64-byte lines.
 var layoutCache = CacheSpec{Levels: []CacheLevel{{Name: "D1", Size: 32 << 10, Line: 64, Assoc: 8}, {Name: "LL", Size: 1 << 20, Line: 64, Assoc: 16}}}
 

@@ -13,7 +13,7 @@ type Options struct {
 	Rand *rand.Rand
 	// Iters is the most placements the search tries. 0 means 4000, fewer
 	// on big graphs (40 million tensor placements in all, at least 20):
-	// one placement of 100,000 tensors takes about 20 ms of CPU (README).
+	// one placement of 100,000 tensors takes about 20 ms of CPU (docs/kernel-authors/memgraph.md).
 	Iters int
 	// Stop, when set, is polled during the search; returning true ends it
 	// with the best plan so far (a deadline, a cancelled request).

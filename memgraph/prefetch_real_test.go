@@ -91,7 +91,7 @@ func minCap(t *testing.T, g *Graph, r *Result) int64 {
 	return need
 }
 
-// TestPrefetchNetworks prints the README's prefetch table (go test
+// TestPrefetchNetworks prints docs/kernel-authors/memgraph.md's prefetch table (go test
 // ./memgraph -run TestPrefetchNetworks -v): predicted makespan against
 // copying then computing serially and against the ops alone, on real
 // mediapipe graphs with model-derived costs and on synthetic graphs,

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// realSeed seeds the search on the real networks, so the README's table
+// realSeed seeds the search on the real networks, so docs/kernel-authors/memgraph.md's table
 // is reproducible.
 const realSeed = 1
 
@@ -35,7 +35,7 @@ func loadReal(t testing.TB) map[string]*Graph {
 }
 
 // TestRealNetworks plans the mediapipe graphs of testdata and prints the
-// README's table (go test ./memgraph -run TestRealNetworks -v): peaks
+// docs/kernel-authors/memgraph.md's table (go test ./memgraph -run TestRealNetworks -v): peaks
 // over the lower bound of the model's own op order. Ours must never be
 // worse than the better baseline, and better on average. The last column
 // lets the planner choose the op order (the graph's edges allow it).

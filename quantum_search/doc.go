@@ -51,7 +51,7 @@
 // ARCHITECTURE.md names it: each chain stays at one temperature of a
 // geometric ladder from T0 to T1, and after every sweep neighbours swap
 // states by the Metropolis rule, for as many moves in all. It is not the
-// default because it scored the same (README, "The portfolio against its
+// default because it scored the same (docs/evidence/search-quality.md, "The portfolio against its
 // members": 100 seeds, quantumsearch 0.829 / 0.885 / 0.928 / 0.966 / 0.985
 // against 0.830 / 0.886 / 0.928 / 0.965 / 0.984 at k = 25..400), and the
 // default keeps every earlier trace.

@@ -84,6 +84,13 @@ func newDir(t testing.TB, specs map[string]string) string {
 // start runs quasimd on dir's state and specs and waits for READY=1.
 func start(t testing.TB, dir string, extra ...string) *proc {
 	t.Helper()
+	return startWith(t, dir, nil, extra...)
+}
+
+// startWith is start with a hook that sees the socket's directory (which
+// holds the lock directory, locks/) and the command before it starts.
+func startWith(t testing.TB, dir string, hook func(sockDir string, cmd *exec.Cmd), extra ...string) *proc {
+	t.Helper()
 	qd, qc := binaries(t)
 	// Socket paths are limited to 108 bytes: keep them short.
 	sockDir, err := os.MkdirTemp("", "qs")
@@ -107,6 +114,9 @@ func start(t testing.TB, dir string, extra ...string) *proc {
 	d.cmd = exec.Command(qd, args...)
 	d.cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+nsock)
 	d.cmd.Stderr = d.stderr
+	if hook != nil {
+		hook(sockDir, d.cmd)
+	}
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -468,7 +478,7 @@ budget: {evals: %d}
 		t.Errorf("store check: %v", err)
 		check = err.Error()
 	}
-	// The figures of the README's reliability table.
+	// The figures of docs/evidence/reliability.md's table.
 	t.Logf("%d kills (%d before the cycle was done, %d of them while it ran): %d committed trials seen before the kills, %d lost, %d stored twice; bbolt check %s; cycles %d, finished %d/%d evaluations (%s); wall %s",
 		kills, running, during, len(committed), lost, twice, check, n, cycles.Cycles[0].Evals, budget, cycles.Cycles[0].State, time.Since(t0).Round(time.Second))
 }

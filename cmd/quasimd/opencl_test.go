@@ -275,7 +275,7 @@ func setBudget(spec []byte, line string) ([]byte, bool) {
 // TestOpenCLWorkerFaults makes the worker crash (a write through a null
 // pointer) and hang (a kernel that never returns) on every evaluation but
 // the reference's,
-// QUASIM_OPENCL_FAULTS times each in a row (3 here; the soak of the README
+// QUASIM_OPENCL_FAULTS times each in a row (3 here; the soak of docs/kernel-authors/opencl.md
 // runs 100), while a runtime looks up another kernel's served config: the
 // daemon stays up, every lookup is answered, and nothing is served for the
 // faulty kernels.

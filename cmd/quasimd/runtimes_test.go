@@ -377,7 +377,7 @@ func TestDrift(t *testing.T) {
 
 // A drift re-tune that keeps the served config (here the space has one
 // config, so it must) verifies it again: the stale mark goes, and the
-// config is served under a new certificate, as the README says.
+// config is served under a new certificate, as docs/runtime-authors/clients.md says.
 func TestDriftSameConfig(t *testing.T) {
 	spec := reduceSpec + "parameters: {block: [1024], unroll: [2], workers: [1], acc: [float64]}\n"
 	d := start(t, newDir(t, map[string]string{"reduce.yaml": spec}))

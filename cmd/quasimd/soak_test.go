@@ -30,7 +30,7 @@ func lookupCount(t *testing.T) int {
 	return n
 }
 
-// TestLookupsDuringCycle is the lookup soak of the README's reliability
+// TestLookupsDuringCycle is the lookup soak of docs/evidence/reliability.md's
 // table: 8 clients, each with its own connection, look configs up on the
 // real socket (exact hits, nearest-size misses and lookups of a job that
 // has nothing served yet) while a builtin job is being tuned. Every lookup

@@ -1,6 +1,6 @@
 // Package harness is the exec evaluator: it measures configs by talking to
 // the operator's own benchmark harness, a long-lived child process that
-// speaks JSON lines on stdin and stdout (docs/harness-protocol.md). A
+// speaks JSON lines on stdin and stdout (docs/kernel-authors/harness-protocol.md). A
 // harness that hangs, crashes or prints garbage costs one trial (timeout or
 // runtime) and is restarted; quasimd carries on.
 //

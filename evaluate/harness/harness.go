@@ -40,7 +40,7 @@ type Options struct {
 	Stderr io.Writer
 }
 
-// Protocol is the version of docs/harness-protocol.md this package speaks.
+// Protocol is the version of docs/kernel-authors/harness-protocol.md this package speaks.
 const Protocol = 1
 
 // maxLine bounds one line from the harness.

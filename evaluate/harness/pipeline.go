@@ -15,7 +15,7 @@ import (
 
 // PipelineDecl is a pipeline a harness declares in its hello: stages it
 // runs itself, on threads or streams of its own, for quasimd's perturbation
-// experiments (docs/harness-protocol.md, section 5).
+// experiments (docs/kernel-authors/harness-protocol.md, section 5).
 type PipelineDecl struct {
 	Name   string      `json:"name"`
 	Stages []StageDecl `json:"stages"`

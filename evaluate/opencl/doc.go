@@ -33,7 +33,7 @@
 //
 // The daemon never loads OpenCL itself. Evaluator runs a worker process
 // (quasimd opencl-worker, WorkerMain) that speaks the exec harness
-// protocol (docs/harness-protocol.md): a driver crash, a kernel that
+// protocol (docs/kernel-authors/harness-protocol.md): a driver crash, a kernel that
 // never returns or an out-of-resources failure costs that trial
 // (runtime, timeout or invalid) and a restart of the worker. Compiler
 // failures are compile trials with the build log; a work-group the device

@@ -26,7 +26,7 @@ const WorkerMode = "opencl-worker"
 
 // WorkerMain runs the worker: with --list it prints the devices (Devices,
 // JSON) and exits; with --kernel JSON it speaks the exec harness protocol
-// (docs/harness-protocol.md) on stdin and stdout for that kernel. It
+// (docs/kernel-authors/harness-protocol.md) on stdin and stdout for that kernel. It
 // returns the process's exit code.
 func WorkerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(WorkerMode, flag.ContinueOnError)

@@ -37,7 +37,7 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// ABI is the version of docs/wasm-abi.md this package speaks.
+// ABI is the version of docs/kernel-authors/wasm-abi.md this package speaks.
 const ABI = 1
 
 // declaration is what quasim_params returns.
@@ -61,7 +61,7 @@ type param struct {
 // done, which costs wazero's interruption checks (the matmul example ran
 // 8x slower); fast has none. A config's first run on a problem is made
 // under guard with the timeout as its deadline, and only a config whose
-// run returned is timed under fast (docs/wasm-abi.md says why that is
+// run returned is timed under fast (docs/kernel-authors/wasm-abi.md says why that is
 // enough).
 type Evaluator struct {
 	path string
@@ -126,7 +126,7 @@ func (s *slot) compile(ctx context.Context, cfg wazero.RuntimeConfig, code []byt
 	}
 	for _, name := range []string{"quasim_abi", "quasim_params", "quasim_buffer", "quasim_setup", "quasim_run", "quasim_checksum"} {
 		if _, ok := s.mod.ExportedFunctions()[name]; !ok {
-			return fmt.Errorf("no export %s (docs/wasm-abi.md)", name)
+			return fmt.Errorf("no export %s (docs/kernel-authors/wasm-abi.md)", name)
 		}
 	}
 	return nil

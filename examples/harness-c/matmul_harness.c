@@ -1,5 +1,5 @@
 /*
- * matmul_harness: an exec harness (docs/harness-protocol.md) for a blocked
+ * matmul_harness: an exec harness (docs/kernel-authors/harness-protocol.md) for a blocked
  * single-precision matrix multiply C = A*B of n x n matrices on the CPU.
  * Tunable: the block sizes of the i, j and k loops and the loop order inside
  * a block: ijk or ikj, plain loops, or packed: panels of A and B copied into

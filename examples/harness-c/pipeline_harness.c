@@ -1,5 +1,5 @@
 /*
- * pipeline_harness: an exec harness (docs/harness-protocol.md) that
+ * pipeline_harness: an exec harness (docs/kernel-authors/harness-protocol.md) that
  * declares a pipeline of its own, for quasimd's perturbation experiments:
  *
  *   thread t0:  mm_big   (matmul 320) ──────────────┐──> sum (reduce 2000000)

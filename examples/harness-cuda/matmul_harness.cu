@@ -1,4 +1,4 @@
-// matmul_harness.cu: an exec harness (docs/harness-protocol.md) for a tiled
+// matmul_harness.cu: an exec harness (docs/kernel-authors/harness-protocol.md) for a tiled
 // single-precision matrix multiply C = A*B on an NVIDIA GPU.
 //
 // Tunable: the thread block shape (block_x, block_y) and how many output

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A synthetic exec harness (docs/harness-protocol.md) over a FAIR T1 space.
+"""A synthetic exec harness (docs/kernel-authors/harness-protocol.md) over a FAIR T1 space.
 
 Usage (in a spec): evaluator: exec:/path/harness.py /path/space.T1.json [SEED]
 

@@ -1,7 +1,7 @@
 //go:build wasip1
 
 // Command wasm-kernel is the matmul kernel as a WebAssembly module for
-// quasim's wasm evaluator (docs/wasm-abi.md). Build it with
+// quasim's wasm evaluator (docs/kernel-authors/wasm-abi.md). Build it with
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o matmul.wasm ./examples/wasm-kernel
 package main

@@ -3,7 +3,7 @@
 
 Usage: scale_t1.py IN.T1.json OUT.T1.json [--raw 1e12]
 
-The large-space test spaces of quasim (README "Search spaces") are made by
+The large-space test spaces of quasim (docs/kernel-authors/search-spaces.md) are made by
 this script from the shipped kernels, read by path from ../shared/spaces/kernels,
 never copied:
 

@@ -51,7 +51,7 @@
 // # Exec pipelines
 //
 // An exec harness may declare a pipeline of its own in its hello and run
-// iterations of it on request (docs/harness-protocol.md, section 5). Exec
+// iterations of it on request (docs/kernel-authors/harness-protocol.md, section 5). Exec
 // is that pipeline as a Target, the interface Experiment runs, which the
 // builtin Runner implements too: the harness inserts the delays and runs
 // the configs, and answers with spans on its own monotonic clock (or with

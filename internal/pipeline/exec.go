@@ -14,7 +14,7 @@ import (
 )
 
 // Exec is the pipeline an exec harness declared in its hello, run by the
-// harness (docs/harness-protocol.md, section 5): a Target for Experiment.
+// harness (docs/kernel-authors/harness-protocol.md, section 5): a Target for Experiment.
 // It is not safe for concurrent use.
 type Exec struct {
 	h       *harness.Harness

@@ -10,8 +10,8 @@
 //
 //	name: sgemm                  # required; [A-Za-z0-9_.-]+
 //	evaluator: builtin:sgemm     # required: builtin:<kernel> | replay:<Kernel Tuner cache or T4 file> |
-//	                             # exec:<command and arguments> (docs/harness-protocol.md) |
-//	                             # wasm:<module.wasm> (docs/wasm-abi.md); a relative replay or wasm path,
+//	                             # exec:<command and arguments> (docs/kernel-authors/harness-protocol.md) |
+//	                             # wasm:<module.wasm> (docs/kernel-authors/wasm-abi.md); a relative replay or wasm path,
 //	                             # or exec command with a slash, is relative to the spec's folder
 //	objective: time              # time (the default), energy (mJ per run), edp (energy × time)
 //	                             # or a weighted sum such as "0.7*time + 0.3*energy" (ms and mJ);
@@ -80,7 +80,7 @@
 // fp8_e4m3, int4; an accumulation stage also fp64 and kahan), listed most
 // accurate first so a search moves along accuracy (precision.Stage.Rank).
 // A builtin kernel declares its own (reduce: input and acc), as does an
-// exec harness in its hello (docs/harness-protocol.md); the
+// exec harness in its hello (docs/kernel-authors/harness-protocol.md); the
 // precision section declares those of another evaluator, whose values
 // must then be format names in that order, or restates a builtin's. In
 // parameters and default, a precision value matches by format, so fp32

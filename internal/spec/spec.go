@@ -337,7 +337,7 @@ func (s *Spec) decode(d decoder, root *node) error {
 		s.Evaluator = "replay:" + filepath.Clean(arg)
 	case "exec":
 		// The command comes from this file only, never from the API: see
-		// docs/harness-protocol.md.
+		// docs/kernel-authors/harness-protocol.md.
 		args := strings.Fields(arg)
 		if len(args) == 0 {
 			return d.errf("evaluator", n, "%q: no command after exec:", ev)

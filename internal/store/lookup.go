@@ -162,6 +162,12 @@ func (s *Store) TrialsAfter(job JobKey, seq uint64, limit int) (trials []Trial, 
 // that has ended, reading back from the newest so that a long history is
 // not decoded; ok is false when there is none.
 func (s *Store) LastCycle(job JobKey, ended bool) (cy Cycle, ok bool, err error) {
+	return s.LastCycleWhere(job, func(cy Cycle) bool { return !ended || !cy.Ended.IsZero() })
+}
+
+// LastCycleWhere returns job's newest cycle for which keep is true,
+// reading back from the newest; ok is false when there is none.
+func (s *Store) LastCycleWhere(job JobKey, keep func(Cycle) bool) (cy Cycle, ok bool, err error) {
 	err = s.view(func(tx *bolt.Tx) error {
 		b, err := jobBucket(tx, bucketCycles, job)
 		if err != nil || b == nil {
@@ -181,7 +187,7 @@ func (s *Store) LastCycle(job JobKey, ended bool) (cy Cycle, ok bool, err error)
 				cy = Cycle{}
 				continue
 			}
-			if !ended || !cy.Ended.IsZero() {
+			if keep(cy) {
 				ok = true
 				return nil
 			}

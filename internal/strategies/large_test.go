@@ -123,7 +123,7 @@ func TestStrategiesOnWideSpace(t *testing.T) {
 // genome/testdata/scale_t1.py) and on the shipped hotspot T1 space, and
 // logs the sampler's construction time, the portfolio's own time per
 // evaluation and the best fraction of the optimum. Peak memory is measured
-// around the test binary (README "Search spaces").
+// around the test binary (docs/kernel-authors/search-spaces.md).
 func TestLargeSpacePortfolio(t *testing.T) {
 	var files []string
 	if dir := os.Getenv("QUASIM_LARGE_T1"); dir != "" {

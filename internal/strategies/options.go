@@ -16,7 +16,7 @@ import (
 // optionally followed by options, each ":key=value", as
 // "portfolio:alloc=uniform:members=es+forest" or "forest:trees=32". The
 // options are the hyperparameters leave-one-space-out chooses among
-// (cmd/quasimctl bench, docs in the README); the plain names are the
+// (cmd/quasimctl bench, docs in docs/evidence/search-quality.md); the plain names are the
 // defaults quasimd uses.
 func Parse(spec string) (evolve.Factory, error) {
 	name, rest, _ := strings.Cut(spec, ":")

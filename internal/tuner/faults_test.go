@@ -276,7 +276,7 @@ func buildFaultKernels(t *testing.T) (fake, kernel string) {
 	return fake, kernel
 }
 
-// TestInjectedFaults is the fault soak of the README's reliability table:
+// TestInjectedFaults is the fault soak of docs/evidence/reliability.md:
 // QUASIM_FAULTS faults (crash, hang, garbage, NaN, wrong output, slow),
 // a third each into the builtin, exec and wasm evaluators, through real
 // cycles on a real store. No faulty config may be stored as ok where the

@@ -25,7 +25,7 @@ import (
 // $QUASIM_GROWTH_CYCLES small cycles (4 evaluations each) of the builtin
 // sgemm kernel with quasimd's default strategy, once with the store's
 // default retention and once keeping everything, and logs the file's size
-// and each bucket's. README.md quotes it:
+// and each bucket's. docs/operators/state-file.md quotes it:
 //
 //	QUASIM_GROWTH_CYCLES=1000 go test ./internal/tuner -run TestStoreGrowth -v -timeout 30m
 func TestStoreGrowth(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 
 // TestRealONNXNetworks plans the graphs of testdata (derived by
 // testdata/regen.sh from ONNX models of npm packages) and
-// prints the README's table (go test ./memgraph/onnx -run
+// prints docs/kernel-authors/memgraph.md's table (go test ./memgraph/onnx -run
 // TestRealONNXNetworks -v). Ours must never be worse than the better
 // baseline. The last column lets the planner choose the op order.
 func TestRealONNXNetworks(t *testing.T) {

@@ -22,7 +22,7 @@ func newCausalCheckCommand(g *globalOptions) *cobra.Command {
 		Short: "Check the causal model by experiment: perturb the pipeline, compare predicted and measured",
 		Long: `check asks quasimd to run a perturbation experiment on PIPELINE, which it
 must be able to run itself: builtin, the builtin kernels' pipeline, or a
-pipeline an exec harness declares (docs/harness-protocol.md), at its jobs'
+pipeline an exec harness declares (docs/kernel-authors/harness-protocol.md), at its jobs'
 served configs. Each perturbation (a stage delayed, or run at
 another config) runs --runs times, each time paired with a baseline
 iteration; the model predicts each pair's change of end-to-end time from
@@ -93,7 +93,7 @@ func printExperiment(w io.Writer, ex api.Experiment) error {
 		return nil
 	}
 	// The builtin pipeline times a config alone; an exec harness runs its
-	// stages only in whole iterations (docs/harness-protocol.md).
+	// stages only in whole iterations (docs/kernel-authors/harness-protocol.md).
 	timed := "alone"
 	if ex.Pipeline != "builtin" {
 		timed = "in the pipeline"

@@ -21,6 +21,7 @@ const (
 	exitUnavailable = 3
 	exitNotFound    = 4
 	exitPermission  = 5
+	exitUnhealthy   = 6
 	exitInterrupted = 130
 )
 
@@ -32,6 +33,7 @@ EXIT STATUS:
   3    daemon unavailable
   4    not found
   5    permission denied
+  6    status: something is failing (cycles, spec files)
   130  interrupted
 `
 
@@ -42,6 +44,15 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// exitCode is an error with the exit code it ends quasimctl with.
+type exitCode struct {
+	code int
+	err  error
+}
+
+func (e exitCode) Error() string { return e.err.Error() }
+func (e exitCode) Unwrap() error { return e.err }
 
 // Main runs quasimctl with args and returns the process exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -57,10 +68,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var (
 		ue usageError
 		ce childExit
+		ec exitCode
 	)
 	switch {
 	case errors.As(err, &ce):
 		return ce.code
+	case errors.As(err, &ec):
+		return ec.code
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
 		return exitInterrupted
 	case errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command "),
@@ -75,6 +89,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	return exitError
 }
+
+// Command is quasimctl's command tree, for the generated manual pages and
+// completions and for the test that checks the commands the docs quote.
+func Command() *cobra.Command { return newRootCommand() }
 
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
@@ -106,7 +124,7 @@ func newRootCommand() *cobra.Command {
 		newMemgraphCommand(g),
 		newFleetCommand(g),
 		newDBCommand(),
-		newCausalCommand(g),
+		newSocketCommand(g),
 	)
 	return root
 }

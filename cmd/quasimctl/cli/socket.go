@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"net"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -51,4 +53,41 @@ func exactArgs(n int, names string) cobra.PositionalArgs {
 		}
 		return usagef("%s takes %s, got %d arguments (usage: %s)", cmd.Name(), names, len(args), cmd.UseLine())
 	}
+}
+
+// newSocketCommand prints the socket the other commands talk to, so a
+// script can reach the same daemon with curl as root and as a user.
+func newSocketCommand(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "socket",
+		Short: "Print the path of the socket quasimctl talks to (for curl --unix-socket)",
+		Long: `Print the path of the socket quasimctl talks to: --socket, else $QUASIM_SOCKET,
+else the user's own daemon's when one answers there, else the service's.
+
+  curl --unix-socket "$(quasimctl socket)" 'http://quasimd/v1/status'`,
+		Args: exactArgs(0, ""),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s := g.socket
+			if s == "" {
+				s = answering(client.Sockets())
+			}
+			if g.json {
+				return printJSON(cmd.OutOrStdout(), map[string]string{"socket": s})
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), s)
+			return nil
+		},
+	}
+}
+
+// answering is the first socket a daemon accepts connections on, else the
+// last one, which is where the service would listen.
+func answering(socks []string) string {
+	for _, s := range socks[:len(socks)-1] {
+		if c, err := net.DialTimeout("unix", s, time.Second); err == nil {
+			c.Close()
+			return s
+		}
+	}
+	return socks[len(socks)-1]
 }

@@ -22,8 +22,9 @@ import (
 // It stands in for the daemon at the process boundary; the real daemon's
 // end-to-end tests live with cmd/quasimd.
 type fakeDaemon struct {
-	sock    string
-	version string // Quasim-Version header; "" sends none
+	sock      string
+	version   string // Quasim-Version header; "" sends none
+	unhealthy bool   // status answers unhealthyStatus
 
 	mu      sync.Mutex
 	kernels []api.Kernel
@@ -44,8 +45,16 @@ var (
 	fakeStatus = api.Status{
 		Version: "v9", Started: fakeT0, UptimeS: 3725, StateDir: "/var/lib/quasim", SpecDir: "/etc/quasim/kernels.d",
 		Kernels: 2, Jobs: 3, Running: []string{"sgemm/256,256,256/cpu"}, Trials: 42,
-		SpecError: []string{"bad.yaml: line 3: unknown field \"bogus\""},
+		SpecError: []string{}, Failing: []api.Failing{}, LastSuccess: &fakeT0,
 	}
+	// unhealthyStatus has cycles failing and a spec file that did not load.
+	unhealthyStatus = func() api.Status {
+		st := fakeStatus
+		st.SpecError = []string{"bad.yaml: line 3: unknown field \"bogus\""}
+		st.Failing = []api.Failing{{Job: "sgemm/512,512,512/cpu", Cycle: 3, At: fakeT0.Add(time.Hour),
+			Error: "lock: open /run/lock/quasim/cpu.lock: permission denied", LastSuccess: &fakeT0}}
+		return st
+	}()
 	fakeConfig = api.Config{
 		Kernel: "sgemm", Problem: "256,256,256", Device: "cpu/test", Config: map[string]any{"bx": 16.0, "unroll": true, "kind": "tiled"},
 		Key: "16,True,tiled", Match: api.MatchNearest, From: "128,128,128", Confidence: 0.8, TimeMS: 4.2134, DefaultMS: 9.5,
@@ -150,7 +159,12 @@ func (f *fakeDaemon) handler() http.Handler {
 		}
 		return nil, &testAPIError{api.ErrNotFound, `kernel "` + name + `" not found`}
 	}
-	handle(api.RouteStatus, func(w http.ResponseWriter, r *http.Request) (any, error) { return fakeStatus, nil })
+	handle(api.RouteStatus, func(w http.ResponseWriter, r *http.Request) (any, error) {
+		if f.unhealthy {
+			return unhealthyStatus, nil
+		}
+		return fakeStatus, nil
+	})
 	handle(api.RouteKernels, func(w http.ResponseWriter, r *http.Request) (any, error) { return f.kernels, nil })
 	handle(api.RouteConfig, func(w http.ResponseWriter, r *http.Request) (any, error) {
 		if _, err := kernel(r); err != nil {

@@ -1,19 +1,26 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/quasim/quasim/api"
 )
 
 func newStatusCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
-		Short: "Show the daemon's version, uptime, directories, counts and stale jobs",
-		Args:  exactArgs(0, ""),
+		Short: "Show the daemon's version, uptime, directories, counts, and what is failing",
+		Long: `Show the daemon's version, uptime, directories and counts, the jobs whose
+newest cycle failed (with why), spec files that did not load, stale jobs, and
+when a cycle last succeeded. Exits 6 when cycles fail or spec files did not
+load, so it serves as a health check.`,
+		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := g.client(cmd).Status(cmd.Context())
 			if err != nil {
@@ -21,7 +28,10 @@ func newStatusCommand(g *globalOptions) *cobra.Command {
 			}
 			w := cmd.OutOrStdout()
 			if g.json {
-				return printJSON(w, st)
+				if err := printJSON(w, st); err != nil {
+					return err
+				}
+				return unhealthy(st)
 			}
 			kv := func(k, v string) { fmt.Fprintf(w, "%-14s%s\n", k+":", v) }
 			kv("version", dash(st.Version))
@@ -56,7 +66,35 @@ func newStatusCommand(g *globalOptions) *cobra.Command {
 			for _, e := range st.SpecError {
 				fmt.Fprintf(w, "  %s\n", e)
 			}
-			return nil
+			last := "never"
+			if st.LastSuccess != nil {
+				last = fmtTime(*st.LastSuccess)
+			}
+			kv("last success", last)
+			kv("failing", strconv.Itoa(len(st.Failing)))
+			for _, f := range st.Failing {
+				since := "never succeeded"
+				if f.LastSuccess != nil {
+					since = "last success " + fmtTime(*f.LastSuccess)
+				}
+				fmt.Fprintf(w, "  %s: cycle %d failed at %s (%s): %s\n", f.Job, f.Cycle, fmtTime(f.At), since, f.Error)
+			}
+			return unhealthy(st)
 		},
 	}
+}
+
+// unhealthy is the error status exits 6 with when st is not healthy.
+func unhealthy(st api.Status) error {
+	if st.Healthy() {
+		return nil
+	}
+	var why []string
+	if n := len(st.Failing); n > 0 {
+		why = append(why, fmt.Sprintf("%s failing (%s: %s)", plural(n, "job"), st.Failing[0].Job, st.Failing[0].Error))
+	}
+	if n := len(st.SpecError); n > 0 {
+		why = append(why, plural(n, "spec file")+" did not load")
+	}
+	return exitCode{exitUnhealthy, errors.New(strings.Join(why, "; "))}
 }

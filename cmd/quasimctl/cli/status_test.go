@@ -2,6 +2,7 @@ package cli
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/quasim/quasim/api"
@@ -22,7 +23,9 @@ func TestStatus(t *testing.T) {
 		"kernels:      2\n",
 		"jobs:         3\n",
 		"trials:       42\nrunning:      1\n  sgemm/256,256,256/cpu\n",
-		"spec errors:  1\n  bad.yaml: line 3: unknown field \"bogus\"\n",
+		"spec errors:  0\n",
+		"last success: "+fmtTime(fakeT0)+"\n",
+		"failing:      0\n",
 	)
 
 	out, _, code = f.ctl(t, "status", "--json")
@@ -31,5 +34,31 @@ func TestStatus(t *testing.T) {
 	}
 	if got := decodeStrict[api.Status](t, out); !reflect.DeepEqual(got, fakeStatus) {
 		t.Errorf("status --json = %+v, want %+v", got, fakeStatus)
+	}
+}
+
+// While cycles fail or a spec file did not load, status says so and exits
+// 6, so it serves as a health check; before, it exited 0 and showed no
+// failure.
+func TestStatusUnhealthy(t *testing.T) {
+	t.Parallel()
+	f := newFakeDaemon(t, func(f *fakeDaemon) { f.unhealthy = true })
+	for _, args := range [][]string{{"status"}, {"status", "--json"}} {
+		out, errs, code := f.ctl(t, args...)
+		if code != 6 {
+			t.Errorf("%s = %d, want 6 (stderr %q)", strings.Join(args, " "), code, errs)
+		}
+		mustContain(t, strings.Join(args, " ")+" stderr", errs,
+			"quasimctl: 1 job failing (sgemm/512,512,512/cpu: lock: open /run/lock/quasim/cpu.lock: permission denied); 1 spec file did not load\n")
+		if len(args) == 2 {
+			if got := decodeStrict[api.Status](t, out); !reflect.DeepEqual(got, unhealthyStatus) {
+				t.Errorf("status --json = %+v, want %+v", got, unhealthyStatus)
+			}
+			continue
+		}
+		mustContain(t, "status", out,
+			"spec errors:  1\n  bad.yaml: line 3: unknown field \"bogus\"\n",
+			"failing:      1\n  sgemm/512,512,512/cpu: cycle 3 failed at "+fmtTime(fakeT0.Add(3600e9))+" (last success "+fmtTime(fakeT0)+"): lock: open /run/lock/quasim/cpu.lock: permission denied\n",
+		)
 	}
 }

@@ -123,7 +123,7 @@ func printZoning(w io.Writer, z api.Zoning) error {
 		return err
 	}
 	if z.Map != nil {
-		// What a runtime checks each stage's output against (README,
+		// What a runtime checks each stage's output against (docs/kernel-authors/precision.md,
 		// Zoning a pipeline).
 		for _, s := range z.Map.Stages {
 			fmt.Fprintf(w, "runtime limit: %s at %s %s: error %.3g %s\n", s.Kernel, s.Problem, s.Key, s.Limit, s.Unit)
