@@ -369,7 +369,11 @@ const (
 	// VerifyTuning: the kernel tunes this problem itself (tune_on_miss
 	// added a job for it): its cycles certify a config here, and the
 	// answer turns exact once one is served.
-	VerifyTuning  = "tuning"
+	VerifyTuning = "tuning"
+	// VerifyWaiting: the kernel's own job at this problem has served
+	// nothing and no cycle of it runs; "waiting: " and when its next cycle
+	// is.
+	VerifyWaiting = "waiting: "
 	VerifyRefused = "refused: "
 )
 
@@ -394,7 +398,7 @@ type Config struct {
 	// Verification is, for a nearest answer, where verifying its config at
 	// Problem stands: VerifyPending, VerifyPassed (Certificate and TimeMS
 	// are then this problem's, and DefaultMS, measured at From, is left
-	// out), VerifyTuning, or "refused: why" (it will not be verified
+	// out), VerifyTuning, VerifyWaiting, or "refused: why" (it will not be verified
 	// here). A config that fails is not answered again at this problem:
 	// the answer falls back, and Note says why.
 	Verification string     `json:"verification,omitempty"`

@@ -305,11 +305,20 @@ func (c *Client) TrialsPage(ctx context.Context, kernel, problem string, limit i
 
 // Cycles returns kernel's tuning cycles, running and past.
 func (c *Client) Cycles(ctx context.Context, kernel string) (api.Cycles, error) {
+	return c.CyclesOf(ctx, kernel, "")
+}
+
+// CyclesOf is Cycles of the kernel's jobs at problem ("": all of them).
+func (c *Client) CyclesOf(ctx context.Context, kernel, problem string) (api.Cycles, error) {
 	p, err := kernelPath("/v1/kernels/", kernel, "/cycles")
 	if err != nil {
 		return api.Cycles{}, err
 	}
-	return call[api.Cycles](ctx, c, http.MethodGet, p, nil, nil)
+	var q url.Values
+	if problem != "" {
+		q = url.Values{"problem": {problem}}
+	}
+	return call[api.Cycles](ctx, c, http.MethodGet, p, q, nil)
 }
 
 // Import stores recorded trials of kernel for one problem and device.

@@ -21,8 +21,10 @@ import (
 // them), and the pipeline has budget_by_influence (the default), the spec
 // budgets (evaluations) of those at a problem the pipeline's spans show
 // are pooled and split by expected end-to-end gain, influence × headroom
-// (pipeline.Split), and the cycles start in that order. A job whose share rounds to 0 is not tuned now; its cron
-// schedule tunes it later with its own budget. Cron and API triggers are
+// (pipeline.Split), and the cycles start in that order. A job with nothing
+// tuned yet gets at least a small first cycle (firstCycle); a tuned job
+// whose share rounds to 0 is not tuned now, and its cron schedule tunes it
+// later with its own budget. Cron and API triggers are
 // one job at a time and keep the spec's or the request's budget.
 
 // jobShare is a job's part of a pooled budget.
@@ -75,6 +77,7 @@ func (s *scheduler) startPooled(pooled map[*spec.Pipeline][]*job) {
 				}
 				if sh.evals <= 0 {
 					s.log.Info().Str("job_id", sh.job.key.String()).Str("pipeline", p.Name).Str("budget", sh.why).Msg("no budget by influence this time; its schedule tunes it later")
+					s.closeLeftRunning(sh.job)
 					continue
 				}
 				s.startLocked(sh.job, runRequest{trigger: "start", budget: tuner.Budget{Evals: sh.evals, Why: sh.why}})
@@ -113,22 +116,31 @@ func (s *server) splitBudget(ctx context.Context, p *spec.Pipeline, jobs []*job)
 		id := j.key.String()
 		byID[id] = j
 		total += j.kern.spec.Budget.Evals
-		h := pipeline.PriorHeadroom
+		h, least := pipeline.PriorHeadroom, firstCycle(j.kern.spec.Budget.Evals)
 		if tp, note := s.tunedProblem(j.kern, j.key.Problem); note == "" {
-			h = pipeline.Headroom(tp.DefaultMS, tp.BestMS)
+			h, least = pipeline.Headroom(tp.DefaultMS, tp.BestMS), 0
 		}
-		cands = append(cands, pipeline.Candidate{Job: id, Influence: g, Headroom: h})
+		cands = append(cands, pipeline.Candidate{Job: id, Influence: g, Headroom: h, Min: least})
 	}
 	var pooled []jobShare
 	for k, sh := range pipeline.Split(cands, total) {
 		why := fmt.Sprintf("pipeline %s by influence: rank %d of %d, expected gain %.3f = influence %.3f x headroom %.2f, %d of %d evaluations",
 			p.Name, k+1, len(cands), sh.Gain, sh.Influence, sh.Headroom, sh.Evals, total)
+		if sh.Raised {
+			why += " (a first cycle's least: nothing tuned yet)"
+		}
 		s.log.Info().Str("job_id", sh.Job).Str("pipeline", p.Name).Int("rank", k+1).Float64("gain", sh.Gain).Float64("influence", sh.Influence).
 			Float64("headroom", sh.Headroom).Int("evals", sh.Evals).Int("total", total).Msg("budget by influence")
 		pooled = append(pooled, jobShare{job: byID[sh.Job], evals: sh.Evals, why: why})
 	}
 	return append(pooled, out...)
 }
+
+// firstCycle is the least a job with nothing tuned gets from a pooled
+// split: a tenth of its spec budget, at least one evaluation, so that it
+// serves a config from its first cycle rather than waiting for its
+// schedule (hours) with nothing.
+func firstCycle(budget int) int { return max(1, (budget+9)/10) }
 
 // influences is each kernel|problem's influence in p's newest stored
 // iterations (problems as jobs write them). The builtin pipeline with no

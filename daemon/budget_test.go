@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/causal"
 	"github.com/quasim/quasim/internal/store"
 )
@@ -69,15 +70,46 @@ func TestSplitBudget(t *testing.T) {
 	}
 	shares = ts.srv.splitBudget(context.Background(), p, jobs)
 	// sgemm at 256,256,256 is not in the spans: it keeps its own budget,
-	// outside the pool.
-	if len(shares) != 3 || shares[0].job != conv || shares[0].evals != total || shares[1].job != mm || shares[1].evals != 0 ||
+	// outside the pool. sgemm at 128,128,128, off the critical path, has
+	// nothing tuned: it gets a first cycle's least, not 0 (before, it
+	// waited hours for its schedule with nothing served).
+	least := firstCycle(mm.kern.spec.Budget.Evals)
+	if len(shares) != 3 || shares[0].job != conv || shares[0].evals != total-least || shares[1].job != mm || shares[1].evals != least ||
 		shares[2].job != other || shares[2].evals != other.kern.spec.Budget.Evals || shares[2].why != "" {
 		t.Fatalf("by influence: %+v", shares)
 	}
 	if w := shares[0].why; !strings.Contains(w, "rank 1 of 2") || !strings.Contains(w, "influence 1.000 x headroom 0.50") || !strings.Contains(w, "of "+strconv.Itoa(total)+" evaluations") {
 		t.Errorf("why: %q", w)
 	}
-	if w := shares[1].why; !strings.Contains(w, "influence 0.000") || !strings.Contains(w, "0 of ") {
+	if w := shares[1].why; !strings.Contains(w, "influence 0.000") || !strings.Contains(w, strconv.Itoa(least)+" of ") || !strings.Contains(w, "first cycle") {
 		t.Errorf("why: %q", w)
+	}
+}
+
+// A cycle a crash left "running" in the store, of a job this start does not
+// tune (budget by influence gave it nothing), reads as interrupted in
+// cycles and is stored so; before, it showed running forever while
+// kernels said the job was not running.
+func TestCycleLeftRunning(t *testing.T) {
+	ts := newTestServer(t, t.TempDir())
+	k, _ := ts.sched.kernel("sgemm")
+	j := k.jobs[0]
+	if _, err := ts.st.NewCycle(j.key, store.Cycle{Trigger: "start", State: "running", Started: time.Now(), Budget: 10}); err != nil {
+		t.Fatal(err)
+	}
+	status, body := ts.get(t, "/v1/kernels/sgemm/cycles?problem="+j.key.Problem, nil)
+	var cs api.Cycles
+	if err := json.Unmarshal(body, &cs); status != 200 || err != nil || len(cs.Cycles) != 1 {
+		t.Fatalf("cycles: %d %s", status, body)
+	}
+	if got := cs.Cycles[0].State; got != "interrupted" {
+		t.Errorf("a cycle left running by a crash reads %q, want interrupted", got)
+	}
+	ts.sched.mu.Lock()
+	ts.sched.closeLeftRunning(j)
+	ts.sched.mu.Unlock()
+	last, ok, err := ts.st.LastCycle(j.key, false)
+	if err != nil || !ok || last.State != "interrupted" {
+		t.Errorf("stored cycle after closeLeftRunning: %+v, %v, %v; want interrupted", last, ok, err)
 	}
 }

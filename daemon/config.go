@@ -3,6 +3,7 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,9 +13,12 @@ import (
 
 // Config is quasimd's configuration, parsed from flags by cmd/quasimd.
 type Config struct {
-	Socket          string        // Unix socket path of the API
-	StateDir        string        // holds quasim.db
-	KernelsDir      string        // kernel specs; missing or empty means the builtin kernels
+	Socket     string // Unix socket path of the API
+	StateDir   string // holds quasim.db
+	KernelsDir string // kernel specs; missing or empty means the builtin kernels
+	// KernelsDirGiven says KernelsDir was asked for (--kernels or
+	// $QUASIMD_KERNELS), so a missing one is a mistake, not the builtins.
+	KernelsDirGiven bool
 	Operators       []uint32      // uids allowed to write besides root, the daemon's uid and group quasim
 	OperatorGroup   string        // group whose members may write (default "quasim")
 	ShutdownTimeout time.Duration // how long in-flight requests and cycles get on shutdown
@@ -82,6 +86,9 @@ func DefaultSocket() string {
 	return filepath.Join(os.TempDir(), "quasim-"+strconv.Itoa(os.Getuid()), "quasimd.sock")
 }
 
+// systemStateDir is the service's state directory as root runs it.
+const systemStateDir = "/var/lib/quasim"
+
 // DefaultStateDir is the first $STATE_DIRECTORY under systemd,
 // /var/lib/quasim for root, else $XDG_STATE_HOME/quasim
 // (~/.local/state/quasim).
@@ -90,7 +97,7 @@ func DefaultStateDir() string {
 		return d[0]
 	}
 	if os.Getuid() == 0 {
-		return "/var/lib/quasim"
+		return systemStateDir
 	}
 	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
 		return filepath.Join(d, "quasim")
@@ -144,6 +151,9 @@ func (c *Config) Validate() error {
 	if c.StateDir == "" {
 		errs = append(errs, errors.New("state-dir: empty path"))
 	}
+	if err := c.checkKernelsDir(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.IdleCPU < 0 || c.IdleCPU > 1 {
 		errs = append(errs, fmt.Errorf("idle-cpu %v: want a share of all CPUs from 0 (off) to 1", c.IdleCPU))
 	}
@@ -163,6 +173,25 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// checkKernelsDir refuses a kernels path that is a file, and one that was
+// asked for and is not there: either would run the wrong kernels (none, or
+// the builtins) without a word.
+func (c *Config) checkKernelsDir() error {
+	if c.KernelsDir == "" {
+		return nil
+	}
+	fi, err := os.Stat(c.KernelsDir)
+	switch {
+	case err == nil && !fi.IsDir():
+		return fmt.Errorf("kernels %q: a file, not a directory of kernel specs", c.KernelsDir)
+	case errors.Is(err, fs.ErrNotExist) && c.KernelsDirGiven:
+		return fmt.Errorf("kernels %q: no such directory (without --kernels a missing default directory tunes the builtin kernels)", c.KernelsDir)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("kernels %q: %w", c.KernelsDir, err)
+	}
+	return nil
 }
 
 func (c *Config) defaults() {

@@ -67,7 +67,14 @@ go of the file: stop it first.
 	}
 	path := *file
 	if path == "" {
-		path = filepath.Join(*stateDir, StateFile)
+		given := false
+		fs.Visit(func(f *flag.Flag) { given = given || f.Name == "state-dir" })
+		_, fromEnv := os.LookupEnv("QUASIMD_STATE_DIR")
+		var note string
+		path, note = dbFile(filepath.Join(*stateDir, StateFile), filepath.Join(systemStateDir, StateFile), given || fromEnv)
+		if note != "" {
+			fmt.Fprintf(stderr, "quasimd db %s: %s\n", cmd, note)
+		}
 	}
 	opt := store.Options{LockTimeout: 2 * time.Second, CheckTimeout: *timeout}
 	if cmd == "check" {
@@ -101,6 +108,22 @@ go of the file: stop it first.
 		printSalvage(stdout, rep)
 	}
 	return 0
+}
+
+// dbFile is the state file db reads: own (the user's default, or the one
+// asked for), else, when none was asked for and the user has none, the
+// service's, which quasimctl talks to when no daemon of theirs runs; note
+// says when it is the service's.
+func dbFile(own, service string, asked bool) (path, note string) {
+	if asked || own == service || exists(own) || !exists(service) {
+		return own, ""
+	}
+	return service, "no state file of your own at " + own + ": reading the service's, " + service
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 type corruptJSON struct {

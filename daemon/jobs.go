@@ -13,6 +13,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/rs/zerolog"
 
+	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/internal/spec"
 	"github.com/quasim/quasim/internal/store"
@@ -433,6 +434,23 @@ func (s *scheduler) needsStart(j *job) bool {
 	return last.State == tuner.Unfinished || last.State == "running"
 }
 
+// closeLeftRunning marks j's newest cycle interrupted when the store still
+// says it runs (a crash left it so) and this start does not resume it, so
+// that cycles does not show it running while nothing runs; its next cycle
+// resumes it. Called with s.mu held, for a job not running.
+func (s *scheduler) closeLeftRunning(j *job) {
+	last, ok, err := s.st.LastCycle(j.key, false)
+	if err != nil || !ok || (last.State != "running" && last.State != "waiting") {
+		return
+	}
+	last.State = tuner.Unfinished
+	if err := s.st.PutCycle(j.key, last); err != nil {
+		s.log.Warn().Err(err).Str("job_id", j.key.String()).Int("cycle", last.ID).Msg("could not mark a cycle left running as interrupted")
+		return
+	}
+	s.log.Info().Str("job_id", j.key.String()).Int("cycle", last.ID).Msg("cycle left running by an earlier run marked interrupted; the job's next cycle resumes it")
+}
+
 // Errors of trigger.
 var (
 	errNoJob    = errors.New("no such job")
@@ -606,6 +624,22 @@ func (s *scheduler) view(j *job) jobView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return jobView{running: j.running, live: j.live, entry: j.entry}
+}
+
+// exactState is the verification state of a nearest answer given while
+// j, the kernel's own job at the problem asked for, serves nothing yet:
+// tuning while a cycle of it runs, else waiting for its next cycle, with
+// when that is.
+func (s *scheduler) exactState(j *job) string {
+	v := s.view(j)
+	if v.running {
+		return api.VerifyTuning
+	}
+	next, ok := s.nextRuns()[v.entry]
+	if !ok || next.IsZero() {
+		return api.VerifyWaiting + "its job has no cycle running or scheduled; quasimctl tune starts one"
+	}
+	return api.VerifyWaiting + "its job's next cycle is at " + next.UTC().Format(time.RFC3339) + " (its schedule); quasimctl tune starts one now"
 }
 
 // nextRuns returns when each cron entry runs next, from one snapshot of

@@ -135,7 +135,9 @@ func (s *server) nearestAnswer(r *http.Request, k *kernel, pi *problemIndex, dim
 		case passed != nil:
 			c.Certificate, c.CertifiedFor, c.TimeMS, c.Verification = passed.ID, problem, passed.TimeMS, api.VerifyPassed
 			c.DefaultMS = 0 // measured at From: no measure of this time
-		case exact != nil || (k.spec.TuneOnMiss && missErr == nil):
+		case exact != nil:
+			c.Verification = s.sched.exactState(exact)
+		case k.spec.TuneOnMiss && missErr == nil:
 			c.Verification = api.VerifyTuning
 		case k.spec.TuneOnMiss:
 			c.Verification = api.VerifyRefused + "tune_on_miss added no job for it: " + missErr.Error()

@@ -27,10 +27,15 @@ import (
 // served configs were certified there by the real tuner: at 65536 one with
 // block 65536, which no problem under 65536 admits, at 4096 one with block
 // 1024. Its scheduler runs (no cycle is due), so verifications run.
-func nearestServer(t *testing.T) (*testServer, ed25519.PublicKey) {
+// The spec lists the untuned problems too, with nothing tuned there.
+func nearestServer(t *testing.T, untuned ...string) (*testServer, ed25519.PublicKey) {
 	t.Helper()
 	dir := t.TempDir()
-	spec := "name: reduce\nevaluator: builtin:reduce\nproblems: [\"4096\", \"65536\"]\nschedule: \"@every 1h\"\nbudget: {evals: 4}\n"
+	problems := `"4096", "65536"`
+	for _, p := range untuned {
+		problems += `, "` + p + `"`
+	}
+	spec := "name: reduce\nevaluator: builtin:reduce\nproblems: [" + problems + "]\nschedule: \"@every 1h\"\nbudget: {evals: 4}\n"
 	if err := os.WriteFile(filepath.Join(dir, "reduce.yaml"), []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +59,9 @@ func nearestServer(t *testing.T) (*testServer, ed25519.PublicKey) {
 	k, _ := sched.kernel("reduce")
 	for _, j := range k.jobs {
 		block := map[string]string{"4096": "1024", "65536": "65536"}[j.key.Problem]
+		if block == "" {
+			continue // untuned
+		}
 		var pick string
 		for _, c := range j.spec.Space.All() {
 			m := j.spec.Space.ConfigMap(c)
@@ -176,6 +184,25 @@ func TestNearestVerifiedAtProblem(t *testing.T) {
 	exact, _ := ts.lookup(t, "4096", "")
 	if exact.Match != api.MatchExact || exact.CertifiedFor != "4096" || exact.Verification != "" {
 		t.Errorf("exact answer = %+v, want certified for 4096 and no verification", exact)
+	}
+}
+
+// A problem whose own job has served nothing and runs no cycle is answered
+// from the nearest, saying that the job waits for its schedule and when
+// it runs; before, the answer said "tuning" for hours while nothing ran.
+func TestNearestWhileJobWaits(t *testing.T) {
+	ts, _ := nearestServer(t, "16384")
+	got, _ := ts.lookup(t, "16384", "")
+	if got.Match != api.MatchNearest || got.From != "4096" {
+		t.Fatalf("answer at 16384 = %+v, want nearest from 4096", got)
+	}
+	next := time.Now().Add(time.Hour)
+	if !strings.HasPrefix(got.Verification, api.VerifyWaiting+"its job's next cycle is at ") || !strings.Contains(got.Verification, "(its schedule)") {
+		t.Fatalf("verification = %q, want waiting for its schedule", got.Verification)
+	}
+	at, err := time.Parse(time.RFC3339, strings.Fields(strings.TrimPrefix(got.Verification, api.VerifyWaiting+"its job's next cycle is at "))[0])
+	if err != nil || at.Sub(next).Abs() > time.Minute {
+		t.Errorf("next cycle at %v (%v), want about %v (@every 1h)", at, err, next)
 	}
 }
 

@@ -156,7 +156,10 @@ func (s *server) cachedAnswer(r *http.Request, q url.Values) (cachedAnswer, erro
 	// is not kept: a miss of a tune_on_miss kernel (the job it may add is
 	// rate-limited: a later lookup tries again) and a refused
 	// verification (the queue or the rate may have room later).
-	if !(k.spec.TuneOnMiss && c.Match != api.MatchExact) && !strings.HasPrefix(c.Verification, api.VerifyRefused) {
+	// A waiting answer turns to tuning when the job's cycle starts, which
+	// changes no job either.
+	if !(k.spec.TuneOnMiss && c.Match != api.MatchExact) && !strings.HasPrefix(c.Verification, api.VerifyRefused) &&
+		!strings.HasPrefix(c.Verification, api.VerifyWaiting) && c.Verification != api.VerifyTuning {
 		idx.cache(ki, ver, key, a)
 	}
 	return a, nil
@@ -607,8 +610,11 @@ func (s *server) getCycles(r *http.Request) (any, error) {
 		cycles, unsaved := withUnsaved(cycles, s.sched.unsavedOf(j))
 		v := s.sched.view(j)
 		for _, c := range cycles {
-			if v.running && v.live.ID == c.ID {
+			switch {
+			case v.running && v.live.ID == c.ID:
 				c = v.live // fresher than the last checkpoint only by the in-memory state
+			case !v.running && (c.State == "running" || c.State == "waiting"):
+				c.State = tuner.Unfinished // left so by a crash; the job's next cycle resumes it
 			}
 			ac := api.Cycle{
 				ID: c.ID, Job: j.key.String(), Kernel: name, Problem: j.key.Problem, Device: j.key.Device,

@@ -115,6 +115,7 @@ func run() int {
 			}
 		}
 	}
+	fs.Visit(func(f *flag.Flag) { cfg.KernelsDirGiven = cfg.KernelsDirGiven || f.Name == "kernels" })
 	lvl, err := zerolog.ParseLevel(*level)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "quasimd: --log-level %q: want debug, info, warn or error\n", *level)

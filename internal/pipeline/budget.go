@@ -29,6 +29,10 @@ type Candidate struct {
 	Job       string
 	Influence float64 // the model's influence of the job's launches (negative counts as 0)
 	Headroom  float64 // in [0, 1]
+	// Min is the fewest evaluations the job gets, taken from the largest
+	// shares: a job with nothing tuned yet gets a first small cycle even
+	// when its gain rounds to nothing.
+	Min int
 }
 
 // Share is a candidate's part of a shared budget.
@@ -38,13 +42,15 @@ type Share struct {
 	Headroom  float64 `json:"headroom"`
 	Gain      float64 `json:"gain"` // expected end-to-end gain: influence × headroom
 	Evals     int     `json:"evals"`
+	Raised    bool    `json:"raised,omitempty"` // raised to the candidate's Min
 }
 
 // Split orders candidates by expected end-to-end gain, largest first (ties
 // by job), and divides total evaluations among them in proportion to it,
 // by largest remainder. With no positive gain anywhere it splits evenly
-// (nothing tells the jobs apart). A job whose share rounds to 0 gets 0:
-// the caller does not tune it this time.
+// (nothing tells the jobs apart). A job whose share rounds below its Min
+// is raised to it (while total allows), from the largest shares; one left
+// at 0 is not tuned this time.
 func Split(cands []Candidate, total int) []Share {
 	out := make([]Share, len(cands))
 	sum := 0.0
@@ -88,7 +94,33 @@ func Split(cands []Candidate, total int) []Share {
 		out[idx[k%len(idx)]].Evals++
 		given++
 	}
+	raiseToMin(out, cands)
 	return out
+}
+
+// raiseToMin gives each share below its candidate's Min one evaluation at
+// a time from the share with the most above its own Min.
+func raiseToMin(out []Share, cands []Candidate) {
+	minOf := make(map[string]int, len(cands))
+	for _, c := range cands {
+		minOf[c.Job] = max(0, c.Min)
+	}
+	for i := range out {
+		for out[i].Evals < minOf[out[i].Job] {
+			from, spare := -1, 0
+			for j := range out {
+				if s := out[j].Evals - minOf[out[j].Job]; j != i && s > spare {
+					from, spare = j, s
+				}
+			}
+			if from < 0 {
+				break // nothing to spare: total is below the sum of the Mins
+			}
+			out[from].Evals--
+			out[i].Evals++
+			out[i].Raised = true
+		}
+	}
 }
 
 // Influences is the model's influence of each (kernel, problem) of a

@@ -37,6 +37,16 @@ func TestSplit(t *testing.T) {
 	if got[0].Job != "a" || got[0].Evals != 3 || got[1].Evals != 2 || got[2].Evals != 2 {
 		t.Fatalf("even split %+v", got)
 	}
+	// A Min: the job off the critical path still gets its least, from the
+	// largest share; Mins beyond the total give what there is.
+	got = Split([]Candidate{{Job: "sgemm", Influence: 0, Headroom: 0.5, Min: 2}, {Job: "conv", Influence: 0.7, Headroom: 0.5, Min: 2}}, 16)
+	if got[0].Job != "conv" || got[0].Evals != 14 || got[0].Raised || got[1].Evals != 2 || !got[1].Raised {
+		t.Fatalf("split with Min %+v", got)
+	}
+	got = Split([]Candidate{{Job: "a", Influence: 1, Headroom: 1, Min: 3}, {Job: "b", Min: 3}}, 4)
+	if got[0].Evals != 3 || got[1].Evals != 1 {
+		t.Fatalf("split with Mins above the total %+v", got)
+	}
 	if got := Split(nil, 5); len(got) != 0 {
 		t.Fatalf("no candidates: %+v", got)
 	}

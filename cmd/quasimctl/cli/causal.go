@@ -95,20 +95,21 @@ file in the spec dir), or with --offline shows the table without a daemon
 				}
 				pipeline = "trace"
 			}
+			// Bad input exits 2, as memgraph plan's does (the exit code table).
 			data, err := gzread.ReadFile(args[0], maxTraceBytes)
 			if err != nil {
-				return err
+				return badInput(err)
 			}
 			spans, rep, err := causal.ImportChrome(data, pipeline)
 			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
+				return badInput(fmt.Errorf("%s: %w", args[0], err))
 			}
 			w := cmd.OutOrStdout()
 			if !g.json {
 				printChromeReport(w, args[0], rep)
 			}
 			if len(spans) == 0 {
-				return fmt.Errorf("%s: no spans to profile", args[0])
+				return badInput(fmt.Errorf("%s: no spans to profile", args[0]))
 			}
 			if offline {
 				iters, skipped := causalview.Split([]causalview.Batch{{Label: args[0], Spans: spans}})

@@ -53,8 +53,8 @@ func TestCausalImportErrors(t *testing.T) {
 		want string
 	}{
 		{"no pipeline", []string{"causal", "import", chromeFixture}, exitUsage, "--pipeline is needed to post spans (or use --offline)"},
-		{"no file", []string{"causal", "import", "--offline", "/nonexistent/trace.json"}, exitError, "open /nonexistent/trace.json: no such file or directory"},
-		{"not a trace", []string{"causal", "import", "--offline", filepath.Join("..", "..", "..", "go.mod")}, exitError, "invalid chrome trace"},
+		{"no file", []string{"causal", "import", "--offline", "/nonexistent/trace.json"}, exitUsage, "open /nonexistent/trace.json: no such file or directory"},
+		{"not a trace", []string{"causal", "import", "--offline", filepath.Join("..", "..", "..", "go.mod")}, exitUsage, "invalid chrome trace"},
 		{"no daemon", []string{"causal", "import", "--pipeline", "p", "--socket", "/nonexistent/sock", chromeFixture}, exitUnavailable, "cannot reach quasimd"},
 		{"show needs a name", []string{"causal", "show"}, exitUsage, "PIPELINE"},
 	}

@@ -254,7 +254,7 @@ func verifyFile(cmd *cobra.Command, file string, pub ed25519.PublicKey) error {
 		body, err = readFile(file)
 	}
 	if err != nil {
-		return fmt.Errorf("read certificate: %w", err)
+		return badInput(fmt.Errorf("read certificate: %w", err))
 	}
 	cert, err := certs.VerifyBytes(body, pub)
 	if err != nil {
@@ -297,25 +297,25 @@ func loadPubkey(s string) (ed25519.PublicKey, error) {
 	if strings.HasPrefix(s, prefix) {
 		pub, err := certs.ParsePublicKey(s)
 		if err != nil {
-			return nil, fmt.Errorf("parse --pubkey: %w", err)
+			return nil, badInput(fmt.Errorf("parse --pubkey: %w", err))
 		}
 		return pub, nil
 	}
 	b, err := readFile(s)
 	if err != nil {
-		return nil, fmt.Errorf("read --pubkey: %w (want %q or a file holding it)", err, prefix+"<base64>")
+		return nil, badInput(fmt.Errorf("read --pubkey: %w (want %q or a file holding it)", err, prefix+"<base64>"))
 	}
 	key := string(bytes.TrimSpace(b))
 	if strings.HasPrefix(key, "{") {
 		var pk api.Pubkey
 		if err := json.Unmarshal(b, &pk); err != nil {
-			return nil, fmt.Errorf("parse --pubkey %s: %w", s, err)
+			return nil, badInput(fmt.Errorf("parse --pubkey %s: %w", s, err))
 		}
 		key = pk.Pubkey
 	}
 	pub, err := certs.ParsePublicKey(key)
 	if err != nil {
-		return nil, fmt.Errorf("parse --pubkey %s: %w", s, err)
+		return nil, badInput(fmt.Errorf("parse --pubkey %s: %w", s, err))
 	}
 	return pub, nil
 }

@@ -320,7 +320,7 @@ func TestCertsVerifyOnline(t *testing.T) {
 		{"ambiguous", []string{"ambiguous-"}, 2, `certificate id "ambiguous-" is ambiguous: 2 certificates`, ""},
 		{"no id", nil, 2, "verify takes ID or --file", ""},
 		{"two ids", []string{"a", "b"}, 2, "verify takes ID or --file", ""},
-		{"bad pubkey", []string{fx.good.ID, "--pubkey", "ed25519:!!"}, 1, "parse --pubkey", ""},
+		{"bad pubkey", []string{fx.good.ID, "--pubkey", "ed25519:!!"}, exitUsage, "parse --pubkey", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -422,9 +422,9 @@ func TestCertsVerifyOffline(t *testing.T) {
 	}{
 		{"no pubkey", []string{"--file", certFile}, 2, "verify --file needs --pubkey"},
 		{"id and file", []string{"x", "--file", certFile, "--pubkey", fx.pubkey}, 2, "not both"},
-		{"missing file", []string{"--file", filepath.Join(dir, "none.json"), "--pubkey", fx.pubkey}, 1, "no such file"},
-		{"missing key file", []string{"--file", certFile, "--pubkey", filepath.Join(dir, "none.pub")}, 1, "read --pubkey"},
-		{"garbage key file", []string{"--file", certFile, "--pubkey", certFile}, 1, "parse --pubkey " + certFile},
+		{"missing file", []string{"--file", filepath.Join(dir, "none.json"), "--pubkey", fx.pubkey}, exitUsage, "no such file"},
+		{"missing key file", []string{"--file", certFile, "--pubkey", filepath.Join(dir, "none.pub")}, exitUsage, "read --pubkey"},
+		{"garbage key file", []string{"--file", certFile, "--pubkey", certFile}, exitUsage, "parse --pubkey " + certFile},
 	} {
 		_, errs, code := runCtx(context.Background(), append([]string{"--socket", noDaemon, "certs", "verify"}, tt.args...)...)
 		if code != tt.code {

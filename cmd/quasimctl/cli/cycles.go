@@ -13,12 +13,13 @@ import (
 )
 
 func newCyclesCommand(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:   "cycles KERNEL",
+	var problem string
+	cmd := &cobra.Command{
+		Use:   "cycles KERNEL [--problem P]",
 		Short: "List a kernel's tuning cycles, running and past",
 		Args:  exactArgs(1, "KERNEL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cs, err := g.client(cmd).Cycles(cmd.Context(), args[0])
+			cs, err := g.client(cmd).CyclesOf(cmd.Context(), args[0], problem)
 			if err != nil {
 				return err
 			}
@@ -28,6 +29,8 @@ func newCyclesCommand(g *globalOptions) *cobra.Command {
 			return printCycles(cmd.OutOrStdout(), cs.Cycles, time.Now())
 		},
 	}
+	cmd.Flags().StringVar(&problem, "problem", "", "only this problem size")
+	return cmd
 }
 
 // fmtAllocation writes an allocation as name=n pairs, largest first.

@@ -1,13 +1,18 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/quasim/quasim/client"
 )
 
 // childExit is the exit status of a program quasimctl ran for the user;
@@ -37,13 +42,19 @@ stop quasimd first (a running daemon holds the file's lock).
       lost; then move the damaged file aside and NEW into its place.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+			if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 				return cmd.Help()
+			}
+			if len(args) == 0 {
+				cmd.SetOut(cmd.ErrOrStderr())
+				cmd.Help()
+				return usagef("db needs a subcommand: check or salvage")
 			}
 			bin, err := findQuasimd()
 			if err != nil {
 				return err
 			}
+			args = append(args, daemonStateDir(cmd.Context(), args)...)
 			c := exec.CommandContext(cmd.Context(), bin, append([]string{"db"}, args...)...)
 			c.Stdin, c.Stdout, c.Stderr = os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
 			err = c.Run()
@@ -57,6 +68,28 @@ stop quasimd first (a running daemon holds the file's lock).
 			return nil
 		},
 	}
+}
+
+// daemonStateDir is --state-dir of the daemon quasimctl talks to, when one
+// answers and args name no file of their own, so db checks the file of
+// the service the other commands show (quasimd db then says it is in use).
+func daemonStateDir(ctx context.Context, args []string) []string {
+	for _, a := range args {
+		if a == "--state-dir" || a == "--db" || a == "-state-dir" || a == "-db" ||
+			strings.HasPrefix(a, "--state-dir=") || strings.HasPrefix(a, "--db=") || strings.HasPrefix(a, "-state-dir=") || strings.HasPrefix(a, "-db=") {
+			return nil
+		}
+	}
+	if _, ok := os.LookupEnv("QUASIMD_STATE_DIR"); ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := (&client.Client{}).Status(ctx)
+	if err != nil || st.StateDir == "" {
+		return nil
+	}
+	return []string{"--state-dir", st.StateDir}
 }
 
 // findQuasimd returns the quasimd beside this executable, else on $PATH.

@@ -56,7 +56,7 @@ func runImport(cmd *cobra.Command, g *globalOptions, o importOptions, file strin
 	}
 	rec, err := replay.Load(file)
 	if err != nil {
-		return fmt.Errorf("import: %w", err)
+		return badInput(fmt.Errorf("import: %w", err))
 	}
 	req, err := importRequest(rec, o.problem, o.device, time.Now().UTC())
 	if err != nil {
@@ -109,7 +109,7 @@ func importRequest(rec *replay.Recording, problem, device string, at time.Time) 
 	}
 	sp, err := rec.Space(evaluate.Problem{})
 	if err != nil {
-		return api.ImportRequest{}, fmt.Errorf("import: %w", err)
+		return api.ImportRequest{}, badInput(fmt.Errorf("import: %w", err))
 	}
 	req := api.ImportRequest{Problem: problem, Device: device, Trials: make([]api.Trial, 0, rec.Len())}
 	objective, _, rule := rec.Objective()

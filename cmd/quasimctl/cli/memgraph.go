@@ -119,7 +119,7 @@ best measured time from quasimd when their duration_ns is missing.`,
 	fs.BoolVar(&offline, "offline", false, "plan in this process, without asking quasimd")
 	fs.BoolVar(&noSearch, "no-search", false, "keep the better greedy baseline, no search")
 	fs.Uint64Var(&seed, "seed", 1, "the search's seed")
-	fs.DurationVar(&timeout, "timeout", 5*time.Second, "time for the search (quasimd caps it at 30s); the best plan by then is kept")
+	fs.DurationVar(&timeout, "timeout", 5*time.Second, "time for the search, at most 30s (quasimd refuses more); the best plan by then is kept")
 	fs.IntVar(&top, "top", 10, "largest tensors to list")
 	fs.Var(dimFlag(dims.Dims), "dim", "value of an ONNX symbolic dimension, NAME=VALUE (repeatable)")
 	fs.Int64Var(&dims.Unknown, "unknown", 0, "value of every ONNX dimension still unknown (0: such a dimension is an error)")
@@ -138,7 +138,7 @@ func planFile(cmd *cobra.Command, g *globalOptions, path string, dims onnx.Optio
 	var p api.MemPlan
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return p, "", err
+		return p, "", badInput(err)
 	}
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	gr, err := memplan.Read(data, memplan.FormatOf(path), name, dims)

@@ -84,17 +84,28 @@ func (p *progress) show(cy api.Cycle, now time.Time) {
 }
 
 // waitingLine is "reduce 65536: waiting for an idle device (CPU load of
-// other processes 1.98 above 0.30), 0/6 evals, waited 12s".
+// other processes 1.98 above 0.30; quasimd --idle-cpu 0 turns the wait
+// off), 0/6 evals, waited 12s".
 func waitingLine(cy api.Cycle) string {
 	s := cycleName(cy) + ": waiting for an idle device"
 	if cy.Busy != "" {
-		s += " (" + cy.Busy + ")"
+		s += " (" + cy.Busy + "; " + idleHint(cy.Busy) + ")"
 	}
 	s += ", " + evalsDone(cy) + " evals"
 	if cy.WaitedS > 0 {
 		s += ", waited " + (time.Duration(cy.WaitedS * float64(time.Second))).Round(time.Second).String()
 	}
 	return s
+}
+
+// idleHint says which quasimd flag sets the busy threshold that busy
+// reports, so a first tune on a busy machine does not wait without a clue.
+func idleHint(busy string) string {
+	flag := "--idle-cpu"
+	if strings.HasPrefix(busy, "GPU") {
+		flag = "--idle-gpu"
+	}
+	return "quasimd " + flag + " 0 turns the wait off"
 }
 
 // endLine is "sgemm 256,256,256: done, 20/20 evals, best 4.21 ms".

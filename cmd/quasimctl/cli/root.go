@@ -45,6 +45,10 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// badInput marks err as bad input the user gave (a file named on the
+// command line that cannot be read or parsed): exit 2, as a usage error.
+func badInput(err error) error { return fmt.Errorf("%w: %w", api.ErrInvalidArgument, err) }
+
 // exitCode is an error with the exit code it ends quasimctl with.
 type exitCode struct {
 	code int

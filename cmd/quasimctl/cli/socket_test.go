@@ -207,6 +207,18 @@ func (f *fakeDaemon) handler() http.Handler {
 			return nil, err
 		}
 		cs := f.cycles[k.Name]
+		if p := r.URL.Query().Get("problem"); p != "" {
+			var of []api.Cycle
+			for _, c := range cs {
+				if c.Problem == p {
+					of = append(of, c)
+				}
+			}
+			if of == nil {
+				return nil, &testAPIError{api.ErrNotFound, "kernel " + k.Name + " has no problem " + p}
+			}
+			cs = of
+		}
 		if f.script != nil && !f.tunedAt.IsZero() {
 			f.polls++
 			cs = append(cs, f.script(k.Name, f.polls, f.tunedAt)...)
@@ -345,7 +357,15 @@ func TestExitCodes(t *testing.T) {
 		{"unknown command", []string{"--socket", f.sock, "bogus"}, 2, `unknown command "bogus"`},
 		{"unknown flag", []string{"--socket", f.sock, "trials", "sgemm", "--bogus"}, 2, "unknown flag"},
 		{"negative budget", []string{"--socket", f.sock, "tune", "sgemm", "--budget", "-1"}, 2, "--budget"},
-		{"import missing file", []string{"--socket", f.sock, "import", filepath.Join(t.TempDir(), "none.json"), "--kernel", "k"}, 1, "no such file"},
+		{"import missing file", []string{"--socket", f.sock, "import", filepath.Join(t.TempDir(), "none.json"), "--kernel", "k"}, exitUsage, "no such file"},
+		// Bad input named on the command line is exit 2 in every command
+		// that reads one (causal import exited 1 where memgraph plan exited 2).
+		{"causal import missing file", []string{"causal", "import", "--offline", filepath.Join(t.TempDir(), "none.json")}, exitUsage, "no such file"},
+		{"memgraph plan missing file", []string{"memgraph", "plan", "--offline", filepath.Join(t.TempDir(), "none.onnx")}, exitUsage, "no such file"},
+		{"certs verify missing file", []string{"certs", "verify", "--file", filepath.Join(t.TempDir(), "none.json"), "--pubkey", "ed25519:x"}, exitUsage, "--pubkey"},
+		// db without check or salvage is a usage error, not help and 0.
+		{"db without a subcommand", []string{"db"}, exitUsage, "db needs a subcommand: check or salvage"},
+		{"cycles of a problem not tuned", []string{"--socket", f.sock, "cycles", "sgemm", "--problem", "1,2,3"}, exitNotFound, "1,2,3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

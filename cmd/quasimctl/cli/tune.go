@@ -125,7 +125,7 @@ func runTune(cmd *cobra.Command, g *globalOptions, o tuneOptions, kernel string)
 		case cy.Error != "":
 			s += ": " + cy.Error
 		case cy.Busy != "":
-			s += ": device busy: " + cy.Busy
+			s += ": device busy: " + cy.Busy + " (" + idleHint(cy.Busy) + ")"
 		}
 		if cy.State == "interrupted" {
 			s += " (its next start resumes it)"
@@ -270,7 +270,7 @@ func pending(jobs []string, latest map[string]api.Cycle) string {
 		case cy.State == "waiting":
 			s := fmt.Sprintf("cycle %d (%s) waiting for an idle device", cy.ID, cy.Problem)
 			if cy.Busy != "" {
-				s += ": " + cy.Busy
+				s += ": " + cy.Busy + " (" + idleHint(cy.Busy) + ")"
 			}
 			out = append(out, s)
 		case cy.State == "running":

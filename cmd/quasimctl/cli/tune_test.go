@@ -192,7 +192,7 @@ func TestTuneWaitWaitsForIdleDevice(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("tune --wait progress = %q, want 2 lines: the wait, then the progress", errs)
 	}
-	mustContain(t, "wait line", lines[0], "sgemm 256,256,256: waiting for an idle device (CPU load of other processes 1.98 above 0.30), 0/4 evals, waited 1s")
+	mustContain(t, "wait line", lines[0], "sgemm 256,256,256: waiting for an idle device (CPU load of other processes 1.98 above 0.30; quasimd --idle-cpu 0 turns the wait off), 0/4 evals, waited 1s")
 	mustContain(t, "progress line", lines[1], "sgemm 256,256,256: 2/4 evals, best 4.50 ms")
 	mustContain(t, "stdout", out, "done", "16,True,tiled")
 }
@@ -206,7 +206,7 @@ func TestTuneWaitSkipped(t *testing.T) {
 		t.Fatalf("tune --wait on a skipped cycle = %d, want 1 (stdout %q, stderr %q)", code, out, errs)
 	}
 	mustContain(t, "stdout", out, "skipped")
-	mustContain(t, "stderr", errs, "quasimctl: tune sgemm: cycle 7 (256,256,256) skipped: device busy: CPU load of other processes 1.98 above 0.30")
+	mustContain(t, "stderr", errs, "quasimctl: tune sgemm: cycle 7 (256,256,256) skipped: device busy: CPU load of other processes 1.98 above 0.30 (quasimd --idle-cpu 0 turns the wait off)")
 }
 
 // --timeout while the cycle waits for an idle device exits 1 and says so.
@@ -217,7 +217,7 @@ func TestTuneWaitTimeoutWhileWaiting(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("tune --wait --timeout = %d, want 1 (stderr %q)", code, errs)
 	}
-	mustContain(t, "stderr", errs, "wait for the cycles of sgemm: gave up after --timeout 2s (cycles go on in quasimd): cycle 7 (256,256,256) waiting for an idle device: CPU load of other processes 1.98 above 0.30")
+	mustContain(t, "stderr", errs, "wait for the cycles of sgemm: gave up after --timeout 2s (cycles go on in quasimd): cycle 7 (256,256,256) waiting for an idle device: CPU load of other processes 1.98 above 0.30 (quasimd --idle-cpu 0 turns the wait off)")
 }
 
 // A tune that resumes the job's interrupted cycle (same ID, started long
@@ -264,8 +264,8 @@ func TestProgressRedrawsOnTerminal(t *testing.T) {
 	p.show(c1, now)
 	p.draw()
 	want := "\r\x1b[2Kk 1: 5/10 evals, best 1.00 ms, ETA 10s\n" +
-		"\x1b[1A\r\x1b[2Kk 1: 8/10 evals, best 1.00 ms, ETA 3s\n\r\x1b[2Kk 2: waiting for an idle device (busy), 0/10 evals, waited 3s\n" +
-		"\x1b[2A\r\x1b[2Kk 1: done, 10/10 evals, best 0.500 ms\n\r\x1b[2Kk 2: waiting for an idle device (busy), 0/10 evals, waited 3s\n"
+		"\x1b[1A\r\x1b[2Kk 1: 8/10 evals, best 1.00 ms, ETA 3s\n\r\x1b[2Kk 2: waiting for an idle device (busy; quasimd --idle-cpu 0 turns the wait off), 0/10 evals, waited 3s\n" +
+		"\x1b[2A\r\x1b[2Kk 1: done, 10/10 evals, best 0.500 ms\n\r\x1b[2Kk 2: waiting for an idle device (busy; quasimd --idle-cpu 0 turns the wait off), 0/10 evals, waited 3s\n"
 	if got := b.String(); got != want {
 		t.Errorf("terminal output =\n%q\nwant\n%q", got, want)
 	}
