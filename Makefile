@@ -12,7 +12,7 @@ CC ?= cc
 CFLAGS ?= -O2
 QUASIM_CFLAGS := -std=c99 -Wall -Wextra -pedantic
 
-.PHONY: all build test test-race test-race-short vet fmt fmt-check fuzz-smoke verify-unit bench-search bench-lookup cachegrind-check install uninstall libquasim install-c screenshots
+.PHONY: deb deb-check man all build test test-race test-race-short vet fmt fmt-check fuzz-smoke verify-unit bench-search bench-lookup cachegrind-check install uninstall libquasim install-c screenshots
 
 all: fmt-check vet test
 
@@ -136,6 +136,20 @@ install: build
 	@if [ -z "$(DESTDIR)" ] && ! getent passwd quasim >/dev/null; then \
 		useradd --system --user-group --home-dir /var/lib/quasim --shell /usr/sbin/nologin quasim; fi
 	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null; then systemctl daemon-reload || true; fi
+
+# The Debian package, built with dpkg-deb into bin/ (packaging/deb/build.sh
+# says what it holds), and its check: lintian without errors, dpkg -i into
+# a throwaway root, files, user, unit, versions (packaging/deb/check.sh).
+deb:
+	packaging/deb/build.sh bin
+
+deb-check:
+	packaging/deb/check.sh "$$(packaging/deb/build.sh bin)"
+
+# Manual pages and shell completions, generated from the commands, into
+# bin/share (the Debian package installs them).
+man: build
+	$(GO) run ./internal/cmd/gendocs -quasimd bin/quasimd -out bin/share
 
 # The C client: a static library and its header. Programs that link it
 # link with -pthread too (the span recorder's background thread).

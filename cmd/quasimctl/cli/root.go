@@ -129,6 +129,7 @@ func newRootCommand() *cobra.Command {
 		newFleetCommand(g),
 		newDBCommand(),
 		newSocketCommand(g),
+		newVersionCommand(g),
 	)
 	return root
 }

@@ -60,3 +60,18 @@ func TestSocketCommand(t *testing.T) {
 		t.Errorf("a daemon at %s: answering = %s, want it", user, got)
 	}
 }
+
+// quasimctl version prints its own version, and the daemon's when one
+// answers; without a daemon it still exits 0.
+func TestVersionCommand(t *testing.T) {
+	t.Parallel()
+	f := newFakeDaemon(t)
+	out, errs, code := f.ctl(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "quasimctl ") || !strings.Contains(out, "quasimd   v9\n") {
+		t.Errorf("version = %d %q (stderr %q), want both versions", code, out, errs)
+	}
+	out, _, code = runCtx(context.Background(), "--socket", filepath.Join(t.TempDir(), "none.sock"), "version")
+	if code != 0 || !strings.Contains(out, "quasimd   (no answer:") {
+		t.Errorf("version without a daemon = %d %q, want 0 and no answer", code, out)
+	}
+}
