@@ -185,6 +185,7 @@ func (s *server) routes() []route {
 		{api.RouteKernelTrials, read, s.getTrials},
 		{api.RouteKernelTune, write, s.postTune},
 		{api.RouteObservations, observe, s.postObservations},
+		{api.RouteOpenAPI, read, func(*http.Request) (any, error) { return json.RawMessage(api.OpenAPI), nil }},
 		{api.RoutePipelineZoning, read, s.getZoning},
 		{api.RoutePipelineRezone, write, s.postRezone},
 		{api.RouteReload, write, s.postReload},
