@@ -77,8 +77,10 @@ func TestFullDisk(t *testing.T) {
 	if failed.State != "failed" || failed.Ended == nil || !strings.Contains(failed.Error, "no space left on device") {
 		t.Fatalf("the cycle that hit the full disk = %+v, want failed and ended", failed)
 	}
-	var st api.Status
-	d.ctlJSON(&st, "status")
+	st := d.unhealthy()
+	if len(st.Failing) != 1 || !strings.Contains(st.Failing[0].Error, "no space left on device") {
+		t.Errorf("status failing = %+v, want the full disk", st.Failing)
+	}
 	if len(st.Running) != 0 {
 		t.Errorf("status running = %v after the cycle failed", st.Running)
 	}

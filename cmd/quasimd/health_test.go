@@ -129,6 +129,18 @@ func TestLockFileOfAnotherUser(t *testing.T) {
 	waitServed(t, d, "65536")
 }
 
+// unhealthy is quasimctl status --json when it must exit 6: something is
+// failing.
+func (d *proc) unhealthy() api.Status {
+	d.t.Helper()
+	out, errs, code := d.ctl("status", "--json")
+	var st api.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil || code != 6 {
+		d.t.Fatalf("status --json: exit %d (want 6), %v\n%s%s", code, err, out, errs)
+	}
+	return st
+}
+
 func chownAll(t *testing.T, root string, uid int) {
 	t.Helper()
 	err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {

@@ -336,8 +336,7 @@ func TestBadSpecsDoNotStopOthers(t *testing.T) {
 		"notaspec.json": "{\"hello\": 1}",
 	})
 	d := start(t, dir)
-	var st api.Status
-	d.ctlJSON(&st, "status")
+	st := d.unhealthy()
 	joined := strings.Join(st.SpecError, "\n")
 	for _, want := range []string{"broken.yaml", "cron.yaml", "schedule", "eval.yaml", "evaluator", "expr.yaml", "constraints"} {
 		if !strings.Contains(joined, want) {
