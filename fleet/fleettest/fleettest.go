@@ -2,6 +2,7 @@ package fleettest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -164,27 +165,46 @@ func (c *Cluster) client(t testing.TB) (context.Context, jetstream.JetStream, fu
 
 // Entries are the current values of KV bucket's keys that match filter,
 // by key.
+// A read cut short by its 20 s deadline (a 2-core machine loaded by other
+// test packages stalled the embedded cluster past it in CI) is tried again,
+// on a new connection, up to three times, and logged.
 func (c *Cluster) Entries(t testing.TB, bucket, filter string) map[string][]byte {
 	t.Helper()
+	for try := 1; ; try++ {
+		out, err := c.entries(t, bucket, filter)
+		if err == nil {
+			return out
+		}
+		if !errors.Is(err, context.DeadlineExceeded) || try == 3 {
+			t.Fatalf("entries %s of %s: %v", filter, bucket, err)
+		}
+		t.Logf("entries %s of %s: %v; trying again", filter, bucket, err)
+	}
+}
+
+func (c *Cluster) entries(t testing.TB, bucket, filter string) (map[string][]byte, error) {
 	ctx, js, done := c.client(t)
 	defer done()
 	kv, err := js.KeyValue(ctx, bucket)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	l, err := kv.ListKeysFiltered(ctx, filter)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	out := map[string][]byte{}
 	for k := range l.Keys() {
 		e, err := kv.Get(ctx, k)
 		if err != nil {
-			t.Fatalf("get %s: %v", k, err)
+			return nil, fmt.Errorf("get %s: %w", k, err)
 		}
 		out[k] = e.Value()
 	}
-	return out
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // the key list may have been cut short
+	}
+	return out, nil
 }
 
 // Messages are the data of every message stored in stream, in order.
