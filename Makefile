@@ -4,6 +4,10 @@ PKGS := ./...
 # coordinator in Go 1.26 and fails with "context deadline exceeded"
 # (golang/go#75804).
 FUZZTIME ?= 100000x
+# How long each new interesting input is minimized: Go's default is 60 s,
+# which on a loaded machine can stall a smoke pass for a minute per input
+# found; CI passes a count.
+FUZZMIN ?= 60s
 
 PREFIX ?= /usr
 DESTDIR ?=
@@ -50,44 +54,44 @@ fmt-check:
 # about 15 s), and each input that finds new code would otherwise be
 # minimized byte by byte for 60 s.
 fuzz-smoke:
-	$(GO) test ./genome -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./genome -run '^$$' -fuzz '^FuzzEvalList$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./genome -run '^$$' -fuzz '^FuzzParseT1$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./evaluate/replay -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParsePipeline$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParseOpenCL$$' -fuzztime 20000x
-	$(GO) test ./evaluate/opencl -run '^$$' -fuzz '^FuzzKernel$$' -fuzztime 20000x
-	$(GO) test ./internal/store -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./genome -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./genome -run '^$$' -fuzz '^FuzzEvalList$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./genome -run '^$$' -fuzz '^FuzzParseT1$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./evaluate/replay -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParsePipeline$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParseOpenCL$$' -fuzztime 20000x -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./evaluate/opencl -run '^$$' -fuzz '^FuzzKernel$$' -fuzztime 20000x -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./internal/store -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./internal/store -run '^$$' -fuzz '^FuzzOpenDamaged$$' -fuzztime 20000x -fuzzminimizetime 200x
-	$(GO) test ./cmd/quasimctl/cli -run '^$$' -fuzz '^FuzzParseTraceLine$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/strategies -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime 20000x
-	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzHello$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzResult$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzPipelineResult$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzObservations$$' -fuzztime 20000x
-	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzReadCPU$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzParseStat$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzRecover$$' -fuzztime 20000x
-	$(GO) test ./evaluate -run '^$$' -fuzz '^FuzzParseObjective$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzDecodeCursor$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzExperimentRequest$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./precision -run '^$$' -fuzz '^FuzzRound$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./precision -run '^$$' -fuzz '^FuzzStageRank$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./precision -run '^$$' -fuzz '^FuzzParseStage$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./cmd/quasimctl/cli -run '^$$' -fuzz '^FuzzParseTraceLine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./internal/strategies -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime 20000x -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzHello$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzResult$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzPipelineResult$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzObservations$$' -fuzztime 20000x -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzReadCPU$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzParseStat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzRecover$$' -fuzztime 20000x -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./evaluate -run '^$$' -fuzz '^FuzzParseObjective$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzDecodeCursor$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzExperimentRequest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./precision -run '^$$' -fuzz '^FuzzRound$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./precision -run '^$$' -fuzz '^FuzzStageRank$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./precision -run '^$$' -fuzz '^FuzzParseStage$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzVerifyBytes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./certs -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
-	$(GO) test ./memgraph -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./memgraph/tflite -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/memplan -run '^$$' -fuzz '^FuzzParseCache$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./memgraph/onnx -run '^$$' -fuzz '^FuzzReadONNX$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./causal -run '^$$' -fuzz '^FuzzDecodeSpans$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./causal -run '^$$' -fuzz '^FuzzImportChrome$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./report -run '^$$' -fuzz '^FuzzWrite$$' -fuzztime 5000x
-	$(GO) test ./fleet -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./client -run '^$$' -fuzz '^FuzzRetryAfter$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./memgraph -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./memgraph/tflite -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./internal/memplan -run '^$$' -fuzz '^FuzzParseCache$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./memgraph/onnx -run '^$$' -fuzz '^FuzzReadONNX$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./causal -run '^$$' -fuzz '^FuzzDecodeSpans$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./causal -run '^$$' -fuzz '^FuzzImportChrome$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./report -run '^$$' -fuzz '^FuzzWrite$$' -fuzztime 5000x -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./fleet -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./client -run '^$$' -fuzz '^FuzzRetryAfter$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 
 # systemd-analyze verify of quasimd.service with the drop-in of
 # docs/quasimd.service.d; ExecStart points at the built binary, since verify
