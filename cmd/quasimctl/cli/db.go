@@ -75,8 +75,9 @@ stop quasimd first (a running daemon holds the file's lock).
 // the service the other commands show (quasimd db then says it is in use).
 func daemonStateDir(ctx context.Context, args []string) []string {
 	for _, a := range args {
-		if a == "--state-dir" || a == "--db" || a == "-state-dir" || a == "-db" ||
-			strings.HasPrefix(a, "--state-dir=") || strings.HasPrefix(a, "--db=") || strings.HasPrefix(a, "-state-dir=") || strings.HasPrefix(a, "-db=") {
+		// -name, --name, with or without =value (Go's flag package)
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (name == "state-dir" || name == "db") {
 			return nil
 		}
 	}
