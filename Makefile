@@ -4,6 +4,9 @@ PKGS := ./...
 # coordinator in Go 1.26 and fails with "context deadline exceeded"
 # (golang/go#75804).
 FUZZTIME ?= 100000x
+# Targets whose inputs are slow to run (a state file, a compiled kernel) take
+# fewer.
+FUZZSLOW ?= 20000x
 # How long each new interesting input is minimized: Go's default is 60 s,
 # which on a loaded machine can stall a smoke pass for a minute per input
 # found; CI passes a count.
@@ -60,19 +63,19 @@ fuzz-smoke:
 	$(GO) test ./evaluate/replay -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParsePipeline$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParseOpenCL$$' -fuzztime 20000x -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./evaluate/opencl -run '^$$' -fuzz '^FuzzKernel$$' -fuzztime 20000x -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParseOpenCL$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./evaluate/opencl -run '^$$' -fuzz '^FuzzKernel$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./internal/store -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./internal/store -run '^$$' -fuzz '^FuzzOpenDamaged$$' -fuzztime 20000x -fuzzminimizetime 200x
+	$(GO) test ./internal/store -run '^$$' -fuzz '^FuzzOpenDamaged$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime 200x
 	$(GO) test ./cmd/quasimctl/cli -run '^$$' -fuzz '^FuzzParseTraceLine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./internal/strategies -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime 20000x -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./internal/strategies -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzHello$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzResult$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzPipelineResult$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzObservations$$' -fuzztime 20000x -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzObservations$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzReadCPU$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzParseStat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzRecover$$' -fuzztime 20000x -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzRecover$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./evaluate -run '^$$' -fuzz '^FuzzParseObjective$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzDecodeCursor$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)

@@ -133,7 +133,11 @@ func TestTreeSampleUniform(t *testing.T) {
 func TestNearestTreeMatchesListed(t *testing.T) {
 	s := sharedT1(t, "gemm")
 	rng := rand.New(rand.NewPCG(3, 4))
-	for range 200 {
+	n := 200
+	if testing.Short() {
+		n = 40 // CI's race pass
+	}
+	for range n {
 		c := make(Config, s.Len())
 		for i, p := range s.params {
 			c[i] = rng.IntN(len(p.Values))
