@@ -80,6 +80,7 @@ fuzz-smoke:
 	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzDecodeCursor$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzExperimentRequest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./internal/priors -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./precision -run '^$$' -fuzz '^FuzzRound$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./precision -run '^$$' -fuzz '^FuzzStageRank$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./precision -run '^$$' -fuzz '^FuzzParseStage$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)

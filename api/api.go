@@ -349,6 +349,20 @@ type Job struct {
 	// job holding the verification of a nearest answer's config at its
 	// problem), is who asked: "uid 65534 (nobody)".
 	RequestedBy string `json:"requested_by,omitempty"`
+	// Prior is what the job's first cycle warm-started from; absent for a
+	// cold start.
+	Prior *Prior `json:"prior,omitempty"`
+}
+
+// Prior is what a job's warm start ranked its configs by.
+type Prior struct {
+	// From is the most trusted tier that knew the kernel: "pack" (a prior
+	// pack, quasimd --priors), "store" (this daemon's trials of the kernel
+	// on other devices or problems, imports included) or "fleet".
+	From    string    `json:"from"`
+	Sources []string  `json:"sources"` // the recordings or jobs, "PACK:RECORDING" for a pack's
+	Ranked  int       `json:"ranked"`  // configs of the job's space the prior ranked
+	At      time.Time `json:"at"`
 }
 
 // Match says where a config answer came from.

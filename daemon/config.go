@@ -19,6 +19,11 @@ type Config struct {
 	// KernelsDirGiven says KernelsDir was asked for (--kernels or
 	// $QUASIMD_KERNELS), so a missing one is a mistake, not the builtins.
 	KernelsDirGiven bool
+	// Priors is a prior pack, or a directory of *.qprior packs, that new
+	// jobs warm-start from; a missing one is none unless PriorsGiven.
+	Priors          string
+	PriorsGiven     bool
+	packs           *priorPacks   // loaded by Validate
 	Operators       []uint32      // uids allowed to write besides root, the daemon's uid and group quasim
 	OperatorGroup   string        // group whose members may write (default "quasim")
 	ShutdownTimeout time.Duration // how long in-flight requests and cycles get on shutdown
@@ -153,6 +158,12 @@ func (c *Config) Validate() error {
 	}
 	if err := c.checkKernelsDir(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.packs == nil {
+		var err error
+		if c.packs, err = loadPriors(c.Priors, c.PriorsGiven); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.IdleCPU < 0 || c.IdleCPU > 1 {
 		errs = append(errs, fmt.Errorf("idle-cpu %v: want a share of all CPUs from 0 (off) to 1", c.IdleCPU))

@@ -178,6 +178,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 					fn.measured(job, tr)
 				}
 			},
+			Priors: cfg.packs.sources,
 			Related: func(job tuner.Job) map[string][]store.Trial {
 				if fn == nil {
 					return nil
@@ -337,6 +338,9 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	})
 	if err := notify.Ready(); err != nil {
 		log.Warn().Err(err).Msg("sd_notify")
+	}
+	if len(cfg.packs.packs) > 0 {
+		log.Info().Str("priors", cfg.packs.String()).Msg("prior packs loaded: new jobs of their kernels warm-start from them")
 	}
 	log.Info().Str("socket", cfg.Socket).Str("state_dir", cfg.StateDir).Str("kernels_dir", cfg.KernelsDir).Str("version", cfg.Version).Msg("quasimd ready")
 	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/evaluate/replay"
 	"github.com/quasim/quasim/internal/spec"
 	"github.com/quasim/quasim/internal/store"
 	"github.com/quasim/quasim/internal/tuner"
@@ -498,7 +499,17 @@ func (s *scheduler) startLocked(j *job, req runRequest) bool {
 func tunerJob(sp *spec.Spec, key store.JobKey, sj spec.Job) tuner.Job {
 	sv := sp.Verify
 	obj, _ := evaluate.ParseObjective(sp.Objective) // checked when the spec was parsed
+	kernel := ""
+	switch ev := sj.Evaluator.(type) {
+	case *replay.Recording:
+		kernel = ev.Kernel
+	default:
+		if sp.OpenCL != nil {
+			kernel = sp.OpenCL.Kernel
+		}
+	}
 	return tuner.Job{
+		Kernel: kernel, SourceSHA256: sp.SourceSHA256(),
 		Objective: obj,
 		Key:       key, Problem: sj.Problem, Evaluator: sj.Evaluator, Space: sj.Space, Default: sj.Default,
 		Verify: evaluate.VerifySettings{Tolerance: sv.Tolerance, Value: sv.Value, Repeats: sv.Repeats, Nondeterministic: sv.Nondeterministic,

@@ -408,6 +408,11 @@ func (s *server) jobInfo(j *job, nextRuns map[cron.EntryID]time.Time) (api.Job, 
 	} else if ok {
 		aj.LastCycle = &last.Ended
 	}
+	if p, ok, err := s.st.Prior(j.key); err != nil {
+		return aj, err
+	} else if ok {
+		aj.Prior = &api.Prior{From: p.From, Sources: p.Sources, Ranked: p.Ranked, At: p.At}
+	}
 	return aj, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -187,5 +188,62 @@ func TestT4RoundTrip(t *testing.T) {
 	}
 	if phases != orig.Len() || observed == 0 {
 		t.Errorf("the cache should record 5 phases for all %d configs (%d do) and GFLOP/s for some (%d)", orig.Len(), phases, observed)
+	}
+}
+
+// TestPriorPack builds a prior pack from two real GPUs' recordings with
+// quasimctl, starts quasimd with it and a replay job of the same kernel on a
+// third GPU: the job warm-starts from the pack (leave one GPU out), serves
+// a certified config, and quasimctl kernels names the prior, across a
+// restart.
+func TestPriorPack(t *testing.T) {
+	spaces := sharedSpaces(t)
+	_, ctl := binaries(t)
+	dir := newDir(t, map[string]string{"conv.yaml": "name: convolution_milo\nevaluator: replay:" +
+		filepath.Join(spaces, "convolution_milo_A100.json.gz") +
+		"\nproblems: [\"4096,4096\"]\nschedule: \"@every 1h\"\nbudget: {evals: 12}\n"})
+	pack := filepath.Join(dir, "hub.qprior")
+	build := exec.Command(ctl, "priors", "build", "-o", pack,
+		filepath.Join(spaces, "convolution_milo_A4000.json.gz"), filepath.Join(spaces, "convolution_milo_A6000.json.gz"),
+		filepath.Join(spaces, "dedispersion_milo_A4000.json.gz"))
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("priors build: %v\n%s", err, out)
+	}
+	d := start(t, dir, "--priors", pack)
+	waitServedKernel(t, d, "convolution_milo", "4096,4096")
+	check := func(when string) {
+		t.Helper()
+		var ks []api.Kernel
+		d.ctlJSON(&ks, "kernels")
+		var p *api.Prior
+		for _, k := range ks {
+			for _, j := range k.Jobs {
+				if k.Name == "convolution_milo" && j.Problem == "4096,4096" {
+					p = j.Prior
+				}
+			}
+		}
+		want := []string{"hub.qprior:convolution_milo_A4000", "hub.qprior:convolution_milo_A6000"}
+		if p == nil || p.From != "pack" || !slices.Equal(p.Sources, want) || p.Ranked < 1000 {
+			t.Fatalf("%s: the job's prior is %+v, want the pack's two convolution sources (not dedispersion's)", when, p)
+		}
+		out, _, code := d.ctl("kernels")
+		if code != 0 || !strings.Contains(out, "warm-started from a prior pack") || !strings.Contains(out, "hub.qprior:convolution_milo_A4000") {
+			t.Fatalf("%s: kernels does not name the prior:\n%s", when, out)
+		}
+		t.Logf("%s: quasimctl kernels:\n%s", when, out)
+	}
+	check("after the first cycle")
+	var tr api.Trials
+	d.ctlJSON(&tr, "trials", "convolution_milo")
+	if len(tr.Trials) < 2 {
+		t.Fatalf("%d trials", len(tr.Trials))
+	}
+	d.stop()
+	d = start(t, dir, "--priors", pack)
+	check("after a restart")
+	d.stop()
+	if !strings.Contains(d.stderr.String(), "prior packs loaded") {
+		t.Errorf("the start-up log does not list the packs")
 	}
 }

@@ -56,6 +56,7 @@ func run() int {
 	fs.StringVar(&cfg.Socket, "socket", daemon.DefaultSocket(), "Unix socket of the API ($QUASIMD_SOCKET)")
 	fs.StringVar(&cfg.StateDir, "state-dir", daemon.DefaultStateDir(), "directory of the store ($QUASIMD_STATE_DIR)")
 	fs.StringVar(&cfg.KernelsDir, "kernels", daemon.DefaultKernels(), "directory of kernel specs; missing or empty tunes the builtin kernels ($QUASIMD_KERNELS)")
+	fs.StringVar(&cfg.Priors, "priors", daemon.DefaultPriors(), "prior pack (quasimctl priors build), or a directory of *.qprior packs, that new jobs of their kernels warm-start from; a missing default is none ($QUASIMD_PRIORS)")
 	operators := fs.String("operator", "", "comma-separated users or uids allowed to write, besides root, the daemon's user and group quasim ($QUASIMD_OPERATORS)")
 	fs.StringVar(&cfg.OperatorGroup, "operator-group", "quasim", "group whose members may write")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "time given to requests and cycles on shutdown")
@@ -101,7 +102,7 @@ func run() int {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	for flagName, env := range map[string]string{
-		"socket": "QUASIMD_SOCKET", "state-dir": "QUASIMD_STATE_DIR", "kernels": "QUASIMD_KERNELS",
+		"socket": "QUASIMD_SOCKET", "state-dir": "QUASIMD_STATE_DIR", "kernels": "QUASIMD_KERNELS", "priors": "QUASIMD_PRIORS",
 		"operator": "QUASIMD_OPERATORS", "log-level": "QUASIMD_LOG_LEVEL", "log-format": "QUASIMD_LOG_FORMAT",
 		"metrics-listen": "QUASIMD_METRICS_LISTEN", "ui": "QUASIMD_UI", "idle-cpu": "QUASIMD_IDLE_CPU", "idle-gpu": "QUASIMD_IDLE_GPU",
 		"idle-wait": "QUASIMD_IDLE_WAIT", "lock-dir": "QUASIMD_LOCK_DIR",
@@ -115,7 +116,10 @@ func run() int {
 			}
 		}
 	}
-	fs.Visit(func(f *flag.Flag) { cfg.KernelsDirGiven = cfg.KernelsDirGiven || f.Name == "kernels" })
+	fs.Visit(func(f *flag.Flag) {
+		cfg.KernelsDirGiven = cfg.KernelsDirGiven || f.Name == "kernels"
+		cfg.PriorsGiven = cfg.PriorsGiven || f.Name == "priors"
+	})
 	lvl, err := zerolog.ParseLevel(*level)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "quasimd: --log-level %q: want debug, info, warn or error\n", *level)

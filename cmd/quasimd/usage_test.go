@@ -37,12 +37,16 @@ func TestUsageErrorsAndConsoleLog(t *testing.T) {
 // A kernels path that is a file, or one asked for that is not there,
 // exits 78 (EX_CONFIG) naming it; before, the first ran with no kernels
 // and the second tuned the builtins. A missing default still means the
-// builtins, and an empty directory given is fine.
+// builtins, and an empty directory given is fine. A prior pack given and
+// missing, or one that does not decode, exits 78 too, naming the file.
 func TestKernelsPath(t *testing.T) {
 	qd, _ := binaries(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "sgemm.yaml")
 	if err := os.WriteFile(file, []byte("name: sgemm\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bad.qprior"), []byte(`{"format": "quasim-priors", "sources": 3}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	run := func(env []string, args ...string) (int, string) {
@@ -66,6 +70,8 @@ func TestKernelsPath(t *testing.T) {
 		{"a file", nil, []string{"--kernels", file}, "a file, not a directory of kernel specs"},
 		{"a missing directory", nil, []string{"--kernels", filepath.Join(dir, "kernel.d")}, "no such directory"},
 		{"a missing directory from the environment", []string{"QUASIMD_KERNELS=" + filepath.Join(dir, "nope")}, nil, "no such directory"},
+		{"a missing prior pack", nil, []string{"--priors", filepath.Join(dir, "hub.qprior")}, "hub.qprior: no such file"},
+		{"a damaged prior pack", nil, []string{"--priors", dir}, "priors " + filepath.Join(dir, "bad.qprior") + ": not a prior pack"},
 	} {
 		code, out := run(tt.env, tt.args...)
 		if code != exitConfig || !strings.Contains(out, tt.want) {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/quasim/quasim/evaluate/opencl"
@@ -193,6 +194,20 @@ func hashBytes(b []byte) string {
 
 // Canonical returns the canonical JSON that Hash is computed over.
 func (s *Spec) Canonical() []byte { return s.canonical() }
+
+// SourceSHA256 identifies the source of a kernel tuned from source: the
+// SHA-256 of its one source file, or of its files' SHA-256s joined by
+// newlines when it has several; empty for other kernels.
+func (s *Spec) SourceSHA256() string {
+	switch len(s.openclSums) {
+	case 0:
+		return ""
+	case 1:
+		return s.openclSums[0]
+	}
+	h := sha256.Sum256([]byte(strings.Join(s.openclSums, "\n")))
+	return hex.EncodeToString(h[:])
+}
 
 func durationString(d time.Duration) string {
 	if d == 0 {

@@ -49,7 +49,49 @@ type Requester struct {
 // SetRequester records who asked for job, registering the job if needed;
 // a job keeps the first requester recorded.
 func (s *Store) SetRequester(job JobKey, r Requester) error {
-	err := s.update(func(tx *bolt.Tx) error {
+	r.At = r.At.UTC()
+	err := s.updateJob(job, func(rec *jobRecord) bool {
+		if rec.RequestedBy != nil {
+			return false
+		}
+		rec.RequestedBy = &r
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("set requester of %s: %w", job, err)
+	}
+	return nil
+}
+
+// Prior is what a job's warm start ranked its configs by.
+type Prior struct {
+	From    string    `json:"from"`    // the tier: "pack", "store" or "fleet"
+	Sources []string  `json:"sources"` // the recordings or jobs it came from
+	Ranked  int       `json:"ranked"`  // configs of the job's space it ranked
+	At      time.Time `json:"at"`
+}
+
+// SetPrior records the prior job was warm-started from, registering the job
+// if needed; a job keeps the first one (a warm start happens once).
+func (s *Store) SetPrior(job JobKey, p Prior) error {
+	p.At = p.At.UTC()
+	err := s.updateJob(job, func(rec *jobRecord) bool {
+		if rec.Prior != nil {
+			return false
+		}
+		rec.Prior = &p
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("set prior of %s: %w", job, err)
+	}
+	return nil
+}
+
+// updateJob registers job if needed and writes its record back when edit
+// changed it.
+func (s *Store) updateJob(job JobKey, edit func(*jobRecord) bool) error {
+	return s.update(func(tx *bolt.Tx) error {
 		if err := registerJob(tx, job); err != nil {
 			return err
 		}
@@ -58,32 +100,51 @@ func (s *Store) SetRequester(job JobKey, r Requester) error {
 			return err
 		}
 		k := []byte(job.String())
-		where := path(string(bucketRoot), string(bucketJobs), quoted(job.String()))
-		rec, err := decodeJob(b.Get(k), where)
+		rec, err := decodeJob(b.Get(k), path(string(bucketRoot), string(bucketJobs), quoted(job.String())))
 		if err != nil {
 			return err
 		}
-		if rec.RequestedBy != nil {
+		if !edit(&rec) {
 			return nil
 		}
-		r.At = r.At.UTC()
-		rec.RequestedBy = &r
 		data, err := encode(&rec)
 		if err != nil {
 			return err
 		}
 		return b.Put(k, data)
 	})
-	if err != nil {
-		return fmt.Errorf("set requester of %s: %w", job, err)
-	}
-	return nil
 }
 
 // Requester returns who asked for job; ok is false when nobody is recorded
 // (the job came from a spec, or the job is unknown).
 func (s *Store) Requester(job JobKey) (r Requester, ok bool, err error) {
-	err = s.view(func(tx *bolt.Tx) error {
+	rec, err := s.jobRecord(job)
+	if err != nil {
+		return Requester{}, false, fmt.Errorf("requester of %s: %w", job, err)
+	}
+	if rec == nil || rec.RequestedBy == nil {
+		return Requester{}, false, nil
+	}
+	return *rec.RequestedBy, true, nil
+}
+
+// Prior returns the prior job was warm-started from; ok is false when it
+// started cold or is unknown.
+func (s *Store) Prior(job JobKey) (p Prior, ok bool, err error) {
+	rec, err := s.jobRecord(job)
+	if err != nil {
+		return Prior{}, false, fmt.Errorf("prior of %s: %w", job, err)
+	}
+	if rec == nil || rec.Prior == nil {
+		return Prior{}, false, nil
+	}
+	return *rec.Prior, true, nil
+}
+
+// jobRecord reads job's record; nil when the job is unknown.
+func (s *Store) jobRecord(job JobKey) (*jobRecord, error) {
+	var out *jobRecord
+	err := s.view(func(tx *bolt.Tx) error {
 		b, err := top(tx, bucketJobs)
 		if err != nil {
 			return err
@@ -93,14 +154,10 @@ func (s *Store) Requester(job JobKey) (r Requester, ok bool, err error) {
 			return nil
 		}
 		rec, err := decodeJob(v, path(string(bucketRoot), string(bucketJobs), quoted(job.String())))
-		if err != nil || rec.RequestedBy == nil {
-			return err
+		if err == nil {
+			out = &rec
 		}
-		r, ok = *rec.RequestedBy, true
-		return nil
+		return err
 	})
-	if err != nil {
-		return Requester{}, false, fmt.Errorf("requester of %s: %w", job, err)
-	}
-	return r, ok, nil
+	return out, err
 }

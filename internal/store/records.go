@@ -169,6 +169,9 @@ type (
 		// RequestedBy is who asked for a job a lookup added; optional, so
 		// records without it stay valid.
 		RequestedBy *Requester `json:"requested_by,omitempty"`
+		// Prior is what the job's warm start ranked its configs by;
+		// optional, as RequestedBy.
+		Prior *Prior `json:"prior,omitempty"`
 	}
 )
 

@@ -174,3 +174,57 @@ func tuneOtherDevice(t *testing.T, st *store.Store, job Job) ([]store.Trial, str
 	}
 	return trials, job.Space.Key(evolve.RankTransfer(job.Space, []evolve.Source{src})[0])
 }
+
+// Warm-start priors come from the most trusted tier that has any: a prior
+// pack before the store's trials, the store's before the fleet's; the
+// store keeps which one a job started from.
+func TestWarmStartTiers(t *testing.T) {
+	job := reduceJob(t)
+	elsewhere := storetest.New(t)
+	fleetTrials, _ := tuneOtherDevice(t, elsewhere, job)
+	// The pack ranks first a config that is neither the default nor the
+	// store's best (synthetic ranking).
+	var packFirst genome.Config
+	for _, c := range job.Space.All() {
+		if !c.Equal(job.Default) {
+			packFirst = c
+			break
+		}
+	}
+	pack := []evolve.Source{{Name: "pack:other-gpu", Results: []evolve.Result{{Config: packFirst, OK: true, Value: 0}}}}
+	for _, tc := range []struct {
+		name             string
+		pack, storeFirst bool
+		want             string
+	}{
+		{"pack", true, true, PriorPack},
+		{"store", false, true, PriorStore},
+		{"fleet", false, false, PriorFleet},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := storetest.New(t)
+			wantKey := ""
+			if tc.storeFirst {
+				_, wantKey = tuneOtherDevice(t, st, job)
+			}
+			tu := portfolioTuner(st)
+			if tc.pack {
+				tu.cfg.Priors = func(Job) []evolve.Source { return pack }
+				wantKey = job.Space.Key(packFirst)
+			}
+			tu.cfg.Related = func(Job) map[string][]store.Trial {
+				return map[string][]store.Trial{"fleet:node|other-gpu": fleetTrials}
+			}
+			if _, err := tu.Cycle(context.Background(), job, Budget{Evals: 2}, "start", 1, nil); err != nil {
+				t.Fatal(err)
+			}
+			p, ok, err := st.Prior(job.Key)
+			if err != nil || !ok || p.From != tc.want {
+				t.Fatalf("prior %+v, %v, %v; want from %s", p, ok, err, tc.want)
+			}
+			if got, _ := st.Trials(job.Key); wantKey != "" && (len(got) != 2 || got[1].Key != wantKey) {
+				t.Errorf("trials %v, want the default then %s", got, wantKey)
+			}
+		})
+	}
+}

@@ -31,6 +31,12 @@ type Job struct {
 	Default   genome.Config
 	// Objective is what the search minimises (zero: time).
 	Objective evaluate.Objective
+	// Kernel is the kernel function's own name where the evaluator knows
+	// it (an OpenCL __kernel, a recording's kernel_name), and SourceSHA256
+	// identifies the source of a kernel tuned from source: both match
+	// prior packs.
+	Kernel       string
+	SourceSHA256 string
 }
 
 // value is the job's objective of a run; false when the objective needs
@@ -77,9 +83,12 @@ type Config struct {
 	// Measured, when set, is told of every trial a cycle measures and the
 	// wall time the measurement took (for metrics).
 	Measured func(job Job, tr evaluate.Trial, took time.Duration)
+	// Priors, when set, gives the sources of a prior pack that match a
+	// new job, for its warm start: trusted before the store's trials.
+	Priors func(job Job) []evolve.Source
 	// Related, when set, gives trials of related jobs from outside the
 	// store (other nodes of a fleet), by source name, for a new job's
-	// warm start, next to the store's.
+	// warm start: trusted after the store's.
 	Related func(job Job) map[string][]store.Trial
 	// Busy, when set, says what other work is using a device too much to
 	// tune on it now; empty means the device is idle enough. A cycle asks
@@ -368,22 +377,52 @@ func (t *Tuner) resume(job Job, seed uint64, log zerolog.Logger) (evolve.Strateg
 }
 
 // warmStart gives a new job's strategy, when it takes one, the ranking of
-// its configs by the trials of related jobs in the store: the same kernel
-// on other devices, at other problem sizes or of other spec versions,
-// imports included. Trials whose keys are not valid configs of this job's
-// space are skipped.
+// its configs by what is known of its kernel, from the most trusted tier
+// that knows anything: a prior pack (Config.Priors), then the store's
+// trials of related jobs (the same kernel on other devices, at other
+// problem sizes or of other spec versions, imports included), then the
+// fleet's (Config.Related). Trials whose keys are not valid configs of this
+// job's space are skipped. The store keeps which prior it was.
 func (t *Tuner) warmStart(job Job, strat evolve.Strategy, log zerolog.Logger) error {
 	ws, ok := strat.(evolve.WarmStarter)
 	if !ok {
 		return nil
 	}
-	st := t.cfg.Store
-	keys, err := st.Jobs()
-	if err != nil {
+	from, srcs, err := t.priorSources(job)
+	if err != nil || len(srcs) == 0 {
+		return err
+	}
+	prior := evolve.RankTransfer(job.Space, srcs)
+	ws.WarmStart(prior)
+	names := make([]string, len(srcs))
+	n := 0
+	for i, s := range srcs {
+		names[i] = s.Name
+		n += len(s.Results)
+	}
+	log.Info().Str("prior", from).Strs("from", names).Int("trials", n).Int("ranked", len(prior)).Msg("warm start")
+	p := store.Prior{From: from, Sources: names, Ranked: len(prior), At: t.cfg.Now()}
+	if err := t.cfg.Store.SetPrior(job.Key, p); err != nil {
 		return fmt.Errorf("warm start: %w", err)
 	}
+	return nil
+}
+
+// Tiers of warm-start priors, most trusted first.
+const (
+	PriorPack  = "pack"
+	PriorStore = "store"
+	PriorFleet = "fleet"
+)
+
+// priorSources returns the most trusted tier's sources for job.
+func (t *Tuner) priorSources(job Job) (string, []evolve.Source, error) {
+	if t.cfg.Priors != nil {
+		if srcs := t.cfg.Priors(job); len(srcs) > 0 {
+			return PriorPack, srcs, nil
+		}
+	}
 	var srcs []evolve.Source
-	n := 0
 	add := func(name string, trials []store.Trial) {
 		src := evolve.Source{Name: name}
 		for _, tr := range trials {
@@ -397,8 +436,12 @@ func (t *Tuner) warmStart(job Job, strat evolve.Strategy, log zerolog.Logger) er
 		}
 		if len(src.Results) > 0 {
 			srcs = append(srcs, src)
-			n += len(src.Results)
 		}
+	}
+	st := t.cfg.Store
+	keys, err := st.Jobs()
+	if err != nil {
+		return "", nil, fmt.Errorf("warm start: %w", err)
 	}
 	for _, k := range keys {
 		if k == job.Key || k.Kernel != job.Key.Kernel {
@@ -406,9 +449,12 @@ func (t *Tuner) warmStart(job Job, strat evolve.Strategy, log zerolog.Logger) er
 		}
 		trials, err := st.Trials(k)
 		if err != nil {
-			return fmt.Errorf("warm start from %s: %w", k, err)
+			return "", nil, fmt.Errorf("warm start from %s: %w", k, err)
 		}
 		add(k.String(), trials)
+	}
+	if len(srcs) > 0 {
+		return PriorStore, srcs, nil
 	}
 	if t.cfg.Related != nil {
 		related := t.cfg.Related(job)
@@ -416,17 +462,7 @@ func (t *Tuner) warmStart(job Job, strat evolve.Strategy, log zerolog.Logger) er
 			add(name, related[name])
 		}
 	}
-	if len(srcs) == 0 {
-		return nil
-	}
-	prior := evolve.RankTransfer(job.Space, srcs)
-	ws.WarmStart(prior)
-	names := make([]string, len(srcs))
-	for i, s := range srcs {
-		names[i] = s.Name
-	}
-	log.Info().Strs("from", names).Int("trials", n).Int("ranked", len(prior)).Msg("warm start")
-	return nil
+	return PriorFleet, srcs, nil
 }
 
 // subtract returns a − b per name, without the names left at zero.

@@ -3,9 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/internal/priors"
 )
 
 // warmSuffix marks a warm-started strategy in bench output and traces.
@@ -20,47 +23,71 @@ var oneParamSpace = func() *genome.Space {
 	return s
 }()
 
-// warmPriors ranks each space's configs by rank transfer from the
-// recordings in paths of the same kernel on other devices: leave one GPU
-// out. A space with no such recording gets an empty prior (a cold start).
+// warmPriors ranks each space's configs by rank transfer from the sources
+// of the same kernel on other devices (leave one GPU out), as quasimd's
+// warm start does: paths are recordings, as --space takes, or prior packs
+// (*.qprior). A space with no such source gets an empty prior (a cold
+// start).
 func warmPriors(paths []string, spaces []benchSpace, stderr io.Writer) ([][]genome.Config, error) {
-	from, err := loadSpacesFlag("--warm-from", paths)
+	pack, err := loadWarmPack(paths)
 	if err != nil {
 		return nil, err
 	}
 	out := make([][]genome.Config, len(spaces))
 	for i, t := range spaces {
-		var srcs []evolve.Source
-		var names []string
-		for _, f := range from {
-			if t.rec.Kernel == "" || f.rec.Kernel != t.rec.Kernel || f.rec.Device() == t.rec.Device() {
-				continue
-			}
-			src := evolve.Source{Name: f.Name}
-			for _, c := range f.Space.All() {
-				tr, ok := f.rec.Trial(f.Space.Key(c))
-				if !ok {
-					continue
-				}
-				tc, ok := t.Space.Translate(f.Space, c)
-				if !ok || !t.Space.Valid(tc) {
-					continue
-				}
-				src.Results = append(src.Results, evolve.Result{Config: tc, OK: tr.OK(), Value: tr.Time})
-			}
-			if len(src.Results) > 0 {
-				srcs = append(srcs, src)
-				names = append(names, fmt.Sprintf("%s (%d configs)", f.Name, len(src.Results)))
-			}
-		}
+		job := priors.Job{Names: []string{t.rec.Kernel}, Space: t.Space}
+		srcs := pack.For(job, func(s *priors.Source) bool { return t.rec.Kernel == "" || s.Device == t.rec.Device() })
 		out[i] = evolve.RankTransfer(t.Space, srcs)
 		if len(srcs) == 0 {
 			fmt.Fprintf(stderr, "bench: %s: no recording of kernel %q on another device; its +warm runs start cold\n", t.Name, t.rec.Kernel)
 			continue
 		}
+		names := make([]string, len(srcs))
+		for j, s := range srcs {
+			names[j] = fmt.Sprintf("%s (%d configs)", s.Name, len(s.Results))
+		}
 		fmt.Fprintf(stderr, "bench: %s warms from %v\n", t.Name, names)
 	}
 	return out, nil
+}
+
+// loadWarmPack reads --warm-from's prior packs and ranks its recordings
+// into one pack.
+func loadWarmPack(paths []string) (*priors.Pack, error) {
+	pack := &priors.Pack{}
+	var recs []string
+	for _, p := range paths {
+		if !strings.HasSuffix(p, priorsExt) {
+			recs = append(recs, p)
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, usagef("--warm-from %w", err)
+		}
+		pk, err := priors.Decode(data)
+		if err != nil {
+			return nil, badInput(fmt.Errorf("--warm-from %s: %w", p, err))
+		}
+		pack.Sources = append(pack.Sources, pk.Sources...)
+	}
+	if len(recs) == 0 {
+		return pack, nil
+	}
+	from, err := loadSpacesFlag("--warm-from", recs)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range from {
+		if in := priorInput(f); in.Kernel != "" {
+			src, err := priors.NewSource(in)
+			if err != nil {
+				return nil, badInput(fmt.Errorf("--warm-from: %w", err))
+			}
+			pack.Sources = append(pack.Sources, src)
+		}
+	}
+	return pack, nil
 }
 
 // warmFactory wraps f so that each strategy it makes takes prior first.

@@ -112,22 +112,7 @@ func trustAdd(dir, file string) (string, string, error) {
 		return "", "", err
 	}
 	path := filepath.Join(dir, strings.TrimPrefix(id, "ed25519:")+".pub")
-	tmp, err := os.CreateTemp(dir, ".trust-*")
-	if err != nil {
-		return "", "", err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.WriteString(certs.FormatPublicKey(pub) + "\n")
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
+	if err := writeFileAtomic(path, []byte(certs.FormatPublicKey(pub)+"\n")); err != nil {
 		return "", "", fmt.Errorf("trust %s: %w", id, err)
 	}
 	return id, path, nil

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -17,7 +18,8 @@ serves, as name=value per parameter, and its measured time. A job marked
 "foreign" holds trials this daemon does not tune (imported for another device
 class or problem, or left by a former device): they are listed, exported and
 warm-start the kernel's jobs. Jobs that a runtime's lookup added
-(tune_on_miss) are listed after the table with who asked for them.`,
+(tune_on_miss) are listed after the table with who asked for them, and jobs
+that warm-started with what they started from.`,
 		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ks, err := g.client(cmd).Kernels(cmd.Context())
@@ -66,9 +68,19 @@ warm-start the kernel's jobs. Jobs that a runtime's lookup added
 					case j.RequestedBy != "":
 						fmt.Fprintf(cmd.OutOrStdout(), "%s %s: added by a lookup of %s (tune_on_miss)\n", k.Name, j.Problem, j.RequestedBy)
 					}
+					if p := j.Prior; p != nil {
+						fmt.Fprintf(cmd.OutOrStdout(), "%s %s on %s: warm-started from %s, %d configs ranked by %s\n", k.Name, j.Problem, j.Device, priorTier[p.From], p.Ranked, strings.Join(p.Sources, ", "))
+					}
 				}
 			}
 			return nil
 		},
 	}
+}
+
+// priorTier says where a warm start's prior came from, by api.Prior.From.
+var priorTier = map[string]string{
+	"pack":  "a prior pack",
+	"store": "this daemon's trials of the kernel elsewhere",
+	"fleet": "the fleet's trials",
 }

@@ -128,6 +128,7 @@ func newRootCommand() *cobra.Command {
 		newMemgraphCommand(g),
 		newFleetCommand(g),
 		newDBCommand(),
+		newPriorsCommand(g),
 		newSocketCommand(g),
 		newVersionCommand(g),
 	)

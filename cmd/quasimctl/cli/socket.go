@@ -55,6 +55,16 @@ func exactArgs(n int, names string) cobra.PositionalArgs {
 	}
 }
 
+// minArgs is cobra.MinimumNArgs with a usage error (exit status 2).
+func minArgs(n int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) >= n {
+			return nil
+		}
+		return usagef("%s takes %s, got %d arguments (usage: %s)", cmd.Name(), names, len(args), cmd.UseLine())
+	}
+}
+
 // newSocketCommand prints the socket the other commands talk to, so a
 // script can reach the same daemon with curl as root and as a user.
 func newSocketCommand(g *globalOptions) *cobra.Command {

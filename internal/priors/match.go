@@ -1,0 +1,80 @@
+package priors
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/quasim/quasim/evolve"
+	"github.com/quasim/quasim/genome"
+)
+
+// Job is what sources are matched against: the kernel's names (its spec's,
+// and the kernel function's own where known, which is what Kernel Tuner
+// records), the SHA-256 of its source when it is tuned from source, and the
+// space it is tuned in.
+type Job struct {
+	Names        []string
+	SourceSHA256 string
+	Space        *genome.Space
+}
+
+// Matches reports whether s measured job's kernel: by source hash when both
+// have one, else by name.
+func (s *Source) Matches(job Job) bool {
+	if s.SourceSHA256 != "" && job.SourceSHA256 != "" {
+		return s.SourceSHA256 == job.SourceSHA256
+	}
+	return s.Kernel != "" && slices.Contains(job.Names, s.Kernel)
+}
+
+// For returns the sources of p that match job and skip does not drop, their
+// configs translated into job's space (valid ones only), each result's
+// value its rank quantile: what evolve.RankTransfer takes. A source with no
+// valid config of job's space is left out.
+func (p *Pack) For(job Job, skip func(*Source) bool) []evolve.Source {
+	var out []evolve.Source
+	for i := range p.Sources {
+		s := &p.Sources[i]
+		if !s.Matches(job) || (skip != nil && skip(s)) {
+			continue
+		}
+		from, err := s.space()
+		if err != nil {
+			continue // Decode checked the params; a value with a comma cannot be a key
+		}
+		src := evolve.Source{Name: s.Name}
+		add := func(c []int, ok bool, v float64) {
+			tc, found := job.Space.Translate(from, c)
+			if found && job.Space.Valid(tc) {
+				src.Results = append(src.Results, evolve.Result{Config: tc, OK: ok, Value: v})
+			}
+		}
+		for j, c := range s.Configs {
+			add(c, true, s.Quantiles[j])
+		}
+		for _, c := range s.Failed {
+			add(c, false, 0)
+		}
+		if len(src.Results) > 0 {
+			out = append(out, src)
+		}
+	}
+	return out
+}
+
+// space is s's parameters as a space (string values, no constraints), to
+// translate from.
+func (s *Source) space() (*genome.Space, error) {
+	ps := make([]genome.Param, len(s.Params))
+	for i, p := range s.Params {
+		ps[i] = genome.Param{Name: p.Name, Kind: genome.KindString}
+		for _, v := range p.Values {
+			ps[i].Values = append(ps[i].Values, genome.Str(v))
+		}
+	}
+	sp, err := genome.NewSpace(ps, genome.SpaceOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	return sp, nil
+}

@@ -1,0 +1,204 @@
+package priors
+
+import (
+	"bytes"
+	"cmp"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/quasim/quasim/genome"
+)
+
+// Format and Version name the pack's JSON layout.
+const (
+	Format  = "quasim-priors"
+	Version = 1
+)
+
+// Pack is a prior pack.
+type Pack struct {
+	Format  string    `json:"format"`
+	Version int       `json:"version"`
+	Built   time.Time `json:"built"`
+	Sources []Source  `json:"sources"`
+}
+
+// Source is one recording, ranked.
+type Source struct {
+	Name         string  `json:"name"`
+	Kernel       string  `json:"kernel"`
+	Device       string  `json:"device,omitempty"`
+	Problem      string  `json:"problem,omitempty"`
+	Objective    string  `json:"objective,omitempty"`
+	SourceSHA256 string  `json:"source_sha256,omitempty"`
+	Params       []Param `json:"params"`
+	// Configs are the valid configs, best first, as value indices into
+	// Params; Quantiles their rank quantiles, in the same order.
+	Configs   [][]int   `json:"configs"`
+	Quantiles []float64 `json:"quantiles"`
+	// Failed are the configs that did not run (compile, launch, invalid).
+	Failed [][]int `json:"failed,omitempty"`
+}
+
+// Param is a parameter of a source, its values in Python str form.
+type Param struct {
+	Name   string   `json:"name"`
+	Values []string `json:"values"`
+}
+
+// Input is a recording to rank: its configs in space, and for each the
+// objective value (lower is better: negate one to maximise) or a failure.
+type Input struct {
+	Name, Kernel, Device, Problem, Objective, SourceSHA256 string
+
+	Space   *genome.Space
+	Results []Result
+}
+
+// Result is one measured config of an Input.
+type Result struct {
+	Config genome.Config
+	OK     bool
+	Value  float64
+}
+
+// NewSource ranks in. It fails when in measured no valid config.
+func NewSource(in Input) (Source, error) {
+	src := Source{Name: in.Name, Kernel: in.Kernel, Device: in.Device, Problem: in.Problem, Objective: in.Objective, SourceSHA256: in.SourceSHA256}
+	for _, p := range in.Space.Params() {
+		q := Param{Name: p.Name}
+		for _, v := range p.Values {
+			q.Values = append(q.Values, v.String())
+		}
+		src.Params = append(src.Params, q)
+	}
+	var ok []Result
+	for _, r := range in.Results {
+		switch {
+		case !r.OK:
+			src.Failed = append(src.Failed, slices.Clone([]int(r.Config)))
+		case math.IsNaN(r.Value) || math.IsInf(r.Value, 0):
+			return Source{}, fmt.Errorf("%s: config %s: value %v", in.Name, in.Space.Key(r.Config), r.Value)
+		default:
+			ok = append(ok, r)
+		}
+	}
+	if len(ok) == 0 {
+		return Source{}, fmt.Errorf("%s: no valid config measured", in.Name)
+	}
+	slices.SortStableFunc(ok, func(a, b Result) int {
+		return cmp.Or(cmp.Compare(a.Value, b.Value), slices.Compare(a.Config, b.Config))
+	})
+	for i := 0; i < len(ok); {
+		j := i
+		for j < len(ok) && ok[j].Value == ok[i].Value {
+			j++
+		}
+		q := 0.0
+		if len(ok) > 1 {
+			q = (float64(i+j-1) / 2) / float64(len(ok)-1)
+		}
+		for _, r := range ok[i:j] {
+			src.Configs = append(src.Configs, slices.Clone([]int(r.Config)))
+			src.Quantiles = append(src.Quantiles, math.Round(q*1e6)/1e6)
+		}
+		i = j
+	}
+	slices.SortFunc(src.Failed, slices.Compare)
+	return src, nil
+}
+
+// Encode writes p as gzipped JSON.
+func Encode(w io.Writer, p *Pack) error {
+	zw := gzip.NewWriter(w)
+	if err := json.NewEncoder(zw).Encode(p); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// Decode reads a pack written by Encode (gzipped or not) and checks it:
+// an error names the source and field at fault.
+func Decode(data []byte) (*Pack, error) {
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		if data, err = io.ReadAll(io.LimitReader(zr, maxPack+1)); err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		if len(data) > maxPack {
+			return nil, fmt.Errorf("larger than %d MiB unpacked", maxPack>>20)
+		}
+	}
+	var p Pack
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("not a prior pack: %w", err)
+	}
+	if p.Format != Format {
+		return nil, fmt.Errorf("format: %q, want %q", p.Format, Format)
+	}
+	if p.Version != Version {
+		return nil, fmt.Errorf("version: %d, this quasim reads %d", p.Version, Version)
+	}
+	for i := range p.Sources {
+		if err := p.Sources[i].check(); err != nil {
+			return nil, fmt.Errorf("sources[%d] (%s): %w", i, p.Sources[i].Name, err)
+		}
+	}
+	return &p, nil
+}
+
+// maxPack bounds a pack's unpacked size.
+const maxPack = 1 << 30
+
+func (s *Source) check() error {
+	if s.Kernel == "" && s.SourceSHA256 == "" {
+		return errors.New("kernel: empty, and no source_sha256")
+	}
+	if len(s.Params) == 0 {
+		return errors.New("params: none")
+	}
+	names := map[string]bool{}
+	for i, p := range s.Params {
+		if !genome.IsName(p.Name) || names[p.Name] {
+			return fmt.Errorf("params[%d].name: %q is not a name, or repeated", i, p.Name)
+		}
+		names[p.Name] = true
+		if len(p.Values) == 0 {
+			return fmt.Errorf("params[%d] (%s).values: none", i, p.Name)
+		}
+	}
+	if len(s.Configs) != len(s.Quantiles) {
+		return fmt.Errorf("quantiles: %d for %d configs", len(s.Quantiles), len(s.Configs))
+	}
+	last := 0.0
+	for i, q := range s.Quantiles {
+		if !(q >= last && q <= 1) {
+			return fmt.Errorf("quantiles[%d]: %v, want ascending within [0, 1]", i, q)
+		}
+		last = q
+	}
+	for field, cs := range map[string][][]int{"configs": s.Configs, "failed": s.Failed} {
+		for i, c := range cs {
+			if len(c) != len(s.Params) {
+				return fmt.Errorf("%s[%d]: %d values for %d params", field, i, len(c), len(s.Params))
+			}
+			for j, v := range c {
+				if v < 0 || v >= len(s.Params[j].Values) {
+					return fmt.Errorf("%s[%d][%d]: value index %d out of range for %s", field, i, j, v, s.Params[j].Name)
+				}
+			}
+		}
+	}
+	return nil
+}
