@@ -18,6 +18,19 @@ type Measurement struct {
 	OK     bool    `json:"-"`
 	Cost   float64 `json:"-"`            // simulated seconds it took to measure
 	By     string  `json:"by,omitempty"` // the portfolio member that proposed it
+	// True, under RunOptions.Noise, is the recorded mean time while Time
+	// is the one repetition the strategy was shown; 0 otherwise.
+	True float64 `json:"true_ms,omitempty"`
+	// Times are the recorded repetitions Noise draws from.
+	Times []float64 `json:"-"`
+}
+
+// truth is m's recorded mean time, whatever the strategy was shown.
+func (m Measurement) truth() float64 {
+	if m.True > 0 {
+		return m.True
+	}
+	return m.Time
 }
 
 // BenchSpace is a recorded space a strategy can be replayed on.
@@ -46,6 +59,11 @@ type RunOptions struct {
 	RoundTripAt int
 	// Clock times Ask and Tell for the overhead figure; nil reports none.
 	Clock func() time.Time
+	// Noise shows the strategy, for each valid config, one of its recorded
+	// repetition times (Measurement.Times) instead of their mean, drawn by
+	// the run's seed and the config's key: a noisy measurement, as a tuner
+	// that times one run would see. Scores stay on the recorded means.
+	Noise bool
 }
 
 // BenchRun is one strategy's run on one space with one seed.
@@ -117,6 +135,9 @@ func Run(ctx context.Context, bs BenchSpace, f Factory, seed uint64, opt RunOpti
 			if a, ok := s.(Allocator); ok {
 				m.By = a.ProposedBy(c)
 			}
+			if opt.Noise && m.OK && len(m.Times) > 0 {
+				m.True, m.Time = m.Time, m.Times[noiseDraw(seed, m.Key, len(m.Times))]
+			}
 			run.Trace = append(run.Trace, m)
 			results[i] = Result{Config: c, OK: m.OK, Value: m.Time}
 		}
@@ -158,20 +179,38 @@ const FollowWindow = 5
 // Ks are the evaluation counts the metric reports.
 var Ks = []int{25, 50, 100, 200, 400}
 
-// Fractions returns optimum / best valid time after each evaluation of a
-// trace (0 while none is valid).
+// Fractions returns, after each evaluation of a trace, optimum / the
+// recorded time of the config with the best time the strategy was shown
+// (0 while none is valid): under noise, the config a tuner would serve,
+// judged by what it really takes.
 func Fractions(trace []Measurement, optimum float64) []float64 {
 	out := make([]float64, len(trace))
 	best := math.Inf(1)
+	truth := 0.0
 	for i, m := range trace {
 		if m.OK && m.Time < best {
-			best = m.Time
+			best, truth = m.Time, m.truth()
 		}
 		if !math.IsInf(best, 1) {
-			out[i] = optimum / best
+			out[i] = optimum / truth
 		}
 	}
 	return out
+}
+
+// noiseDraw picks one of n repetitions of key for a run's seed: FNV-1a of
+// the key, mixed with the seed (splitmix64's finaliser).
+func noiseDraw(seed uint64, key string, n int) int {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key); i++ {
+		h ^= uint64(key[i])
+		h *= 1099511628211
+	}
+	h ^= seed + 0x9e3779b97f4a7c15
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9
+	h = (h ^ (h >> 27)) * 0x94d049bb133111eb
+	h ^= h >> 31
+	return int(h % uint64(n))
 }
 
 // FractionAt is fraction(k) of a run; a run that ended early (the space ran

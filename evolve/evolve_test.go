@@ -316,3 +316,68 @@ func TestScoreRuns(t *testing.T) {
 		t.Errorf("EvalsTo95 = %v with half the runs never there, want nil", *sc.EvalsTo95)
 	}
 }
+
+// Under RunOptions.Noise a strategy is shown one recorded repetition per
+// config, drawn by seed and key, and the score is the recorded mean of the
+// config it found best by what it was shown. Synthetic repetitions: each
+// config's mean ± 40%.
+func TestNoise(t *testing.T) {
+	bs := synthetic(t)
+	measure := bs.Measure
+	bs.Measure = func(c genome.Config) (Measurement, error) {
+		m, err := measure(c)
+		if m.OK {
+			m.Times = []float64{0.6 * m.Time, m.Time, 1.4 * m.Time}
+		}
+		return m, err
+	}
+	run := func(seed uint64, noise bool) BenchRun {
+		r, err := Run(context.Background(), bs, factories["random"], seed, RunOptions{Budget: 200, Noise: noise})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	quiet, noisy := run(1, false), run(1, true)
+	drawn := map[int]int{}
+	for i, m := range noisy.Trace {
+		q := quiet.Trace[i]
+		if m.Key != q.Key {
+			t.Fatalf("evaluation %d: noise changed what random search asked", i)
+		}
+		if !m.OK {
+			continue
+		}
+		if m.True != q.Time || q.True != 0 {
+			t.Fatalf("evaluation %d: true %v, want the mean %v (and none without noise)", i, m.True, q.Time)
+		}
+		j := slices.Index(q.Times, m.Time)
+		if j < 0 {
+			t.Fatalf("evaluation %d: shown %v, not one of %v", i, m.Time, q.Times)
+		}
+		drawn[j]++
+	}
+	if len(drawn) != 3 {
+		t.Errorf("repetitions drawn %v, want all three", drawn)
+	}
+	if again := run(1, true); !slices.EqualFunc(again.Trace, noisy.Trace, func(a, b Measurement) bool { return a.Time == b.Time }) {
+		t.Error("the same seed drew other repetitions")
+	}
+	// Scores: the shown best's mean, never better than the quiet run's.
+	fq, fn := Fractions(quiet.Trace, bs.Optimum), Fractions(noisy.Trace, bs.Optimum)
+	best, truth := math.Inf(1), 0.0
+	for i, m := range noisy.Trace {
+		if m.OK && m.Time < best {
+			best, truth = m.Time, m.True
+		}
+		if want := bs.Optimum / truth; fn[i] != want {
+			t.Fatalf("fraction after %d: %v, want optimum / the shown best's mean = %v", i+1, fn[i], want)
+		}
+		if fn[i] > fq[i] {
+			t.Fatalf("fraction after %d: noisy %v above quiet %v", i+1, fn[i], fq[i])
+		}
+	}
+	if fn[len(fn)-1] == fq[len(fq)-1] {
+		t.Log("noise did not mislead this run's final choice")
+	}
+}

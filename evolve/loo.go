@@ -105,12 +105,15 @@ func stddev(xs []float64) float64 {
 	return math.Sqrt(v / float64(len(xs)-1))
 }
 
-// LOO is leave-one-space-out selection among candidate strategies (the
+// LOO is leave-one-group-out selection among candidate strategies (the
 // same strategy under several hyperparameters): for each space, the
-// candidate with the best mean over the other spaces (the mean of its
-// fractions at every k), and that candidate's score on the held-out space.
+// candidate with the best mean over the spaces outside its group (the mean
+// of its fractions at every k), and that candidate's score on the held-out
+// space. A group is one space (leave one space out) or, so that a held-out
+// space never has a sibling in training, every space of one kernel.
 type LOO struct {
-	// Chosen names, per held-out space, the candidate chosen without it.
+	// Chosen names, per held-out space, the candidate chosen without its
+	// group.
 	Chosen map[string]string `json:"chosen"`
 	// Mean is the mean over spaces of the held-out scores: what the
 	// selection scores on spaces it never saw.
@@ -122,9 +125,13 @@ type LOO struct {
 }
 
 // LeaveOneOut selects among the candidates' scores (evolve.Score per space
-// and candidate) by leave-one-space-out. Ties go to the candidate first in
+// and candidate) by leave-one-group-out; group names each space's group
+// (nil: each space is its own). Ties go to the candidate first in
 // candidates. Spaces lacking a score of some candidate are left out.
-func LeaveOneOut(scores []Score, candidates []string, ks []int) LOO {
+func LeaveOneOut(scores []Score, candidates []string, ks []int, group func(space string) string) LOO {
+	if group == nil {
+		group = func(s string) string { return s }
+	}
 	at := map[string]map[string]Score{} // space -> candidate -> score
 	for _, sc := range scores {
 		if !slices.Contains(candidates, sc.Strategy) {
@@ -154,7 +161,7 @@ func LeaveOneOut(scores []Score, candidates []string, ks []int) LOO {
 		for _, c := range candidates {
 			v := 0.0
 			for _, s := range spaces {
-				if s != skip {
+				if skip == "" || group(s) != skip {
 					v += overall(at[s][c])
 				}
 			}
@@ -170,7 +177,7 @@ func LeaveOneOut(scores []Score, candidates []string, ks []int) LOO {
 	}
 	out.InSample = choose("")
 	for _, s := range spaces {
-		c := choose(s)
+		c := choose(group(s))
 		out.Chosen[s] = c
 		for _, k := range ks {
 			out.Mean[k] += at[s][c].At[k] / float64(len(spaces))

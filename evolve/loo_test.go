@@ -21,7 +21,7 @@ func TestLeaveOneOut(t *testing.T) {
 		sc("s4", "a", 0.60),  // no score of b: left out
 		sc("s1", "other", 1), // not a candidate
 	}
-	l := LeaveOneOut(scores, []string{"a", "b"}, ks)
+	l := LeaveOneOut(scores, []string{"a", "b"}, ks, nil)
 	if l.InSample != "b" {
 		t.Errorf("in sample chose %q, want b", l.InSample)
 	}
@@ -39,6 +39,36 @@ func TestLeaveOneOut(t *testing.T) {
 	}
 	if got, want := l.InSampleMean[25], (0.79+0.89+0.70)/3; math.Abs(got-want) > 1e-12 {
 		t.Errorf("in-sample mean %v, want %v", got, want)
+	}
+}
+
+// Leave one kernel out holds out a space's siblings with it: s2 and s3 are
+// one kernel, and b wins on s1 alone, so s1 (held out with no siblings)
+// gets a, while s2 and s3 get b, chosen on s1 alone; by space, s2 is
+// scored by a, which its sibling s3 in training ties with b.
+func TestLeaveOneGroupOut(t *testing.T) {
+	ks := []int{25}
+	sc := func(space, st string, v float64) Score {
+		return Score{Space: space, Strategy: st, At: map[int]float64{25: v}}
+	}
+	scores := []Score{
+		sc("s1", "a", 0.60), sc("s1", "b", 0.80),
+		sc("s2", "a", 0.90), sc("s2", "b", 0.70),
+		sc("s3", "a", 0.90), sc("s3", "b", 0.70),
+	}
+	kernel := map[string]string{"s1": "k1", "s2": "k2", "s3": "k2"}
+	byKernel := LeaveOneOut(scores, []string{"a", "b"}, ks, func(s string) string { return kernel[s] })
+	bySpace := LeaveOneOut(scores, []string{"a", "b"}, ks, nil)
+	for s, want := range map[string]string{"s1": "a", "s2": "b", "s3": "b"} {
+		if byKernel.Chosen[s] != want {
+			t.Errorf("leave one kernel out, %s: chose %q, want %q", s, byKernel.Chosen[s], want)
+		}
+	}
+	if bySpace.Chosen["s2"] != "a" {
+		t.Errorf("leave one space out, s2: chose %q, want a (its sibling s3 in training)", bySpace.Chosen["s2"])
+	}
+	if got, want := byKernel.Mean[25], (0.60+0.70+0.70)/3; math.Abs(got-want) > 1e-12 {
+		t.Errorf("held-out mean %v, want %v", got, want)
 	}
 }
 

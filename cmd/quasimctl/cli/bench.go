@@ -22,6 +22,7 @@ type benchOptions struct {
 	roundTripAt int
 	quiet       bool
 	warmFrom    []string
+	noise       bool
 	report      string // HTML page of the scores
 	versus      string // strategy the others are paired with, seed by seed
 }
@@ -62,7 +63,14 @@ With --warm-from, each strategy also runs as "<name>+warm": before its first
 measurement it ranks the space's configs by the recordings of the same kernel
 on other devices (leave one GPU out; rank transfer, never raw times) and
 measures the best-ranked first. Only strategies that take a warm start
-(portfolio) can.
+(portfolio) can. --warm-from also takes prior packs (quasimctl priors
+build), as quasimd --priors does.
+
+With --noise, each evaluation shows the strategy one of the config's
+recorded repetition times (Kernel Tuner's "times"), drawn by the seed and
+the config, instead of their mean, as a tuner that times one run sees; k=N
+is then optimum / the recorded mean time of the config the run found best
+by what it was shown, which noise can mislead.
 
 A recording whose objective is another measured quantity (Kernel Tuner's
 "objective", a T4 file's "objectives") is replayed on that objective, to
@@ -99,7 +107,8 @@ printed beside it: the two must agree, which checks the harness.`,
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.StringVar(&o.report, "report", "", "also write the scores as an HTML page of charts (fraction of the optimum against k, per space, with the peers' points) to FILE")
 	fs.StringVar(&o.versus, "versus", "", versusUsage)
-	fs.StringArrayVar(&o.warmFrom, "warm-from", nil, "also run each strategy warm-started by rank transfer from these recorded spaces, file or directory (repeatable): per space, those of the same kernel on other devices")
+	fs.StringArrayVar(&o.warmFrom, "warm-from", nil, "also run each strategy warm-started by rank transfer from these recorded spaces or prior packs (*.qprior), file or directory (repeatable): per space, those of the same kernel on other devices")
+	fs.BoolVar(&o.noise, "noise", false, "show strategies one recorded repetition time per evaluation instead of the mean (scored on the mean time of the config each run found best)")
 	cmd.AddCommand(newBenchScoreCommand(), newBenchLiveCommand())
 	return cmd
 }

@@ -104,7 +104,7 @@ func runBench(ctx context.Context, cmd *cobra.Command, o benchOptions) error {
 					f = warmFactory(f, priors[j.space])
 				}
 				runs[i], errs[i] = evolve.Run(ctx, bs, f, j.seed, evolve.RunOptions{
-					Budget: o.budget, Batch: o.batch, RoundTripAt: o.roundTripAt, Clock: time.Now,
+					Budget: o.budget, Batch: o.batch, RoundTripAt: o.roundTripAt, Clock: time.Now, Noise: o.noise,
 				})
 				runs[i].Strategy = j.strategy
 				mu.Lock()

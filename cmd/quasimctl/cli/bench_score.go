@@ -25,6 +25,7 @@ type benchScoreOptions struct {
 	json   bool
 	peers  []string
 	loo    string
+	looBy  string
 	versus string
 }
 
@@ -61,7 +62,7 @@ trusted.`,
 				rep.Peers = comparePeers(peers, rep)
 			}
 			if o.loo != "" {
-				if rep.LOO, err = leaveOneOut(rep, order, o.loo); err != nil {
+				if rep.LOO, err = leaveOneOut(rep, order, o.loo, o.looBy); err != nil {
 					return err
 				}
 			}
@@ -78,7 +79,8 @@ trusted.`,
 	fs.StringArrayVar(&o.spaces, "space", nil, "recorded space file or directory (repeatable)")
 	fs.StringSliceVar(&o.peers, "peers", nil, "peer score files to compare with (the kernel_tuner.json format; several, comma-separated or repeated, are compared as one set of peers)")
 	fs.StringVar(&o.trace, "trace", "", "directory bench --trace wrote")
-	fs.StringVar(&o.loo, "loo", "", "choose among the traced variants of this strategy (NAME and NAME:options) by leave-one-space-out, and report the held-out scores beside the in-sample ones")
+	fs.StringVar(&o.loo, "loo", "", "choose among the traced variants of this strategy (NAME and NAME:options) by leave-one-out, and report the held-out scores beside the in-sample ones")
+	fs.StringVar(&o.looBy, "loo-by", "space", "what --loo holds out: space (one space at a time) or kernel (every space of one kernel, by the name up to its first _ or /, so no sibling on another GPU stays in training)")
 	fs.StringVar(&o.versus, "versus", "", versusUsage)
 	fs.BoolVar(&o.json, "json", false, "print JSON instead of a table")
 	return cmd

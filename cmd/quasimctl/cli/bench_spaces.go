@@ -108,6 +108,9 @@ func newBenchSpace(rec *replay.Recording) benchSpace {
 			valid = append(valid, t.Time)
 		}
 	}
+	// Repetitions are times: only a time objective can be drawn from them.
+	obj, _, rule := rec.Objective()
+	timed := obj == "time" && rule == replay.RuleRatio
 	bs := evolve.BenchSpace{
 		Name:    rec.Name,
 		Space:   sp,
@@ -119,7 +122,11 @@ func newBenchSpace(rec *replay.Recording) benchSpace {
 			if err != nil {
 				return evolve.Measurement{}, err
 			}
-			return evolve.Measurement{Key: t.Key, Status: string(t.Status), Time: t.Time, OK: t.OK(), Cost: t.Cost}, nil
+			m := evolve.Measurement{Key: t.Key, Status: string(t.Status), Time: t.Time, OK: t.OK(), Cost: t.Cost}
+			if timed {
+				m.Times = t.Times
+			}
+			return m, nil
 		},
 	}
 	return benchSpace{BenchSpace: bs, rec: rec}

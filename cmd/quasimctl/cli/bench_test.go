@@ -288,8 +288,15 @@ func TestBenchLeaveOneOut(t *testing.T) {
 		}
 	}
 	text, _, _ := run(t, append([]string{"bench", "score", "--trace", dir, "--loo", "portfolio"}, benchSpaces(t)...)...)
-	if !strings.Contains(text, "held out (each space scored by the variant chosen without it)") || !strings.Contains(text, "seed spread") {
+	if !strings.Contains(text, "held out (each space scored by the variant chosen without its space)") || !strings.Contains(text, "seed spread") {
 		t.Errorf("bench score --loo text lacks the held-out row or the spread:\n%s", text)
+	}
+	text, _, _ = run(t, append([]string{"bench", "score", "--trace", dir, "--loo", "portfolio", "--loo-by", "kernel"}, benchSpaces(t)...)...)
+	if !strings.Contains(text, "leave one kernel out among 3 variants") || !strings.Contains(text, "chosen without its kernel") {
+		t.Errorf("bench score --loo-by kernel:\n%s", text)
+	}
+	if _, errs, code := run(t, append([]string{"bench", "score", "--trace", dir, "--loo", "portfolio", "--loo-by", "gpu"}, benchSpaces(t)...)...); code != 2 || !strings.Contains(errs, "--loo-by") {
+		t.Errorf("--loo-by gpu: exit %d, %s", code, errs)
 	}
 	// --versus pairs by seed, the same from bench and from its traces.
 	versus := func(args ...string) *versusReport {
