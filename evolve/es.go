@@ -88,6 +88,7 @@ type esState struct {
 	BestJ   *float64           `json:"best,omitempty"`   // Best, absent while infinite: JSON has no infinity
 	Stale   int                `json:"stale"`            // results since that best improved
 	Restart int                `json:"restarts"`
+	Prior   *PriorHead         `json:"prior,omitempty"` // a warm start's, or nil
 }
 
 // NewES returns an evolution strategy over space, seeded by seed.
@@ -116,6 +117,11 @@ func (e *ES) Ask(n int) ([]genome.Config, error) {
 		if e.st.Epoch+len(e.st.H.Pending) >= e.opt.Init && len(e.st.Pop) > 0 {
 			c, sigma = e.child()
 		}
+		if c == nil && e.st.Restart == 0 {
+			// A warm start's first population comes from the prior's
+			// head; after a restart that region is spent.
+			c = e.st.Prior.Sample(e.rng, e.space, e.st.H.Known)
+		}
 		if c == nil {
 			c = sampleUnknown(e.rng, e.space, &e.st.H)
 		}
@@ -127,6 +133,15 @@ func (e *ES) Ask(n int) ([]genome.Config, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// WarmStart implements WarmStarter: the random configs of the first
+// population come from the head of prior. Call it before the first Ask, at
+// most once.
+func (e *ES) WarmStart(prior []genome.Config) {
+	if e.st.Prior == nil {
+		e.st.Prior = NewPriorHead(e.space, prior)
+	}
 }
 
 // child breeds one valid unmeasured config from the parents, or nil when
@@ -263,6 +278,12 @@ func (e *ES) UnmarshalBinary(data []byte) error {
 		if !e.space.InRange(m.Config) {
 			return fmt.Errorf("%w: pop[%d] not in space", ErrBadState, i)
 		}
+	}
+	if st.Prior != nil {
+		if err := st.Prior.Check(e.space); err != nil {
+			return err
+		}
+		st.Prior.Init()
 	}
 	pcg := *e.pcg
 	if err := st.restore(e.Name(), e.space, &pcg); err != nil {

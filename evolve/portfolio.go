@@ -43,9 +43,12 @@ const (
 	RewardBest = "best"
 )
 
+// defaultInit is the size of the portfolio's default initial design.
+const defaultInit = 10
+
 func (o *PortfolioOptions) defaults() {
 	if o.Init <= 0 {
-		o.Init = 10
+		o.Init = defaultInit
 	}
 	if o.Discount <= 0 || o.Discount > 1 {
 		o.Discount = 0.95
@@ -158,7 +161,8 @@ const (
 // twice the design; on a space too large to list, 10% of the ranking) joins the members as a Ranked strategy named
 // TransferName, so the bandit follows it only while it pays off: a related
 // device can rank this one's configs well or badly. Call it before the
-// first Ask, at most once.
+// first Ask, at most once. Members that are WarmStarters (es, forest,
+// quantumsearch) take the prior too and keep its head in their states.
 func (p *Portfolio) WarmStart(prior []genome.Config) {
 	if len(prior) == 0 || p.warm() {
 		return
@@ -172,13 +176,17 @@ func (p *Portfolio) WarmStart(prior []genome.Config) {
 			p.st.Prior = append(p.st.Prior, c.Clone())
 		}
 	}
+	// Members that take a prior (es, forest, quantumsearch) get it too, so
+	// the model-based ones lean on it where the ranking transfers and learn
+	// past it where it does not.
+	for _, s := range p.strats {
+		if ws, ok := s.(WarmStarter); ok {
+			ws.WarmStart(prior)
+		}
+	}
 	// Only the head of a ranking carries much: past it the member would
 	// cost evaluations where the devices disagree.
-	head := max(2*p.opt.Init, len(prior)/10)
-	if p.space.Enumerable() {
-		head = max(2*p.opt.Init, p.space.Size()/10)
-	}
-	t := NewRanked(p.space, prior[:min(len(prior), head)])
+	t := NewRanked(p.space, prior[:min(len(prior), priorHead(p.space, len(prior), p.opt.Init))])
 	for _, r := range p.st.H.Told {
 		t.st.H.Tell(r)
 	}

@@ -2,6 +2,8 @@ package evolve
 
 import (
 	"cmp"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/quasim/quasim/genome"
@@ -103,4 +105,100 @@ func RankTransfer(space *genome.Space, sources []Source) []genome.Config {
 // as RankTransfer's, before its first Ask.
 type WarmStarter interface {
 	WarmStart(prior []genome.Config)
+}
+
+// priorHead is how many configs of a ranking of n carry its information: a
+// tenth of the space's valid configs (of the ranking, on a space too large
+// to list), at least twice an initial design of init. Past it the devices
+// mostly disagree.
+func priorHead(space *genome.Space, n, init int) int {
+	if space.Enumerable() {
+		return max(2*init, space.Size()/10)
+	}
+	return max(2*init, n/10)
+}
+
+// PriorHead is the head of a warm start's ranking, kept in a strategy's
+// state: the strategy draws its random configs from it rather than from
+// the whole space (πBO's initial design, sampled from the prior), and a
+// model-based one weights its acquisition by a config's rank quantile.
+// Call Init after decoding one.
+type PriorHead struct {
+	Configs []genome.Config `json:"configs"`
+	Of      int             `json:"of"` // length of the whole ranking
+
+	pos map[string]int // packed config -> position in Configs
+}
+
+// NewPriorHead keeps the head of prior, as much as a portfolio's transfer
+// member follows with the default design; nil for an empty prior.
+func NewPriorHead(space *genome.Space, prior []genome.Config) *PriorHead {
+	if len(prior) == 0 {
+		return nil
+	}
+	h := &PriorHead{Of: len(prior)}
+	for _, c := range prior[:min(len(prior), priorHead(space, len(prior), defaultInit))] {
+		if space.InRange(c) {
+			h.Configs = append(h.Configs, c.Clone())
+		}
+	}
+	h.Init()
+	return h
+}
+
+// Init rebuilds the index of positions.
+func (h *PriorHead) Init() {
+	h.pos = make(map[string]int, len(h.Configs))
+	for i, c := range h.Configs {
+		if _, dup := h.pos[pack(c)]; !dup {
+			h.pos[pack(c)] = i
+		}
+	}
+}
+
+// Check reports, with ErrBadState, a head that does not fit space.
+func (h *PriorHead) Check(space *genome.Space) error {
+	for i, c := range h.Configs {
+		if !space.InRange(c) {
+			return fmt.Errorf("%w: prior[%d] not in space", ErrBadState, i)
+		}
+	}
+	if h.Of < len(h.Configs) {
+		return fmt.Errorf("%w: prior head of %d in a ranking of %d", ErrBadState, len(h.Configs), h.Of)
+	}
+	return nil
+}
+
+// Quantile is c's rank quantile in the whole ranking: its position over the
+// ranking's length, and 1 (the worst) for a config past the head.
+func (h *PriorHead) Quantile(c genome.Config) float64 {
+	if i, ok := h.pos[pack(c)]; ok {
+		return float64(i) / float64(h.Of)
+	}
+	return 1
+}
+
+// Unknown lists the valid configs of the head for which known is false.
+func (h *PriorHead) Unknown(space *genome.Space, known func(genome.Config) bool) []genome.Config {
+	var out []genome.Config
+	for _, c := range h.Configs {
+		if !known(c) && space.Valid(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Sample draws a valid config of the head uniformly from those for which
+// known is false; nil for a nil head or when none is left, so the caller
+// falls back to the whole space.
+func (h *PriorHead) Sample(rng *rand.Rand, space *genome.Space, known func(genome.Config) bool) genome.Config {
+	if h == nil {
+		return nil
+	}
+	left := h.Unknown(space, known)
+	if len(left) == 0 {
+		return nil
+	}
+	return left[rng.IntN(len(left))].Clone()
 }

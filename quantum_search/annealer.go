@@ -99,6 +99,9 @@ type state struct {
 	// periodic refits reads 0, and refits in full at its next Ask.
 	FullFit int    `json:"full_fit,omitempty"`
 	Steps   []Step `json:"steps,omitempty"` // the newest MaxSteps
+	// Prior is a warm start's head of the ranking, or nil: the first
+	// Init configs are drawn from it.
+	Prior *evolve.PriorHead `json:"prior,omitempty"`
 }
 
 // MaxSteps is how many Step records an Annealer keeps, the newest: its
@@ -228,7 +231,10 @@ func (a *Annealer) ask(c genome.Config) { a.st.Ask(c) }
 func (a *Annealer) Ask(n int) ([]genome.Config, error) {
 	var out []genome.Config
 	for len(out) < n && len(a.st.Told)+len(a.st.Pending) < a.opt.Init {
-		c := a.sampleUnknown()
+		c := a.st.Prior.Sample(a.rng, a.space, a.known)
+		if c == nil {
+			c = a.sampleUnknown()
+		}
 		if c == nil {
 			return out, nil
 		}
@@ -266,6 +272,16 @@ func (a *Annealer) okCount() int {
 // told; nil when none is left.
 func (a *Annealer) sampleUnknown() genome.Config {
 	return evolve.SampleUnseen(a.rng, a.space, a.st.Seen(), a.known)
+}
+
+// WarmStart implements evolve.WarmStarter: the configs drawn before the
+// model is fitted come from the head of prior rather than the whole space,
+// so the machine is first fitted where related devices were fast. Call it
+// before the first Ask, at most once.
+func (a *Annealer) WarmStart(prior []genome.Config) {
+	if a.st.Prior == nil {
+		a.st.Prior = evolve.NewPriorHead(a.space, prior)
+	}
 }
 
 // Tell implements evolve.Strategy.
@@ -315,6 +331,12 @@ func (a *Annealer) UnmarshalBinary(data []byte) error {
 	}
 	if st.Fitted < 0 || st.Fitted > len(st.Told) || st.FullFit < 0 || st.FullFit > st.Fitted {
 		return fmt.Errorf("%w: fitted %d (in full %d) of %d", evolve.ErrBadState, st.Fitted, st.FullFit, len(st.Told))
+	}
+	if st.Prior != nil {
+		if err := st.Prior.Check(a.space); err != nil {
+			return err
+		}
+		st.Prior.Init()
 	}
 	pcg := *a.pcg
 	if err := pcg.UnmarshalBinary(st.RNG); err != nil {

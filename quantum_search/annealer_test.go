@@ -443,3 +443,49 @@ func TestExchange(t *testing.T) {
 		t.Errorf("uphill swap rate %.4f, want %.4f", got, want)
 	}
 }
+
+// Warm-started, the annealer's configs before its first fit come from the
+// prior's head (synthetic data: a ranking by a distorted objective), and a
+// state restored into an annealer that was never warm-started keeps it.
+func TestWarmStartDrawsFromHead(t *testing.T) {
+	t.Parallel()
+	bs := evolvetest.Synthetic(t)
+	var src evolve.Source
+	for _, c := range bs.Space.All() {
+		m, _ := bs.Measure(c)
+		src.Results = append(src.Results, evolve.Result{Config: c, OK: m.OK, Value: m.Time * float64(1+c[3])})
+	}
+	prior := evolve.RankTransfer(bs.Space, []evolve.Source{src})
+	in := map[string]bool{}
+	for _, c := range evolve.NewPriorHead(bs.Space, prior).Configs {
+		in[bs.Space.Key(c)] = true
+	}
+	a := New(bs.Space, 4, Options{})
+	a.WarmStart(prior)
+	first, _ := a.Ask(3)
+	b, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New(bs.Space, 9, Options{})
+	if err := r.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	next, _ := r.Ask(3)
+	for _, c := range append(first, next...) {
+		if !in[bs.Space.Key(c)] {
+			t.Errorf("warm annealer drew %v, past the prior's head", c)
+		}
+	}
+	cold := New(bs.Space, 4, Options{})
+	cs, _ := cold.Ask(6)
+	n := 0
+	for _, c := range cs {
+		if in[bs.Space.Key(c)] {
+			n++
+		}
+	}
+	if n == len(cs) {
+		t.Errorf("cold annealer drew all %d configs from the head", n)
+	}
+}

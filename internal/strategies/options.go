@@ -217,6 +217,10 @@ func forestWith(opts map[string]string) (evolve.Factory, error) {
 		"features": setFloat(&fo.Features),
 		"random":   setInt(&fo.Random),
 		"starts":   setInt(&fo.Starts),
+		// A warm start's prior: πBO's β/τ and the share of candidates
+		// drawn from the prior's head.
+		"prior":     setFloat(&fo.Prior),
+		"priordraw": setFloat(&fo.PriorDraw),
 	})
 	if err != nil {
 		return nil, err
