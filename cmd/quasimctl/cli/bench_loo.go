@@ -59,8 +59,12 @@ func printLOO(w io.Writer, rep benchReport) {
 	if l == nil {
 		return
 	}
-	fmt.Fprintf(w, "\nleave one %s out among %d variants of %s (chosen by the mean of k=%s on the spaces of the other %ss):\n",
-		l.By, len(l.Candidates), l.Strategy, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(rep.Ks)), ","), "[]"), l.By)
+	on := "the other spaces"
+	if l.By == "kernel" {
+		on = "the spaces of the other kernels"
+	}
+	fmt.Fprintf(w, "\nleave one %s out among %d variants of %s (chosen by the mean of k=%s on %s):\n",
+		l.By, len(l.Candidates), l.Strategy, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(rep.Ks)), ","), "[]"), on)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "\t"
 	for _, k := range rep.Ks {
