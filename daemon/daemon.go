@@ -339,7 +339,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	if err := notify.Ready(); err != nil {
 		log.Warn().Err(err).Msg("sd_notify")
 	}
-	if len(cfg.packs.packs) > 0 {
+	if cfg.packs.len() > 0 {
 		log.Info().Str("priors", cfg.packs.String()).Msg("prior packs loaded: new jobs of their kernels warm-start from them")
 	}
 	log.Info().Str("socket", cfg.Socket).Str("state_dir", cfg.StateDir).Str("kernels_dir", cfg.KernelsDir).Str("version", cfg.Version).Msg("quasimd ready")

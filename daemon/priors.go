@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/quasim/quasim/evolve"
@@ -53,17 +52,19 @@ func loadPriors(path string, given bool) (*priorPacks, error) {
 	}
 	files := []string{path}
 	if fi.IsDir() {
-		if files, err = filepath.Glob(filepath.Join(path, "*"+PriorsExt)); err != nil {
+		ents, err := os.ReadDir(path)
+		if err != nil {
 			return nil, fmt.Errorf("priors %q: %w", path, err)
 		}
-		slices.Sort(files)
+		files = nil
+		for _, e := range ents {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), PriorsExt) {
+				files = append(files, filepath.Join(path, e.Name()))
+			}
+		}
 	}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("priors: %w", err)
-		}
-		p, err := priors.Decode(data)
+		p, err := readPack(f)
 		if err != nil {
 			return nil, fmt.Errorf("priors %s: %w", f, err)
 		}
@@ -71,6 +72,15 @@ func loadPriors(path string, given bool) (*priorPacks, error) {
 		out.packs = append(out.packs, p)
 	}
 	return out, nil
+}
+
+func readPack(path string) (*priors.Pack, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return priors.Read(f)
 }
 
 // sources is the tuner's Priors hook: every pack's sources that match job,
@@ -92,6 +102,14 @@ func (pp *priorPacks) sources(job tuner.Job) []evolve.Source {
 		}
 	}
 	return out
+}
+
+// len is the number of packs.
+func (pp *priorPacks) len() int {
+	if pp == nil {
+		return 0
+	}
+	return len(pp.packs)
 }
 
 // String lists the packs and their sources, for the start-up log.

@@ -256,15 +256,16 @@ func (f *Forest) propose() genome.Config {
 			// The weight makes the head's configs the likely picks, so
 			// part of the candidates come from there: uniform draws
 			// rarely land in a head of a tenth of the space.
+			// Drawn without replacement; what the head cannot give, the
+			// whole space does.
 			head := f.st.Prior.Unknown(f.space, f.st.H.Known)
-			for range int(f.opt.PriorDraw * float64(draws)) {
-				if len(head) == 0 {
-					break
-				}
-				c := head[f.rng.IntN(len(head))]
-				starts = append(starts, cand{c, score(c)})
+			n := min(int(f.opt.PriorDraw*float64(draws)), len(head))
+			for i := range n {
+				j := i + f.rng.IntN(len(head)-i)
+				head[i], head[j] = head[j], head[i]
+				starts = append(starts, cand{head[i], score(head[i])})
 			}
-			draws -= int(f.opt.PriorDraw * float64(draws))
+			draws -= n
 		}
 		for range draws {
 			c := sampleUnknown(f.rng, f.space, &f.st.H)

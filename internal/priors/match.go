@@ -40,20 +40,20 @@ func (p *Pack) For(job Job, skip func(*Source) bool) []evolve.Source {
 		}
 		from, err := s.space()
 		if err != nil {
-			continue // Decode checked the params; a value with a comma cannot be a key
+			continue // Decode refuses such a source; a Pack made in code may hold one
 		}
 		src := evolve.Source{Name: s.Name}
-		add := func(c []int, ok bool, v float64) {
+		add := func(c genome.Config, ok bool, v float64) {
 			tc, found := job.Space.Translate(from, c)
 			if found && job.Space.Valid(tc) {
 				src.Results = append(src.Results, evolve.Result{Config: tc, OK: ok, Value: v})
 			}
 		}
-		for j, c := range s.Configs {
-			add(c, true, s.Quantiles[j])
+		for i := range s.Valid() {
+			add(s.config(s.Configs, i), true, s.Quantiles[i])
 		}
-		for _, c := range s.Failed {
-			add(c, false, 0)
+		for i := range s.NumFailed() {
+			add(s.config(s.Failed, i), false, 0)
 		}
 		if len(src.Results) > 0 {
 			out = append(out, src)
@@ -74,7 +74,7 @@ func (s *Source) space() (*genome.Space, error) {
 	}
 	sp, err := genome.NewSpace(ps, genome.SpaceOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Name, err)
+		return nil, fmt.Errorf("params: %w", err)
 	}
 	return sp, nil
 }

@@ -39,11 +39,30 @@ type Source struct {
 	SourceSHA256 string  `json:"source_sha256,omitempty"`
 	Params       []Param `json:"params"`
 	// Configs are the valid configs, best first, as value indices into
-	// Params; Quantiles their rank quantiles, in the same order.
-	Configs   [][]int   `json:"configs"`
+	// Params, one after the other (len(Params) values each: flat, so a
+	// pack costs as little memory as its text); Quantiles their rank
+	// quantiles, in the same order.
+	Configs   []int32   `json:"configs"`
 	Quantiles []float64 `json:"quantiles"`
-	// Failed are the configs that did not run (compile, launch, invalid).
-	Failed [][]int `json:"failed,omitempty"`
+	// Failed are the configs that did not run (compile, launch, invalid),
+	// flat as Configs.
+	Failed []int32 `json:"failed,omitempty"`
+}
+
+// Valid is the number of valid configs of s.
+func (s *Source) Valid() int { return len(s.Quantiles) }
+
+// NumFailed is the number of failed configs of s.
+func (s *Source) NumFailed() int { return len(s.Failed) / max(1, len(s.Params)) }
+
+// config returns config i of flat, as value indices.
+func (s *Source) config(flat []int32, i int) genome.Config {
+	n := len(s.Params)
+	c := make(genome.Config, n)
+	for j, v := range flat[i*n : (i+1)*n] {
+		c[j] = int(v)
+	}
+	return c
 }
 
 // Param is a parameter of a source, its values in Python str form.
@@ -78,11 +97,11 @@ func NewSource(in Input) (Source, error) {
 		}
 		src.Params = append(src.Params, q)
 	}
-	var ok []Result
+	var ok, failed []Result
 	for _, r := range in.Results {
 		switch {
 		case !r.OK:
-			src.Failed = append(src.Failed, slices.Clone([]int(r.Config)))
+			failed = append(failed, r)
 		case math.IsNaN(r.Value) || math.IsInf(r.Value, 0):
 			return Source{}, fmt.Errorf("%s: config %s: value %v", in.Name, in.Space.Key(r.Config), r.Value)
 		default:
@@ -105,13 +124,23 @@ func NewSource(in Input) (Source, error) {
 			q = (float64(i+j-1) / 2) / float64(len(ok)-1)
 		}
 		for _, r := range ok[i:j] {
-			src.Configs = append(src.Configs, slices.Clone([]int(r.Config)))
+			src.Configs = appendConfig(src.Configs, r.Config)
 			src.Quantiles = append(src.Quantiles, math.Round(q*1e6)/1e6)
 		}
 		i = j
 	}
-	slices.SortFunc(src.Failed, slices.Compare)
+	slices.SortFunc(failed, func(a, b Result) int { return slices.Compare(a.Config, b.Config) })
+	for _, r := range failed {
+		src.Failed = appendConfig(src.Failed, r.Config)
+	}
 	return src, nil
+}
+
+func appendConfig(flat []int32, c genome.Config) []int32 {
+	for _, v := range c {
+		flat = append(flat, int32(v))
+	}
+	return flat
 }
 
 // Encode writes p as gzipped JSON.
@@ -123,19 +152,31 @@ func Encode(w io.Writer, p *Pack) error {
 	return zw.Close()
 }
 
+// Read decodes a pack from r, reading no more than MaxSize bytes of it.
+func Read(r io.Reader) (*Pack, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
+	if err != nil {
+		return nil, err
+	}
+	return Decode(data)
+}
+
 // Decode reads a pack written by Encode (gzipped or not) and checks it:
 // an error names the source and field at fault.
 func Decode(data []byte) (*Pack, error) {
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("larger than %d MiB", MaxSize>>20)
+	}
 	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
 		zr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
-		if data, err = io.ReadAll(io.LimitReader(zr, maxPack+1)); err != nil {
+		if data, err = io.ReadAll(io.LimitReader(zr, MaxSize+1)); err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
-		if len(data) > maxPack {
-			return nil, fmt.Errorf("larger than %d MiB unpacked", maxPack>>20)
+		if len(data) > MaxSize {
+			return nil, fmt.Errorf("larger than %d MiB unpacked", MaxSize>>20)
 		}
 	}
 	var p Pack
@@ -158,8 +199,10 @@ func Decode(data []byte) (*Pack, error) {
 	return &p, nil
 }
 
-// maxPack bounds a pack's unpacked size.
-const maxPack = 1 << 30
+// MaxSize bounds a pack's size, unpacked: 40 times the 3 MiB that the
+// benchmark hub's 10 recordings here take, and, as its configs are flat,
+// at most about twice that in memory.
+const MaxSize = 128 << 20
 
 func (s *Source) check() error {
 	if s.Kernel == "" && s.SourceSHA256 == "" {
@@ -178,8 +221,19 @@ func (s *Source) check() error {
 			return fmt.Errorf("params[%d] (%s).values: none", i, p.Name)
 		}
 	}
-	if len(s.Configs) != len(s.Quantiles) {
-		return fmt.Errorf("quantiles: %d for %d configs", len(s.Quantiles), len(s.Configs))
+	n := len(s.Params)
+	for field, flat := range map[string][]int32{"configs": s.Configs, "failed": s.Failed} {
+		if len(flat)%n != 0 {
+			return fmt.Errorf("%s: %d values, not a multiple of the %d params", field, len(flat), n)
+		}
+		for i, v := range flat {
+			if v < 0 || int(v) >= len(s.Params[i%n].Values) {
+				return fmt.Errorf("%s[%d] (config %d, %s): value index %d out of range", field, i, i/n, s.Params[i%n].Name, v)
+			}
+		}
+	}
+	if len(s.Configs)/n != len(s.Quantiles) {
+		return fmt.Errorf("quantiles: %d for %d configs", len(s.Quantiles), len(s.Configs)/n)
 	}
 	last := 0.0
 	for i, q := range s.Quantiles {
@@ -188,17 +242,8 @@ func (s *Source) check() error {
 		}
 		last = q
 	}
-	for field, cs := range map[string][][]int{"configs": s.Configs, "failed": s.Failed} {
-		for i, c := range cs {
-			if len(c) != len(s.Params) {
-				return fmt.Errorf("%s[%d]: %d values for %d params", field, i, len(c), len(s.Params))
-			}
-			for j, v := range c {
-				if v < 0 || v >= len(s.Params[j].Values) {
-					return fmt.Errorf("%s[%d][%d]: value index %d out of range for %s", field, i, j, v, s.Params[j].Name)
-				}
-			}
-		}
+	if _, err := s.space(); err != nil {
+		return err
 	}
 	return nil
 }

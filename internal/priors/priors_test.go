@@ -56,8 +56,8 @@ func TestNewSourceRanks(t *testing.T) {
 			t.Fatalf("quantiles %v, want %v", src.Quantiles, want)
 		}
 	}
-	if len(src.Failed) != 1 || src.Failed[0][0] != 2 || src.Failed[0][1] != 1 {
-		t.Errorf("failed %v, want [[2 1]] (32,2)", src.Failed)
+	if src.NumFailed() != 1 || src.Failed[0] != 2 || src.Failed[1] != 1 {
+		t.Errorf("failed %v, want [2 1] (32,2)", src.Failed)
 	}
 	if src.Params[0].Values[2] != "32" {
 		t.Errorf("params %v", src.Params)
@@ -88,14 +88,16 @@ func TestEncodeDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Sources) != 1 || len(p.Sources[0].Configs) != 5 || p.Sources[0].Kernel != "syn" {
+	if len(p.Sources) != 1 || p.Sources[0].Valid() != 5 || p.Sources[0].Kernel != "syn" {
 		t.Fatalf("round trip: %+v", p)
 	}
 	for _, tc := range []struct{ edit, want string }{
 		{`"format":"quasim-priors"`, "format"},
 		{`"version":1`, "version"},
 		{`"quantiles":[0,0.375`, "quantiles[1]"},
-		{`"configs":[[2,0]`, "configs[0][1]"},
+		{`"configs":[2,7`, "configs[1] (config 0, by)"},
+		{`"configs":[2,0,1`, "configs: 9 values"},
+		{`"values":["8","8"`, "listed twice"},
 		{`"kernel":"syn"`, "kernel"},
 		{`"name":"bx"`, "params[0].name"},
 	} {
@@ -108,8 +110,12 @@ func TestEncodeDecode(t *testing.T) {
 			p.Version = 9
 		case "quantiles[1]":
 			p.Sources[0].Quantiles[1] = 2
-		case "configs[0][1]":
-			p.Sources[0].Configs[0][1] = 7
+		case "configs[1] (config 0, by)":
+			p.Sources[0].Configs[1] = 7
+		case "configs: 9 values":
+			p.Sources[0].Configs = p.Sources[0].Configs[:9]
+		case "listed twice":
+			p.Sources[0].Params[0].Values[1] = "8"
 		case "kernel":
 			p.Sources[0].Kernel = ""
 		case "params[0].name":
@@ -172,11 +178,18 @@ func FuzzDecode(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
-	f.Add([]byte(`{"format":"quasim-priors","version":1,"sources":[{"kernel":"k","params":[{"name":"a","values":["1"]}],"configs":[[0]],"quantiles":[0]}]}`))
+	f.Add([]byte(`{"format":"quasim-priors","version":1,"sources":[{"kernel":"k","params":[{"name":"a","values":["1"]}],"configs":[0],"quantiles":[0]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Decode(data)
 		if err != nil {
 			return
+		}
+		var buf bytes.Buffer
+		if err := Encode(&buf, p); err != nil {
+			t.Fatalf("a decoded pack does not encode: %v", err)
+		}
+		if _, err := Decode(buf.Bytes()); err != nil {
+			t.Fatalf("a decoded pack, encoded again, does not decode: %v", err)
 		}
 		js := space(t, ints("a", 1, 2), ints("bx", 8, 16, 32), ints("by", 1, 2))
 		for _, s := range p.Sources {

@@ -141,7 +141,9 @@ func (s *Store) Prior(job JobKey) (p Prior, ok bool, err error) {
 	return *rec.Prior, true, nil
 }
 
-// jobRecord reads job's record; nil when the job is unknown.
+// jobRecord reads job's record; nil when the job is unknown, or when its
+// record does not decode, which is skipped and reported to
+// Options.OnCorrupt as Jobs does: listings go on without it.
 func (s *Store) jobRecord(job JobKey) (*jobRecord, error) {
 	var out *jobRecord
 	err := s.view(func(tx *bolt.Tx) error {
@@ -153,11 +155,14 @@ func (s *Store) jobRecord(job JobKey) (*jobRecord, error) {
 		if v == nil {
 			return nil
 		}
-		rec, err := decodeJob(v, path(string(bucketRoot), string(bucketJobs), quoted(job.String())))
-		if err == nil {
-			out = &rec
+		where := path(string(bucketRoot), string(bucketJobs), quoted(job.String()))
+		rec, err := decodeJob(v, where)
+		if err != nil {
+			s.corrupt(bucketJobs, where, err)
+			return nil
 		}
-		return err
+		out = &rec
+		return nil
 	})
 	return out, err
 }

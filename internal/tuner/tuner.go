@@ -400,10 +400,12 @@ func (t *Tuner) warmStart(job Job, strat evolve.Strategy, log zerolog.Logger) er
 		names[i] = s.Name
 		n += len(s.Results)
 	}
-	log.Info().Str("prior", from).Strs("from", names).Int("trials", n).Int("ranked", len(prior)).Msg("warm start")
+	log.Info().Str("tier", from).Strs("sources", names).Int("trials", n).Int("ranked", len(prior)).Msg("warm start")
+	// What it started from is for operators; failing to keep it (a
+	// damaged job record) must not fail the cycle.
 	p := store.Prior{From: from, Sources: names, Ranked: len(prior), At: t.cfg.Now()}
 	if err := t.cfg.Store.SetPrior(job.Key, p); err != nil {
-		return fmt.Errorf("warm start: %w", err)
+		log.Warn().Err(err).Msg("warm start not recorded")
 	}
 	return nil
 }

@@ -63,7 +63,7 @@ With --warm-from, each strategy also runs as "<name>+warm": before its first
 measurement it ranks the space's configs by the recordings of the same kernel
 on other devices (leave one GPU out; rank transfer, never raw times) and
 measures the best-ranked first. Only strategies that take a warm start
-(portfolio) can. --warm-from also takes prior packs (quasimctl priors
+(portfolio, es, forest, quantumsearch) can. --warm-from also takes prior packs (quasimctl priors
 build), as quasimd --priors does.
 
 With --noise, each evaluation shows the strategy one of the config's

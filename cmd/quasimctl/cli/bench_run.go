@@ -172,6 +172,9 @@ type traceLine struct {
 	Status string   `json:"status"`
 	TimeMS *float64 `json:"time_ms"`
 	By     string   `json:"by,omitempty"` // portfolio member that proposed it
+	// ShownMS, under --noise, is the recorded repetition the strategy was
+	// shown; TimeMS stays the recorded mean.
+	ShownMS *float64 `json:"shown_ms,omitempty"`
 }
 
 func tracePath(dir, space, strategy string, seed uint64) string {
@@ -193,8 +196,12 @@ func writeTraces(dir string, runs []evolve.BenchRun) error {
 		for _, m := range r.Trace {
 			l := traceLine{Key: m.Key, Status: m.Status, By: m.By}
 			if m.OK {
-				t := m.Time
+				t, shown := m.Time, m.Time
 				l.TimeMS = &t
+				if m.True > 0 {
+					t = m.True
+					l.ShownMS = &shown
+				}
 			}
 			if err := enc.Encode(l); err != nil {
 				f.Close()

@@ -177,5 +177,12 @@ func parseTraceLine(b []byte, s benchSpace) (evolve.Measurement, error) {
 	if string(t.Status) != l.Status || (t.OK() && (l.TimeMS == nil || *l.TimeMS != t.Time)) {
 		return evolve.Measurement{}, fmt.Errorf("key %q recorded as %s %v, trace says %s", l.Key, t.Status, t.Time, l.Status)
 	}
-	return evolve.Measurement{Key: l.Key, Status: string(t.Status), Time: t.Time, OK: t.OK(), Cost: t.Cost, By: l.By}, nil
+	m := evolve.Measurement{Key: l.Key, Status: string(t.Status), Time: t.Time, OK: t.OK(), Cost: t.Cost, By: l.By}
+	if l.ShownMS != nil {
+		if !t.OK() || !slices.Contains(t.Times, *l.ShownMS) {
+			return evolve.Measurement{}, fmt.Errorf("key %q: shown %v, not one of its recorded repetitions", l.Key, *l.ShownMS)
+		}
+		m.True, m.Time = t.Time, *l.ShownMS
+	}
+	return m, nil
 }

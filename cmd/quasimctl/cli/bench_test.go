@@ -85,6 +85,28 @@ func TestBenchScoresEqualTraces(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Errorf("bench scores differ from scores recomputed from traces:\nbench: %s\nscore: %s", a, b)
 	}
+	// Under --noise the traces keep what each run was shown, so bench
+	// score gives the same scores again, and they differ from the quiet ones.
+	noisy := t.TempDir()
+	out, errs, code = run(t, append([]string{"bench", "--budget", "60", "--seeds", "3", "--json", "--quiet", "--noise", "--trace", noisy}, benchSpaces(t)...)...)
+	if code != 0 {
+		t.Fatalf("bench --noise exit %d: %s", code, errs)
+	}
+	out2, errs, code = run(t, append([]string{"bench", "score", "--json", "--trace", noisy}, benchSpaces(t)...)...)
+	if code != 0 {
+		t.Fatalf("bench score of noisy traces exit %d: %s", code, errs)
+	}
+	gotNoisy, wantNoisy := decodeReport(t, out), decodeReport(t, out2)
+	a, _ = json.Marshal(gotNoisy)
+	b, _ = json.Marshal(wantNoisy)
+	if !bytes.Equal(a, b) {
+		t.Errorf("bench --noise scores differ from its traces':\nbench: %s\nscore: %s", a, b)
+	}
+	q, _ := json.Marshal(got.Scores)
+	n, _ := json.Marshal(gotNoisy.Scores)
+	if bytes.Equal(q, n) {
+		t.Error("noise changed no score")
+	}
 	// A trace that lies about a time is caught.
 	p := filepath.Join(dir, "small_cache", "es", "seed-1.jsonl")
 	data, _ := os.ReadFile(p)

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/quasim/quasim/evolve"
@@ -61,13 +60,9 @@ func loadWarmPack(paths []string) (*priors.Pack, error) {
 			recs = append(recs, p)
 			continue
 		}
-		data, err := os.ReadFile(p)
+		pk, err := readPackFile(p)
 		if err != nil {
-			return nil, usagef("--warm-from %w", err)
-		}
-		pk, err := priors.Decode(data)
-		if err != nil {
-			return nil, badInput(fmt.Errorf("--warm-from %s: %w", p, err))
+			return nil, fmt.Errorf("--warm-from: %w", err)
 		}
 		pack.Sources = append(pack.Sources, pk.Sources...)
 	}

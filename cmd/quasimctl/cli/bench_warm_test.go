@@ -87,7 +87,7 @@ func TestBenchWarmFrom(t *testing.T) {
 	if string(a) != string(b) {
 		t.Errorf("bench and bench score disagree:\n%s\n%s", a, b)
 	}
-	if _, errs, code := run(t, "bench", "--space", target, "--warm-from", dir, "--strategy", "es"); code != 2 || !strings.Contains(errs, "takes no warm start") {
-		t.Errorf("--warm-from with es: exit %d, %q; want 2 and the reason", code, errs)
+	if _, errs, code := run(t, "bench", "--space", target, "--warm-from", dir, "--strategy", "schedules"); code != 2 || !strings.Contains(errs, "takes no warm start") {
+		t.Errorf("--warm-from with schedules: exit %d, %q; want 2 and the reason", code, errs)
 	}
 }

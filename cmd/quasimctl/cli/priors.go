@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -86,7 +85,7 @@ source kernel (an OpenCL spec) by its source rather than by name.`,
 				}
 				p.Sources = append(p.Sources, src)
 				fmt.Fprintf(cmd.ErrOrStderr(), "priors: %s: kernel %s on %s, %d valid and %d failed configs\n",
-					bs.Name, dash(in.Kernel), dash(in.Device), len(src.Configs), len(src.Failed))
+					bs.Name, dash(in.Kernel), dash(in.Device), src.Valid(), src.NumFailed())
 			}
 			if len(p.Sources) == 0 {
 				return badInput(fmt.Errorf("priors build: none of the recordings names its kernel"))
@@ -140,13 +139,9 @@ func newPriorsShowCommand(g *globalOptions) *cobra.Command {
 		Short: "List a prior pack's sources",
 		Args:  exactArgs(1, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := os.ReadFile(args[0])
+			p, err := readPackFile(args[0])
 			if err != nil {
-				return usagef("%w", err)
-			}
-			p, err := priors.Decode(data)
-			if err != nil {
-				return badInput(fmt.Errorf("%s: %w", filepath.Base(args[0]), err))
+				return err
 			}
 			if g.json {
 				return printJSON(cmd.OutOrStdout(), p)
@@ -159,9 +154,24 @@ func newPriorsShowCommand(g *globalOptions) *cobra.Command {
 					sum = sum[:12]
 				}
 				t.row(s.Name, dash(s.Kernel), dash(s.Device), dash(s.Problem), strconv.Itoa(len(s.Params)),
-					strconv.Itoa(len(s.Configs)), strconv.Itoa(len(s.Failed)), sum)
+					strconv.Itoa(s.Valid()), strconv.Itoa(s.NumFailed()), sum)
 			}
 			return t.flush()
 		},
 	}
+}
+
+// readPackFile reads a prior pack: a usage error when it cannot be read,
+// bad input naming the file when it does not decode.
+func readPackFile(path string) (*priors.Pack, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("%w", err)
+	}
+	defer f.Close()
+	p, err := priors.Read(f)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("%s: %w", path, err))
+	}
+	return p, nil
 }
