@@ -50,11 +50,14 @@ func inputMaps(t testing.TB, s *genome.Space, base string) []genome.Config {
 // on every one its measured error stays within its a-priori bound (every
 // element of every case) and within the budget.
 func TestBudgetCertifiedHoldsOverSeeds(t *testing.T) {
+	if testing.Short() {
+		// CI's race pass (34 s under -race): a property of the numbers,
+		// which go test ./... checks in full; the kernels' parallel paths
+		// run under -race in the other tests.
+		t.Skip("skipping under -short: numerics over 200 seeds, run in full without -short")
+	}
 	t.Parallel()
 	runs := 200
-	if testing.Short() {
-		runs = 8 // CI's race pass; the full run holds it over 200
-	}
 	for _, kt := range []struct {
 		kernel string
 		dims   []int

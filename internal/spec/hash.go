@@ -198,14 +198,18 @@ func (s *Spec) Canonical() []byte { return s.canonical() }
 // SourceSHA256 identifies the source of a kernel tuned from source: the
 // SHA-256 of its one source file, or of its files' SHA-256s joined by
 // newlines when it has several; empty for other kernels.
-func (s *Spec) SourceSHA256() string {
-	switch len(s.openclSums) {
+func (s *Spec) SourceSHA256() string { return SourceHash(s.openclSums) }
+
+// SourceHash is Spec.SourceSHA256 of sources whose SHA-256s (hex) are
+// sums, in order: for prior packs built outside a spec.
+func SourceHash(sums []string) string {
+	switch len(sums) {
 	case 0:
 		return ""
 	case 1:
-		return s.openclSums[0]
+		return sums[0]
 	}
-	h := sha256.Sum256([]byte(strings.Join(s.openclSums, "\n")))
+	h := sha256.Sum256([]byte(strings.Join(sums, "\n")))
 	return hex.EncodeToString(h[:])
 }
 

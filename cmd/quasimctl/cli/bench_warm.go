@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/quasim/quasim/evolve"
@@ -55,11 +57,24 @@ func warmPriors(paths []string, spaces []benchSpace, stderr io.Writer) ([][]geno
 func loadWarmPack(paths []string) (*priors.Pack, error) {
 	pack := &priors.Pack{}
 	var recs []string
+	var packs []string
 	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			// A directory's packs, beside its recordings.
+			found, _ := filepath.Glob(filepath.Join(p, "*"+priorsExt))
+			packs = append(packs, found...)
+			if rs, _ := filepath.Glob(filepath.Join(p, "*.json*")); len(rs) > 0 || len(found) == 0 {
+				recs = append(recs, p)
+			}
+			continue
+		}
 		if !strings.HasSuffix(p, priorsExt) {
 			recs = append(recs, p)
 			continue
 		}
+		packs = append(packs, p)
+	}
+	for _, p := range packs {
 		pk, err := readPackFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("--warm-from: %w", err)

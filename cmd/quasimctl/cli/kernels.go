@@ -69,7 +69,11 @@ that warm-started with what they started from.`,
 						fmt.Fprintf(cmd.OutOrStdout(), "%s %s: added by a lookup of %s (tune_on_miss)\n", k.Name, j.Problem, j.RequestedBy)
 					}
 					if p := j.Prior; p != nil {
-						fmt.Fprintf(cmd.OutOrStdout(), "%s %s on %s: warm-started from %s, %d configs ranked by %s\n", k.Name, j.Problem, j.Device, priorTier[p.From], p.Ranked, strings.Join(p.Sources, ", "))
+						tier := priorTier[p.From]
+						if tier == "" {
+							tier = p.From
+						}
+						fmt.Fprintf(cmd.OutOrStdout(), "%s %s on %s: warm-started from %s, %d configs ranked by %s\n", k.Name, j.Problem, j.Device, tier, p.Ranked, strings.Join(p.Sources, ", "))
 					}
 				}
 			}

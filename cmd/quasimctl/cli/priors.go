@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quasim/quasim/internal/priors"
+	"github.com/quasim/quasim/internal/spec"
 )
 
 // priorsExt ends a prior pack's name (quasimd reads *.qprior in its priors
@@ -45,9 +46,10 @@ func newPriorsBuildCommand() *cobra.Command {
 		Short: "Build a prior pack from recordings (files or directories)",
 		Long: `build reads every recording named (files, or the .json and .json.gz files of
 directories: Kernel Tuner caches, FAIR T4 results, quasimctl export's files)
-and writes a prior pack. --source KERNEL=FILE records the SHA-256 of a
-kernel's source file with its recordings, so that quasimd matches them to a
-source kernel (an OpenCL spec) by its source rather than by name.`,
+and writes a prior pack. --source KERNEL=FILE[,FILE...] records the SHA-256
+of a kernel's source files (in the order its spec lists them) with its
+recordings, so that quasimd matches them to a source kernel (an OpenCL
+spec) by its source rather than by name.`,
 		Example: `  quasimctl priors build ../shared/spaces -o /etc/quasim/priors.d/hub.qprior`,
 		Args:    minArgs(1, "PATH..."),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,22 +58,27 @@ source kernel (an OpenCL spec) by its source rather than by name.`,
 			}
 			hashes := map[string]string{}
 			for _, s := range sources {
-				kernel, file, ok := strings.Cut(s, "=")
-				if !ok || kernel == "" || file == "" {
-					return usagef("--source %q: want KERNEL=FILE", s)
+				kernel, files, ok := strings.Cut(s, "=")
+				if !ok || kernel == "" || files == "" {
+					return usagef("--source %q: want KERNEL=FILE[,FILE...]", s)
 				}
-				data, err := os.ReadFile(file)
-				if err != nil {
-					return usagef("--source %s: %w", kernel, err)
+				var sums []string
+				for _, f := range strings.Split(files, ",") {
+					data, err := os.ReadFile(f)
+					if err != nil {
+						return usagef("--source %s: %w", kernel, err)
+					}
+					sum := sha256.Sum256(data)
+					sums = append(sums, hex.EncodeToString(sum[:]))
 				}
-				sum := sha256.Sum256(data)
-				hashes[kernel] = hex.EncodeToString(sum[:])
+				hashes[kernel] = spec.SourceHash(sums)
 			}
 			spaces, err := loadSpacesFlag("PATH", args)
 			if err != nil {
 				return err
 			}
 			p := &priors.Pack{Format: priors.Format, Version: priors.Version, Built: time.Now().UTC()}
+			used := map[string]bool{}
 			for _, bs := range spaces {
 				in := priorInput(bs)
 				if in.Kernel == "" {
@@ -79,6 +86,7 @@ source kernel (an OpenCL spec) by its source rather than by name.`,
 					continue
 				}
 				in.SourceSHA256 = hashes[in.Kernel]
+				used[in.Kernel] = true
 				src, err := priors.NewSource(in)
 				if err != nil {
 					return badInput(err)
@@ -89,6 +97,11 @@ source kernel (an OpenCL spec) by its source rather than by name.`,
 			}
 			if len(p.Sources) == 0 {
 				return badInput(fmt.Errorf("priors build: none of the recordings names its kernel"))
+			}
+			for k := range hashes {
+				if !used[k] {
+					return usagef("--source %s: no recording of kernel %q was given", k, k)
+				}
 			}
 			var buf bytes.Buffer
 			if err := priors.Encode(&buf, p); err != nil {
@@ -102,7 +115,7 @@ source kernel (an OpenCL spec) by its source rather than by name.`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "the pack to write")
-	cmd.Flags().StringArrayVar(&sources, "source", nil, "KERNEL=FILE: the source file of a kernel's recordings, matched by its SHA-256 (repeatable)")
+	cmd.Flags().StringArrayVar(&sources, "source", nil, "KERNEL=FILE[,FILE...]: the source files of a kernel's recordings, matched by their SHA-256 (repeatable)")
 	return cmd
 }
 
