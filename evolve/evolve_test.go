@@ -381,3 +381,23 @@ func TestNoise(t *testing.T) {
 		t.Log("noise did not mislead this run's final choice")
 	}
 }
+
+// noiseDraw is pinned: examples/opencl-peers/sim_kt.py --noise draws the
+// same repetitions for Kernel Tuner, so both tuners see the same noise.
+func TestNoiseDrawVectors(t *testing.T) {
+	for _, tc := range []struct {
+		seed uint64
+		key  string
+		n    int
+		want int
+	}{
+		{1, "16,1,4,8", 32, 11},
+		{2, "16,1,4,8", 32, 17},
+		{20, "128,128,32,16,8,16,32,2,8,2,0,0,1,1,32", 32, 5},
+		{7, "32,0.5,a", 10, 0},
+	} {
+		if got := noiseDraw(tc.seed, tc.key, tc.n); got != tc.want {
+			t.Errorf("noiseDraw(%d, %q, %d) = %d, want %d (as sim_kt.py draws)", tc.seed, tc.key, tc.n, got, tc.want)
+		}
+	}
+}
