@@ -37,20 +37,9 @@ func RankTransfer(space *genome.Space, sources []Source) []genome.Config {
 		}
 		slices.SortStableFunc(ok, func(a, b Result) int { return cmp.Compare(a.Value, b.Value) })
 		q := map[string][]float64{}
-		for i := 0; i < len(ok); {
-			j := i
-			for j < len(ok) && ok[j].Value == ok[i].Value {
-				j++
-			}
-			v := 0.0
-			if len(ok) > 1 {
-				v = (float64(i+j-1) / 2) / float64(len(ok)-1)
-			}
-			for _, r := range ok[i:j] {
-				k := pack(r.Config)
-				q[k] = append(q[k], v)
-			}
-			i = j
+		for i, v := range RankQuantiles(ok) {
+			k := pack(ok[i].Config)
+			q[k] = append(q[k], v)
 		}
 		for _, r := range src.Results {
 			if !r.OK {
@@ -99,6 +88,27 @@ func RankTransfer(space *genome.Space, sources []Source) []genome.Config {
 		cs[i] = o.c.Clone()
 	}
 	return cs
+}
+
+// RankQuantiles gives results sorted by value their rank quantiles: 0 for
+// the first, 1 for the last, ties sharing their mean rank.
+func RankQuantiles(sorted []Result) []float64 {
+	out := make([]float64, len(sorted))
+	for i := 0; i < len(sorted); {
+		j := i
+		for j < len(sorted) && sorted[j].Value == sorted[i].Value {
+			j++
+		}
+		v := 0.0
+		if len(sorted) > 1 {
+			v = (float64(i+j-1) / 2) / float64(len(sorted)-1)
+		}
+		for k := i; k < j; k++ {
+			out[k] = v
+		}
+		i = j
+	}
+	return out
 }
 
 // WarmStarter is a strategy that can take a prior ranking of configs, such

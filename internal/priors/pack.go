@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
 )
 
@@ -81,11 +82,7 @@ type Input struct {
 }
 
 // Result is one measured config of an Input.
-type Result struct {
-	Config genome.Config
-	OK     bool
-	Value  float64
-}
+type Result = evolve.Result
 
 // NewSource ranks in. It fails when in measured no valid config.
 func NewSource(in Input) (Source, error) {
@@ -114,20 +111,9 @@ func NewSource(in Input) (Source, error) {
 	slices.SortStableFunc(ok, func(a, b Result) int {
 		return cmp.Or(cmp.Compare(a.Value, b.Value), slices.Compare(a.Config, b.Config))
 	})
-	for i := 0; i < len(ok); {
-		j := i
-		for j < len(ok) && ok[j].Value == ok[i].Value {
-			j++
-		}
-		q := 0.0
-		if len(ok) > 1 {
-			q = (float64(i+j-1) / 2) / float64(len(ok)-1)
-		}
-		for _, r := range ok[i:j] {
-			src.Configs = appendConfig(src.Configs, r.Config)
-			src.Quantiles = append(src.Quantiles, math.Round(q*1e6)/1e6)
-		}
-		i = j
+	for i, q := range evolve.RankQuantiles(ok) {
+		src.Configs = appendConfig(src.Configs, ok[i].Config)
+		src.Quantiles = append(src.Quantiles, math.Round(q*1e6)/1e6)
 	}
 	slices.SortFunc(failed, func(a, b Result) int { return slices.Compare(a.Config, b.Config) })
 	for _, r := range failed {
