@@ -8,7 +8,8 @@
 #   live.sh KERNEL BRUTE_FORCE_CACHE OUT_DIR [KT_STRATEGY...]
 #     KERNEL: matmul or convolution (examples/opencl/KERNEL.yaml and KERNEL_cl_256.json here)
 #   env: PEERS (setup.sh's prefix, default /work/peers), QUASIMCTL (default quasimctl),
-#        BUDGET (default 50), SEEDS (default "1 2 3 4 5")
+#        BUDGET (default 50), SEEDS (default "1 2 3 4 5"),
+#        QUASIM (default "race"; "race norace" also runs quasim with --no-race)
 set -euo pipefail
 k=$1 cache=$2 out=$3; shift 3
 strategies=${*:-bayes_opt genetic_algorithm simulated_annealing random_sample}
@@ -17,9 +18,13 @@ PEERS=${PEERS:-/work/peers} QUASIMCTL=${QUASIMCTL:-quasimctl} B=${BUDGET:-50}
 mkdir -p "$out"
 ulimit -s 262144 # pocl keeps work-items' private data on its threads' stacks
 for s in ${SEEDS:-1 2 3 4 5}; do
-	echo "$(date +%T) $k quasim seed $s" >&2
-	"$QUASIMCTL" bench live "$here/../opencl/$k.yaml" --strategy portfolio --budget "$B" --seed "$s" \
-		--optimum "$cache" --json "$out/$k.quasim.b$B.s$s.json" --quiet >/dev/null
+	for q in ${QUASIM:-race}; do
+		name=quasim flag=
+		[ "$q" = norace ] && name=quasim-norace flag=--no-race
+		echo "$(date +%T) $k $name seed $s" >&2
+		"$QUASIMCTL" bench live "$here/../opencl/$k.yaml" --strategy portfolio --budget "$B" --seed "$s" $flag \
+			--optimum "$cache" --json "$out/$k.$name.b$B.s$s.json" --quiet >/dev/null
+	done
 	for st in $strategies; do
 		echo "$(date +%T) $k $st seed $s" >&2
 		PEERS=$PEERS "$PEERS/venv/bin/python" "$here/run_kt.py" "$here/${k}_cl_256.json" --strategy "$st" \

@@ -73,6 +73,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime, timezone
 import traceback
 from collections import OrderedDict
 
@@ -374,6 +375,7 @@ def main():
 
     error = None
     results, env = None, {}
+    started_at = datetime.now(timezone.utc)  # evaluations' timestamps are taken as each ends
     t0 = time.perf_counter()
     try:
         results, env = kernel_tuner.tune_kernel(**kw)
@@ -426,6 +428,7 @@ def main():
         best_config=best["config"] if best else None,
         best_so_far_ms=trace,
         wall_time_s=wall,
+        started_at=started_at.isoformat(),
         process_time_s=time.perf_counter() - t_proc,
         kt_timings_ms={k: env.get(k) for k in ("total_framework_time", "total_strategy_time",
                                                "total_compile_time", "total_verification_time",

@@ -86,15 +86,18 @@ unless --pocl-cache, so that compile times are paid as on a first run.`,
 type liveRun struct {
 	Strategy string           `json:"strategy"`
 	Seed     uint64           `json:"seed"`
+	Raced    bool             `json:"raced"` // configs clearly slower than the best were raced (not --no-race)
 	Evals    int              `json:"evals"`
 	BestKey  string           `json:"best_key"`
-	BestMS   float64          `json:"best_ms"`         // as this run measured it
-	TrueMS   float64          `json:"true_ms"`         // the brute force's time of BestKey (with --optimum)
-	Fraction float64          `json:"fraction"`        // optimum / TrueMS (with --optimum)
-	To95     int              `json:"evals_to_95"`     // evaluations until within 95% of the optimum; 0: never
-	WallS    float64          `json:"wall_s"`          // the whole run
-	CompileS float64          `json:"compile_s"`       // of which compiling
-	Trace    []evaluate.Trial `json:"trace,omitempty"` // every evaluation in order
+	BestMS   float64          `json:"best_ms"`          // as this run measured it
+	TrueMS   float64          `json:"true_ms"`          // the brute force's time of BestKey (with --optimum)
+	Fraction float64          `json:"fraction"`         // optimum / TrueMS (with --optimum)
+	To95     int              `json:"evals_to_95"`      // evaluations until within 95% of the optimum; 0: never
+	To95S    float64          `json:"seconds_to_95"`    // seconds from the run's start until then; 0: never
+	WallS    float64          `json:"wall_s"`           // the whole run
+	DoneS    []float64        `json:"done_s,omitempty"` // seconds from the run's start until each evaluation returned
+	CompileS float64          `json:"compile_s"`        // of which compiling
+	Trace    []evaluate.Trial `json:"trace,omitempty"`  // every evaluation in order
 }
 
 func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw io.Writer) error {
@@ -181,13 +184,14 @@ func liveOnce(ctx context.Context, sp *spec.Spec, f evolve.Factory, name string,
 	}
 	job := jobs[0]
 	defer closeEvaluator(job.Evaluator)
-	r := liveRun{Strategy: name, Seed: seed}
+	r := liveRun{Strategy: name, Seed: seed, Raced: !o.noRace}
 	bs := evolve.BenchSpace{Name: sp.Name, Space: job.Space, Measure: func(c genome.Config) (evolve.Measurement, error) {
 		tr, err := job.Evaluator.Evaluate(ctx, c, job.Problem)
 		if err != nil {
 			return evolve.Measurement{}, err
 		}
 		r.Trace = append(r.Trace, tr)
+		r.DoneS = append(r.DoneS, time.Since(start).Seconds())
 		r.CompileS += tr.PhasesMS["compilation"] / 1000
 		if tr.OK() && (r.BestKey == "" || tr.Time < r.BestMS) {
 			r.BestKey, r.BestMS = tr.Key, tr.Time
@@ -222,6 +226,9 @@ func (r *liveRun) score(truth map[string]float64, optimum float64) {
 			best = t
 			if r.To95 == 0 && optimum/t >= 0.95 {
 				r.To95 = i + 1
+				if i < len(r.DoneS) {
+					r.To95S = r.DoneS[i]
+				}
 			}
 		}
 	}
@@ -262,18 +269,18 @@ func readOptimum(path string) (map[string]float64, float64, error) {
 func printLive(w io.Writer, runs []liveRun, scored bool) {
 	cols := []string{"STRATEGY", "SEED", "EVALS", "BEST_MS", "WALL_S", "COMPILE_S", "BEST"}
 	if scored {
-		cols = append(cols, "TRUE_MS", "FRACTION", "TO95")
+		cols = append(cols, "TRUE_MS", "FRACTION", "TO95", "TO95_S")
 	}
 	t := newTable(w, cols...)
 	for _, r := range runs {
 		row := []string{r.Strategy, fmt.Sprint(r.Seed), fmt.Sprint(r.Evals), fmt.Sprintf("%.4f", r.BestMS),
 			fmt.Sprintf("%.1f", r.WallS), fmt.Sprintf("%.1f", r.CompileS), r.BestKey}
 		if scored {
-			to95 := "-"
+			to95, to95s := "-", "-"
 			if r.To95 > 0 {
-				to95 = fmt.Sprint(r.To95)
+				to95, to95s = fmt.Sprint(r.To95), fmt.Sprintf("%.1f", r.To95S)
 			}
-			row = append(row, fmt.Sprintf("%.4f", r.TrueMS), fmt.Sprintf("%.3f", r.Fraction), to95)
+			row = append(row, fmt.Sprintf("%.4f", r.TrueMS), fmt.Sprintf("%.3f", r.Fraction), to95, to95s)
 		}
 		t.row(row...)
 	}
