@@ -93,7 +93,7 @@ func (pp *priorPacks) sources(job tuner.Job) []evolve.Source {
 	if job.Kernel != "" && job.Kernel != job.Key.Kernel {
 		names = append(names, job.Kernel)
 	}
-	pj := priors.Job{Names: names, SourceSHA256: job.SourceSHA256, Space: job.Space}
+	pj := priors.Job{Names: names, SourceSHA256: job.SourceSHA256, Objective: job.Objective.String(), Space: job.Space}
 	var out []evolve.Source
 	for i, p := range pp.packs {
 		for _, s := range p.For(pj, nil) {

@@ -24,11 +24,12 @@ type ForestOptions struct {
 	// quantile q after n results, πBO's π(x)^(β/n) with π = exp(-q/τ) and
 	// Prior = β/τ (default 100: chosen by leave-one-kernel-out on the
 	// recorded spaces over 3, 10, 30 and 100; the weight past a head of a
-	// tenth is then e^-10 after 10 results, e^-1 after 100).
+	// tenth is then e^-10 after 10 results, e^-1 after 100). Negative
+	// turns the weighting off (the option prior=0).
 	Prior float64
 	// PriorDraw is the share of the random candidates a warm-started
 	// forest draws from the head of its prior (default 0.5; 0.25 and 0.75
-	// scored the same).
+	// scored the same). Negative draws none (the option priordraw=0).
 	PriorDraw float64
 
 	shuffle bool // tests: fit the model to the targets in random order, so it knows nothing
@@ -56,11 +57,17 @@ func (o *ForestOptions) defaults() {
 	if o.Refit <= 0 {
 		o.Refit = 0.1
 	}
-	if o.Prior <= 0 {
+	switch {
+	case o.Prior == 0:
 		o.Prior = 100
+	case o.Prior < 0:
+		o.Prior = 0
 	}
-	if o.PriorDraw <= 0 || o.PriorDraw > 1 {
+	switch {
+	case o.PriorDraw == 0 || o.PriorDraw > 1:
 		o.PriorDraw = 0.5
+	case o.PriorDraw < 0:
+		o.PriorDraw = 0
 	}
 }
 

@@ -67,6 +67,13 @@ func TestForestPriorWeight(t *testing.T) {
 			t.Errorf("%s: priorWeight(%v) after %d = %v, want %v", tt.name, tt.c, tt.n, got, tt.want)
 		}
 	}
+	// Turned off (the option prior=0), the prior weights nothing.
+	off := NewForest(bs.Space, 1, ForestOptions{Prior: -1})
+	off.WarmStart(prior)
+	off.st.FitAt = 10
+	if w := off.priorWeight(prior[head]); w != 1 {
+		t.Errorf("forest.prior=0: weight past the head %v, want 1", w)
+	}
 }
 
 // Warm-started, every strategy that takes a prior draws its random configs

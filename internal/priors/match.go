@@ -1,6 +1,7 @@
 package priors
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -10,21 +11,36 @@ import (
 
 // Job is what sources are matched against: the kernel's names (its spec's,
 // and the kernel function's own where known, which is what Kernel Tuner
-// records), the SHA-256 of its source when it is tuned from source, and the
-// space it is tuned in.
+// records), the SHA-256 of its source when it is tuned from source, its
+// objective (evaluate.Objective's String; empty: time), and the space it is
+// tuned in.
 type Job struct {
 	Names        []string
 	SourceSHA256 string
+	Objective    string
 	Space        *genome.Space
 }
 
-// Matches reports whether s measured job's kernel: by source hash when both
-// have one, else by name.
+// Matches reports whether s measured job's kernel, by source hash when both
+// have one, else by name, and ranked its configs by job's objective.
 func (s *Source) Matches(job Job) bool {
+	if !s.ranksBy(job.Objective) {
+		return false
+	}
 	if s.SourceSHA256 != "" && job.SourceSHA256 != "" {
 		return s.SourceSHA256 == job.SourceSHA256
 	}
 	return s.Kernel != "" && slices.Contains(job.Names, s.Kernel)
+}
+
+// ranksBy reports whether s's ranking is one by objective: the same
+// objective, or for time a rate (higher better), which orders a problem's
+// configs as time does. Energy rankings do not stand in for time, nor
+// time for energy: the fastest config is often not the most frugal.
+func (s *Source) ranksBy(objective string) bool {
+	own := cmp.Or(s.Objective, "time")
+	objective = cmp.Or(objective, "time")
+	return own == objective || objective == "time" && s.Maximized
 }
 
 // For returns the sources of p that match job and skip does not drop, their

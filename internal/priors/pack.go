@@ -32,11 +32,15 @@ type Pack struct {
 
 // Source is one recording, ranked.
 type Source struct {
-	Name         string  `json:"name"`
-	Kernel       string  `json:"kernel"`
-	Device       string  `json:"device,omitempty"`
-	Problem      string  `json:"problem,omitempty"`
-	Objective    string  `json:"objective,omitempty"`
+	Name      string `json:"name"`
+	Kernel    string `json:"kernel"`
+	Device    string `json:"device,omitempty"`
+	Problem   string `json:"problem,omitempty"`
+	Objective string `json:"objective,omitempty"` // the recording's; empty: time
+	// Maximized marks an objective where higher is better, a rate such as
+	// GFLOP/s: ranked by its negation, it orders a problem's configs as
+	// time does.
+	Maximized    bool    `json:"maximized,omitempty"`
 	SourceSHA256 string  `json:"source_sha256,omitempty"`
 	Params       []Param `json:"params"`
 	// Configs are the valid configs, best first, as value indices into
@@ -76,6 +80,7 @@ type Param struct {
 // objective value (lower is better: negate one to maximise) or a failure.
 type Input struct {
 	Name, Kernel, Device, Problem, Objective, SourceSHA256 string
+	Maximized                                              bool // Objective is a rate, its values negated
 
 	Space   *genome.Space
 	Results []Result
@@ -86,7 +91,7 @@ type Result = evolve.Result
 
 // NewSource ranks in. It fails when in measured no valid config.
 func NewSource(in Input) (Source, error) {
-	src := Source{Name: in.Name, Kernel: in.Kernel, Device: in.Device, Problem: in.Problem, Objective: in.Objective, SourceSHA256: in.SourceSHA256}
+	src := Source{Name: in.Name, Kernel: in.Kernel, Device: in.Device, Problem: in.Problem, Objective: in.Objective, Maximized: in.Maximized, SourceSHA256: in.SourceSHA256}
 	for _, p := range in.Space.Params() {
 		q := Param{Name: p.Name}
 		for _, v := range p.Values {

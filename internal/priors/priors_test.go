@@ -166,6 +166,23 @@ func TestForMatchesAndTranslates(t *testing.T) {
 	if len(p.For(Job{Names: []string{"renamed"}, SourceSHA256: "aa", Space: js}, nil)) != 1 {
 		t.Error("the same source under another name did not match")
 	}
+	// Rankings transfer between the same objectives, and a rate's to time.
+	p.Sources[0].SourceSHA256 = ""
+	for _, c := range []struct {
+		source, job string
+		maximized   bool
+		want        int
+	}{
+		{"", "", false, 1}, {"time", "", false, 1}, {"", "time", false, 1},
+		{"time", "energy", false, 0}, {"energy", "time", false, 0}, {"energy", "energy", false, 1},
+		{"GFLOP/s", "time", true, 1}, {"GFLOP/s", "energy", true, 0}, {"edp", "edp", false, 1},
+	} {
+		p.Sources[0].Objective, p.Sources[0].Maximized = c.source, c.maximized
+		if got := len(p.For(Job{Names: []string{"syn"}, Objective: c.job, Space: js}, nil)); got != c.want {
+			t.Errorf("a source ranked by %q (maximized %v) for a job minimising %q: %d matches, want %d", c.source, c.maximized, c.job, got, c.want)
+		}
+	}
+	p.Sources[0].Objective, p.Sources[0].Maximized = "", false
 	// A space with a parameter the source lacks translates nothing.
 	if len(p.For(Job{Names: []string{"syn"}, Space: space(t, ints("bx", 16), ints("bz", 1))}, nil)) != 0 {
 		t.Error("matched without a shared parameter set")

@@ -69,6 +69,21 @@ func setFloat(dst *float64) optionSetter {
 	}
 }
 
+// setOff is setFloat for an option whose struct zero means its default:
+// a 0 given turns it off, stored as -1.
+func setOff(dst *float64) optionSetter {
+	set := setFloat(dst)
+	return func(v string) error {
+		if err := set(v); err != nil {
+			return err
+		}
+		if *dst == 0 {
+			*dst = -1
+		}
+		return nil
+	}
+}
+
 func setInt(dst *int) optionSetter {
 	return func(v string) error {
 		x, err := strconv.Atoi(v)
@@ -218,9 +233,9 @@ func forestWith(opts map[string]string) (evolve.Factory, error) {
 		"random":   setInt(&fo.Random),
 		"starts":   setInt(&fo.Starts),
 		// A warm start's prior: πBO's β/τ and the share of candidates
-		// drawn from the prior's head.
-		"prior":     setFloat(&fo.Prior),
-		"priordraw": setFloat(&fo.PriorDraw),
+		// drawn from the prior's head; 0 turns each off.
+		"prior":     setOff(&fo.Prior),
+		"priordraw": setOff(&fo.PriorDraw),
 	})
 	if err != nil {
 		return nil, err

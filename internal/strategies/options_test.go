@@ -15,7 +15,7 @@ func TestParse(t *testing.T) {
 	for _, spec := range []string{
 		"portfolio", "portfolio:alloc=uniform", "portfolio:members=es+forest:explore=0.2",
 		"portfolio:discount=0.9:init=5", "portfolio:forest.trees=8:members=es+forest", "forest:trees=8:minleaf=3:random=50:starts=2:features=0.5", "es",
-		"portfolio:candidates=4", "quantumsearch:tempering=on:chains=4:sweeps=10", "portfolio:quantumsearch.tempering=on:members=es+quantumsearch",
+		"portfolio:candidates=4", "quantumsearch:tempering=on:chains=4:sweeps=10", "forest:prior=0:priordraw=0", "portfolio:forest.prior=30", "portfolio:quantumsearch.tempering=on:members=es+quantumsearch",
 	} {
 		f, err := Parse(spec)
 		if err != nil {

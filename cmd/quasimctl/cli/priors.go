@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -124,7 +125,7 @@ spec) by its source rather than by name.`,
 func priorInput(bs benchSpace) priors.Input {
 	rec := bs.rec
 	obj, maximize, _ := rec.Objective()
-	in := priors.Input{Name: bs.Name, Kernel: rec.Kernel, Device: rec.Device(), Objective: obj, Space: bs.Space}
+	in := priors.Input{Name: bs.Name, Kernel: rec.Kernel, Device: rec.Device(), Objective: obj, Maximized: maximize, Space: bs.Space}
 	if len(rec.Problem) > 0 {
 		dims := make([]string, len(rec.Problem))
 		for i, d := range rec.Problem {
@@ -160,13 +161,17 @@ func newPriorsShowCommand(g *globalOptions) *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), p)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: built %s, %d sources\n", args[0], p.Built.Format(time.RFC3339), len(p.Sources))
-			t := newTable(cmd.OutOrStdout(), "SOURCE", "KERNEL", "DEVICE", "PROBLEM", "PARAMS", "VALID", "FAILED", "SOURCE_SHA256")
+			t := newTable(cmd.OutOrStdout(), "SOURCE", "KERNEL", "DEVICE", "PROBLEM", "OBJECTIVE", "PARAMS", "VALID", "FAILED", "SOURCE_SHA256")
 			for _, s := range p.Sources {
 				sum := dash(s.SourceSHA256)
 				if len(sum) > 12 {
 					sum = sum[:12]
 				}
-				t.row(s.Name, dash(s.Kernel), dash(s.Device), dash(s.Problem), strconv.Itoa(len(s.Params)),
+				obj := cmp.Or(s.Objective, "time")
+				if s.Maximized {
+					obj += " (max)"
+				}
+				t.row(s.Name, dash(s.Kernel), dash(s.Device), dash(s.Problem), obj, strconv.Itoa(len(s.Params)),
 					strconv.Itoa(s.Valid()), strconv.Itoa(s.NumFailed()), sum)
 			}
 			return t.flush()
