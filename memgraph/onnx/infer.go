@@ -64,14 +64,20 @@ type inferer struct {
 	opset  int64
 	opt    Options
 	scopes map[*graph]*scope
+	// budget is how many more constant elements folding may keep, so a
+	// model of many big constants cannot make the reader hold much.
+	budget int
 }
+
+// foldBudget bounds the elements of all folded constants of one model.
+const foldBudget = 1 << 22
 
 func newInferer(m *model, opt Options) *inferer {
 	op := m.opset
 	if op == 0 {
 		op = 21
 	}
-	return &inferer{opset: op, opt: opt, scopes: map[*graph]*scope{}}
+	return &inferer{opset: op, opt: opt, scopes: map[*graph]*scope{}, budget: foldBudget}
 }
 
 // resolve turns a value_info into an info, naming symbolic dims from
@@ -112,6 +118,11 @@ func (r *inferer) graph(g *graph, s *scope) error {
 		if err != nil {
 			return err
 		}
+		if c != nil {
+			if r.budget -= c.len(); r.budget < 0 {
+				c = nil
+			}
+		}
 		in.val = c
 		s.infos[name] = in
 	}
@@ -139,6 +150,11 @@ func (r *inferer) graph(g *graph, s *scope) error {
 			t.by = n.opType + " (" + n.where + ")"
 			if v, ok := g.values[name]; ok && v.typed {
 				t = merge(r.resolve(name, v, false), t)
+			}
+			if t.val != nil {
+				if r.budget -= t.val.len(); r.budget < 0 {
+					t.val = nil // over the budget: planned, not folded
+				}
 			}
 			if t.val == nil {
 				all = false
