@@ -321,7 +321,7 @@ func (b *builder) size(gr *graph, tname string, isInput bool) (int64, error) {
 			case isInput && param != "":
 				return 0, fmt.Errorf("tensor %q: dim %d is symbolic (%q): give it a value", tname, k, param)
 			case isInput:
-				return 0, fmt.Errorf("tensor %q: dim %d is unknown: give a value for unknown dims (or %s[%d])", tname, k, tname, k)
+				return 0, fmt.Errorf("tensor %q: dim %d is unknown: give it a value as %s[%d]=N, or one for every unknown dim", tname, k, tname, k)
 			case t.dataDep:
 				return 0, fmt.Errorf("tensor %q: dim %d depends on the data (%s): give a value for unknown dims", tname, k, t.by)
 			case t.unsupported != "":

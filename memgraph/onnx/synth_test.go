@@ -258,3 +258,50 @@ func TestScanRefused(t *testing.T) {
 		t.Fatalf("Read = %v, want Scan refused by name", err)
 	}
 }
+
+// TestCheckPlanRefuses: names the model does not write, bad offsets and
+// a subgraph arena over an output of the If it belongs to.
+func TestCheckPlanRefuses(t *testing.T) {
+	data := ifModel()
+	g, err := Read(data, "if", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := memgraph.Plan(g, memgraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := placements(g, r)
+	at := func(name string) int {
+		for i, p := range good {
+			if p.Tensor == name {
+				return i
+			}
+		}
+		t.Fatalf("no placement of %q", name)
+		return -1
+	}
+	cases := []struct {
+		name string
+		edit func(p []Placement) []Placement
+		want string
+	}{
+		{"unknown tensor", func(p []Placement) []Placement { return append(p, Placement{Tensor: "ghost", Bytes: 4}) },
+			`tensor "ghost": the model's main graph does not write it`},
+		{"negative offset", func(p []Placement) []Placement { p[0].Offset = -64; return p }, "offset -64"},
+		{"arena over the If's output", func(p []Placement) []Placement {
+			p[at("if"+SubgraphSuffix)].Offset = p[at("y")].Offset
+			return p
+		}, `"if#subgraphs"`},
+		{"branch read of x ignored", func(p []Placement) []Placement {
+			p[at("c2")].Offset = p[at("x")].Offset // c2 and x are both read by the If
+			return p
+		}, `"x"`},
+	}
+	for _, c := range cases {
+		err := CheckPlan(data, c.edit(slices.Clone(good)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: CheckPlan = %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+}
