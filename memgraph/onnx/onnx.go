@@ -291,8 +291,11 @@ func (b *builder) size(gr *graph, tname string, isInput bool) (int64, error) {
 		return t.maxBytes, nil
 	}
 	why := "run ONNX shape inference on the model first"
-	if t.unsupported != "" {
+	switch {
+	case t.unsupported != "":
 		why = "memgraph's shape inference does not cover " + t.unsupported + " and the model gives no value_info for it"
+	case t.by != "" && t.by != "graph input":
+		why = "shape inference could not size it from its inputs (made by " + t.by + ") and the model gives no value_info for it"
 	}
 	switch {
 	case t.elem == 0:
