@@ -127,7 +127,7 @@ func inferLoop(r *inferer, n *node, in []*info, s *scope) ([]*info, error) {
 	}
 	trips := int64(-1)
 	if m := arg(in, 0); m != nil && m.val != nil && m.val.len() == 1 {
-		trips = m.val.i[0]
+		trips = m.val.ints()[0]
 	}
 	if c := arg(in, 1); c != nil && c.val != nil && c.val.len() == 1 && c.val.at(0) == 0 {
 		trips = 0

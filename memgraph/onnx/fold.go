@@ -422,10 +422,11 @@ func foldReduce(op string, v *cval, shape []int64) *cval {
 	return out
 }
 
-func foldTranspose(v *cval, perm []int64) *cval {
+func foldTranspose(v *cval, attrPerm []int64) *cval {
 	rank := len(v.shape)
 	shape := make([]int64, rank)
-	for k, p := range perm {
+	perm := make([]int64, rank) // the attribute's slice is not ours to change
+	for k, p := range attrPerm {
 		if p < 0 {
 			p += int64(rank)
 		}

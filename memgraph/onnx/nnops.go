@@ -328,7 +328,7 @@ func inferDepthToSpace(_ *inferer, n *node, in []*info, _ *scope) ([]*info, erro
 	x := in[0]
 	o := &info{elem: elemOf(x)}
 	b := n.attrInt("blocksize", 0)
-	if x == nil || len(x.shape) != 4 || b <= 0 {
+	if x == nil || len(x.shape) != 4 || b <= 0 || b > 1<<20 {
 		return one(o), nil
 	}
 	s := x.shape

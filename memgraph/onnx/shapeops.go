@@ -362,12 +362,13 @@ func sliceSpec(shape, starts, ends, axes, steps []int64) ([]span, error) {
 		if step > 0 {
 			s, e = clamp(s, 0, d), clamp(e, 0, d)
 			if e > s {
-				cnt = (e - s + step - 1) / step
+				cnt = (e-s-1)/step + 1
 			}
 		} else {
+			step = max(step, -math.MaxInt64) // so that -step does not overflow
 			s, e = clamp(s, -1, d-1), clamp(e, -1, d-1)
 			if s > e {
-				cnt = (s - e + (-step) - 1) / (-step)
+				cnt = (s-e-1)/(-step) + 1
 			}
 		}
 		sl[a] = span{s, step, cnt}
@@ -668,7 +669,7 @@ func inferRange(_ *inferer, n *node, in []*info, _ *scope) ([]*info, error) {
 			if v.float {
 				v.f = append(v.f, st+float64(k)*d)
 			} else {
-				v.i = append(v.i, in[0].val.i[0]+k*in[2].val.i[0])
+				v.i = append(v.i, in[0].val.ints()[0]+k*in[2].val.ints()[0])
 			}
 		}
 		if v.float && v.f == nil {

@@ -305,3 +305,53 @@ func TestCheckPlanRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestAdversarialParameters: parameters no exporter writes (a float
+// delta for an integer Range, steps of ±2^63, a blocksize that overflows
+// when squared, a float trip count) give a graph or an error, never a
+// panic, and a graph they give plans and checks.
+func TestAdversarialParameters(t *testing.T) {
+	floatInit := func(name string, v float32) part {
+		b := varint(nil, initDataType, tFloat)
+		return part{graphInitializer, field(field(b, initFloatData, le32(v)), initName, []byte(name))}
+	}
+	scalar := func(name string, v int64) part { return part{graphInitializer, int64Tensor(name, []int64{}, v)} }
+	x := part{graphInput, valueInfo("x", 1, 2, 8, 4, 4)}
+	models := map[string][]byte{
+		"range": opsetModel(13, x, scalar("s", 0), scalar("l", 5), floatInit("d", 0.5),
+			part{graphNode, nodeMsg("r", "Range", []string{"s", "l", "d"}, []string{"y"})},
+			part{graphOutput, valueInfo("y", tInt64)}),
+		"slice": opsetModel(13, x, part{graphInitializer, int64Tensor("st", nil, 7)}, part{graphInitializer, int64Tensor("en", nil, -1<<63)},
+			part{graphInitializer, int64Tensor("ax", nil, 1)}, part{graphInitializer, int64Tensor("sp", nil, -1<<63)},
+			part{graphNode, nodeMsg("s", "Slice", []string{"x", "st", "en", "ax", "sp"}, []string{"y"})},
+			part{graphOutput, valueInfo("y", 1)}),
+		"depth": opsetModel(13, x,
+			part{graphNode, nodeA("d", "DepthToSpace", []string{"x"}, []string{"y"}, aInt("blocksize", 1<<32))},
+			part{graphOutput, valueInfo("y", 1)}),
+		"loop": opsetModel(13, x, floatInit("m", 2.5),
+			part{graphNode, nodeA("l", "Loop", []string{"m", ""}, []string{"y"}, aGraph("body", graphBody(
+				part{graphInput, scalarInfo("i", tInt64)}, part{graphInput, scalarInfo("c", tBool)},
+				part{graphNode, nodeMsg("id", "Identity", []string{"c"}, []string{"co"})},
+				part{graphNode, nodeMsg("n", "Neg", []string{"x"}, []string{"o"})},
+				part{graphOutput, valueInfo("co", tBool)}, part{graphOutput, valueInfo("o", 1)})))},
+			part{graphOutput, valueInfo("y", 1)}),
+	}
+	for name, data := range models {
+		g, err := Read(data, name, Options{})
+		if err != nil {
+			continue
+		}
+		r, err := memgraph.Plan(g, memgraph.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := CheckPlan(data, placements(g, r)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if name == "slice" {
+			if y, _ := tensorByID(g, "y"); y.Bytes != 2*1*4*4*4 {
+				t.Errorf("slice by -2^63 from 7: %+v, want one row of axis 1", y)
+			}
+		}
+	}
+}
