@@ -114,6 +114,9 @@ func inferLoop(r *inferer, n *node, in []*info, s *scope) ([]*info, error) {
 		formal = append(formal, &info{elem: t.elem, shape: slices.Clone(t.shape)})
 	}
 	for k, name := range body.inputs {
+		if err := sc.define(name, body.where+".input"); err != nil {
+			return nil, err
+		}
 		t := formal[k]
 		if v, ok := body.values[name]; ok && v.typed {
 			t = merge(r.resolve(name, v, false), t)

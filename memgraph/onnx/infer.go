@@ -50,6 +50,16 @@ func newScope(parent *scope) *scope {
 	return &scope{parent: parent, infos: map[string]*info{}, folded: map[*node]bool{}}
 }
 
+// define refuses a subgraph's name that an outer scope already has:
+// ONNX names are unique across scopes, and a shadowed name would make
+// the outer tensor's lifetime ambiguous.
+func (s *scope) define(name, where string) error {
+	if s.parent != nil && s.parent.lookup(name) != nil {
+		return fmt.Errorf("%s: name %q is already defined in an outer scope (ONNX names are unique across scopes)", where, name)
+	}
+	return nil
+}
+
 func (s *scope) lookup(name string) *info {
 	for ; s != nil; s = s.parent {
 		if t, ok := s.infos[name]; ok {
@@ -112,6 +122,20 @@ func (r *inferer) resolve(name string, v value, useUnknown bool) *info {
 // g's inputs).
 func (r *inferer) graph(g *graph, s *scope) error {
 	r.scopes[g] = s
+	for _, name := range sortedKeys(g.weights) {
+		if err := s.define(name, g.where+".initializer"); err != nil {
+			return err
+		}
+	}
+	for _, n := range g.nodes {
+		for _, out := range n.outputs {
+			if out != "" {
+				if err := s.define(out, n.where); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	for name, t := range g.inits {
 		in := &info{elem: t.dtype, shape: append([]int64{}, t.dims...), by: "initializer"}
 		c, err := constFromTensor(t)

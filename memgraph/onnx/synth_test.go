@@ -355,3 +355,24 @@ func TestAdversarialParameters(t *testing.T) {
 		}
 	}
 }
+
+// TestShadowRefused: a branch that writes a name of the outer scope
+// (which ONNX forbids) is refused: the outer tensor's lifetime would be
+// ambiguous.
+func TestShadowRefused(t *testing.T) {
+	br := graphBody(
+		part{graphNode, nodeMsg("relu_t", "Relu", []string{"x"}, []string{"c2"})},
+		part{graphOutput, valueInfo("c2", 1, 1, 256)},
+	)
+	data := opsetModel(13,
+		part{graphInput, valueInfo("x", 1, 1, 256)},
+		part{graphInput, scalarInfo("cond", tBool)},
+		part{graphNode, nodeMsg("not", "Not", []string{"cond"}, []string{"c2"})},
+		part{graphNode, nodeA("if", "If", []string{"c2"}, []string{"y"}, aGraph("then_branch", br), aGraph("else_branch", br))},
+		part{graphOutput, valueInfo("y", 1, 1, 256)},
+	)
+	_, err := Read(data, "shadow", Options{})
+	if err == nil || !strings.Contains(err.Error(), `name "c2" is already defined in an outer scope`) {
+		t.Fatalf("Read = %v, want the shadowing name refused", err)
+	}
+}
