@@ -50,7 +50,8 @@
 // outputs take the larger of its branches' shapes; with a constant
 // condition, the branch taken. A Loop's scan outputs stack one body
 // output per trip, so they need a constant trip count (or Unknown). Scan
-// and other nodes with subgraphs are refused naming the op.
+// and other nodes with subgraphs are refused naming the op, and so is a
+// subgraph that redefines a name of an outer scope.
 //
 // CheckPlan verifies a plan of the main graph against the model itself,
 // with lifetimes derived from the nodes independently of Read, the
