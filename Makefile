@@ -91,6 +91,8 @@ fuzz-smoke:
 	$(GO) test ./memgraph/tflite -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./internal/memplan -run '^$$' -fuzz '^FuzzParseCache$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./memgraph/onnx -run '^$$' -fuzz '^FuzzReadONNX$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./memgraph/onnx -run '^$$' -fuzz '^FuzzShapeInference$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./memgraph/onnx -run '^$$' -fuzz '^FuzzOpParams$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./causal -run '^$$' -fuzz '^FuzzDecodeSpans$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./causal -run '^$$' -fuzz '^FuzzImportChrome$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./report -run '^$$' -fuzz '^FuzzWrite$$' -fuzztime 5000x -fuzzminimizetime $(FUZZMIN)

@@ -23,7 +23,7 @@ func TestReadConvNet(t *testing.T) {
 		"x":   {3 * 64 * 4, "", "conv"},
 		"y":   {4 * 64 * 4, "conv", "relu,add"},
 		"z":   {4 * 64 * 2, "relu", "add"},
-		"out": {2 * 4 * 64 * 4, "add", ""},
+		"out": {2 * 4 * 64 * 4, "add", ""}, // k, a Constant with no value, leaves Add unknown: value_info's batch stands
 	}
 	if len(g.Tensors) != len(want) {
 		t.Fatalf("tensors %+v: want x, y, z, out (no weights)", g.Tensors)
@@ -50,7 +50,9 @@ func TestReadErrors(t *testing.T) {
 		opt  Options
 		want string
 	}{
-		{"symbolic dim without a value", good, Options{}, `tensor "out": dim 0 is symbolic ("batch")`},
+		{"symbolic dim without a value", modelMsg(
+			part{graphInput, valueInfo("x", 1, "batch", 2)},
+		), Options{}, `tensor "x": dim 0 is symbolic ("batch")`},
 		{"truncated", good[:len(good)-3], Options{}, "model: field 7: unexpected EOF"},
 		{"empty", nil, Options{}, "model.graph: missing"},
 		{"no shape", modelMsg(
@@ -58,8 +60,8 @@ func TestReadErrors(t *testing.T) {
 		), Options{}, `tensor "x": no shape`},
 		{"no type", modelMsg(
 			part{graphInput, valueInfo("x", 1, 2)},
-			part{graphNode, nodeMsg("n", "Relu", []string{"x"}, []string{"y"})},
-		), Options{}, `node[0] (Relu "n"): tensor "y": no type`},
+			part{graphNode, nodeMsg("n", "Frobnicate", []string{"x"}, []string{"y"})},
+		), Options{}, `node[0] (Frobnicate "n"): tensor "y": no type in the graph's input, output or value_info (memgraph's shape inference does not cover Frobnicate`},
 		{"string tensor", modelMsg(
 			part{graphInput, valueInfo("x", 8, 2)},
 		), Options{}, `tensor "x": elem_type 8 has no fixed size`},
@@ -125,7 +127,7 @@ func TestUnknownOption(t *testing.T) {
 	if err != nil || g.Tensors[0].Bytes != 2*2*3*4 {
 		t.Fatalf("got %+v, %v; want x of 2x2x3 floats", g, err)
 	}
-	if _, err := Read(data, "m", Options{Dims: map[string]int64{"n": -1}, Unknown: 2}); err == nil || !strings.Contains(err.Error(), `dim 0 ("n") given as -1`) {
+	if _, err := Read(data, "m", Options{Dims: map[string]int64{"n": -1}, Unknown: 2}); err == nil || !strings.Contains(err.Error(), `dim "n" given as -1`) {
 		t.Fatalf("got %v, want the negative dim refused", err)
 	}
 }

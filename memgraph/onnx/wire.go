@@ -1,7 +1,10 @@
 package onnx
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -78,4 +81,49 @@ func int64s(where string, typ protowire.Type, v []byte, x uint64, out []int64) (
 		return out, nil
 	}
 	return out, fmt.Errorf("%s: wire type %d, want a varint or packed varints", where, typ)
+}
+
+// float32s reads a repeated float field, packed or not.
+func float32s(where string, typ protowire.Type, v []byte, x uint64, out []float32) ([]float32, error) {
+	switch typ {
+	case protowire.Fixed32Type:
+		return append(out, float32frombits(x)), nil
+	case protowire.BytesType:
+		if len(v)%4 != 0 {
+			return out, fmt.Errorf("%s: packed floats: %d bytes, not a multiple of 4", where, len(v))
+		}
+		for ; len(v) > 0; v = v[4:] {
+			out = append(out, math.Float32frombits(binary.LittleEndian.Uint32(v)))
+		}
+		return out, nil
+	}
+	return out, fmt.Errorf("%s: wire type %d, want fixed32 or packed", where, typ)
+}
+
+// float64s reads a repeated double field, packed or not.
+func float64s(where string, typ protowire.Type, v []byte, x uint64, out []float64) ([]float64, error) {
+	switch typ {
+	case protowire.Fixed64Type:
+		return append(out, math.Float64frombits(x)), nil
+	case protowire.BytesType:
+		if len(v)%8 != 0 {
+			return out, fmt.Errorf("%s: packed doubles: %d bytes, not a multiple of 8", where, len(v))
+		}
+		for ; len(v) > 0; v = v[8:] {
+			out = append(out, math.Float64frombits(binary.LittleEndian.Uint64(v)))
+		}
+		return out, nil
+	}
+	return out, fmt.Errorf("%s: wire type %d, want fixed64 or packed", where, typ)
+}
+
+func float32frombits(x uint64) float32 { return math.Float32frombits(uint32(x)) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -1,6 +1,11 @@
 package onnx
 
-import "google.golang.org/protobuf/encoding/protowire"
+import (
+	"encoding/binary"
+	"math"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
 
 // A small ONNX writer for tests: each helper returns one message's bytes,
 // with the field numbers of onnx.proto that the reader uses.
@@ -84,11 +89,84 @@ func convNet() []byte {
 		part{graphInput, valueInfo("w", 1, 4, 3, 3, 3)}, // an initializer listed as input
 		part{graphInitializer, initializer("w", 4, 3, 3, 3)},
 		part{graphNode, nodeMsg("c", "Constant", nil, []string{"k"})},
-		part{graphNode, nodeMsg("conv", "Conv", []string{"x", "w", ""}, []string{"y"})},
+		part{graphNode, nodeA("conv", "Conv", []string{"x", "w", ""}, []string{"y"}, aInts("pads", 1, 1, 1, 1))},
 		part{graphNode, nodeMsg("relu", "Relu", []string{"y"}, []string{"z"})},
 		part{graphNode, nodeMsg("add", "Add", []string{"z", "y", "k"}, []string{"out"})},
 		part{graphValueInfo, valueInfo("y", 1, 1, 4, 8, 8)},
 		part{graphValueInfo, valueInfo("z", 10, 1, 4, 8, 8)}, // float16
 		part{graphOutput, valueInfo("out", 1, "batch", 4, 8, 8)},
 	)
+}
+
+// Attribute writers (AttributeProto): each returns one attribute's bytes.
+
+func aInt(name string, v int64) []byte {
+	return varint(field(nil, attrName, []byte(name)), attrI, uint64(v))
+}
+
+func aInts(name string, vs ...int64) []byte {
+	b := field(nil, attrName, []byte(name))
+	for _, v := range vs {
+		b = varint(b, attrInts, uint64(v))
+	}
+	return b
+}
+
+func aGraph(name string, g []byte) []byte {
+	return field(field(nil, attrName, []byte(name)), attrG, g)
+}
+
+func aTensor(name string, t []byte) []byte {
+	return field(field(nil, attrName, []byte(name)), attrT, t)
+}
+
+// nodeA is nodeMsg with attributes.
+func nodeA(name, op string, in, out []string, attrs ...[]byte) []byte {
+	b := nodeMsg(name, op, in, out)
+	for _, a := range attrs {
+		b = field(b, nodeAttr, a)
+	}
+	return b
+}
+
+// int64Tensor is a TensorProto of int64 values with the given dims (nil:
+// a vector of the values).
+func int64Tensor(name string, dims []int64, vals ...int64) []byte {
+	if dims == nil {
+		dims = []int64{int64(len(vals))}
+	}
+	var b []byte
+	for _, d := range dims {
+		b = varint(b, initDims, uint64(d))
+	}
+	b = varint(b, initDataType, tInt64)
+	for _, v := range vals {
+		b = varint(b, initInt64Data, uint64(v))
+	}
+	return field(b, initName, []byte(name))
+}
+
+// graphBody assembles a GraphProto (for a subgraph attribute).
+func graphBody(parts ...part) []byte {
+	var g []byte
+	for _, p := range parts {
+		g = field(g, p.num, p.b)
+	}
+	return g
+}
+
+// opsetModel is modelMsg with an opset_import of the default domain.
+func opsetModel(opset int64, parts ...part) []byte {
+	m := modelMsg(parts...)
+	return field(m, modelOpset, varint(nil, opsetVer, uint64(opset)))
+}
+
+func protowireFixed32(f float32) []byte {
+	return binary.LittleEndian.AppendUint32(nil, math.Float32bits(f))
+}
+
+// scalarInfo is a ValueInfoProto of a scalar (a shape with no dims).
+func scalarInfo(name string, elem int64) []byte {
+	tt := field(varint(nil, tensorElemType, uint64(elem)), tensorShape, nil)
+	return field(field(nil, valueName, []byte(name)), valueType, field(nil, typeTensor, tt))
 }

@@ -101,7 +101,13 @@ func read(f *buf, name string) (*memgraph.Graph, error) {
 	}
 	for n, op := range ops {
 		id := fmt.Sprintf("op%d", n)
-		g.Ops = append(g.Ops, memgraph.Op{ID: id, Kind: opKind(op, codes)})
+		kind := opKind(op, codes)
+		if name, ok := controlFlow[kind]; ok {
+			// Its subgraphs' tensors live in arenas this reader does
+			// not plan: a plan of subgraph 0 alone would be too small.
+			return nil, fmt.Errorf("operator %d: %s (%s) runs another subgraph: not supported (memgraph plans subgraph 0 only)", n, kind, name)
+		}
+		g.Ops = append(g.Ops, memgraph.Op{ID: id, Kind: kind})
 		for _, t := range op.ints(opInputs) {
 			k, err := use(t)
 			if err != nil {
@@ -167,6 +173,9 @@ func tensorBytes(t table) (int64, error) {
 	}
 	return (n*bits + 7) / 8, nil
 }
+
+// controlFlow are the builtin operators that run other subgraphs.
+var controlFlow = map[string]string{"builtin:118": "IF", "builtin:119": "WHILE", "builtin:129": "CALL_ONCE"}
 
 func opKind(op table, codes []table) string {
 	c := int(uint32(op.i32(opOpcode, 0)))

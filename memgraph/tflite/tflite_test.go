@@ -88,6 +88,13 @@ func TestReadErrors(t *testing.T) {
 		data []byte
 		want string
 	}{"index", encodeModel(bad), "operator 1: tensor index 9 out of range"})
+	bad = smallModel()
+	bad[1].([]tbl)[1] = tbl{uint8(119), nil, int32(1), int32(119)} // op1 becomes WHILE
+	cases = append(cases, struct {
+		name string
+		data []byte
+		want string
+	}{"control flow", encodeModel(bad), "operator 1: builtin:119 (WHILE) runs another subgraph: not supported"})
 	for _, c := range cases {
 		_, err := Read(c.data, "m")
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "tflite m: ") {

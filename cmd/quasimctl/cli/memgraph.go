@@ -121,8 +121,8 @@ best measured time from quasimd when their duration_ns is missing.`,
 	fs.Uint64Var(&seed, "seed", 1, "the search's seed")
 	fs.DurationVar(&timeout, "timeout", 5*time.Second, "time for the search, at most 30s (quasimd refuses more); the best plan by then is kept")
 	fs.IntVar(&top, "top", 10, "largest tensors to list")
-	fs.Var(dimFlag(dims.Dims), "dim", "value of an ONNX symbolic dimension, NAME=VALUE (repeatable)")
-	fs.Int64Var(&dims.Unknown, "unknown", 0, "value of every ONNX dimension still unknown (0: such a dimension is an error)")
+	fs.Var(dimFlag(dims.Dims), "dim", "value of an ONNX symbolic dimension, NAME=VALUE, or of dim K of graph input TENSOR, TENSOR[K]=VALUE (repeatable)")
+	fs.Int64Var(&dims.Unknown, "unknown", 0, "value of every ONNX graph input dimension still unknown, and of data-dependent output dims (0: such a dimension is an error)")
 	fs.StringVar(&cache, "cache", "", "estimate cache misses for this hierarchy, SIZE/LINE/WAYS per level (e.g. 48K/64/12,2M/64/16)")
 	fs.BoolVar(&layout, "layout", false, "with --cache: re-place tensors to lower the estimated misses, never raising the peak")
 	fs.StringVar(&bw, "bandwidth", "", "schedule the host tensors' copies at this many bytes a second (e.g. 16G)")
@@ -141,10 +141,31 @@ func planFile(cmd *cobra.Command, g *globalOptions, path string, dims onnx.Optio
 		return p, "", badInput(err)
 	}
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	gr, err := memplan.Read(data, memplan.FormatOf(path), name, dims)
+	format := memplan.FormatOf(path)
+	gr, err := memplan.Read(data, format, name, dims)
 	if err != nil {
 		return p, "", fmt.Errorf("%w: %s: %v", api.ErrInvalidArgument, path, err)
 	}
+	p, where, err := planGraph(cmd, g, gr, opt, copt, offline, timeout)
+	if err != nil || format != memplan.ONNX {
+		return p, where, err
+	}
+	// An ONNX plan is checked against the model itself, lifetimes
+	// derived from its nodes and subgraphs, whoever planned it.
+	pl := make([]onnx.Placement, len(p.Placements))
+	for i, x := range p.Placements {
+		pl[i] = onnx.Placement{Tensor: x.Tensor, Offset: x.Offset, Bytes: x.Bytes}
+	}
+	if err := onnx.CheckPlan(data, pl); err != nil {
+		return p, "", fmt.Errorf("%s: the plan %s fails the check against the model: %w", path, where, err)
+	}
+	return p, where, nil
+}
+
+// planGraph plans gr through quasimd, or in this process when offline
+// is set or no daemon answers (saying so on stderr), and says which.
+func planGraph(cmd *cobra.Command, g *globalOptions, gr *memgraph.Graph, opt memplan.Options, copt client.MemPlanOptions, offline bool, timeout time.Duration) (api.MemPlan, string, error) {
+	var p api.MemPlan
 	if !offline {
 		body, err := json.Marshal(gr)
 		if err != nil {
@@ -163,7 +184,8 @@ func planFile(cmd *cobra.Command, g *globalOptions, path string, dims onnx.Optio
 	ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 	defer cancel()
 	start := time.Now()
-	if p, err = memplan.Plan(ctx, gr, opt); err != nil {
+	p, err := memplan.Plan(ctx, gr, opt)
+	if err != nil {
 		return p, "", err
 	}
 	p.PlanMS = float64(time.Since(start).Microseconds()) / 1000

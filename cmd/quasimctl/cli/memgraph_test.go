@@ -91,3 +91,26 @@ func TestMemgraphPlanONNXDims(t *testing.T) {
 		t.Fatalf("bad --dim: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestMemgraphPlanONNXIf: a model whose If branches read the graph input
+// x (synthetic, memgraph/onnx's ifModel) plans with x alive through the
+// If, and the plan passes the check against the model.
+func TestMemgraphPlanONNXIf(t *testing.T) {
+	const ifModel = "\b\b:\x8d\x02Z\x14\n\x01x\x12\x0f\n\r\b\x01\x12\t\n\x02\b\x01\n\x03\b\x80\x02Z\x0e\n\x04cond\x12\x06\n\x04\b\t\x12\x00\n\x14\n\x04cond\x12\x02c2\x1a\x03not\"\x03Not\n\xa4\x01\n\x02c2\x12\x01y\x1a\x02if\"\x02If*V\n\vthen_branch2G\n\x15\n\x01x\x12\x02t1\x1a\x06relu_t\"\x04Relu\n\x17\n\x02t1\n\x01x\x12\x02yt\x1a\x05add_t\"\x03Addb\x15\n\x02yt\x12\x0f\n\r\b\x01\x12\t\n\x02\b\x01\n\x03\b\x80\x02*;\n\velse_branch2,\n\x13\n\x01x\x12\x02ye\x1a\x05neg_e\"\x03Negb\x15\n\x02ye\x12\x0f\n\r\b\x01\x12\t\n\x02\b\x01\n\x03\b\x80\x02\n\x12\n\x01y\x12\x01z\x1a\x04relu\"\x04Relub\x14\n\x01z\x12\x0f\n\r\b\x01\x12\t\n\x02\b\x01\n\x03\b\x80\x02B\x02\x10\r"
+	path := filepath.Join(t.TempDir(), "if.onnx")
+	if err := os.WriteFile(path, []byte(ifModel), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runCtx(context.Background(), "memgraph", "plan", path, "--offline", "--json")
+	var p api.MemPlan
+	if code != 0 || json.Unmarshal([]byte(out), &p) != nil {
+		t.Fatalf("exit %d, stderr %q, out %s", code, errs, out)
+	}
+	byName := map[string]api.MemPlacement{}
+	for _, x := range p.Placements {
+		byName[x.Tensor] = x
+	}
+	if x, arena := byName["x"], byName["if#subgraphs"]; x.Last < 1 || arena.Bytes != 2048 || arena.First != 1 {
+		t.Fatalf("x %+v, if#subgraphs %+v: want x alive through the If (op 1), a 2 KiB branch arena there", x, arena)
+	}
+}

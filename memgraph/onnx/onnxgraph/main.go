@@ -3,8 +3,8 @@
 //
 //	go run ./memgraph/onnx/onnxgraph -name NAME -dim batch=1 MODEL.onnx > GRAPH.json
 //
-// memgraph/testdata/regen-onnx.sh runs it over the ONNX models of npm
-// packages.
+// memgraph/onnx/testdata/regen.sh runs it over the ONNX models of
+// testdata/npm-models.txt.
 package main
 
 import (
@@ -35,8 +35,8 @@ func main() {
 	opt := onnx.Options{Dims: dims{}}
 	name := flag.String("name", "", "graph name (default: the file's base name)")
 	source := flag.String("source", "", "provenance text for the graph's source field")
-	flag.Var(dims(opt.Dims), "dim", "value of a symbolic dimension, NAME=VALUE (repeatable)")
-	flag.Int64Var(&opt.Unknown, "unknown", 0, "value of every dimension still unknown (0: such a dimension is an error)")
+	flag.Var(dims(opt.Dims), "dim", "value of a symbolic dimension, NAME=VALUE, or of dim K of graph input TENSOR, TENSOR[K]=VALUE (repeatable)")
+	flag.Int64Var(&opt.Unknown, "unknown", 0, "value of every graph input dimension still unknown, and of data-dependent output dims (0: such a dimension is an error)")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: onnxgraph [-name NAME] [-source TEXT] [-dim NAME=VALUE]... [-unknown N] MODEL.onnx")

