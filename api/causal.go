@@ -103,13 +103,31 @@ type MeasuredCheck struct {
 // ImportReport is what `quasimctl causal import` read of a Chrome trace:
 // what it mapped and what it dropped, by reason.
 type ImportReport struct {
-	Events     int             `json:"events"`
-	Spans      int             `json:"spans"`
-	Deps       int             `json:"deps"`
-	Waits      int             `json:"waits"`
-	Iterations int             `json:"iterations"`
-	CutOff     bool            `json:"cut_off,omitempty"`
-	Dropped    []ImportDropped `json:"dropped"`
+	Events     int `json:"events"`
+	Spans      int `json:"spans"`
+	Deps       int `json:"deps"`
+	Waits      int `json:"waits"`
+	Iterations int `json:"iterations"`
+	// IterationsFrom is "markers" (ProfilerStep#N), "repeats" (inferred:
+	// RepeatingTracks of Tracks streams and threads repeat their kernel
+	// sequence Iterations times) or "none" (Warning says what that means).
+	IterationsFrom  string          `json:"iterations_from"`
+	Tracks          int             `json:"tracks,omitempty"`
+	RepeatingTracks int             `json:"repeating_tracks,omitempty"`
+	Gaps            ImportGaps      `json:"gaps"`
+	Warning         string          `json:"warning,omitempty"`
+	CutOff          bool            `json:"cut_off,omitempty"`
+	Dropped         []ImportDropped `json:"dropped"`
+}
+
+// ImportGaps counts the idle gaps on GPU streams by how the model took
+// them: waiting on another stream's span (Event) or a host call (Host)
+// that ended in the gap, made a dependency, or on a launch the trace does
+// not show (HostUnseen: the span starts no earlier than it did).
+type ImportGaps struct {
+	Event      int `json:"event"`
+	Host       int `json:"host"`
+	HostUnseen int `json:"host_unseen"`
 }
 
 // ImportDropped counts the events dropped for one reason.

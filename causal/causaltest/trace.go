@@ -33,20 +33,23 @@ type Trace struct {
 	// Jitter scales each duration by a factor in [1-Jitter, 1+Jitter].
 	Jitter float64
 	RNG    *rand.Rand // draws the jitter; nil when Jitter is 0
+	// Setup runs a "setup" kernel of 50 µs on each stream, 1 ms before
+	// the first iteration, and a last, partial iteration of the first
+	// stage alone after the others (a warm-up, a cut-off recording).
+	Setup bool
 }
 
 // Latencies of the synthetic machine, in ns.
 const (
 	LaunchCall  = 4000 // a cudaLaunchKernel call
-	LaunchEvery = 2000 // launches follow one another this often... plus the call
+	LaunchEvery = 2000 // host time between two launch calls
 	LaunchLat   = 3000 // from a launch call's end to its kernel's start, at the earliest
 	EventLat    = 2000 // from an event's kernel end to a waiting kernel's start
 	syncTail    = 2000 // a synchronize returns this long after the GPU is done
 )
 
-// Truth is the model's answer for one iteration's stage times: the
-// dependency graph of the stages (program order on each stream and the
-// joins) with no latencies.
+// Truth is what one iteration does on the synthetic machine (Trace.run),
+// worked out by running it again with a kernel faster or a stage longer.
 type Truth struct {
 	EndToEnd  int64
 	Influence map[string]float64 // by kernel: end-to-end fraction saved per fraction saved at 5%
@@ -115,9 +118,15 @@ func Make(tr Trace) Result {
 	}
 	slices.Sort(res.Kernels)
 	host := int64(epoch)
-	streamFree := map[int]int64{}
-	start := make([]int64, len(tr.Stages))
-	end := make([]int64, len(tr.Stages))
+	if tr.Setup {
+		streams := map[int]bool{}
+		for _, s := range tr.Stages {
+			if !streams[s.Stream] {
+				streams[s.Stream] = true
+				evs = append(evs, event{Name: "setup", Cat: "kernel", Ph: "X", Ts: us(host - 1_000_000), Dur: us(50_000), Pid: gpuPid, Tid: tid0 + s.Stream})
+			}
+		}
+	}
 	for it := range tr.Iters {
 		durs := make([]int64, len(tr.Stages))
 		for i, s := range tr.Stages {
@@ -126,64 +135,61 @@ func Make(tr Trace) Result {
 				durs[i] = int64(math.Round(float64(s.Dur) * (1 + tr.Jitter*(2*tr.RNG.Float64()-1))))
 			}
 		}
-		res.PerIteration = append(res.PerIteration, truth(tr.Stages, durs))
-		launchEnd := make([]int64, len(tr.Stages))
+		res.PerIteration = append(res.PerIteration, tr.truth(durs))
+		m := tr.run(host, durs)
 		ids := make([]int, len(tr.Stages))
-		for i := range tr.Stages {
-			launchEnd[i] = host + LaunchCall
+		for i, s := range tr.Stages {
 			if tr.Host {
 				flow++
 				ids[i] = flow
 				evs = append(evs,
-					event{Name: "cudaLaunchKernel", Cat: "cuda_runtime", Ph: "X", Ts: us(host), Dur: us(LaunchCall), Pid: hostPid, Tid: hostTid},
-					event{Name: "ac2g", Cat: "ac2g", Ph: "s", Ts: us(host + 1000), Pid: hostPid, Tid: hostTid, ID: flow})
+					event{Name: "cudaLaunchKernel", Cat: "cuda_runtime", Ph: "X", Ts: us(m.launch[i]), Dur: us(LaunchCall), Pid: hostPid, Tid: hostTid},
+					event{Name: "ac2g", Cat: "ac2g", Ph: "s", Ts: us(m.launch[i] + 1000), Pid: hostPid, Tid: hostTid, ID: flow})
 			}
-			host += LaunchCall + LaunchEvery
-		}
-		last := int64(0)
-		for i, s := range tr.Stages {
-			st := max(streamFree[s.Stream], launchEnd[i]+LaunchLat)
-			for _, a := range s.After {
-				st = max(st, end[a]+EventLat)
-			}
-			start[i], end[i] = st, st+durs[i]
-			streamFree[s.Stream] = end[i]
-			last = max(last, end[i])
 			tid := tid0 + s.Stream
-			evs = append(evs, event{Name: s.Kernel, Cat: "kernel", Ph: "X", Ts: us(st), Dur: us(durs[i]), Pid: gpuPid, Tid: tid,
+			evs = append(evs, event{Name: s.Kernel, Cat: "kernel", Ph: "X", Ts: us(m.start[i]), Dur: us(durs[i]), Pid: gpuPid, Tid: tid,
 				Args: map[string]any{"stream": tid, "synthetic": true}})
 			if tr.Host {
-				evs = append(evs, event{Name: "ac2g", Cat: "ac2g", Ph: "f", Bp: "e", Ts: us(st), Pid: gpuPid, Tid: tid, ID: ids[i]})
+				evs = append(evs, event{Name: "ac2g", Cat: "ac2g", Ph: "f", Bp: "e", Ts: us(m.start[i]), Pid: gpuPid, Tid: tid, ID: ids[i]})
 			}
 			if tr.JoinFlows {
 				for _, a := range s.After {
 					flow++
 					evs = append(evs,
-						event{Name: "join", Cat: "event", Ph: "s", Ts: us(start[a]), Pid: gpuPid, Tid: tid0 + tr.Stages[a].Stream, ID: flow},
-						event{Name: "join", Cat: "event", Ph: "f", Bp: "e", Ts: us(st), Pid: gpuPid, Tid: tid, ID: flow})
+						event{Name: "join", Cat: "event", Ph: "s", Ts: us(m.start[a]), Pid: gpuPid, Tid: tid0 + tr.Stages[a].Stream, ID: flow},
+						event{Name: "join", Cat: "event", Ph: "f", Bp: "e", Ts: us(m.start[i]), Pid: gpuPid, Tid: tid, ID: flow})
 				}
 			}
 		}
 		if tr.Host {
-			sync := max(host, last+syncTail)
-			evs = append(evs, event{Name: "cudaDeviceSynchronize", Cat: "cuda_runtime", Ph: "X", Ts: us(host), Dur: us(sync - host), Pid: hostPid, Tid: hostTid})
-			host = sync
-		} else {
-			host = max(host, last)
+			evs = append(evs, event{Name: "cudaDeviceSynchronize", Cat: "cuda_runtime", Ph: "X", Ts: us(m.syncFrom), Dur: us(m.done - m.syncFrom), Pid: hostPid, Tid: hostTid})
 		}
+		host = m.done
 		if tr.Gap != nil {
 			host += tr.Gap(it)
 		}
 	}
-	slices.SortStableFunc(evs, func(a, b event) int { return cmpNum(a.Ts, b.Ts) })
-	doc := struct {
-		OtherData   map[string]string `json:"otherData"`
-		TraceEvents []event           `json:"traceEvents"`
-	}{map[string]string{"source": "synthetic: causal/causaltest, not a recording"}, evs}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		panic(err) // plain values: cannot fail
+	if tr.Setup {
+		s := tr.Stages[0]
+		if tr.Host {
+			evs = append(evs, event{Name: "cudaLaunchKernel", Cat: "cuda_runtime", Ph: "X", Ts: us(host), Dur: us(LaunchCall), Pid: hostPid, Tid: hostTid})
+		}
+		evs = append(evs, event{Name: s.Kernel, Cat: "kernel", Ph: "X", Ts: us(host + LaunchCall + LaunchLat), Dur: us(s.Dur), Pid: gpuPid, Tid: tid0 + s.Stream})
 	}
+	slices.SortStableFunc(evs, func(a, b event) int { return cmpNum(a.Ts, b.Ts) })
+	// One event a line, so a diff of the file reads.
+	b := []byte(`{"otherData":{"source":"synthetic: causal/causaltest, not a recording"},"traceEvents":[`)
+	for i, e := range evs {
+		line, err := json.Marshal(e)
+		if err != nil {
+			panic(err) // plain values: cannot fail
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(b, '\n'), line...)
+	}
+	b = append(b, "\n]}\n"...)
 	res.JSON = b
 	return res
 }
@@ -200,59 +206,77 @@ func cmpNum(a, b json.Number) int {
 	return 0
 }
 
-// truth works out one iteration's influence and slack from its stage
-// times: earliest starts forward in stage order, latest ends backward.
-func truth(stages []Stage, durs []int64) Truth {
-	n := len(stages)
-	preds := make([][]int, n)
-	prev := map[int]int{}
-	for i, s := range stages {
-		if j, ok := prev[s.Stream]; ok {
-			preds[i] = append(preds[i], j)
+// machine is one iteration as the synthetic machine runs it.
+type machine struct {
+	launch     []int64 // launch call starts
+	start, end []int64 // kernels
+	first      int64   // the iteration's first event
+	syncFrom   int64   // with Host: when the synchronize is called
+	done       int64   // the iteration's last event's end
+}
+
+// run runs one iteration whose first launch is at host: each launch call
+// follows the last, each kernel starts at the earliest after its launch
+// (LaunchLat), its stream's previous kernel and the kernels it joins
+// (EventLat), and the host synchronizes after its launches.
+func (tr Trace) run(host int64, durs []int64) machine {
+	n := len(tr.Stages)
+	m := machine{launch: make([]int64, n), start: make([]int64, n), end: make([]int64, n), first: host}
+	free := map[int]int64{}
+	last := int64(math.MinInt64)
+	for i, s := range tr.Stages {
+		m.launch[i] = host
+		host += LaunchCall + LaunchEvery
+		st := max(free[s.Stream], m.launch[i]+LaunchCall+LaunchLat)
+		for _, a := range s.After {
+			st = max(st, m.end[a]+EventLat)
 		}
-		prev[s.Stream] = i
-		preds[i] = append(preds[i], s.After...)
+		m.start[i], m.end[i] = st, st+durs[i]
+		free[s.Stream] = m.end[i]
+		last = max(last, m.end[i])
 	}
-	longest := func(d []int64) ([]int64, int64) {
-		end := make([]int64, n)
-		var t int64
-		for i := range n {
-			var st int64
-			for _, p := range preds[i] {
-				st = max(st, end[p])
-			}
-			end[i] = st + d[i]
-			t = max(t, end[i])
-		}
-		return end, t
+	m.syncFrom, m.done = host, last
+	if tr.Host {
+		m.done = max(host, last+syncTail)
+	} else {
+		m.first = slices.Min(m.start)
 	}
-	end, base := longest(durs)
+	return m
+}
+
+// truth works out one iteration's influence and slack on the synthetic
+// machine: end-to-end time from the iteration's first event to its last,
+// with each kernel 5% faster, and with each stage longer (slack by
+// bisection: the most it may grow without the end-to-end time growing).
+func (tr Trace) truth(durs []int64) Truth {
+	e2e := func(d []int64) int64 { m := tr.run(0, d); return m.done - m.first }
+	base := e2e(durs)
 	out := Truth{EndToEnd: base, Influence: map[string]float64{}, Slack: map[string]int64{}}
-	latest := make([]int64, n)
-	for i := n - 1; i >= 0; i-- {
-		latest[i] = base
-		for c := i + 1; c < n; c++ {
-			if slices.Contains(preds[c], i) {
-				latest[i] = min(latest[i], latest[c]-durs[c])
+	for i, s := range tr.Stages {
+		lo, hi := int64(0), base // slack in [lo, hi)
+		for hi-lo > 1 {
+			mid := (lo + hi) / 2
+			d := slices.Clone(durs)
+			d[i] += mid
+			if e2e(d) == base {
+				lo = mid
+			} else {
+				hi = mid
 			}
 		}
-	}
-	for i, s := range stages {
-		sl := latest[i] - end[i]
-		if v, ok := out.Slack[s.Kernel]; !ok || sl < v {
-			out.Slack[s.Kernel] = sl
+		if v, ok := out.Slack[s.Kernel]; !ok || lo < v {
+			out.Slack[s.Kernel] = lo
 		}
 		if _, ok := out.Influence[s.Kernel]; ok {
 			continue
 		}
 		d := slices.Clone(durs)
-		for j, t := range stages {
+		for j, t := range tr.Stages {
 			if t.Kernel == s.Kernel {
 				d[j] = int64(math.Round(float64(d[j]) * 0.95))
 			}
 		}
-		_, t := longest(d)
-		out.Influence[s.Kernel] = float64(base-t) / float64(base) / 0.05
+		out.Influence[s.Kernel] = float64(base-e2e(d)) / float64(base) / 0.05
 	}
 	return out
 }
@@ -260,8 +284,9 @@ func truth(stages []Stage, durs []int64) Truth {
 // ForkJoin is issue 27's pipeline: A (1,000 µs) then C (500 µs) on one
 // stream, B (300 µs) on another beside A, C joining B, repeated 50 times
 // with 3 ms of host time between iterations and no ProfilerStep markers.
-// Per iteration A's influence is 2/3, C's 1/3, B's 0 with 700 µs of slack
-// (less the 6 µs B's launch comes after A's).
+// Per iteration A's influence is 2/3 and C's 1/3 (a little less: the
+// launch and synchronize add 9 µs to each iteration), B's 0 with 700 µs of
+// slack less the 6 µs by which B's launch follows A's.
 func ForkJoin() Trace {
 	return Trace{
 		Stages: []Stage{
@@ -278,11 +303,11 @@ func ForkJoin() Trace {
 // to 2 ms, on 1 to 3 streams, each joining earlier stages of other streams
 // with probability 1/3, 5 to 30 iterations with 5% jitter and 0.1 to 5 ms
 // of host time between them, with or without the host thread and the join
-// flows.
+// flows, with or without a setup and a partial last iteration.
 func Random(rng *rand.Rand) Trace {
 	n := 2 + rng.IntN(5)
 	streams := 1 + rng.IntN(3)
-	tr := Trace{Iters: 5 + rng.IntN(26), Host: rng.IntN(2) == 0, JoinFlows: rng.IntN(2) == 0, Jitter: 0.05, RNG: rng}
+	tr := Trace{Iters: 5 + rng.IntN(26), Host: rng.IntN(2) == 0, JoinFlows: rng.IntN(2) == 0, Jitter: 0.05, RNG: rng, Setup: rng.IntN(3) == 0}
 	gaps := make([]int64, tr.Iters)
 	for i := range gaps {
 		gaps[i] = 100_000 + rng.Int64N(4_900_000)

@@ -210,7 +210,10 @@ func inBatch(b []causal.Span) []causal.Span {
 }
 
 func importReport(r causal.ChromeReport) api.ImportReport {
-	out := api.ImportReport{Events: r.Events, Spans: r.Spans, Deps: r.Deps, Waits: r.Waits, Iterations: r.Iterations, CutOff: r.CutOff, Dropped: []api.ImportDropped{}}
+	out := api.ImportReport{Events: r.Events, Spans: r.Spans, Deps: r.Deps, Waits: r.Waits, Iterations: r.Iterations,
+		IterationsFrom: r.IterationsFrom, Tracks: r.Tracks, RepeatingTracks: r.RepeatingTracks,
+		Gaps: api.ImportGaps{Event: r.Gaps.Event, Host: r.Gaps.Host, HostUnseen: r.Gaps.HostUnseen}, Warning: r.Warning,
+		CutOff: r.CutOff, Dropped: []api.ImportDropped{}}
 	for _, d := range r.Dropped {
 		out.Dropped = append(out.Dropped, api.ImportDropped{Reason: d.Reason, Count: d.Count, Example: d.Example})
 	}
@@ -218,8 +221,24 @@ func importReport(r causal.ChromeReport) api.ImportReport {
 }
 
 func printChromeReport(w io.Writer, file string, r causal.ChromeReport) {
-	fmt.Fprintf(w, "%s: %d events read; mapped %d spans, %d dependencies (%d from GPU waits), %d iterations (ProfilerStep#N)\n",
-		filepath.Base(file), r.Events, r.Spans, r.Deps, r.Waits, r.Iterations)
+	var iters string
+	switch r.IterationsFrom {
+	case causal.FromMarkers:
+		iters = fmt.Sprintf("%s (ProfilerStep#N)", plural(r.Iterations, "iteration"))
+	case causal.FromRepeats:
+		iters = fmt.Sprintf("%s (no ProfilerStep#N: inferred, the kernel sequence repeats on %d of %d streams and threads)", plural(r.Iterations, "iteration"), r.RepeatingTracks, r.Tracks)
+	default:
+		iters = "no iterations found"
+	}
+	fmt.Fprintf(w, "%s: %d events read; mapped %d spans, %d dependencies (%d from GPU waits), %s\n",
+		filepath.Base(file), r.Events, r.Spans, r.Deps, r.Waits, iters)
+	if r.Warning != "" {
+		fmt.Fprintf(w, "warning: %s\n", r.Warning)
+	}
+	if g := r.Gaps; g != (causal.GapReport{}) {
+		fmt.Fprintf(w, "idle gaps on GPU streams (over %s), modelled as waits: %d on an earlier GPU span (dependency added), %d on a host call (dependency added), %d on a launch the trace does not show (starts no earlier)\n",
+			time.Duration(causal.MinGap), g.Event, g.Host, g.HostUnseen)
+	}
 	if r.CutOff {
 		fmt.Fprintln(w, "the trace ends early (unterminated); its last partial event is not counted")
 	}

@@ -44,6 +44,36 @@ func TestCausalImportOffline(t *testing.T) {
 	}
 }
 
+// TestCausalImportForkJoin: issue 27's fork-join trace, without
+// ProfilerStep#N markers (synthetic: causal/causaltest), imports as its 50
+// iterations with each kernel's influence per iteration.
+func TestCausalImportForkJoin(t *testing.T) {
+	t.Parallel()
+	trace := filepath.Join("..", "..", "..", "causal", "testdata", "forkjoin_synthetic.json")
+	out, errs, code := run(t, "causal", "import", "--offline", "--socket", "/nonexistent/sock", trace)
+	if code != 0 {
+		t.Fatalf("causal import --offline = %d, stderr %q", code, errs)
+	}
+	mustContain(t, "causal import --offline", out,
+		"forkjoin_synthetic.json: 750 events read; mapped 350 spans, 300 dependencies (50 from GPU waits), 50 iterations (no ProfilerStep#N: inferred, the kernel sequence repeats on 3 of 3 streams and threads)\n",
+		"pipeline trace: 50 iterations, 350 spans (1 batch); end to end 1.509ms [1.509ms, 1.509ms]\n",
+		"A                      66.3% [66.3%, 66.3%]  66.3% [66.3%, 66.3%]  0.663 [0.663, 0.663]",
+		"C                      33.1% [33.1%, 33.1%]  33.1% [33.1%, 33.1%]  0.331 [0.331, 0.331]",
+		"B                      19.9% [19.9%, 19.9%]  0.0% [0.0%, 0.0%]     0.000 [0.000, 0.000]",
+	)
+	out, errs, code = run(t, "causal", "import", "--offline", "--json", trace)
+	if code != 0 {
+		t.Fatalf("causal import --offline --json = %d, stderr %q", code, errs)
+	}
+	got := decodeStrict[struct {
+		Import api.ImportReport `json:"import"`
+		Causal api.Causal       `json:"causal"`
+	}](t, out)
+	if im := got.Import; im.IterationsFrom != causal.FromRepeats || im.Iterations != 50 || im.Tracks != 3 || im.RepeatingTracks != 3 || im.Warning != "" {
+		t.Errorf("import report %+v", im)
+	}
+}
+
 func TestCausalImportErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
