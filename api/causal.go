@@ -62,6 +62,10 @@ type CausalKernel struct {
 	Share     Estimate `json:"share"`     // its spans' total time
 	Critical  Estimate `json:"critical"`  // its time on the critical path
 	Influence Estimate `json:"influence"` // end-to-end fraction saved per fraction of its time saved, near 0
+	// Slack is how much longer, in ns, the kernel's spans may take before
+	// an iteration's end-to-end time grows (the least of its spans'); 0
+	// on the critical path.
+	Slack Estimate `json:"slack_ns"`
 	// Curve is Coz's virtual-speedup curve: Curve[i] is the end-to-end
 	// fraction saved with the kernel i×CurveStep faster.
 	Curve []Estimate `json:"curve"`

@@ -33,6 +33,10 @@ type KernelSpread struct {
 	// spans changed by SpreadOptions.Tuned ("K at its tuned time"); nil
 	// when Tuned has no change for the kernel.
 	Gain *Estimate `json:"gain,omitempty"`
+	// Slack is, in ns, how much longer the kernel's spans may take in an
+	// iteration before its end-to-end time grows (KernelProfile.Slack,
+	// the least of its spans'); 0 on the critical path.
+	Slack Estimate `json:"slack_ns"`
 }
 
 // SpreadOptions configures Spread. RNG is required: it draws the bootstrap
@@ -79,8 +83,8 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 		opt.Resamples = 1000
 	}
 	type series struct {
-		share, infl, crit, gain []float64
-		curve                   [CurveSteps][]float64
+		share, infl, crit, gain, slack []float64
+		curve                          [CurveSteps][]float64
 	}
 	byKernel := map[string]*series{}
 	var e2e []float64
@@ -106,6 +110,7 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 				crit = float64(p.CriticalTime) / float64(g.base)
 			}
 			s.crit = append(s.crit, crit)
+			s.slack = append(s.slack, float64(p.Slack))
 			if ch, ok := opt.Tuned[p.Kernel]; ok {
 				t, err := g.Simulate(ch...)
 				if err != nil {
@@ -141,6 +146,9 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 	}
 	if len(e2e) > 0 {
 		out.EndToEnd = estimate(e2e, opt)
+	}
+	for k, name := range names { // drawn last, as above
+		out.Kernels[k].Slack = estimate(byKernel[name].slack, opt)
 	}
 	return out, nil
 }

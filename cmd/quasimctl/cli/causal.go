@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strings"
 	"time"
@@ -33,6 +34,9 @@ an iteration's end-to-end time, its share on the critical path, its influence
 and the end-to-end gain predicted with the kernel at its tuned time (its
 job's best trial against its default config's). Each is the median over the
 recorded iterations with a 95% bootstrap interval of the median in brackets.
+Slack is how much longer the kernel's spans may take before an iteration's
+end-to-end time grows (0 on the critical path), with its range over the
+iterations in parentheses when that is wider than the interval.
 
   quasimctl causal show PIPELINE [--curves] [--json]
   quasimctl causal import TRACE.json[.gz] --pipeline PIPELINE [--offline]
@@ -265,7 +269,7 @@ func printCausal(w io.Writer, c api.Causal, curves bool) error {
 	pct := func(e api.Estimate) string {
 		return fmt.Sprintf("%s [%s, %s]", fmtPct(e.Median), fmtPct(e.Lo), fmtPct(e.Hi))
 	}
-	t := newTable(w, "KERNEL", "SHARE", "CRITICAL PATH", "INFLUENCE", "GAIN IF TUNED", "MEASURED")
+	t := newTable(w, "KERNEL", "SHARE", "CRITICAL PATH", "INFLUENCE", "SLACK", "GAIN IF TUNED", "MEASURED")
 	var notes []string             // distinct notes, in kernel order
 	noted := map[string][]string{} // note → kernels
 	for _, k := range c.Kernels {
@@ -283,7 +287,7 @@ func printCausal(w io.Writer, c api.Causal, curves bool) error {
 			measured = fmt.Sprintf("%s [%s, %s] (predicted %s, %d runs)", fmtPct(m.Measured.Median), fmtPct(m.Measured.Lo), fmtPct(m.Measured.Hi), fmtPct(m.Predicted), m.Runs)
 		}
 		infl := fmt.Sprintf("%.3f [%.3f, %.3f]", k.Influence.Median, k.Influence.Lo, k.Influence.Hi)
-		t.row(shortName(k.Kernel), pct(k.Share), pct(k.Critical), infl, gain, measured)
+		t.row(shortName(k.Kernel), pct(k.Share), pct(k.Critical), infl, fmtNs(k.Slack), gain, measured)
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -338,6 +342,17 @@ func plural(n int, what string) string {
 		return fmt.Sprintf("%d %ses", n, what)
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// fmtNs writes a slack estimate in ns as a duration: the median and its
+// interval, and the range over iterations when it is wider.
+func fmtNs(e api.Estimate) string {
+	d := func(v float64) string { return time.Duration(math.Round(v)).String() }
+	s := fmt.Sprintf("%s [%s, %s]", d(e.Median), d(e.Lo), d(e.Hi))
+	if e.Min < e.Lo || e.Max > e.Hi {
+		s += fmt.Sprintf(" (%s to %s)", d(e.Min), d(e.Max))
+	}
+	return s
 }
 
 // fmtPct writes a fraction as a percentage with one decimal.
