@@ -58,8 +58,11 @@ type Causal struct {
 // CausalKernel is one kernel of a pipeline's profile; the fractions are of
 // an iteration's end-to-end time.
 type CausalKernel struct {
-	Kernel    string   `json:"kernel"`
-	Share     Estimate `json:"share"`     // its spans' total time
+	Kernel string `json:"kernel"`
+	// Problem is set when two or more stages run the kernel (with two or
+	// more problems, on two or more streams): each problem is a row.
+	Problem   string   `json:"problem,omitempty"`
+	Share     Estimate `json:"share"`     // the time its spans run (two at once count once)
 	Critical  Estimate `json:"critical"`  // its time on the critical path
 	Influence Estimate `json:"influence"` // end-to-end fraction saved per fraction of its time saved, near 0
 	// Slack is how much longer, in ns, the kernel's spans may take before

@@ -157,6 +157,11 @@ func TestRandomDAGsAgainstBruteForce(t *testing.T) {
 		}
 		checkCriticalPath(t, g)
 		checkSlack(t, g)
+		for _, p := range g.Profile() {
+			if p.Share < 0 || p.Share > 1 {
+				t.Fatalf("trial %d: kernel %s@%s has share %v", trial, p.Kernel, p.Problem, p.Share)
+			}
+		}
 		checkOffPathKernels(t, g)
 	}
 }

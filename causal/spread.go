@@ -20,9 +20,11 @@ type Estimate struct {
 	Hi float64 `json:"hi"`
 }
 
-// KernelSpread is a kernel's profile over iterations.
+// KernelSpread is a kernel's profile over iterations (of its spans at
+// Problem, when the kernel is split by problem: see SplitKernels).
 type KernelSpread struct {
 	Kernel    string     `json:"kernel"`
+	Problem   string     `json:"problem,omitempty"`
 	Share     Estimate   `json:"share"`
 	Influence Estimate   `json:"influence"`
 	Curve     []Estimate `json:"curve"` // Speedup at 0, 5, ..., 50% (CurveStep)
@@ -86,19 +88,26 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 		share, infl, crit, gain, slack []float64
 		curve                          [CurveSteps][]float64
 	}
-	byKernel := map[string]*series{}
+	byKernel := map[ident]*series{}
 	var e2e []float64
+	// Split over all iterations, so a kernel has the same rows in each.
+	var all []Span
+	for _, it := range iters {
+		all = append(all, it...)
+	}
+	split := SplitKernels(all)
 	for n, it := range iters {
 		g, err := Build(it)
 		if err != nil {
 			return PipelineSpread{}, fmt.Errorf("iteration %d (#%d): %w", iterOf(it), n, err)
 		}
 		e2e = append(e2e, float64(g.EndToEnd()))
-		for _, p := range g.Profile() {
-			s := byKernel[p.Kernel]
+		for _, p := range g.profile(split) {
+			id := ident{p.Kernel, p.Problem}
+			s := byKernel[id]
 			if s == nil {
 				s = &series{}
-				byKernel[p.Kernel] = s
+				byKernel[id] = s
 			}
 			s.share = append(s.share, p.Share)
 			s.infl = append(s.infl, p.Influence)
@@ -111,7 +120,7 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 			}
 			s.crit = append(s.crit, crit)
 			s.slack = append(s.slack, float64(p.Slack))
-			if ch, ok := opt.Tuned[p.Kernel]; ok {
+			if ch, ok := tunedFor(opt.Tuned, id, split); ok {
 				t, err := g.Simulate(ch...)
 				if err != nil {
 					return PipelineSpread{}, fmt.Errorf("iteration %d (#%d): tuned %s: %w", iterOf(it), n, p.Kernel, err)
@@ -121,14 +130,15 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 		}
 	}
 	out := PipelineSpread{Iterations: len(iters), Kernels: make([]KernelSpread, 0, len(byKernel))}
-	names := make([]string, 0, len(byKernel))
+	names := make([]ident, 0, len(byKernel))
 	for name := range byKernel {
 		names = append(names, name)
 	}
-	slices.Sort(names) // the RNG is drawn in this order: same seed, same answer
+	// The RNG is drawn in this order: same seed, same answer.
+	slices.SortFunc(names, ident.compare)
 	for _, name := range names {
 		s := byKernel[name]
-		ks := KernelSpread{Kernel: name, Share: estimate(s.share, opt), Influence: estimate(s.infl, opt)}
+		ks := KernelSpread{Kernel: name.kernel, Problem: name.problem, Share: estimate(s.share, opt), Influence: estimate(s.infl, opt)}
 		for _, c := range s.curve {
 			ks.Curve = append(ks.Curve, estimate(c, opt))
 		}
@@ -151,6 +161,23 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 		out.Kernels[k].Slack = estimate(byKernel[name].slack, opt)
 	}
 	return out, nil
+}
+
+// tunedFor returns the changes of tuned that apply to a profile's row: a
+// kernel's, or for a kernel split by problem those of its problem (or of
+// every problem).
+func tunedFor(tuned map[string][]Change, id ident, split map[string]bool) ([]Change, bool) {
+	ch, ok := tuned[id.kernel]
+	if !ok || !split[id.kernel] {
+		return ch, ok
+	}
+	var out []Change
+	for _, c := range ch {
+		if c.Problem == "" || c.Problem == id.problem {
+			out = append(out, c)
+		}
+	}
+	return out, len(out) > 0
 }
 
 // Bootstrap summarises any sample as Spread summarises a kernel's figures:

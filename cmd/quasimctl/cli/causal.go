@@ -280,14 +280,14 @@ func printCausal(w io.Writer, c api.Causal, curves bool) error {
 			if noted[k.TunedNote] == nil {
 				notes = append(notes, k.TunedNote)
 			}
-			noted[k.TunedNote] = append(noted[k.TunedNote], shortName(k.Kernel))
+			noted[k.TunedNote] = append(noted[k.TunedNote], kernelLabel(k))
 		}
 		measured := "-"
 		if m := k.Measured; m != nil {
 			measured = fmt.Sprintf("%s [%s, %s] (predicted %s, %d runs)", fmtPct(m.Measured.Median), fmtPct(m.Measured.Lo), fmtPct(m.Measured.Hi), fmtPct(m.Predicted), m.Runs)
 		}
 		infl := fmt.Sprintf("%.3f [%.3f, %.3f]", k.Influence.Median, k.Influence.Lo, k.Influence.Hi)
-		t.row(shortName(k.Kernel), pct(k.Share), pct(k.Critical), infl, fmtNs(k.Slack), gain, measured)
+		t.row(kernelLabel(k), pct(k.Share), pct(k.Critical), infl, fmtNs(k.Slack), gain, measured)
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -312,7 +312,7 @@ func printCausal(w io.Writer, c api.Causal, curves bool) error {
 		}
 		t := newTable(w, header...)
 		for _, k := range c.Kernels {
-			row := []string{shortName(k.Kernel)}
+			row := []string{kernelLabel(k)}
 			for _, p := range k.Curve {
 				row = append(row, fmtPct(p.Median))
 			}
@@ -321,6 +321,15 @@ func printCausal(w io.Writer, c api.Causal, curves bool) error {
 		return t.flush()
 	}
 	return nil
+}
+
+// kernelLabel names a profile's row: the kernel, with its problem when
+// two stages run it.
+func kernelLabel(k api.CausalKernel) string {
+	if k.Problem == "" {
+		return shortName(k.Kernel)
+	}
+	return shortName(k.Kernel) + " @ " + k.Problem
 }
 
 // maxNameLen is the most of a kernel name a table shows (GPU kernels'

@@ -150,3 +150,21 @@ func TestCausalImportTorchTrace(t *testing.T) {
 		"forward              97.4% [97.4%, 97.4%]  97.4% [97.4%, 97.4%]  0.526 [0.526, 0.526]  0s [0s, 0s]          unknown        -\n",
 	)
 }
+
+// TestPrintCausalStages: a kernel two stages run is a row per problem.
+func TestPrintCausalStages(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	c := api.Causal{Pipeline: "builtin", Iterations: 1, Kernels: []api.CausalKernel{
+		{Kernel: "conv2d", Problem: "512,512,7", Share: api.Estimate{Median: 0.858}, Slack: api.Estimate{}},
+		{Kernel: "conv2d", Problem: "256,256,5", Share: api.Estimate{Median: 0.2}, Slack: api.Estimate{Median: 168e6, Lo: 112e6, Hi: 184e6, Min: 100e6, Max: 190e6}},
+	}}
+	if err := printCausal(&b, c, false); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "printCausal", b.String(),
+		"conv2d @ 512,512,7  85.8% [0.0%, 0.0%]",
+		"conv2d @ 256,256,5  20.0% [0.0%, 0.0%]",
+		"168ms [112ms, 184ms] (100ms to 190ms)",
+	)
+}
