@@ -59,7 +59,7 @@ func (im *importer) threads() []*thread {
 // repeats returns how many times seq is a whole number of copies of one
 // block, the most it can be: len(seq) over its least period when that
 // period divides len(seq), else 1 (KMP's failure function).
-func repeats(seq []string) int {
+func repeats[T comparable](seq []T) int {
 	n := len(seq)
 	if n == 0 {
 		return 0
@@ -81,14 +81,14 @@ func repeats(seq []string) int {
 }
 
 // periodWork bounds the comparisons region makes for one thread.
-const periodWork = 1 << 25
+const periodWork = 1 << 22
 
 // region finds the longest stretch of seq that is copies of one block:
 // it starts at a, its block is p long and it holds c ≥ 2 whole copies (c
 // = 0 when none). Of stretches covering as much, the one with the shorter
 // block wins. Blocks up to periodWork/len(seq) long are tried, and the
 // least period of the whole sequence.
-func region(seq []string) (a, p, c int) {
+func region[T comparable](seq []T) (a, p, c int) {
 	n := len(seq)
 	if r := repeats(seq); r >= 2 {
 		return 0, n / r, r
@@ -114,7 +114,8 @@ func region(seq []string) (a, p, c int) {
 // copies of one block is found (a setup before it, a partial iteration
 // after it are left out); N iterations are chosen so that the threads
 // whose stretch holds a multiple of N copies hold the most spans in them
-// (the larger N on a tie), and at least half of all. On those
+// (the larger N on a tie), and at least half of all; N must be repeated
+// by two threads, or by one whose block holds two kernels or more. On those
 // threads, the k-th N-th of the stretch is iteration k. A span of another thread takes the iteration of a span it
 // depends on or that depends on it (a launch, its kernel), else of the
 // iteration whose time window (its spans' earliest start to latest end)
@@ -126,21 +127,38 @@ func (im *importer) inferIterations(edges []edge) {
 	type stretch struct{ a, p, c int }
 	reps := make([]stretch, len(ths))
 	score := map[int]int{}
+	// A count is believed when two threads repeat it, or one whose block
+	// holds two kernels or more: one kernel over and over on one thread
+	// (a host thread's launch calls) says nothing of iterations.
+	tracks, mixed := map[int]int{}, map[int]bool{}
+	intern := map[string]int32{}
 	for i, t := range ths {
-		names := make([]string, len(t.s))
+		names := make([]int32, len(t.s)) // compared as numbers: fast
 		for k, s := range t.s {
-			names[k] = s.name
+			id, ok := intern[s.name]
+			if !ok {
+				id = int32(len(intern))
+				intern[s.name] = id
+			}
+			names[k] = id
 		}
 		a, p, c := region(names)
 		reps[i] = stretch{a, p, c}
 		for d := 2; d <= c; d++ {
 			if c%d == 0 {
 				score[d] += c * p
+				tracks[d]++
+				if c/d*p > 1 && slices.ContainsFunc(names[a+1:a+c/d*p], func(n int32) bool { return n != names[a] }) {
+					mixed[d] = true
+				}
 			}
 		}
 	}
 	best, bestScore := 0, 0
 	for n, sc := range score {
+		if tracks[n] < 2 && !mixed[n] {
+			continue
+		}
 		if sc > bestScore || sc == bestScore && n > best {
 			best, bestScore = n, sc
 		}
