@@ -115,12 +115,13 @@ func region[T comparable](seq []T) (a, p, c int) {
 // after it are left out); N iterations are chosen so that the threads
 // whose stretch holds a multiple of N copies hold the most spans in them
 // (the larger N on a tie), and at least half of all; N must be repeated
-// by two threads, or by one whose block holds two kernels or more. On those
-// threads, the k-th N-th of the stretch is iteration k. A span of another thread takes the iteration of a span it
-// depends on or that depends on it (a launch, its kernel), else of the
-// iteration whose time window (its spans' earliest start to latest end)
-// it overlaps most, else of the next window; one before the first window
-// or after the last is dropped.
+// by two threads, or by one whose block holds two kernels or more. On
+// those threads, the k-th N-th of the stretch is iteration k. A span of
+// another thread takes the iteration of a span it depends on or that
+// depends on it (a launch, its kernel), else of the iteration whose time
+// window (its spans' earliest start to latest end) it overlaps most, else
+// of the next window; one before the first window or after the last is
+// dropped.
 func (im *importer) inferIterations(edges []edge) {
 	ths := im.threads()
 	im.rep.Tracks = len(ths)
@@ -165,9 +166,9 @@ func (im *importer) inferIterations(edges []edge) {
 	}
 	if best < 2 || 2*bestScore < len(im.slices) {
 		im.rep.IterationsFrom = FromNone
-		im.rep.Warning = "no iterations found (no ProfilerStep#N markers, and no kernel sequence repeats on the streams): " +
+		im.rep.Warning = "no iterations found (no ProfilerStep#N markers, and no kernel sequence repeats on enough of the streams): " +
 			"the whole trace is profiled as one iteration, so shares, influence and gains are of the whole trace's time, " +
-			"and the time between what may be iterations counts as host work that does not move"
+			"and gaps on host threads between what may be iterations count as host work that does not move"
 		for _, s := range im.slices {
 			s.iter = 0
 		}
