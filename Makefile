@@ -95,6 +95,7 @@ fuzz-smoke:
 	$(GO) test ./memgraph/onnx -run '^$$' -fuzz '^FuzzOpParams$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./causal -run '^$$' -fuzz '^FuzzDecodeSpans$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./causal -run '^$$' -fuzz '^FuzzImportChrome$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./causal -run '^$$' -fuzz '^FuzzInferIterations$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./report -run '^$$' -fuzz '^FuzzWrite$$' -fuzztime 5000x -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./fleet -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./client -run '^$$' -fuzz '^FuzzRetryAfter$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)

@@ -58,10 +58,17 @@ type Causal struct {
 // CausalKernel is one kernel of a pipeline's profile; the fractions are of
 // an iteration's end-to-end time.
 type CausalKernel struct {
-	Kernel    string   `json:"kernel"`
-	Share     Estimate `json:"share"`     // its spans' total time
+	Kernel string `json:"kernel"`
+	// Problem is set when two or more stages run the kernel (with two or
+	// more problems, on two or more streams): each problem is a row.
+	Problem   string   `json:"problem,omitempty"`
+	Share     Estimate `json:"share"`     // the time its spans run (two at once count once)
 	Critical  Estimate `json:"critical"`  // its time on the critical path
 	Influence Estimate `json:"influence"` // end-to-end fraction saved per fraction of its time saved, near 0
+	// Slack is how much longer, in ns, the kernel's spans may take before
+	// an iteration's end-to-end time grows (the least of its spans'); 0
+	// on the critical path.
+	Slack Estimate `json:"slack_ns"`
 	// Curve is Coz's virtual-speedup curve: Curve[i] is the end-to-end
 	// fraction saved with the kernel i×CurveStep faster.
 	Curve []Estimate `json:"curve"`
@@ -103,13 +110,31 @@ type MeasuredCheck struct {
 // ImportReport is what `quasimctl causal import` read of a Chrome trace:
 // what it mapped and what it dropped, by reason.
 type ImportReport struct {
-	Events     int             `json:"events"`
-	Spans      int             `json:"spans"`
-	Deps       int             `json:"deps"`
-	Waits      int             `json:"waits"`
-	Iterations int             `json:"iterations"`
-	CutOff     bool            `json:"cut_off,omitempty"`
-	Dropped    []ImportDropped `json:"dropped"`
+	Events     int `json:"events"`
+	Spans      int `json:"spans"`
+	Deps       int `json:"deps"`
+	Waits      int `json:"waits"`
+	Iterations int `json:"iterations"`
+	// IterationsFrom is "markers" (ProfilerStep#N), "repeats" (inferred:
+	// RepeatingTracks of Tracks streams and threads repeat their kernel
+	// sequence Iterations times) or "none" (Warning says what that means).
+	IterationsFrom  string          `json:"iterations_from"`
+	Tracks          int             `json:"tracks,omitempty"`
+	RepeatingTracks int             `json:"repeating_tracks,omitempty"`
+	Gaps            ImportGaps      `json:"gaps"`
+	Warning         string          `json:"warning,omitempty"`
+	CutOff          bool            `json:"cut_off,omitempty"`
+	Dropped         []ImportDropped `json:"dropped"`
+}
+
+// ImportGaps counts the idle gaps on GPU streams by how the model took
+// them: waiting on another stream's span (Event) or a host call (Host)
+// that ended in the gap, made a dependency, or on a launch the trace does
+// not show (HostUnseen: the span starts no earlier than it did).
+type ImportGaps struct {
+	Event      int `json:"event"`
+	Host       int `json:"host"`
+	HostUnseen int `json:"host_unseen"`
 }
 
 // ImportDropped counts the events dropped for one reason.

@@ -16,7 +16,17 @@ type ChromeReport struct {
 	Spans      int `json:"spans"`      // spans made
 	Deps       int `json:"deps"`       // dependencies made from flows and waits
 	Waits      int `json:"waits"`      // synchronising calls tied to GPU work
-	Iterations int `json:"iterations"` // ProfilerStep#N markers seen
+	Iterations int `json:"iterations"` // ProfilerStep#N markers seen, or iterations inferred
+	// IterationsFrom says where the iterations came from: FromMarkers,
+	// FromRepeats (inferred; RepeatingTracks of Tracks threads and streams
+	// repeat their kernel sequence Iterations times) or FromNone.
+	IterationsFrom  string `json:"iterations_from"`
+	Tracks          int    `json:"tracks,omitempty"`
+	RepeatingTracks int    `json:"repeating_tracks,omitempty"`
+	// Gaps says how idle gaps on GPU streams were modelled.
+	Gaps GapReport `json:"gaps"`
+	// Warning says what the figures mean when no iterations were found.
+	Warning string `json:"warning,omitempty"`
 	// CutOff is set when the array form ended early (allowed: a trace
 	// still being written); a partial last event is not counted.
 	CutOff  bool      `json:"cut_off,omitempty"`
@@ -43,6 +53,7 @@ type slice struct {
 	id         uint64
 	dropped    bool
 	gpu, sync  bool // GPU work; a call that waits for GPU work
+	hostWait   bool // a gap before it is modelled as waiting for the host
 }
 
 type flowEvent struct {
@@ -92,6 +103,16 @@ var profilerStep = regexp.MustCompile(`^ProfilerStep#(\d{1,9})$`)
 // set the iteration of the spans inside them on their process, and a span
 // reached by a flow takes its source's; when there are such markers, spans
 // outside every step are dropped.
+//
+// Most traces have no such markers (only code that calls the profiler's
+// step() writes them). Then iterations are inferred from the kernel
+// sequence that repeats on each stream and thread (see inferIterations);
+// when none repeats, the report says so in Warning and the trace is one
+// iteration. Within an iteration, an idle gap longer than MinGap on a GPU
+// stream is not kept as fixed time: it is modelled as a wait on the span
+// of another stream or host thread that ended last in it (a dependency),
+// or, when none did, on a launch the trace does not show (HostWait).
+// Report.Gaps counts each kind.
 //
 // A trace draws no arrow for a host call that waits for the GPU
 // (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize and

@@ -117,7 +117,7 @@ func bindSlice(thread []*slice, ts int64, next bool) *slice {
 	return nil
 }
 
-// spans sets iterations and makes the spans, in id order.
+// spans sets iterations, models gaps and makes the spans, in id order.
 func (im *importer) spans(pipeline string, edges []edge) []Span {
 	for pid, ms := range im.markers {
 		slices.SortFunc(ms, func(a, b marker) int { return cmp.Compare(a.start, b.start) })
@@ -149,16 +149,27 @@ func (im *importer) spans(pipeline string, edges []edge) []Span {
 			}
 		}
 	}
-	marked := im.rep.Iterations > 0
+	if im.rep.Iterations > 0 {
+		im.rep.IterationsFrom = FromMarkers
+		for _, s := range im.slices {
+			if s.iter < 0 {
+				im.drop(s.ev, "outside every ProfilerStep#N")
+				s.dropped = true
+			}
+		}
+	} else {
+		im.inferIterations(edges)
+	}
+	for _, e := range im.modelGaps(edges) {
+		deps[e.to] = append(deps[e.to], e.from)
+	}
 	out := make([]Span, 0, len(im.slices))
 	for _, s := range im.slices {
-		if marked && s.iter < 0 {
-			im.drop(s.ev, "outside every ProfilerStep#N")
-			s.dropped = true
+		if s.dropped {
 			continue
 		}
 		sp := Span{ID: s.id, Pipeline: pipeline, Iteration: max(s.iter, 0), Kernel: s.name,
-			Problem: s.problem, Device: s.pid, Stream: s.tid, Start: s.start, End: s.end}
+			Problem: s.problem, Device: s.pid, Stream: s.tid, Start: s.start, End: s.end, HostWait: s.hostWait}
 		for _, d := range deps[s] {
 			if !d.dropped && !slices.Contains(sp.Deps, d.id) {
 				sp.Deps = append(sp.Deps, d.id)

@@ -1,5 +1,10 @@
 package causal
 
+import (
+	"cmp"
+	"slices"
+)
+
 // CurveStep and CurveSteps give a Curve's kernel speedups: 0, 5, ..., 50%,
 // as Coz plots them.
 const (
@@ -15,12 +20,17 @@ type Point struct {
 	Speedup       float64 `json:"speedup"`
 }
 
-// KernelProfile is what the model says about one kernel of one graph.
+// KernelProfile is what the model says about one kernel of one graph:
+// of its spans at Problem when the kernel is split by problem (see
+// SplitKernels), else of all its spans.
 type KernelProfile struct {
-	Kernel       string  `json:"kernel"`
-	Spans        int     `json:"spans"`
-	Time         int64   `json:"time_ns"`          // its spans' total duration
-	Share        float64 `json:"share"`            // Time / end-to-end time
+	Kernel  string `json:"kernel"`
+	Problem string `json:"problem,omitempty"` // set when the kernel is split by problem
+	Spans   int    `json:"spans"`
+	Time    int64  `json:"time_ns"` // its spans' total duration
+	// Share is the fraction of end-to-end time during which its spans
+	// run (two at once count once, so it is never above 1).
+	Share        float64 `json:"share"`
 	CriticalTime int64   `json:"critical_time_ns"` // its time on the critical path
 	Slack        int64   `json:"slack_ns"`         // the least slack of its spans
 	Curve        []Point `json:"curve"`
@@ -29,37 +39,108 @@ type KernelProfile struct {
 	Influence float64 `json:"influence"`
 }
 
-// Profile returns one KernelProfile per kernel, in Kernels order.
-func (g *Graph) Profile() []KernelProfile {
-	out := make([]KernelProfile, len(g.kernels))
-	for k, name := range g.kernels {
-		out[k] = KernelProfile{Kernel: name, Slack: -1}
+// SplitKernels returns the kernels that two or more stages run: with two
+// or more problems, on two or more streams (a pipeline's two
+// convolutions, say). The profile gives each of their problems a row of
+// its own, so a kernel's rows are its stages rather than their sum.
+func SplitKernels(spans []Span) map[string]bool {
+	type seen struct{ problems, tracks map[string]bool }
+	by := map[string]*seen{}
+	for _, s := range spans {
+		k := by[s.Kernel]
+		if k == nil {
+			k = &seen{map[string]bool{}, map[string]bool{}}
+			by[s.Kernel] = k
+		}
+		k.problems[s.Problem] = true
+		k.tracks[s.Device+"\x00"+s.Stream] = true
+	}
+	out := map[string]bool{}
+	for name, k := range by {
+		if len(k.problems) > 1 && len(k.tracks) > 1 {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// ident is a profile's row: a kernel, or a kernel at one problem.
+type ident struct{ kernel, problem string }
+
+func (a ident) compare(b ident) int {
+	return cmp.Or(cmp.Compare(a.kernel, b.kernel), cmp.Compare(a.problem, b.problem))
+}
+
+// idents numbers the rows of a profile, sorted by kernel then problem,
+// and gives each span its row.
+func (g *Graph) idents(split map[string]bool) ([]ident, []int32) {
+	row := func(s Span) ident {
+		if split[s.Kernel] {
+			return ident{s.Kernel, s.Problem}
+		}
+		return ident{kernel: s.Kernel}
+	}
+	index := map[ident]int32{}
+	var ids []ident
+	for _, s := range g.spans {
+		if id := row(s); !hasKey(index, id) {
+			index[id] = 0
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, ident.compare)
+	for k, id := range ids {
+		index[id] = int32(k)
+	}
+	of := make([]int32, len(g.spans))
+	for i, s := range g.spans {
+		of[i] = index[row(s)]
+	}
+	return ids, of
+}
+
+func hasKey[K comparable, V any](m map[K]V, k K) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// Profile returns one KernelProfile per kernel, or per kernel and problem
+// for the kernels SplitKernels gives, sorted by kernel then problem.
+func (g *Graph) Profile() []KernelProfile { return g.profile(SplitKernels(g.spans)) }
+
+func (g *Graph) profile(split map[string]bool) []KernelProfile {
+	ids, of := g.idents(split)
+	out := make([]KernelProfile, len(ids))
+	for k, id := range ids {
+		out[k] = KernelProfile{Kernel: id.kernel, Problem: id.problem, Slack: -1}
 	}
 	slack := g.Slack()
-	for i, k := range g.kernel {
+	busy := make([][][2]int64, len(ids))
+	for i, k := range of {
 		p := &out[k]
 		p.Spans++
 		p.Time += g.dur[i]
 		if p.Slack < 0 || slack[i] < p.Slack {
 			p.Slack = slack[i]
 		}
+		busy[k] = append(busy[k], [2]int64{g.spans[i].Start, g.spans[i].End})
 	}
 	for _, i := range g.CriticalPath() {
-		out[g.kernel[i]].CriticalTime += g.dur[i]
+		out[of[i]].CriticalTime += g.dur[i]
 	}
 	dur := make([]int64, len(g.dur))
 	end := make([]int64, len(g.dur))
 	for k := range out {
 		p := &out[k]
 		if g.base > 0 {
-			p.Share = float64(p.Time) / float64(g.base)
+			p.Share = float64(union(busy[k])) / float64(g.base)
 		}
 		p.Curve = make([]Point, CurveSteps)
 		for s := range CurveSteps {
 			x := float64(s) * CurveStep
 			copy(dur, g.dur)
 			c := Change{Scale: 1 - x}
-			for i, kk := range g.kernel {
+			for i, kk := range of {
 				if int(kk) == k {
 					dur[i] = c.apply(dur[i])
 				}
@@ -69,6 +150,24 @@ func (g *Graph) Profile() []KernelProfile {
 		p.Influence = p.Curve[1].Speedup / CurveStep
 	}
 	return out
+}
+
+// union is the length of the union of intervals [start, end).
+func union(iv [][2]int64) int64 {
+	slices.SortFunc(iv, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	var total, hi int64
+	for k, v := range iv {
+		if k == 0 || v[0] > hi {
+			total += v[1] - v[0]
+			hi = v[1]
+			continue
+		}
+		if v[1] > hi {
+			total += v[1] - hi
+			hi = v[1]
+		}
+	}
+	return total
 }
 
 // speedup is the fraction of the recorded end-to-end time that t saves.

@@ -12,7 +12,12 @@
 // two spans overlapping on one stream, unknown or self dependencies, and
 // cycles. DecodeSpans reads a JSON array of spans strictly and validates it.
 // ImportChrome maps a Chrome trace event file (PyTorch profiler, Perfetto)
-// to spans and reports what it dropped and why.
+// to spans and reports what it dropped and why. A trace without
+// ProfilerStep#N markers has its iterations inferred from the kernel
+// sequence repeating on its streams, and its idle gaps on GPU streams
+// modelled as waits (on another stream, the host, or an unseen launch);
+// when no iterations are found the report warns that the figures are of
+// the whole trace.
 //
 // # Graph
 //
@@ -29,8 +34,12 @@
 // moves. Keeping each edge's own recorded gap instead would make every
 // predecessor binding (each edge would reach exactly the span's start), so
 // delaying any predecessor would delay the span; one lag per span keeps
-// the slack the trace shows. End-to-end time is the latest end minus the
-// earliest recorded start.
+// the slack the trace shows. A span marked HostWait waited for the host
+// (a launch the trace does not show), not for its predecessors: it starts
+// at the later of its recorded start and its predecessors' latest end
+// (plus its lag when that is negative), so a faster predecessor does not
+// move it. End-to-end time is the latest end minus the earliest recorded
+// start.
 //
 // # What is exact and what is estimated
 //

@@ -14,7 +14,8 @@ type Graph struct {
 	kernel  []int32  // span → index into kernels
 	dur     []int64  // recorded durations
 	start   []int64  // recorded starts
-	lag     []int64  // start minus the latest predecessor end; unused for roots
+	lag     []int64  // start minus the latest predecessor end (at most 0 for a host wait); unused for roots
+	host    []bool   // HostWait: starts no earlier than its recorded start
 	predOff []int32  // preds of span i are preds[predOff[i]:predOff[i+1]]
 	preds   []int32  //
 	succOff []int32  // the same for successors
@@ -42,7 +43,7 @@ func Build(spans []Span) (*Graph, error) {
 		return nil, err
 	}
 	n := len(spans)
-	g := &Graph{spans: spans, dur: make([]int64, n), start: make([]int64, n), lag: make([]int64, n)}
+	g := &Graph{spans: spans, dur: make([]int64, n), start: make([]int64, n), lag: make([]int64, n), host: make([]bool, n)}
 	g.indexKernels()
 	prev := make([]int32, n)
 	for i := range prev {
@@ -76,6 +77,12 @@ func Build(spans []Span) (*Graph, error) {
 				latest = max(latest, spans[j].End)
 			}
 			g.lag[i] = s.Start - latest
+			if s.HostWait {
+				// Released by the host at its recorded start: its gap
+				// is not kept, only a negative lag (it started before
+				// its predecessors' end, as a launch may).
+				g.host[i], g.lag[i] = true, min(g.lag[i], 0)
+			}
 		}
 	}
 	g.base = end - g.t0
@@ -211,7 +218,8 @@ func (g *Graph) Kernels() []string { return slices.Clone(g.kernels) }
 func (g *Graph) Preds(i int) []int { return toInts(g.predsOf(i)) }
 
 // Lag returns span i's recorded start minus its predecessors' latest end
-// (0 for a root).
+// (0 for a root; at most 0 for a span that waits for the host, whose start
+// its recorded start bounds instead).
 func (g *Graph) Lag(i int) int64 { return g.lag[i] }
 
 // EndToEnd returns the recorded end-to-end time in ns.

@@ -92,6 +92,9 @@ func (g *Graph) Replay(dur, start, end []int64) int64 {
 				latest = max(latest, end[j])
 			}
 			s = latest + g.lag[i]
+			if g.host[i] {
+				s = max(s, g.start[i])
+			}
 		}
 		if start != nil {
 			start[i] = s
@@ -104,7 +107,8 @@ func (g *Graph) Replay(dur, start, end []int64) int64 {
 
 // CriticalPath returns the spans (indices, first to last) of the recorded
 // run's critical path: from the span that ends last, back through the
-// predecessor each one waited for last, to a root. Ties go to the lower
+// predecessor each one waited for last, to a root or a span that waited
+// for the host. Ties go to the lower
 // index.
 func (g *Graph) CriticalPath() []int {
 	last := 0
@@ -124,6 +128,9 @@ func (g *Graph) CriticalPath() []int {
 			if g.spans[j].End > g.spans[next].End {
 				next = int(j)
 			}
+		}
+		if g.host[at] && g.spans[next].End+g.lag[at] < g.start[at] {
+			break // it waited for the host, not for a predecessor
 		}
 		path = append(path, next)
 		at = next

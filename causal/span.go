@@ -22,6 +22,10 @@ type Span struct {
 	Start     int64    `json:"start_ns"`
 	End       int64    `json:"end_ns"`
 	Deps      []uint64 `json:"deps,omitempty"`
+	// HostWait says the span waited for the host (its launch came late,
+	// and the trace does not show the launch): the model starts it no
+	// earlier than its recorded start, however early its predecessors end.
+	HostWait bool `json:"host_wait,omitempty"`
 }
 
 // Duration is End - Start in ns.

@@ -20,9 +20,11 @@ type Estimate struct {
 	Hi float64 `json:"hi"`
 }
 
-// KernelSpread is a kernel's profile over iterations.
+// KernelSpread is a kernel's profile over iterations (of its spans at
+// Problem, when the kernel is split by problem: see SplitKernels).
 type KernelSpread struct {
 	Kernel    string     `json:"kernel"`
+	Problem   string     `json:"problem,omitempty"`
 	Share     Estimate   `json:"share"`
 	Influence Estimate   `json:"influence"`
 	Curve     []Estimate `json:"curve"` // Speedup at 0, 5, ..., 50% (CurveStep)
@@ -33,6 +35,10 @@ type KernelSpread struct {
 	// spans changed by SpreadOptions.Tuned ("K at its tuned time"); nil
 	// when Tuned has no change for the kernel.
 	Gain *Estimate `json:"gain,omitempty"`
+	// Slack is, in ns, how much longer the kernel's spans may take in an
+	// iteration before its end-to-end time grows (KernelProfile.Slack,
+	// the least of its spans'); 0 on the critical path.
+	Slack Estimate `json:"slack_ns"`
 }
 
 // SpreadOptions configures Spread. RNG is required: it draws the bootstrap
@@ -79,22 +85,29 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 		opt.Resamples = 1000
 	}
 	type series struct {
-		share, infl, crit, gain []float64
-		curve                   [CurveSteps][]float64
+		share, infl, crit, gain, slack []float64
+		curve                          [CurveSteps][]float64
 	}
-	byKernel := map[string]*series{}
+	byKernel := map[ident]*series{}
 	var e2e []float64
+	// Split over all iterations, so a kernel has the same rows in each.
+	var all []Span
+	for _, it := range iters {
+		all = append(all, it...)
+	}
+	split := SplitKernels(all)
 	for n, it := range iters {
 		g, err := Build(it)
 		if err != nil {
 			return PipelineSpread{}, fmt.Errorf("iteration %d (#%d): %w", iterOf(it), n, err)
 		}
 		e2e = append(e2e, float64(g.EndToEnd()))
-		for _, p := range g.Profile() {
-			s := byKernel[p.Kernel]
+		for _, p := range g.profile(split) {
+			id := ident{p.Kernel, p.Problem}
+			s := byKernel[id]
 			if s == nil {
 				s = &series{}
-				byKernel[p.Kernel] = s
+				byKernel[id] = s
 			}
 			s.share = append(s.share, p.Share)
 			s.infl = append(s.infl, p.Influence)
@@ -106,7 +119,8 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 				crit = float64(p.CriticalTime) / float64(g.base)
 			}
 			s.crit = append(s.crit, crit)
-			if ch, ok := opt.Tuned[p.Kernel]; ok {
+			s.slack = append(s.slack, float64(p.Slack))
+			if ch, ok := tunedFor(opt.Tuned, id, split); ok {
 				t, err := g.Simulate(ch...)
 				if err != nil {
 					return PipelineSpread{}, fmt.Errorf("iteration %d (#%d): tuned %s: %w", iterOf(it), n, p.Kernel, err)
@@ -116,14 +130,15 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 		}
 	}
 	out := PipelineSpread{Iterations: len(iters), Kernels: make([]KernelSpread, 0, len(byKernel))}
-	names := make([]string, 0, len(byKernel))
+	names := make([]ident, 0, len(byKernel))
 	for name := range byKernel {
 		names = append(names, name)
 	}
-	slices.Sort(names) // the RNG is drawn in this order: same seed, same answer
+	// The RNG is drawn in this order: same seed, same answer.
+	slices.SortFunc(names, ident.compare)
 	for _, name := range names {
 		s := byKernel[name]
-		ks := KernelSpread{Kernel: name, Share: estimate(s.share, opt), Influence: estimate(s.infl, opt)}
+		ks := KernelSpread{Kernel: name.kernel, Problem: name.problem, Share: estimate(s.share, opt), Influence: estimate(s.infl, opt)}
 		for _, c := range s.curve {
 			ks.Curve = append(ks.Curve, estimate(c, opt))
 		}
@@ -142,7 +157,27 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 	if len(e2e) > 0 {
 		out.EndToEnd = estimate(e2e, opt)
 	}
+	for k, name := range names { // drawn last, as above
+		out.Kernels[k].Slack = estimate(byKernel[name].slack, opt)
+	}
 	return out, nil
+}
+
+// tunedFor returns the changes of tuned that apply to a profile's row: a
+// kernel's, or for a kernel split by problem those of its problem (or of
+// every problem).
+func tunedFor(tuned map[string][]Change, id ident, split map[string]bool) ([]Change, bool) {
+	ch, ok := tuned[id.kernel]
+	if !ok || !split[id.kernel] {
+		return ch, ok
+	}
+	var out []Change
+	for _, c := range ch {
+		if c.Problem == "" || c.Problem == id.problem {
+			out = append(out, c)
+		}
+	}
+	return out, len(out) > 0
 }
 
 // Bootstrap summarises any sample as Spread summarises a kernel's figures:

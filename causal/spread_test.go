@@ -59,6 +59,10 @@ func TestSpreadOverIterations(t *testing.T) {
 	if c := got[2].Influence; c.Max != 0 || c.N != 5 {
 		t.Errorf("c is off the critical path in every iteration: %+v", c)
 	}
+	// c ends at 210, d waits for b until 100+b: c's slack is b-110.
+	if sl := got[2].Slack; sl.N != 5 || sl.Min != 90 || sl.Median != 190 || sl.Max != 290 || sl.Q1 != 130 || got[1].Slack.Max != 0 {
+		t.Errorf("slack of c %+v, of b %+v; want 90, 130, 190, 190, 290 and 0", sl, got[1].Slack)
+	}
 	again, _ := Spread(spans, SpreadOptions{RNG: rand.New(rand.NewPCG(1, 2))})
 	if again[1].Influence != b {
 		t.Errorf("same seed, different estimate: %+v and %+v", again[1].Influence, b)

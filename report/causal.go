@@ -56,7 +56,7 @@ func causalSection(b *strings.Builder, in Input) {
 				check = fmt.Sprintf("%s: predicted %s%%, measured %s (%d runs)", esc(m.Experiment), num(100*m.Predicted), pct(m.Measured), m.Runs)
 			}
 			fmt.Fprintf(b, `<tr><td>%s</td><td>%s</td><td>%s</td><td>%s <span class="ci">[%s, %s]</span></td><td>%s</td><td>%s</td></tr>`,
-				esc(k.Kernel), pct(k.Share), pct(k.Critical), num(k.Influence.Median), num(k.Influence.Lo), num(k.Influence.Hi), gain, check)
+				esc(strings.TrimSuffix(k.Kernel+" @ "+k.Problem, " @ ")), pct(k.Share), pct(k.Critical), num(k.Influence.Median), num(k.Influence.Lo), num(k.Influence.Hi), gain, check)
 		}
 		b.WriteString(`</tbody></table>`)
 		b.WriteString(causalCurves(fmt.Sprintf("causal-%d", i+1), c))

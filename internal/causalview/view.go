@@ -130,8 +130,8 @@ func Profile(pipeline string, batches int, iters [][]causal.Span, skipped []stri
 		out.Spans += len(it)
 	}
 	for _, k := range ps.Kernels {
-		ck := api.CausalKernel{Kernel: k.Kernel, Share: estimate(k.Share), Critical: estimate(k.Critical),
-			Influence: estimate(k.Influence), Tuned: tuned.Info[k.Kernel], TunedNote: tuned.Notes[k.Kernel]}
+		ck := api.CausalKernel{Kernel: k.Kernel, Problem: k.Problem, Share: estimate(k.Share), Critical: estimate(k.Critical),
+			Influence: estimate(k.Influence), Slack: estimate(k.Slack), Tuned: tuned.Info[k.Kernel], TunedNote: tuned.Notes[k.Kernel]}
 		for _, c := range k.Curve {
 			ck.Curve = append(ck.Curve, estimate(c))
 		}

@@ -46,4 +46,11 @@ func TestSplit(t *testing.T) {
 	if err != nil || p.Iterations != 2 || p.Spans != 4 || p.Batches != 5 || len(p.Kernels) != 2 || len(p.Skipped) != 2 {
 		t.Errorf("Profile = %+v, %v", p, err)
 	}
+	// a and b run one after the other on one stream: a's slack is 0 in
+	// both iterations.
+	for _, k := range p.Kernels {
+		if k.Kernel == "a" && (k.Slack.N != 2 || k.Slack.Min != 0 || k.Slack.Max != 0) {
+			t.Errorf("slack of a %+v", k.Slack)
+		}
+	}
 }

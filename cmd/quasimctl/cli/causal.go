@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strings"
 	"time"
@@ -33,6 +34,9 @@ an iteration's end-to-end time, its share on the critical path, its influence
 and the end-to-end gain predicted with the kernel at its tuned time (its
 job's best trial against its default config's). Each is the median over the
 recorded iterations with a 95% bootstrap interval of the median in brackets.
+Slack is how much longer the kernel's spans may take before an iteration's
+end-to-end time grows (0 on the critical path), with its range over the
+iterations in parentheses when that is wider than the interval.
 
   quasimctl causal show PIPELINE [--curves] [--json]
   quasimctl causal import TRACE.json[.gz] --pipeline PIPELINE [--offline]
@@ -210,7 +214,10 @@ func inBatch(b []causal.Span) []causal.Span {
 }
 
 func importReport(r causal.ChromeReport) api.ImportReport {
-	out := api.ImportReport{Events: r.Events, Spans: r.Spans, Deps: r.Deps, Waits: r.Waits, Iterations: r.Iterations, CutOff: r.CutOff, Dropped: []api.ImportDropped{}}
+	out := api.ImportReport{Events: r.Events, Spans: r.Spans, Deps: r.Deps, Waits: r.Waits, Iterations: r.Iterations,
+		IterationsFrom: r.IterationsFrom, Tracks: r.Tracks, RepeatingTracks: r.RepeatingTracks,
+		Gaps: api.ImportGaps{Event: r.Gaps.Event, Host: r.Gaps.Host, HostUnseen: r.Gaps.HostUnseen}, Warning: r.Warning,
+		CutOff: r.CutOff, Dropped: []api.ImportDropped{}}
 	for _, d := range r.Dropped {
 		out.Dropped = append(out.Dropped, api.ImportDropped{Reason: d.Reason, Count: d.Count, Example: d.Example})
 	}
@@ -218,8 +225,24 @@ func importReport(r causal.ChromeReport) api.ImportReport {
 }
 
 func printChromeReport(w io.Writer, file string, r causal.ChromeReport) {
-	fmt.Fprintf(w, "%s: %d events read; mapped %d spans, %d dependencies (%d from GPU waits), %d iterations (ProfilerStep#N)\n",
-		filepath.Base(file), r.Events, r.Spans, r.Deps, r.Waits, r.Iterations)
+	var iters string
+	switch r.IterationsFrom {
+	case causal.FromMarkers:
+		iters = fmt.Sprintf("%s (ProfilerStep#N)", plural(r.Iterations, "iteration"))
+	case causal.FromRepeats:
+		iters = fmt.Sprintf("%s (no ProfilerStep#N: inferred, the kernel sequence repeats on %d of %d streams and threads)", plural(r.Iterations, "iteration"), r.RepeatingTracks, r.Tracks)
+	default:
+		iters = "no iterations found"
+	}
+	fmt.Fprintf(w, "%s: %d events read; mapped %d spans, %d dependencies (%d from GPU waits), %s\n",
+		filepath.Base(file), r.Events, r.Spans, r.Deps, r.Waits, iters)
+	if r.Warning != "" {
+		fmt.Fprintf(w, "warning: %s\n", r.Warning)
+	}
+	if g := r.Gaps; g != (causal.GapReport{}) {
+		fmt.Fprintf(w, "idle gaps on GPU streams (over %s), modelled as waits: %d on an earlier GPU span (dependency added), %d on a host call (dependency added), %d on a launch the trace does not show (starts no earlier)\n",
+			time.Duration(causal.MinGap), g.Event, g.Host, g.HostUnseen)
+	}
 	if r.CutOff {
 		fmt.Fprintln(w, "the trace ends early (unterminated); its last partial event is not counted")
 	}
@@ -246,7 +269,7 @@ func printCausal(w io.Writer, c api.Causal, curves bool) error {
 	pct := func(e api.Estimate) string {
 		return fmt.Sprintf("%s [%s, %s]", fmtPct(e.Median), fmtPct(e.Lo), fmtPct(e.Hi))
 	}
-	t := newTable(w, "KERNEL", "SHARE", "CRITICAL PATH", "INFLUENCE", "GAIN IF TUNED", "MEASURED")
+	t := newTable(w, "KERNEL", "SHARE", "CRITICAL PATH", "INFLUENCE", "SLACK", "GAIN IF TUNED", "MEASURED")
 	var notes []string             // distinct notes, in kernel order
 	noted := map[string][]string{} // note → kernels
 	for _, k := range c.Kernels {
@@ -257,14 +280,14 @@ func printCausal(w io.Writer, c api.Causal, curves bool) error {
 			if noted[k.TunedNote] == nil {
 				notes = append(notes, k.TunedNote)
 			}
-			noted[k.TunedNote] = append(noted[k.TunedNote], shortName(k.Kernel))
+			noted[k.TunedNote] = append(noted[k.TunedNote], kernelLabel(k))
 		}
 		measured := "-"
 		if m := k.Measured; m != nil {
 			measured = fmt.Sprintf("%s [%s, %s] (predicted %s, %d runs)", fmtPct(m.Measured.Median), fmtPct(m.Measured.Lo), fmtPct(m.Measured.Hi), fmtPct(m.Predicted), m.Runs)
 		}
 		infl := fmt.Sprintf("%.3f [%.3f, %.3f]", k.Influence.Median, k.Influence.Lo, k.Influence.Hi)
-		t.row(shortName(k.Kernel), pct(k.Share), pct(k.Critical), infl, gain, measured)
+		t.row(kernelLabel(k), pct(k.Share), pct(k.Critical), infl, fmtNs(k.Slack), gain, measured)
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -289,7 +312,7 @@ func printCausal(w io.Writer, c api.Causal, curves bool) error {
 		}
 		t := newTable(w, header...)
 		for _, k := range c.Kernels {
-			row := []string{shortName(k.Kernel)}
+			row := []string{kernelLabel(k)}
 			for _, p := range k.Curve {
 				row = append(row, fmtPct(p.Median))
 			}
@@ -298,6 +321,15 @@ func printCausal(w io.Writer, c api.Causal, curves bool) error {
 		return t.flush()
 	}
 	return nil
+}
+
+// kernelLabel names a profile's row: the kernel, with its problem when
+// two stages run it.
+func kernelLabel(k api.CausalKernel) string {
+	if k.Problem == "" {
+		return shortName(k.Kernel)
+	}
+	return shortName(k.Kernel) + " @ " + k.Problem
 }
 
 // maxNameLen is the most of a kernel name a table shows (GPU kernels'
@@ -319,6 +351,17 @@ func plural(n int, what string) string {
 		return fmt.Sprintf("%d %ses", n, what)
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// fmtNs writes a slack estimate in ns as a duration: the median and its
+// interval, and the range over iterations when it is wider.
+func fmtNs(e api.Estimate) string {
+	d := func(v float64) string { return time.Duration(math.Round(v)).String() }
+	s := fmt.Sprintf("%s [%s, %s]", d(e.Median), d(e.Lo), d(e.Hi))
+	if e.Min < e.Lo || e.Max > e.Hi {
+		s += fmt.Sprintf(" (%s to %s)", d(e.Min), d(e.Max))
+	}
+	return s
 }
 
 // fmtPct writes a fraction as a percentage with one decimal.

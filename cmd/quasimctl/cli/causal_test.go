@@ -24,8 +24,8 @@ func TestCausalImportOffline(t *testing.T) {
 		"pytorch_profiler.json: 42 events read; mapped 13 spans, 8 dependencies (1 from GPU waits), 2 iterations (ProfilerStep#N)\n",
 		"  1      flow without end                                     event 35 \"ac2g\"\n",
 		"pipeline trace: 2 iterations, 13 spans (1 batch); end to end 136.5µs [131µs, 142µs]\n",
-		"sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32         76.9% [76.3%, 77.5%]  76.9% [76.3%, 77.5%]  0.769 [0.763, 0.775]  unknown        -\n",
-		"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<flo…  14.7% [14.1%, 15.3%]  0.0% [0.0%, 0.0%]     0.000 [0.000, 0.000]  unknown        -\n",
+		"sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32         76.9% [76.3%, 77.5%]  76.9% [76.3%, 77.5%]  0.769 [0.763, 0.775]  0s [0s, 0s]        unknown        -\n",
+		"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<flo…  14.7% [14.1%, 15.3%]  0.0% [0.0%, 0.0%]     0.000 [0.000, 0.000]  41µs [36µs, 46µs]  unknown        -\n",
 		"KERNEL                                                            0%    5%    10%   15%    20%",
 		"offline, gains at tuned times are unknown",
 	)
@@ -41,6 +41,41 @@ func TestCausalImportOffline(t *testing.T) {
 	if got.Import.Spans != 13 || got.Import.Iterations != 2 || len(got.Import.Dropped) != 5 ||
 		got.Causal.Pipeline != "fwd" || got.Causal.Iterations != 2 || len(got.Causal.Kernels) != 5 || len(got.Causal.Kernels[0].Curve) != causal.CurveSteps {
 		t.Errorf("causal import --offline --json = %+v", got)
+	}
+}
+
+// TestCausalImportForkJoin: issue 27's fork-join trace, without
+// ProfilerStep#N markers (synthetic: causal/causaltest), imports as its 50
+// iterations with each kernel's influence per iteration.
+func TestCausalImportForkJoin(t *testing.T) {
+	t.Parallel()
+	trace := filepath.Join("..", "..", "..", "causal", "testdata", "forkjoin_synthetic.json")
+	out, errs, code := run(t, "causal", "import", "--offline", "--socket", "/nonexistent/sock", trace)
+	if code != 0 {
+		t.Fatalf("causal import --offline = %d, stderr %q", code, errs)
+	}
+	mustContain(t, "causal import --offline", out,
+		"forkjoin_synthetic.json: 750 events read; mapped 350 spans, 300 dependencies (50 from GPU waits), 50 iterations (no ProfilerStep#N: inferred, the kernel sequence repeats on 3 of 3 streams and threads)\n",
+		"pipeline trace: 50 iterations, 350 spans (1 batch); end to end 1.509ms [1.509ms, 1.509ms]\n",
+		"A                      66.3% [66.3%, 66.3%]  66.3% [66.3%, 66.3%]  0.663 [0.663, 0.663]",
+		"C                      33.1% [33.1%, 33.1%]  33.1% [33.1%, 33.1%]  0.331 [0.331, 0.331]",
+		"B                      19.9% [19.9%, 19.9%]  0.0% [0.0%, 0.0%]     0.000 [0.000, 0.000]  694µs [694µs, 694µs]",
+	)
+	out, errs, code = run(t, "causal", "import", "--offline", "--json", trace)
+	if code != 0 {
+		t.Fatalf("causal import --offline --json = %d, stderr %q", code, errs)
+	}
+	got := decodeStrict[struct {
+		Import api.ImportReport `json:"import"`
+		Causal api.Causal       `json:"causal"`
+	}](t, out)
+	if im := got.Import; im.IterationsFrom != causal.FromRepeats || im.Iterations != 50 || im.Tracks != 3 || im.RepeatingTracks != 3 || im.Warning != "" {
+		t.Errorf("import report %+v", im)
+	}
+	for _, k := range got.Causal.Kernels {
+		if k.Kernel == "B" && (k.Slack.Median != 694e3 || k.Slack.N != 50) {
+			t.Errorf("slack of B %+v, want 694 µs over 50 iterations", k.Slack)
+		}
 	}
 }
 
@@ -111,7 +146,25 @@ func TestCausalImportTorchTrace(t *testing.T) {
 		"  116    encloses other events on its thread (they are kept)  event 0 \"aten::zeros\"\n",
 		"  11     outside every ProfilerStep#N                         event 1 \"aten::empty\"\n",
 		"pipeline trace: 5 iterations, 144 spans (1 batch); end to end 2.723ms [304µs, 8.702ms]\n",
-		"KERNEL               SHARE                 CRITICAL PATH         INFLUENCE             GAIN IF TUNED  MEASURED\n",
-		"forward              97.4% [97.4%, 97.4%]  97.4% [97.4%, 97.4%]  0.526 [0.526, 0.526]  unknown        -\n",
+		"KERNEL               SHARE                 CRITICAL PATH         INFLUENCE             SLACK                GAIN IF TUNED  MEASURED\n",
+		"forward              97.4% [97.4%, 97.4%]  97.4% [97.4%, 97.4%]  0.526 [0.526, 0.526]  0s [0s, 0s]          unknown        -\n",
+	)
+}
+
+// TestPrintCausalStages: a kernel two stages run is a row per problem.
+func TestPrintCausalStages(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	c := api.Causal{Pipeline: "builtin", Iterations: 1, Kernels: []api.CausalKernel{
+		{Kernel: "conv2d", Problem: "512,512,7", Share: api.Estimate{Median: 0.858}, Slack: api.Estimate{}},
+		{Kernel: "conv2d", Problem: "256,256,5", Share: api.Estimate{Median: 0.2}, Slack: api.Estimate{Median: 168e6, Lo: 112e6, Hi: 184e6, Min: 100e6, Max: 190e6}},
+	}}
+	if err := printCausal(&b, c, false); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "printCausal", b.String(),
+		"conv2d @ 512,512,7  85.8% [0.0%, 0.0%]",
+		"conv2d @ 256,256,5  20.0% [0.0%, 0.0%]",
+		"168ms [112ms, 184ms] (100ms to 190ms)",
 	)
 }
