@@ -16,17 +16,39 @@ var (
 	jobAnchor   = flag.String("job", "job-1", "with -screenshots: the anchor of the job whose views are drawn")
 )
 
-// The fixture report renders every chart and table, quietly and offline.
+// The crowded fixture report renders every chart and table, quietly and
+// offline, and passes pageChecks (as laid out by the browser).
 func TestBrowserFixture(t *testing.T) {
-	page := render(t, fixture())
-	r, _ := browsertest.Open(t, page)
+	page := render(t, crowdedFixture())
+	r, _ := browsertest.Open(t, strings.Replace(page, "</body>", pageChecks+"</body>", 1))
 	if got, want := len(r.Charts), len(svgRe.FindAllString(page, -1)); got != want || got < 8 {
 		t.Errorf("%d charts rendered, the page has %d", got, want)
 	}
-	if len(r.Tables) != 4 { // the jobs with trials
-		t.Errorf("%d trial tables rendered, want 4", len(r.Tables))
+	if len(r.Tables) != 12 { // the jobs with trials: 4 of sgemm, 8 of the stencil
+		t.Errorf("%d trial tables rendered, want 12", len(r.Tables))
 	}
 }
+
+// pageChecks reports on the console (which browsertest.Open fails on)
+// what a reader of the laid-out page would miss:
+//
+//   - legend: a chart whose legend does not label every series it
+//     declares, or an entry cut off at the chart's edges or drawn over
+//     another entry.
+const pageChecks = `<script>(function(){
+function fail(m){console.error(m)}
+function inside(a,b){return a.x>=b.x-0.5&&a.y>=b.y-0.5&&a.x+a.width<=b.x+b.width+0.5&&a.y+a.height<=b.y+b.height+0.5}
+function overlap(a,b){return a.x<b.x+b.width-0.5&&b.x<a.x+a.width-0.5&&a.y<b.y+b.height-0.5&&b.y<a.y+a.height-0.5}
+document.querySelectorAll("svg.chart").forEach(function(s){
+var vb=s.viewBox.baseVal,box={x:0,y:0,width:vb.width,height:vb.height};
+var es=s.querySelectorAll("text.legend"),boxes=[];
+if(es.length!==+s.getAttribute("data-series")){fail("legend check: chart "+s.id+" labels "+es.length+" of "+s.getAttribute("data-series")+" series")}
+es.forEach(function(e){var b=e.getBBox(),n=e.textContent;
+if(n.trim()===""){fail("legend check: chart "+s.id+": a series has no label")}
+if(!inside(b,box)){fail("legend check: chart "+s.id+": entry "+n+" cut off: "+JSON.stringify([b.x,b.y,b.width,b.height])+" in "+vb.width+"x"+vb.height)}
+boxes.forEach(function(o){if(overlap(o.b,b)){fail("legend check: chart "+s.id+": "+o.n+" and "+n+" overlap")}});
+boxes.push({b:b,n:n})})});
+})();</script>`
 
 // TestScreenshots writes a PNG of each view of the fixture report, or of
 // the report file -report, with -screenshots DIR (make screenshots).
@@ -39,7 +61,7 @@ func TestScreenshots(t *testing.T) {
 	if err := os.MkdirAll(*screenshots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	page, prefix := render(t, fixture()), "fixture"
+	page, prefix := render(t, crowdedFixture()), "fixture"
 	if *reportFile != "" {
 		b, err := os.ReadFile(*reportFile)
 		if err != nil {

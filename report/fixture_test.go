@@ -107,3 +107,26 @@ func fixture() Input {
 		}},
 	}
 }
+
+// crowdedFixture is fixture with a second kernel whose long-named jobs
+// all have known work, so that the roofline's legend holds more entries
+// than one row of the chart can.
+func crowdedFixture() Input {
+	in := fixture()
+	k := Kernel{Info: api.Kernel{Name: "stencil_2d_blocked_with_a_long_name", Params: []string{"tile", "unroll"}}, Params: []string{"tile", "unroll"}}
+	for i := range 8 {
+		n := 64 << i
+		problem := fmt.Sprintf("%d,%d", n, n)
+		id := "stencil/" + problem + "/cpu"
+		k.Info.Jobs = append(k.Info.Jobs, api.Job{ID: id, Problem: problem, Device: "cpu/x",
+			Work: &api.Work{Flops: 5 * float64(n*n), Bytes: 8 * float64(n*n)}})
+		for j, tile := range []int{8, 16, 32} {
+			for u := 1; u <= 2; u++ {
+				k.Trials = append(k.Trials, api.Trial{Key: fmt.Sprintf("%d,%d", tile, u), Status: "ok", Problem: problem, Device: "cpu/x", Cycle: 1, At: t0,
+					TimeMS: float64(n*n) * 1e-7 * (1 + 0.3*float64(j)) / float64(u)})
+			}
+		}
+	}
+	in.Kernels = append(in.Kernels, k)
+	return in
+}
