@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ var (
 // offline, and passes pageChecks (as laid out by the browser).
 func TestBrowserFixture(t *testing.T) {
 	page := render(t, crowdedFixture())
-	r, _ := browsertest.Open(t, strings.Replace(page, "</body>", pageChecks+"</body>", 1))
+	r, _ := browsertest.Open(t, strings.Replace(page, "</body>", pageChecks(1)+"</body>", 1))
 	if got, want := len(r.Charts), len(svgRe.FindAllString(page, -1)); got != want || got < 8 {
 		t.Errorf("%d charts rendered, the page has %d", got, want)
 	}
@@ -35,7 +36,14 @@ func TestBrowserFixture(t *testing.T) {
 //   - legend: a chart whose legend does not label every series it
 //     declares, or an entry cut off at the chart's edges or drawn over
 //     another entry.
-const pageChecks = `<script>(function(){
+//   - served: not flags served-versus-certificate disagreements in the
+//     jobs table, each with its reason as a title, and as many sentences
+//     in the job sections (convergence and certificates), all shown.
+func pageChecks(flags int) string {
+	return strings.ReplaceAll(pageChecksJS, "FLAGS", strconv.Itoa(flags))
+}
+
+const pageChecksJS = `<script>(function(){
 function fail(m){console.error(m)}
 function inside(a,b){return a.x>=b.x-0.5&&a.y>=b.y-0.5&&a.x+a.width<=b.x+b.width+0.5&&a.y+a.height<=b.y+b.height+0.5}
 function overlap(a,b){return a.x<b.x+b.width-0.5&&b.x<a.x+a.width-0.5&&a.y<b.y+b.height-0.5&&b.y<a.y+a.height-0.5}
@@ -48,6 +56,10 @@ if(n.trim()===""){fail("legend check: chart "+s.id+": a series has no label")}
 if(!inside(b,box)){fail("legend check: chart "+s.id+": entry "+n+" cut off: "+JSON.stringify([b.x,b.y,b.width,b.height])+" in "+vb.width+"x"+vb.height)}
 boxes.forEach(function(o){if(overlap(o.b,b)){fail("legend check: chart "+s.id+": "+o.n+" and "+n+" overlap")}});
 boxes.push({b:b,n:n})})});
+var cells=document.querySelectorAll("#summary td.served-flag"),notes=document.querySelectorAll("section.job p.served-flag");
+if(cells.length!==FLAGS||notes.length!==2*FLAGS){fail("served check: "+cells.length+" flagged jobs and "+notes.length+" flag notes, want FLAGS and "+2*FLAGS)}
+cells.forEach(function(c){if(!c.title||c.getBoundingClientRect().width===0){fail("served check: a flag without its reason or not shown")}});
+notes.forEach(function(n){var r=n.getBoundingClientRect();if(r.width===0||r.height===0||!/disagree/.test(n.textContent)){fail("served check: a flag note not shown")}});
 })();</script>`
 
 // TestScreenshots writes a PNG of each view of the fixture report, or of

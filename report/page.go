@@ -72,7 +72,7 @@ func Write(w io.Writer, in Input) error {
 
 // summary writes the table of jobs, each linked to its section.
 func summary(b *strings.Builder, entries []entry) {
-	b.WriteString(`<section class="view summary" id="summary"><h2>Jobs</h2><table class="plain"><thead><tr><th>kernel</th><th>problem</th><th>device</th><th>trials</th><th>valid</th><th>cycles</th><th>best ms</th><th>served ms</th><th>default ms</th><th>speed-up</th></tr></thead><tbody>`)
+	b.WriteString(`<section class="view summary" id="summary"><h2>Jobs</h2><table class="plain"><thead><tr><th>kernel</th><th>problem</th><th>device</th><th>trials</th><th>valid</th><th>cycles</th><th>best ms</th><th>served ms</th><th>certificate median ms (95% CI)</th><th>default ms</th><th>speed-up</th></tr></thead><tbody>`)
 	for _, e := range entries {
 		j := e.j
 		served, def, speed := "–", "–", "–"
@@ -95,8 +95,15 @@ func summary(b *strings.Builder, entries []entry) {
 		if j.foreign {
 			name += " (foreign)"
 		}
-		fmt.Fprintf(b, `<tr><td><a href="#%s">%s</a></td><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
-			e.anchor, esc(name), esc(j.problem), esc(j.device), e.conv.n, e.conv.valid, len(j.cycles), best, served, def, speed)
+		servedTD, certTD := `<td>`+served+`</td>`, `<td>–</td>`
+		if r, ok := servedAgainstCert(j); ok {
+			certTD = `<td>` + r.interval() + `</td>`
+			if r.flag {
+				servedTD = fmt.Sprintf(`<td class="flag served-flag" title="%s">%s ⚠ %s×</td>`, esc(r.flagText()), served, num(r.ratio))
+			}
+		}
+		fmt.Fprintf(b, `<tr><td><a href="#%s">%s</a></td><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td>%s%s<td>%s</td><td>%s</td></tr>`,
+			e.anchor, esc(name), esc(j.problem), esc(j.device), e.conv.n, e.conv.valid, len(j.cycles), best, servedTD, certTD, def, speed)
 	}
 	b.WriteString(`</tbody></table></section>`)
 }
@@ -174,9 +181,12 @@ func convergenceNotes(b *strings.Builder, j *job, c convergence) {
 		fmt.Fprintf(b, `; 95%% of it reached at evaluation %d`, k)
 	}
 	if s := j.served; s != nil && s.TimeMS > 0 {
-		fmt.Fprintf(b, `; served %s (%s ms certified`, esc(s.Key), num(s.TimeMS))
+		fmt.Fprintf(b, `; served %s (%s ms as the search measured it`, esc(s.Key), num(s.TimeMS))
 		if s.DefaultMS > 0 {
 			fmt.Fprintf(b, `, %s× the default's %s ms`, num(s.DefaultMS/s.TimeMS), num(s.DefaultMS))
+		}
+		if r, ok := servedAgainstCert(j); ok {
+			fmt.Fprintf(b, `; its certificate's median %s ms`, r.interval())
 		}
 		b.WriteString(`)`)
 	} else {
@@ -192,6 +202,7 @@ func convergenceNotes(b *strings.Builder, j *job, c convergence) {
 		fmt.Fprintf(b, `<td>%.3f</td>`, c.fraction(k))
 	}
 	b.WriteString(`</tr></table>`)
+	servedFlag(b, j)
 }
 
 // cyclesTable lists the job's cycles.

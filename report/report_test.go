@@ -268,3 +268,37 @@ func TestWriteBench(t *testing.T) {
 		}
 	}
 }
+
+// TestServedAgainstCert: a served time is flagged when it lies outside the
+// served certificate's 95% CI widened by servedSlack, on either side.
+func TestServedAgainstCert(t *testing.T) {
+	lat := &Latency{Samples: 30, MedianMS: 10, CILowMS: 9, CIHighMS: 11}
+	tests := []struct {
+		name     string
+		servedMS float64
+		lat      *Latency
+		flag     bool
+	}{
+		{"equal", 10, lat, false},
+		{"inside the widened top", 11 * 1.25 * 0.999, lat, false},
+		{"past the widened top", 11 * 1.25 * 1.001, lat, true},
+		{"inside the widened bottom", 9 / 1.25 * 1.001, lat, false},
+		{"under the widened bottom", 9 / 1.25 * 0.999, lat, true},
+		{"issue 27: 2.37 against 7.92", 2.37, &Latency{Samples: 30, MedianMS: 7.92, CILowMS: 7.8, CIHighMS: 8.1}, true},
+		{"no body: the listing's median", 13, nil, true},
+		{"no body, close", 12, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := &job{served: &api.Config{Key: "a", TimeMS: tt.servedMS, Certificate: "c1"},
+				certs: []Cert{{CertSummary: api.CertSummary{ID: "c0", TimeMS: 1}}, {CertSummary: api.CertSummary{ID: "c1", TimeMS: 10, Served: true}, Latency: tt.lat}}}
+			r, ok := servedAgainstCert(j)
+			if !ok || r.flag != tt.flag || r.certID != "c1" {
+				t.Errorf("servedAgainstCert(%v ms) = %+v, %v; want flag %v", tt.servedMS, r, ok, tt.flag)
+			}
+		})
+	}
+	if _, ok := servedAgainstCert(&job{served: &api.Config{TimeMS: 3, Certificate: "x"}}); ok {
+		t.Error("compared without a certificate")
+	}
+}
