@@ -338,6 +338,10 @@ type Job struct {
 	LastCycle  *time.Time `json:"last_cycle,omitempty"`
 	NextCycle  *time.Time `json:"next_cycle,omitempty"`
 	BudgetLeft int        `json:"budget_left,omitempty"`
+	// Held says why the job was last given no evaluations when a cycle
+	// could have started (a pipeline's budget split by influence gave it
+	// none); empty once a cycle of it starts.
+	Held string `json:"held,omitempty"`
 	// Work is what one run of the job's kernel at its problem does, where
 	// the evaluator knows (the builtin kernels do).
 	Work *Work `json:"work,omitempty"`

@@ -36,6 +36,9 @@ func TestBrowserFixture(t *testing.T) {
 //   - legend: a chart whose legend does not label every series it
 //     declares, or an entry cut off at the chart's edges or drawn over
 //     another entry.
+//   - unmeasured: the jobs with nothing measured are not listed after the
+//     others in the jobs view, a row without its reason shown, or a job
+//     section (of empty views) drawn for one.
 //   - served: not flags served-versus-certificate disagreements in the
 //     jobs table, each with its reason as a title, and as many sentences
 //     in the job sections (convergence and certificates), all shown.
@@ -60,6 +63,11 @@ var cells=document.querySelectorAll("#summary td.served-flag"),notes=document.qu
 if(cells.length!==FLAGS||notes.length!==2*FLAGS){fail("served check: "+cells.length+" flagged jobs and "+notes.length+" flag notes, want FLAGS and "+2*FLAGS)}
 cells.forEach(function(c){if(!c.title||c.getBoundingClientRect().width===0){fail("served check: a flag without its reason or not shown")}});
 notes.forEach(function(n){var r=n.getBoundingClientRect();if(r.width===0||r.height===0||!/disagree/.test(n.textContent)){fail("served check: a flag note not shown")}});
+var rows=document.querySelectorAll("#summary table.unmeasured tbody tr"),tables=document.querySelectorAll("#summary table");
+if(rows.length===0||tables[tables.length-1].className.indexOf("unmeasured")<0){fail("unmeasured check: "+rows.length+" jobs with nothing measured, not listed last")}
+rows.forEach(function(r){var w=r.querySelector("td.why"),b=w&&w.getBoundingClientRect();
+if(!w||w.textContent.length<10||b.width===0||b.height===0){fail("unmeasured check: job "+r.id+" without its reason shown")}
+if(document.querySelector("section.job#"+r.id)){fail("unmeasured check: job "+r.id+" has a section of empty views")}});
 })();</script>`
 
 // TestScreenshots writes a PNG of each view of the fixture report, or of
@@ -139,6 +147,11 @@ ths[col].click();ordered(1);ths[col].click();ordered(-1);
 var at=-1;for(var i=0;i<ths.length;i++){if(ths[i].textContent==="at"){at=i}}
 var first=host.querySelector("tbody tr").children[at].textContent;
 if(!/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(first)){fail("at shows "+first)}
+var rows=document.querySelectorAll("#summary table.unmeasured tbody tr"),tables=document.querySelectorAll("#summary table");
+if(rows.length===0||tables[tables.length-1].className.indexOf("unmeasured")<0){fail("unmeasured check: "+rows.length+" jobs with nothing measured, not listed last")}
+rows.forEach(function(r){var w=r.querySelector("td.why"),b=w&&w.getBoundingClientRect();
+if(!w||w.textContent.length<10||b.width===0||b.height===0){fail("unmeasured check: job "+r.id+" without its reason shown")}
+if(document.querySelector("section.job#"+r.id)){fail("unmeasured check: job "+r.id+" has a section of empty views")}});
 })();</script>`
 
 // The trial table sorts by a column both ways, empty cells last.

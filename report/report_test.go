@@ -152,7 +152,8 @@ func TestWriteFixture(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"No trials stored for this job yet",                     // sgemm 128
+		"Nothing measured yet (1)", // sgemm 128
+		"not due yet: its first cycle is due at 2026-11-20 15:00 (schedule &#34;0 */6 * * *&#34;)",
 		"All 2 trials failed (runtime 1, timeout 1)",            // sgemm 512
 		"One valid trial: nothing has converged yet",            // sgemm 1024
 		"No tuning cycles: this job&#39;s trials were imported", // foreign
