@@ -82,7 +82,8 @@ func fixture() Input {
 			LowerBound: 1000, Peak: 1000, BySize: 1100, ByBreadth: 1200, Strategy: "search",
 			Schedule: []byte(`{"makespan_ns":1200,"no_overlap_ns":2000,"compute_only_ns":1000}`),
 			Misses:   []byte(`{"levels":[{"name":"L1","refs":500,"misses":40}]}`)}}},
-		Ceilings: &api.Ceilings{GFLOPS: 500, GFLOPSThread: 250, BandwidthGBs: 50, Threads: 2, FMA: "avx512 fma", How: "synthetic fixture", MeasuredAt: t0},
+		Ceilings: &api.Ceilings{GFLOPS: 500, GFLOPSThread: 250, BandwidthGBs: 50, Threads: 2, FMA: "avx512 fma", How: "synthetic fixture", MeasuredAt: t0,
+			Levels: []api.CacheCeiling{{Name: "L1", Bytes: 32 << 10, BufferBytes: 8 << 10, BandwidthGBs: 400}, {Name: "L2", Bytes: 1 << 20, BufferBytes: 256 << 10, BandwidthGBs: 200}, {Name: "L3", Bytes: 32 << 20, BufferBytes: 4 << 20, BandwidthGBs: 100}}},
 		Kernels: []Kernel{{
 			Info: api.Kernel{Name: "sgemm", Params: params, Schedule: "0 */6 * * *", Jobs: []api.Job{
 				{ID: "sgemm/256/cpu", Problem: "256", Device: "cpu/x", Trials: 36,
