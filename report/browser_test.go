@@ -39,6 +39,13 @@ func TestBrowserFixture(t *testing.T) {
 //   - unmeasured: the jobs with nothing measured are not listed after the
 //     others in the jobs view, a row without its reason shown, or a job
 //     section (of empty views) drawn for one.
+//   - roofs: a roofline row placed against a cache level whose roof the
+//     chart does not draw and label, or no row placed against a cache
+//     level at all.
+//   - two parameters: sgemm 256's heat map without its 4 × 3 cells of
+//     bx and by (each with a time as its title), or its parallel
+//     coordinates without an axis per parameter and the time's, or
+//     either drawn outside its chart.
 //   - served: not flags served-versus-certificate disagreements in the
 //     jobs table, each with its reason as a title, and as many sentences
 //     in the job sections (convergence and certificates), all shown.
@@ -68,6 +75,22 @@ if(rows.length===0||tables[tables.length-1].className.indexOf("unmeasured")<0){f
 rows.forEach(function(r){var w=r.querySelector("td.why"),b=w&&w.getBoundingClientRect();
 if(!w||w.textContent.length<10||b.width===0||b.height===0){fail("unmeasured check: job "+r.id+" without its reason shown")}
 if(document.querySelector("section.job#"+r.id)){fail("unmeasured check: job "+r.id+" has a section of empty views")}});
+var roofRows=document.querySelectorAll("#roofline table.roofs tr[data-roof]"),inCache=0;
+var labels=Array.prototype.map.call(document.querySelectorAll("#roofline-chart text.legend"),function(t){return t.textContent});
+roofRows.forEach(function(r){var l=r.getAttribute("data-roof");if(l==="memory"){return}inCache++;
+var g=document.querySelector('#roofline-chart g.series[data-name^="'+l+' roof"]');
+if(!g||g.getBBox().width===0||!labels.some(function(t){return t.indexOf(l+" roof")===0})){fail("roofs check: "+l+" roof not drawn and labelled")}
+if(r.children[3].textContent.indexOf(l)!==0){fail("roofs check: a row against "+l+" does not name it")}});
+if(inCache===0){fail("roofs check: no job placed against a cache level")}
+var hm=document.getElementById("job-1-heatmap"),pc=document.getElementById("job-1-parallel");
+if(!hm||!pc){fail("two-parameter check: views of job-1 missing")}else{
+var cells=hm.querySelectorAll('g.series[data-name="best time of the pair"] rect,g.series[data-name="not measured"] rect');
+if(cells.length!==12){fail("two-parameter check: "+cells.length+" heat map cells, want 12")}
+cells.forEach(function(c){if(!/ms|no valid trial/.test(c.textContent)){fail("two-parameter check: a cell without its time")}});
+var names=Array.prototype.map.call(pc.querySelectorAll("text.axis"),function(t){return t.textContent}).join(",");
+if(names!=="bx,by,kind,time (ms)"){fail("two-parameter check: parallel axes "+names)}
+[hm,pc].forEach(function(s){var o=s.getBoundingClientRect();
+s.querySelectorAll("g.series,text").forEach(function(g){var r=g.getBoundingClientRect();if(r.left<o.left-0.5||r.top<o.top-0.5||r.right>o.right+0.5||r.bottom>o.bottom+0.5){fail("two-parameter check: "+s.id+": "+(g.getAttribute("data-name")||g.textContent)+" outside the chart")}})})}
 })();</script>`
 
 // TestScreenshots writes a PNG of each view of the fixture report, or of
@@ -152,6 +175,22 @@ if(rows.length===0||tables[tables.length-1].className.indexOf("unmeasured")<0){f
 rows.forEach(function(r){var w=r.querySelector("td.why"),b=w&&w.getBoundingClientRect();
 if(!w||w.textContent.length<10||b.width===0||b.height===0){fail("unmeasured check: job "+r.id+" without its reason shown")}
 if(document.querySelector("section.job#"+r.id)){fail("unmeasured check: job "+r.id+" has a section of empty views")}});
+var roofRows=document.querySelectorAll("#roofline table.roofs tr[data-roof]"),inCache=0;
+var labels=Array.prototype.map.call(document.querySelectorAll("#roofline-chart text.legend"),function(t){return t.textContent});
+roofRows.forEach(function(r){var l=r.getAttribute("data-roof");if(l==="memory"){return}inCache++;
+var g=document.querySelector('#roofline-chart g.series[data-name^="'+l+' roof"]');
+if(!g||g.getBBox().width===0||!labels.some(function(t){return t.indexOf(l+" roof")===0})){fail("roofs check: "+l+" roof not drawn and labelled")}
+if(r.children[3].textContent.indexOf(l)!==0){fail("roofs check: a row against "+l+" does not name it")}});
+if(inCache===0){fail("roofs check: no job placed against a cache level")}
+var hm=document.getElementById("job-1-heatmap"),pc=document.getElementById("job-1-parallel");
+if(!hm||!pc){fail("two-parameter check: views of job-1 missing")}else{
+var cells=hm.querySelectorAll('g.series[data-name="best time of the pair"] rect,g.series[data-name="not measured"] rect');
+if(cells.length!==12){fail("two-parameter check: "+cells.length+" heat map cells, want 12")}
+cells.forEach(function(c){if(!/ms|no valid trial/.test(c.textContent)){fail("two-parameter check: a cell without its time")}});
+var names=Array.prototype.map.call(pc.querySelectorAll("text.axis"),function(t){return t.textContent}).join(",");
+if(names!=="bx,by,kind,time (ms)"){fail("two-parameter check: parallel axes "+names)}
+[hm,pc].forEach(function(s){var o=s.getBoundingClientRect();
+s.querySelectorAll("g.series,text").forEach(function(g){var r=g.getBoundingClientRect();if(r.left<o.left-0.5||r.top<o.top-0.5||r.right>o.right+0.5||r.bottom>o.bottom+0.5){fail("two-parameter check: "+s.id+": "+(g.getAttribute("data-name")||g.textContent)+" outside the chart")}})})}
 })();</script>`
 
 // The trial table sorts by a column both ways, empty cells last.

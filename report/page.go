@@ -176,6 +176,15 @@ func jobSection(b *strings.Builder, e entry) {
 	}
 	b.WriteString(`</div>`)
 
+	// Two parameters.
+	fmt.Fprintf(b, `<div class="view twoparam" id="%s-twoparam"><h3>Two parameters</h3>`, a)
+	if es != nil {
+		twoParamView(b, a, j, es)
+	} else {
+		b.WriteString(empty("No parameter effects (see Parameters), so no pair of parameters to draw."))
+	}
+	b.WriteString(`</div>`)
+
 	// Pareto.
 	fmt.Fprintf(b, `<div class="view pareto" id="%s-pareto"><h3>Time and energy</h3>`, a)
 	b.WriteString(paretoChart(a+"-pareto-chart", j))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -301,5 +302,58 @@ func TestServedAgainstCert(t *testing.T) {
 	}
 	if _, ok := servedAgainstCert(&job{served: &api.Config{TimeMS: 3, Certificate: "x"}}); ok {
 		t.Error("compared without a certificate")
+	}
+}
+
+// TestTwoParamViews: the heat map's cells are the best time of each pair
+// of the two most important parameters' values, the pairs never measured
+// are marked, and the parallel coordinates draw at most maxLines trials
+// and say so.
+func TestTwoParamViews(t *testing.T) {
+	j := &job{params: []string{"a", "b", "c"}}
+	for a := 1; a <= 3; a++ {
+		for b := 1; b <= 2; b++ {
+			for c := 1; c <= 2; c++ {
+				if a == 3 && b == 2 {
+					continue // never measured
+				}
+				key := strconv.Itoa(a) + "," + strconv.Itoa(b) + "," + strconv.Itoa(c)
+				j.trials = append(j.trials, trial(key, float64(a*a*10+b*3+c)))
+			}
+		}
+	}
+	es := effects(j.trials, j.params)
+	var sb strings.Builder
+	twoParamView(&sb, "x", j, es)
+	page := sb.String()
+	for _, want := range []string{
+		"a=1, b=1: best 14 ms (1,1,1) of 2 trials",
+		"a=3, b=1: best 94 ms (3,1,1) of 2 trials",
+		"a=3, b=2: no valid trial",
+		`data-name="not measured"`,
+		`id="x-parallel"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("two-parameter views lack %q", want)
+		}
+	}
+	for _, s := range svgRe.FindAllString(page, -1) {
+		if err := xml.Unmarshal([]byte(s), new(any)); err != nil {
+			t.Errorf("chart is not well-formed: %v", err)
+		}
+	}
+	sb.Reset()
+	twoParamView(&sb, "y", &job{params: []string{"a"}, trials: j.trials[:4]}, effects(j.trials[:4], []string{"a"}))
+	if !strings.Contains(sb.String(), "need two parameters whose values vary") {
+		t.Errorf("one parameter: %s", sb.String())
+	}
+	big := &job{params: []string{"a", "b"}}
+	for i := range maxLines + 500 {
+		big.trials = append(big.trials, trial(strconv.Itoa(i%40)+","+strconv.Itoa(i/40), float64(1+i)))
+	}
+	sb.Reset()
+	twoParamView(&sb, "z", big, effects(big.trials, big.params))
+	if want := fmt.Sprintf("%d of %d valid trials drawn: the fastest %d", maxLines, maxLines+500, maxLines/10); !strings.Contains(sb.String(), want) {
+		t.Errorf("many trials: no %q", want)
 	}
 }
