@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -277,10 +278,12 @@ func parallelCoords(id string, j *job, es []effect, ts []trialVals) string {
 		k := min(int(scaleT(t.ms)*bands), bands-1)
 		paths[k].WriteString(line(t))
 	}
+	// Fainter lines the more there are, so that crossings stay readable.
+	op := strconv.FormatFloat(min(0.55, 8/math.Sqrt(float64(len(order)))), 'f', 2, 64)
 	p.begin("trial (colour: time)", ramp(0.5), "line")
 	for k := bands - 1; k >= 0; k-- {
 		if paths[k].Len() > 0 {
-			fmt.Fprintf(&p.b, `<path d="%s" stroke="%s" stroke-width="1" stroke-opacity="0.55" fill="none"/>`, paths[k].String(), ramp((float64(k)+0.5)/bands))
+			fmt.Fprintf(&p.b, `<path d="%s" stroke="%s" stroke-width="1" stroke-opacity="%s" fill="none"/>`, paths[k].String(), ramp((float64(k)+0.5)/bands), op)
 		}
 	}
 	p.end()
