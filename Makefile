@@ -75,6 +75,7 @@ fuzz-smoke:
 	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzObservations$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzReadCPU$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzParseStat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzParseCache$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzRecover$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./evaluate -run '^$$' -fuzz '^FuzzParseObjective$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)

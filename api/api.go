@@ -209,13 +209,27 @@ type CPU struct {
 // Ceilings are a device's measured float32 FMA rate and streaming copy
 // bandwidth, with every thread busy.
 type Ceilings struct {
-	GFLOPS       float64   `json:"gflops"`        // float32, every thread busy
-	GFLOPSThread float64   `json:"gflops_thread"` // float32, one thread alone
-	BandwidthGBs float64   `json:"bandwidth_gbs"`
-	Threads      int       `json:"threads"`
-	FMA          string    `json:"fma"` // the FMA loop that ran
-	How          string    `json:"how"`
-	MeasuredAt   time.Time `json:"measured_at"`
+	GFLOPS       float64 `json:"gflops"`        // float32, every thread busy
+	GFLOPSThread float64 `json:"gflops_thread"` // float32, one thread alone
+	BandwidthGBs float64 `json:"bandwidth_gbs"`
+	Threads      int     `json:"threads"`
+	// Levels are the copy bandwidths of buffers that fit each cache level,
+	// smallest first (the roofs of a working set that fits one);
+	// LevelsNote says why there are none.
+	Levels     []CacheCeiling `json:"levels,omitempty"`
+	LevelsNote string         `json:"levels_note,omitempty"`
+	FMA        string         `json:"fma"` // the FMA loop that ran
+	How        string         `json:"how"`
+	MeasuredAt time.Time      `json:"measured_at"`
+}
+
+// CacheCeiling is the streaming copy bandwidth, every thread busy, of
+// buffers that fit one cache level.
+type CacheCeiling struct {
+	Name         string  `json:"name"`         // "L1", "L2", "L3"
+	Bytes        int64   `json:"bytes"`        // the level's size, one instance as CPU 0 sees it
+	BufferBytes  int     `json:"buffer_bytes"` // each thread's source (and destination) buffer
+	BandwidthGBs float64 `json:"bandwidth_gbs"`
 }
 
 // Work is one run's floating-point operations and compulsory traffic
@@ -338,6 +352,10 @@ type Job struct {
 	LastCycle  *time.Time `json:"last_cycle,omitempty"`
 	NextCycle  *time.Time `json:"next_cycle,omitempty"`
 	BudgetLeft int        `json:"budget_left,omitempty"`
+	// Held says why the job was last given no evaluations when a cycle
+	// could have started (a pipeline's budget split by influence gave it
+	// none); empty once a cycle of it starts.
+	Held string `json:"held,omitempty"`
 	// Work is what one run of the job's kernel at its problem does, where
 	// the evaluator knows (the builtin kernels do).
 	Work *Work `json:"work,omitempty"`

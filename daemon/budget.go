@@ -78,6 +78,7 @@ func (s *scheduler) startPooled(pooled map[*spec.Pipeline][]*job) {
 				if sh.evals <= 0 {
 					s.log.Info().Str("job_id", sh.job.key.String()).Str("pipeline", p.Name).Str("budget", sh.why).Msg("no budget by influence this time; its schedule tunes it later")
 					s.closeLeftRunning(sh.job)
+					sh.job.held = "budget by influence gave it no evaluations this time (" + sh.why + "); its schedule tunes it later"
 					continue
 				}
 				s.startLocked(sh.job, runRequest{trigger: "start", budget: tuner.Budget{Evals: sh.evals, Why: sh.why}})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/causal"
+	"github.com/quasim/quasim/internal/spec"
 	"github.com/quasim/quasim/internal/store"
 )
 
@@ -111,5 +112,39 @@ func TestCycleLeftRunning(t *testing.T) {
 	last, ok, err := ts.st.LastCycle(j.key, false)
 	if err != nil || !ok || last.State != "interrupted" {
 		t.Errorf("stored cycle after closeLeftRunning: %+v, %v, %v; want interrupted", last, ok, err)
+	}
+}
+
+// A job the split gives no evaluations says so in its listing (api.Job.Held),
+// so that the report can list it with the reason instead of empty views.
+func TestHeldByInfluence(t *testing.T) {
+	ts := newTestServer(t, t.TempDir())
+	k, _ := ts.sched.kernel("sgemm")
+	j := k.jobs[0]
+	ts.sched.splitBudget = func(context.Context, *spec.Pipeline, []*job) []jobShare {
+		return []jobShare{{job: j, why: "pipeline side by influence: rank 2 of 2, 0 of 60 evaluations"}}
+	}
+	ts.sched.mu.Lock()
+	ts.sched.startPooled(map[*spec.Pipeline][]*job{{Name: "side"}: {j}})
+	ts.sched.mu.Unlock()
+	ts.sched.wg.Wait()
+	status, body := ts.get(t, "/v1/kernels", nil)
+	var ks []api.Kernel
+	if err := json.Unmarshal(body, &ks); status != 200 || err != nil {
+		t.Fatalf("kernels: %d %s", status, body)
+	}
+	found := false
+	for _, ak := range ks {
+		for _, aj := range ak.Jobs {
+			found = found || aj.ID == j.key.String()
+			if held := aj.Held != ""; held != (aj.ID == j.key.String()) {
+				t.Errorf("job %s held %q", aj.ID, aj.Held)
+			} else if held && !strings.Contains(aj.Held, "budget by influence gave it no evaluations this time (pipeline side by influence: rank 2 of 2") {
+				t.Errorf("held = %q", aj.Held)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("job %s not listed: %s", j.key, body)
 	}
 }

@@ -89,8 +89,8 @@ func (c *ceilings) set(class string, v api.Ceilings) error {
 // measure again, remove the class from the state directory's ceilings.json
 // and restart.
 func (c *ceilings) measureCPU(ctx context.Context, class string, threads int, lock func(context.Context, string) (func(), error), busy func(string) string, now func() time.Time, log zerolog.Logger) {
-	if c.get(class) != nil {
-		return
+	if v := c.get(class); v != nil && (len(v.Levels) > 0 || v.LevelsNote != "") {
+		return // measured (a record from before cache levels were measured is measured again)
 	}
 	for logged := false; ; {
 		why := busy(class)
@@ -115,7 +115,8 @@ func (c *ceilings) measureCPU(ctx context.Context, class string, threads int, lo
 		return
 	}
 	defer unlock()
-	r, err := introspect.MeasureCeilings(ctx, introspect.CeilingOptions{Threads: max(threads, 1), Time: 60 * time.Millisecond, Reps: 5})
+	caches, cerr := introspect.ReadCaches(os.DirFS("/"))
+	r, err := introspect.MeasureCeilings(ctx, introspect.CeilingOptions{Threads: max(threads, 1), Time: 60 * time.Millisecond, Reps: 5, Caches: caches})
 	debug.FreeOSMemory()
 	if err != nil {
 		if ctx.Err() == nil {
@@ -124,6 +125,15 @@ func (c *ceilings) measureCPU(ctx context.Context, class string, threads int, lo
 		return
 	}
 	v := api.Ceilings{GFLOPS: r.GFLOPS, GFLOPSThread: r.GFLOPSThread, BandwidthGBs: r.BandwidthGBs, Threads: r.Threads, FMA: r.FMA, How: r.How, MeasuredAt: now().UTC()}
+	for _, l := range r.Levels {
+		v.Levels = append(v.Levels, api.CacheCeiling{Name: l.Name, Bytes: l.Bytes, BufferBytes: l.BufferBytes, BandwidthGBs: l.BandwidthGBs})
+	}
+	if len(v.Levels) == 0 {
+		v.LevelsNote = "no cache level measured"
+		if cerr != nil {
+			v.LevelsNote += ": " + cerr.Error()
+		}
+	}
 	if err := c.set(class, v); err != nil {
 		log.Warn().Err(err).Msg("ceilings measured but not recorded")
 	}

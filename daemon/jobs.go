@@ -37,6 +37,7 @@ type job struct {
 	cancel  context.CancelFunc
 	live    store.Cycle // the running cycle as of its last generation
 
+	held        string           // why a pooled split gave it no evaluations (api.Job.Held); cleared when a cycle starts
 	requestedBy *store.Requester // who asked, for a job a miss added
 	// unsaved are ended cycles whose record the store refused (see
 	// unsaved.go), oldest first.
@@ -487,7 +488,7 @@ func (s *scheduler) startLocked(j *job, req runRequest) bool {
 		req.budget = tuner.Budget{Evals: j.kern.spec.Budget.Evals, Seconds: j.kern.spec.Budget.Seconds}
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	j.running, j.cancel = true, cancel
+	j.running, j.cancel, j.held = true, cancel, ""
 	s.wg.Go(func() {
 		defer cancel()
 		s.run(ctx, j, req)
@@ -629,12 +630,13 @@ type jobView struct {
 	running bool
 	live    store.Cycle
 	entry   cron.EntryID // its cron entry; nextRuns says when it runs
+	held    string
 }
 
 func (s *scheduler) view(j *job) jobView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return jobView{running: j.running, live: j.live, entry: j.entry}
+	return jobView{running: j.running, live: j.live, entry: j.entry, held: j.held}
 }
 
 // exactState is the verification state of a nearest answer given while

@@ -379,7 +379,7 @@ func (s *server) jobInfo(j *job, nextRuns map[cron.EntryID]time.Time) (api.Job, 
 		return api.Job{}, err
 	}
 	v := s.sched.view(j)
-	aj := api.Job{ID: j.key.String(), Problem: j.key.Problem, Device: j.key.Device, Trials: n, Running: v.running, Foreign: j.foreign, RequestedBy: requesterString(j.requestedBy)}
+	aj := api.Job{ID: j.key.String(), Problem: j.key.Problem, Device: j.key.Device, Trials: n, Running: v.running, Foreign: j.foreign, RequestedBy: requesterString(j.requestedBy), Held: v.held}
 	if next := nextRuns[v.entry]; v.entry != 0 && !next.IsZero() {
 		aj.NextCycle = &next
 	}

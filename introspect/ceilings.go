@@ -16,9 +16,21 @@ type Ceilings struct {
 	GFLOPSThread float64 `json:"gflops_thread"` // the same on one thread alone (a single-threaded kernel's roof)
 	BandwidthGBs float64 `json:"bandwidth_gbs"` // bytes copied (read + written) per ns, all threads
 	Threads      int     `json:"threads"`
-	FMA          string  `json:"fma"` // the FMA loop that ran
-	How          string  `json:"how"` // how both were measured
-	TookMS       float64 `json:"took_ms"`
+	// Levels are the copy bandwidths of buffers that fit each cache level
+	// of CeilingOptions.Caches, smallest first; empty without caches.
+	Levels []LevelCeiling `json:"levels,omitempty"`
+	FMA    string         `json:"fma"` // the FMA loop that ran
+	How    string         `json:"how"` // how both were measured
+	TookMS float64        `json:"took_ms"`
+}
+
+// LevelCeiling is the streaming copy bandwidth, every thread busy, of
+// buffers that fit one cache level.
+type LevelCeiling struct {
+	Name         string  `json:"name"`         // "L1"
+	Bytes        int64   `json:"bytes"`        // the level's size (one instance)
+	BufferBytes  int     `json:"buffer_bytes"` // each thread's source (and destination) buffer
+	BandwidthGBs float64 `json:"bandwidth_gbs"`
 }
 
 // CeilingOptions bounds a measurement.
@@ -29,7 +41,10 @@ type CeilingOptions struct {
 	// CopyBytes is each thread's buffer (source and destination each); 0:
 	// 64 MiB, twice a large L3, so the copy streams from memory.
 	CopyBytes int
-	Now       func() time.Time
+	// Caches are the cache levels to measure a copy bandwidth for
+	// (ReadCaches); none: only the memory's.
+	Caches []Cache
+	Now    func() time.Time
 }
 
 // MeasureCeilings runs a short FMA loop and a streaming copy on every
@@ -109,10 +124,65 @@ func MeasureCeilings(ctx context.Context, opt CeilingOptions) (Ceilings, error) 
 		})
 		c.BandwidthGBs = math.Max(c.BandwidthGBs, float64(total)/float64(d.Nanoseconds()))
 	}
+	for _, l := range levelBuffers(opt.Caches, opt.Threads, opt.CopyBytes) {
+		for range opt.Reps {
+			if err := ctx.Err(); err != nil {
+				return c, fmt.Errorf("ceilings: %w", err)
+			}
+			l.BandwidthGBs = max(l.BandwidthGBs, copyRate(bufs, l.BufferBytes, opt.Time, now))
+		}
+		c.Levels = append(c.Levels, l)
+	}
 	c.How = fmt.Sprintf("best of %d: %s loop, %d iterations per thread; copy of %d MiB buffers for %v per thread; %d threads",
 		opt.Reps, name, iters, opt.CopyBytes>>20, opt.Time, opt.Threads)
+	for _, l := range c.Levels {
+		c.How += fmt.Sprintf("; %s: copy of %d KiB buffers", l.Name, l.BufferBytes>>10)
+	}
 	c.TookMS = float64(now().Sub(start).Microseconds()) / 1000
 	return c, nil
+}
+
+// levelBuffers sizes each cache level's copy: every thread copies a
+// source to a destination that together take half of its share of the
+// level (the level's size over the busy threads that share one instance),
+// so both stay in it with room for the rest; never more than copyBytes.
+func levelBuffers(caches []Cache, threads, copyBytes int) []LevelCeiling {
+	var out []LevelCeiling
+	for _, c := range caches {
+		share := int64(max(1, min(c.SharedBy, threads)))
+		per := min(int(c.Bytes/share/4), copyBytes) &^ 63
+		if per < 1<<10 {
+			continue
+		}
+		out = append(out, LevelCeiling{Name: c.Name, Bytes: c.Bytes, BufferBytes: per})
+	}
+	return out
+}
+
+// copyRate copies the first per bytes of each thread's source buffer to
+// its destination, on every thread at once, for d per thread, and
+// returns the bytes read and written per ns. Small buffers are copied in
+// batches of about 1 MiB between clock reads, so reading the clock does
+// not count against the copy.
+func copyRate(bufs [][2][]byte, per int, d time.Duration, now func() time.Time) float64 {
+	var mu sync.Mutex
+	var total int64
+	batch := max(1, (1<<20)/per)
+	el := parallelTime(len(bufs), now, func(w int) {
+		src, dst := bufs[w][0][:per], bufs[w][1][:per]
+		t0 := now()
+		n := int64(0)
+		for now().Sub(t0) < d {
+			for range batch {
+				copy(dst, src)
+			}
+			n += 2 * int64(per) * int64(batch)
+		}
+		mu.Lock()
+		total += n
+		mu.Unlock()
+	})
+	return float64(total) / float64(el.Nanoseconds())
 }
 
 // parallelTime runs fn on n goroutines at once and returns the wall time

@@ -2,17 +2,30 @@ package introspect
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 )
 
 func TestMeasureCeilings(t *testing.T) {
-	c, err := MeasureCeilings(context.Background(), CeilingOptions{Threads: 2, Time: 20 * time.Millisecond, Reps: 1, CopyBytes: 4 << 20})
+	caches := []Cache{{"L1", 1, 32 << 10, 1}, {"L2", 2, 1 << 20, 1}, {"L3", 3, 64 << 20, 2}}
+	c, err := MeasureCeilings(context.Background(), CeilingOptions{Threads: 2, Time: 20 * time.Millisecond, Reps: 1, CopyBytes: 4 << 20, Caches: caches})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.GFLOPS <= 0 || c.GFLOPSThread <= 0 || c.BandwidthGBs <= 0 || c.FMA == "" || c.How == "" {
 		t.Fatalf("ceilings %+v", c)
+	}
+	// Each level's buffers: half its share per thread, source and
+	// destination; L3's share is half of it (two threads), capped at
+	// CopyBytes.
+	if len(c.Levels) != 3 || c.Levels[0].BufferBytes != 8<<10 || c.Levels[1].BufferBytes != 256<<10 || c.Levels[2].BufferBytes != 4<<20 {
+		t.Fatalf("levels %+v", c.Levels)
+	}
+	for _, l := range c.Levels {
+		if l.BandwidthGBs <= 0 {
+			t.Errorf("level %s: %v GB/s", l.Name, l.BandwidthGBs)
+		}
 	}
 	t.Logf("%+v", c)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -42,9 +55,16 @@ func TestFMALoopsAgree(t *testing.T) {
 // go test ./introspect -run '^$' -bench Ceilings -benchtime 1x
 func BenchmarkCeilings(b *testing.B) {
 	for range b.N {
-		c, err := MeasureCeilings(context.Background(), CeilingOptions{Threads: 2})
+		caches, err := ReadCaches(os.DirFS("/"))
+		if err != nil {
+			b.Log(err)
+		}
+		c, err := MeasureCeilings(context.Background(), CeilingOptions{Threads: 2, Caches: caches})
 		if err != nil {
 			b.Fatal(err)
+		}
+		for _, l := range c.Levels {
+			b.ReportMetric(l.BandwidthGBs, l.Name+"-GB/s")
 		}
 		b.ReportMetric(c.GFLOPS, "GFLOP/s")
 		b.ReportMetric(c.GFLOPSThread, "GFLOP/s/thread")

@@ -36,9 +36,30 @@
 //
 // # Roofline
 //
-// A roofline section is reserved: it shows what it lacks until the daemon
-// reports measured compute and bandwidth ceilings and per-config
-// arithmetic intensity over the API.
+// Jobs whose work is known (the builtin kernels) are drawn under the roofs
+// quasimd measured (api.Ceilings): the float32 FMA peak on all threads and
+// on one, the copy bandwidth from memory, and the copy bandwidth of
+// buffers that fit each cache level. A job stands against the roof of the
+// smallest level its working set (its compulsory bytes) fits in, or
+// memory's, and the table names that level: a working set that fits in L2
+// is not measured against a roof set by 64 MiB copies.
+//
+// # Served time and certificate
+//
+// The served time (api.Config.TimeMS) is what the search measured of the
+// config; the certificate's latency is what verification measured, with a
+// bootstrap 95% CI of the median. The page shows both and flags a served
+// time outside that interval widened by servedSlack (×1.25) on each side.
+//
+// # Two parameters
+//
+// A heat map of the two most important parameters (by the importance
+// above), each cell the best time of that pair of values, and parallel
+// coordinates of every trial over all parameters and its time.
+//
+// Jobs with nothing measured (no trial, cycle, certificate or served
+// config) are listed last with the reason the listing gives, not drawn as
+// empty views.
 //
 // This package has no compatibility promise outside quasim.
 package report

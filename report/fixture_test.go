@@ -59,6 +59,7 @@ func fixture() Input {
 	for i := 0; i < 30; i++ {
 		trials = append(trials, api.Trial{Key: fmt.Sprintf("%d,%d,naive", 8<<(i%4), 1+i%3), Status: "ok", TimeMS: 1 + float64(i%7), At: t0, Problem: "256", Device: "nvidia/GPU"})
 	}
+	next := t0.Add(6 * time.Hour)
 	return Input{
 		Title:     "fixture <report>",
 		Source:    "test",
@@ -81,13 +82,14 @@ func fixture() Input {
 			LowerBound: 1000, Peak: 1000, BySize: 1100, ByBreadth: 1200, Strategy: "search",
 			Schedule: []byte(`{"makespan_ns":1200,"no_overlap_ns":2000,"compute_only_ns":1000}`),
 			Misses:   []byte(`{"levels":[{"name":"L1","refs":500,"misses":40}]}`)}}},
-		Ceilings: &api.Ceilings{GFLOPS: 500, GFLOPSThread: 250, BandwidthGBs: 50, Threads: 2, FMA: "avx512 fma", How: "synthetic fixture", MeasuredAt: t0},
+		Ceilings: &api.Ceilings{GFLOPS: 500, GFLOPSThread: 250, BandwidthGBs: 50, Threads: 2, FMA: "avx512 fma", How: "synthetic fixture", MeasuredAt: t0,
+			Levels: []api.CacheCeiling{{Name: "L1", Bytes: 32 << 10, BufferBytes: 8 << 10, BandwidthGBs: 400}, {Name: "L2", Bytes: 1 << 20, BufferBytes: 256 << 10, BandwidthGBs: 200}, {Name: "L3", Bytes: 32 << 20, BufferBytes: 4 << 20, BandwidthGBs: 100}}},
 		Kernels: []Kernel{{
-			Info: api.Kernel{Name: "sgemm", Params: params, Jobs: []api.Job{
+			Info: api.Kernel{Name: "sgemm", Params: params, Schedule: "0 */6 * * *", Jobs: []api.Job{
 				{ID: "sgemm/256/cpu", Problem: "256", Device: "cpu/x", Trials: 36,
 					Served: &api.Config{Key: best.Key, TimeMS: best.TimeMS * 1.02, DefaultMS: 2.5},
 					Work:   &api.Work{Flops: 2 * 256 * 256 * 256, Bytes: 4 * 3 * 256 * 256}},
-				{ID: "sgemm/128/cpu", Problem: "128", Device: "cpu/x"},
+				{ID: "sgemm/128/cpu", Problem: "128", Device: "cpu/x", NextCycle: &next},
 				{ID: "sgemm/512/cpu", Problem: "512", Device: "cpu/x"},
 				{ID: "sgemm/1024/cpu", Problem: "1024", Device: "cpu/x", Work: &api.Work{Flops: 2 << 30, Bytes: 12 << 20}},
 				{ID: "sgemm/256/gpu", Problem: "256", Device: "nvidia/GPU", Foreign: true},
@@ -106,4 +108,37 @@ func fixture() Input {
 			},
 		}},
 	}
+}
+
+// crowdedFixture is fixture with a second kernel whose long-named jobs
+// all have known work, so that the roofline's legend holds more entries
+// than one row of the chart can.
+func crowdedFixture() Input {
+	in := fixture()
+	k := Kernel{Info: api.Kernel{Name: "stencil_2d_blocked_with_a_long_name", Params: []string{"tile", "unroll"}}, Params: []string{"tile", "unroll"}}
+	for i := range 8 {
+		n := 64 << i
+		problem := fmt.Sprintf("%d,%d", n, n)
+		id := "stencil/" + problem + "/cpu"
+		k.Info.Jobs = append(k.Info.Jobs, api.Job{ID: id, Problem: problem, Device: "cpu/x",
+			Work: &api.Work{Flops: 5 * float64(n*n), Bytes: 8 * float64(n*n)}})
+		for j, tile := range []int{8, 16, 32} {
+			for u := 1; u <= 2; u++ {
+				k.Trials = append(k.Trials, api.Trial{Key: fmt.Sprintf("%d,%d", tile, u), Status: "ok", Problem: problem, Device: "cpu/x", Cycle: 1, At: t0,
+					TimeMS: float64(n*n) * 1e-7 * (1 + 0.3*float64(j)) / float64(u)})
+			}
+		}
+	}
+	// The first job is served a config whose certificate measured it 3.34×
+	// slower (a busy machine at verification): the page must flag it.
+	served := k.Trials[1]
+	k.Info.Jobs[0].Served = &api.Config{Key: served.Key, TimeMS: served.TimeMS, Certificate: "eeee5555"}
+	k.Certs = []Cert{{CertSummary: api.CertSummary{ID: "eeee5555", Kernel: k.Info.Name, Problem: served.Problem, Device: "cpu/x", Key: served.Key, TimeMS: served.TimeMS * 3.34, IssuedAt: t0, Served: true},
+		Latency: &Latency{Samples: 30, MedianMS: served.TimeMS * 3.34, CILowMS: served.TimeMS * 3.3, CIHighMS: served.TimeMS * 3.4}}}
+	// A job the pipeline's split by influence gave nothing: listed last,
+	// with the daemon's reason.
+	k.Info.Jobs = append(k.Info.Jobs, api.Job{ID: "stencil/16384,16384/cpu", Problem: "16384,16384", Device: "cpu/x",
+		Held: "budget by influence gave it no evaluations this time (pipeline p by influence: rank 3 of 3, expected gain 0.000 = influence 0.000 x headroom 0.50, 0 of 60 evaluations); its schedule tunes it later"})
+	in.Kernels = append(in.Kernels, k)
+	return in
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 
@@ -84,10 +85,16 @@ type job struct {
 	foreign bool
 	served  *api.Config
 	work    *api.Work // one run's flops and compulsory bytes, where known
-	params  []string
-	trials  []api.Trial // in the order stored: evaluation order
-	cycles  []api.Cycle // by id
-	certs   []Cert
+	// running, next and held are the listing's: a cycle is running, when
+	// the next is due, and why the last pooled split gave it nothing.
+	running  bool
+	next     *time.Time
+	held     string
+	schedule string // the kernel's cron schedule
+	params   []string
+	trials   []api.Trial // in the order stored: evaluation order
+	cycles   []api.Cycle // by id
+	certs    []Cert
 }
 
 type jobKey struct{ problem, device string }
@@ -118,6 +125,7 @@ func jobsOf(k Kernel) []*job {
 		j.foreign = aj.Foreign
 		j.served = aj.Served
 		j.work = aj.Work
+		j.running, j.next, j.held, j.schedule = aj.Running, aj.NextCycle, aj.Held, k.Info.Schedule
 	}
 	for _, t := range k.Trials {
 		j := get(t.Problem, t.Device, "")
@@ -143,4 +151,30 @@ func jobsOf(k Kernel) []*job {
 		slices.SortStableFunc(j.certs, func(a, b Cert) int { return b.IssuedAt.Compare(a.IssuedAt) })
 	}
 	return jobs
+}
+
+// unmeasured reports whether j has nothing to draw: no trial, no cycle, no
+// certificate and nothing served.
+func (j *job) unmeasured() bool {
+	return len(j.trials) == 0 && len(j.cycles) == 0 && len(j.certs) == 0 && j.served == nil
+}
+
+// idleReason says why an unmeasured job has nothing yet, from what the
+// listing says of it.
+func (j *job) idleReason() string {
+	switch {
+	case j.held != "":
+		return j.held
+	case j.running:
+		return "its first cycle is running: nothing stored yet"
+	case j.foreign:
+		return "foreign: listed, not tuned here"
+	case j.next != nil:
+		s := ""
+		if j.schedule != "" {
+			s = fmt.Sprintf(" (schedule %q)", j.schedule)
+		}
+		return fmt.Sprintf("not due yet: its first cycle is due at %s%s; quasimctl tune %s starts one now", j.next.UTC().Format("2006-01-02 15:04"), s, j.kernel)
+	}
+	return fmt.Sprintf("no cycle has run and none is scheduled; quasimctl tune %s starts one", j.kernel)
 }

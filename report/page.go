@@ -48,16 +48,23 @@ func Write(w io.Writer, in Input) error {
 	}
 	b.WriteString(`</p></header>`)
 
-	var entries []entry
+	// Jobs with nothing measured are listed after the rest, with the
+	// reason, and get no section of empty views.
+	var entries, idle []entry
 	for _, k := range in.Kernels {
 		for _, j := range jobsOf(k) {
-			entries = append(entries, entry{"job-" + strconv.Itoa(len(entries)+1), j, convergenceOf(j.trials)})
+			e := entry{"job-" + strconv.Itoa(len(entries)+len(idle)+1), j, convergenceOf(j.trials)}
+			if j.unmeasured() {
+				idle = append(idle, e)
+			} else {
+				entries = append(entries, e)
+			}
 		}
 	}
-	if len(entries) == 0 {
+	if len(entries)+len(idle) == 0 {
 		b.WriteString(`<section class="view summary" id="summary">` + empty("No kernels or jobs to report.") + `</section>`)
 	} else {
-		summary(&b, entries)
+		summary(&b, entries, idle)
 	}
 	for _, e := range entries {
 		jobSection(&b, e)
@@ -70,9 +77,27 @@ func Write(w io.Writer, in Input) error {
 	return err
 }
 
-// summary writes the table of jobs, each linked to its section.
-func summary(b *strings.Builder, entries []entry) {
-	b.WriteString(`<section class="view summary" id="summary"><h2>Jobs</h2><table class="plain"><thead><tr><th>kernel</th><th>problem</th><th>device</th><th>trials</th><th>valid</th><th>cycles</th><th>best ms</th><th>served ms</th><th>default ms</th><th>speed-up</th></tr></thead><tbody>`)
+// summary writes the table of jobs, each linked to its section, then the
+// jobs with nothing measured and why.
+func summary(b *strings.Builder, entries, idle []entry) {
+	b.WriteString(`<section class="view summary" id="summary"><h2>Jobs</h2>`)
+	defer b.WriteString(`</section>`)
+	if len(entries) > 0 {
+		summaryTable(b, entries)
+	}
+	if len(idle) == 0 {
+		return
+	}
+	fmt.Fprintf(b, `<h3>Nothing measured yet (%d)</h3><table class="plain unmeasured"><thead><tr><th>kernel</th><th>problem</th><th>device</th><th>why</th></tr></thead><tbody>`, len(idle))
+	for _, e := range idle {
+		fmt.Fprintf(b, `<tr id="%s"><td>%s</td><td>%s</td><td>%s</td><td class="why">%s</td></tr>`, e.anchor, esc(e.j.kernel), esc(e.j.problem), esc(e.j.device), esc(e.j.idleReason()))
+	}
+	b.WriteString(`</tbody></table>`)
+}
+
+// summaryTable writes the table of the jobs with something measured.
+func summaryTable(b *strings.Builder, entries []entry) {
+	b.WriteString(`<table class="plain"><thead><tr><th>kernel</th><th>problem</th><th>device</th><th>trials</th><th>valid</th><th>cycles</th><th>best ms</th><th>served ms</th><th>certificate median ms (95% CI)</th><th>default ms</th><th>speed-up</th></tr></thead><tbody>`)
 	for _, e := range entries {
 		j := e.j
 		served, def, speed := "–", "–", "–"
@@ -95,10 +120,17 @@ func summary(b *strings.Builder, entries []entry) {
 		if j.foreign {
 			name += " (foreign)"
 		}
-		fmt.Fprintf(b, `<tr><td><a href="#%s">%s</a></td><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
-			e.anchor, esc(name), esc(j.problem), esc(j.device), e.conv.n, e.conv.valid, len(j.cycles), best, served, def, speed)
+		servedTD, certTD := `<td>`+served+`</td>`, `<td>–</td>`
+		if r, ok := servedAgainstCert(j); ok {
+			certTD = `<td>` + r.interval() + `</td>`
+			if r.flag {
+				servedTD = fmt.Sprintf(`<td class="flag served-flag" title="%s">%s ⚠ %s×</td>`, esc(r.flagText()), served, num(r.ratio))
+			}
+		}
+		fmt.Fprintf(b, `<tr><td><a href="#%s">%s</a></td><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td>%s%s<td>%s</td><td>%s</td></tr>`,
+			e.anchor, esc(name), esc(j.problem), esc(j.device), e.conv.n, e.conv.valid, len(j.cycles), best, servedTD, certTD, def, speed)
 	}
-	b.WriteString(`</tbody></table></section>`)
+	b.WriteString(`</tbody></table>`)
 }
 
 // jobSection writes every view of one job.
@@ -144,6 +176,15 @@ func jobSection(b *strings.Builder, e entry) {
 	}
 	b.WriteString(`</div>`)
 
+	// Two parameters.
+	fmt.Fprintf(b, `<div class="view twoparam" id="%s-twoparam"><h3>Two parameters</h3>`, a)
+	if es != nil {
+		twoParamView(b, a, j, es)
+	} else {
+		b.WriteString(empty("No parameter effects (see Parameters), so no pair of parameters to draw."))
+	}
+	b.WriteString(`</div>`)
+
 	// Pareto.
 	fmt.Fprintf(b, `<div class="view pareto" id="%s-pareto"><h3>Time and energy</h3>`, a)
 	b.WriteString(paretoChart(a+"-pareto-chart", j))
@@ -174,9 +215,12 @@ func convergenceNotes(b *strings.Builder, j *job, c convergence) {
 		fmt.Fprintf(b, `; 95%% of it reached at evaluation %d`, k)
 	}
 	if s := j.served; s != nil && s.TimeMS > 0 {
-		fmt.Fprintf(b, `; served %s (%s ms certified`, esc(s.Key), num(s.TimeMS))
+		fmt.Fprintf(b, `; served %s (%s ms as the search measured it`, esc(s.Key), num(s.TimeMS))
 		if s.DefaultMS > 0 {
 			fmt.Fprintf(b, `, %s× the default's %s ms`, num(s.DefaultMS/s.TimeMS), num(s.DefaultMS))
+		}
+		if r, ok := servedAgainstCert(j); ok {
+			fmt.Fprintf(b, `; its certificate's median %s ms`, r.interval())
 		}
 		b.WriteString(`)`)
 	} else {
@@ -192,6 +236,7 @@ func convergenceNotes(b *strings.Builder, j *job, c convergence) {
 		fmt.Fprintf(b, `<td>%.3f</td>`, c.fraction(k))
 	}
 	b.WriteString(`</tr></table>`)
+	servedFlag(b, j)
 }
 
 // cyclesTable lists the job's cycles.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -152,7 +153,8 @@ func TestWriteFixture(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"No trials stored for this job yet",                     // sgemm 128
+		"Nothing measured yet (1)", // sgemm 128
+		"not due yet: its first cycle is due at 2026-11-20 15:00 (schedule &#34;0 */6 * * *&#34;)",
 		"All 2 trials failed (runtime 1, timeout 1)",            // sgemm 512
 		"One valid trial: nothing has converged yet",            // sgemm 1024
 		"No tuning cycles: this job&#39;s trials were imported", // foreign
@@ -266,5 +268,92 @@ func TestWriteBench(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+}
+
+// TestServedAgainstCert: a served time is flagged when it lies outside the
+// served certificate's 95% CI widened by servedSlack, on either side.
+func TestServedAgainstCert(t *testing.T) {
+	lat := &Latency{Samples: 30, MedianMS: 10, CILowMS: 9, CIHighMS: 11}
+	tests := []struct {
+		name     string
+		servedMS float64
+		lat      *Latency
+		flag     bool
+	}{
+		{"equal", 10, lat, false},
+		{"inside the widened top", 11 * 1.25 * 0.999, lat, false},
+		{"past the widened top", 11 * 1.25 * 1.001, lat, true},
+		{"inside the widened bottom", 9 / 1.25 * 1.001, lat, false},
+		{"under the widened bottom", 9 / 1.25 * 0.999, lat, true},
+		{"issue 27: 2.37 against 7.92", 2.37, &Latency{Samples: 30, MedianMS: 7.92, CILowMS: 7.8, CIHighMS: 8.1}, true},
+		{"no body: the listing's median", 13, nil, true},
+		{"no body, close", 12, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := &job{served: &api.Config{Key: "a", TimeMS: tt.servedMS, Certificate: "c1"},
+				certs: []Cert{{CertSummary: api.CertSummary{ID: "c0", TimeMS: 1}}, {CertSummary: api.CertSummary{ID: "c1", TimeMS: 10, Served: true}, Latency: tt.lat}}}
+			r, ok := servedAgainstCert(j)
+			if !ok || r.flag != tt.flag || r.certID != "c1" {
+				t.Errorf("servedAgainstCert(%v ms) = %+v, %v; want flag %v", tt.servedMS, r, ok, tt.flag)
+			}
+		})
+	}
+	if _, ok := servedAgainstCert(&job{served: &api.Config{TimeMS: 3, Certificate: "x"}}); ok {
+		t.Error("compared without a certificate")
+	}
+}
+
+// TestTwoParamViews: the heat map's cells are the best time of each pair
+// of the two most important parameters' values, the pairs never measured
+// are marked, and the parallel coordinates draw at most maxLines trials
+// and say so.
+func TestTwoParamViews(t *testing.T) {
+	j := &job{params: []string{"a", "b", "c"}}
+	for a := 1; a <= 3; a++ {
+		for b := 1; b <= 2; b++ {
+			for c := 1; c <= 2; c++ {
+				if a == 3 && b == 2 {
+					continue // never measured
+				}
+				key := strconv.Itoa(a) + "," + strconv.Itoa(b) + "," + strconv.Itoa(c)
+				j.trials = append(j.trials, trial(key, float64(a*a*10+b*3+c)))
+			}
+		}
+	}
+	es := effects(j.trials, j.params)
+	var sb strings.Builder
+	twoParamView(&sb, "x", j, es)
+	page := sb.String()
+	for _, want := range []string{
+		"a=1, b=1: best 14 ms (1,1,1) of 2 trials",
+		"a=3, b=1: best 94 ms (3,1,1) of 2 trials",
+		"a=3, b=2: no valid trial",
+		`data-name="not measured"`,
+		`id="x-parallel"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("two-parameter views lack %q", want)
+		}
+	}
+	for _, s := range svgRe.FindAllString(page, -1) {
+		if err := xml.Unmarshal([]byte(s), new(any)); err != nil {
+			t.Errorf("chart is not well-formed: %v", err)
+		}
+	}
+	sb.Reset()
+	twoParamView(&sb, "y", &job{params: []string{"a"}, trials: j.trials[:4]}, effects(j.trials[:4], []string{"a"}))
+	if !strings.Contains(sb.String(), "need two parameters whose values vary") {
+		t.Errorf("one parameter: %s", sb.String())
+	}
+	big := &job{params: []string{"a", "b"}}
+	for i := range maxLines + 500 {
+		big.trials = append(big.trials, trial(strconv.Itoa(i%40)+","+strconv.Itoa(i/40), float64(1+i)))
+	}
+	sb.Reset()
+	twoParamView(&sb, "z", big, effects(big.trials, big.params))
+	if want := fmt.Sprintf("%d of %d valid trials drawn: the fastest %d", maxLines, maxLines+500, maxLines/10); !strings.Contains(sb.String(), want) {
+		t.Errorf("many trials: no %q", want)
 	}
 }

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/quasim/quasim/api"
@@ -18,8 +20,11 @@ type rooflinePoint struct {
 // kernels) under the ceilings the daemon measured: achieved GFLOP/s of each
 // valid trial against the job's arithmetic intensity (flops over
 // compulsory bytes, so a job's trials stand on one vertical line), with
-// the roofs min(peak, bandwidth × intensity) for all threads and for one.
-// A table says how close each job's best trial came, in numbers.
+// the roofs min(peak, bandwidth × intensity) for all threads and for one
+// from memory, and for all threads from each cache level the daemon
+// measured. Each job is placed against the roof of the smallest level its
+// working set fits in (roofFor), named in the table, which says how close
+// its best trial came, in numbers.
 func rooflineSection(b *strings.Builder, entries []entry, c *api.Ceilings, device string) {
 	b.WriteString(`<section class="view roofline" id="roofline"><h2>Roofline</h2>`)
 	defer b.WriteString(`</section>`)
@@ -27,6 +32,7 @@ func rooflineSection(b *strings.Builder, entries []entry, c *api.Ceilings, devic
 		e      entry
 		points []rooflinePoint
 		best   rooflinePoint
+		roof   jobRoof
 	}
 	var rows []row
 	for _, e := range entries {
@@ -54,8 +60,23 @@ func rooflineSection(b *strings.Builder, entries []entry, c *api.Ceilings, devic
 		b.WriteString(empty("No ceilings: the daemon has not measured this machine's FMA peak and copy bandwidth yet (it does once per device class, shortly after its first start, when the CPU is idle; quasimctl devices shows them)."))
 		return
 	}
-	fmt.Fprintf(b, `<p class="meta">Ceilings of %s measured by quasimd (%s): float32 FMA peak %s GFLOP/s on %d threads, %s on one; streaming copy %s GB/s. %s</p>`,
-		esc(device), esc(c.MeasuredAt.UTC().Format("2006-01-02 15:04")), num(c.GFLOPS), c.Threads, num(c.GFLOPSThread), num(c.BandwidthGBs), esc(c.How))
+	for i := range rows {
+		rows[i].roof = roofFor(c, rows[i].e.j.work.Bytes)
+	}
+	levels := roofLevels(c)
+	fmt.Fprintf(b, `<p class="meta">Ceilings of %s measured by quasimd (%s): float32 FMA peak %s GFLOP/s on %d threads, %s on one; streaming copy %s GB/s from memory`,
+		esc(device), esc(c.MeasuredAt.UTC().Format("2006-01-02 15:04")), num(c.GFLOPS), c.Threads, num(c.GFLOPSThread), num(c.BandwidthGBs))
+	for _, l := range levels {
+		fmt.Fprintf(b, `, %s GB/s in %s (%s)`, num(l.BandwidthGBs), esc(l.Name), esc(bytesText(float64(l.Bytes))))
+	}
+	fmt.Fprintf(b, `. %s</p>`, esc(c.How))
+	if len(levels) == 0 {
+		why := "the daemon measured none (a record from before quasim measured them; it measures again at its next start)"
+		if c.LevelsNote != "" {
+			why = c.LevelsNote
+		}
+		b.WriteString(empty("No per-level roofs: %s. Every job is placed against the memory roof, which a working set that fits in a cache can pass.", why))
+	}
 	if len(rows) == 0 {
 		b.WriteString(empty("No job with known work has a valid trial: the roofline places the builtin kernels (their flops and bytes per problem are known); other evaluators do not report them."))
 		return
@@ -68,9 +89,13 @@ func rooflineSection(b *strings.Builder, entries []entry, c *api.Ceilings, devic
 			glo, ghi = min(glo, p.gflops), max(ghi, p.gflops)
 		}
 	}
-	// Show the ridge points (peak / bandwidth) too.
+	// Show the ridge points (peak / bandwidth) too, the fastest level's
+	// the leftmost.
 	ridge := c.GFLOPS / c.BandwidthGBs
 	ilo, ihi = min(ilo, ridge/8, c.GFLOPSThread/c.BandwidthGBs/8), max(ihi, ridge*4)
+	for _, l := range levels {
+		ilo = min(ilo, c.GFLOPS/l.BandwidthGBs/4)
+	}
 	xs := newScale(ilo, ihi, true, 0, 0)
 	xs.log = true
 	ys := newScale(glo, ghi, true, 0, 0)
@@ -82,10 +107,10 @@ func rooflineSection(b *strings.Builder, entries []entry, c *api.Ceilings, devic
 	p.axes("arithmetic intensity (flop per compulsory byte)", "GFLOP/s")
 	// A roof is two segments: bandwidth x intensity up to the ridge, then
 	// the peak.
-	roof := func(peak float64) ([]float64, []float64) {
-		at := func(x float64) float64 { return max(min(peak, c.BandwidthGBs*x), ys.lo) }
+	roof := func(peak, bw float64) ([]float64, []float64) {
+		at := func(x float64) float64 { return max(min(peak, bw*x), ys.lo) }
 		rx := []float64{xs.lo}
-		if r := peak / c.BandwidthGBs; r > xs.lo && r < xs.hi {
+		if r := peak / bw; r > xs.lo && r < xs.hi {
 			rx = append(rx, r)
 		}
 		rx = append(rx, xs.hi)
@@ -95,35 +120,88 @@ func rooflineSection(b *strings.Builder, entries []entry, c *api.Ceilings, devic
 		}
 		return rx, ry
 	}
-	p.begin(fmt.Sprintf("roof, %d threads", c.Threads), "#333", "line")
-	rx, ry := roof(c.GFLOPS)
+	p.begin(fmt.Sprintf("roof, %d threads, memory %s GB/s", c.Threads, num(c.BandwidthGBs)), "#333", "line")
+	rx, ry := roof(c.GFLOPS, c.BandwidthGBs)
 	p.polyline(rx, ry, "#333", 2, false, "")
 	p.end()
 	p.begin("roof, one thread", "#888", "line")
-	rx, ry = roof(c.GFLOPSThread)
+	rx, ry = roof(c.GFLOPSThread, c.BandwidthGBs)
 	p.polyline(rx, ry, "#888", 1.5, false, "6 4")
 	p.end()
+	for i, l := range levels {
+		col := levelColors[i%len(levelColors)]
+		p.begin(fmt.Sprintf("%s roof, %s GB/s (working set ≤ %s)", l.Name, num(l.BandwidthGBs), bytesText(float64(l.Bytes))), col, "line")
+		rx, ry = roof(c.GFLOPS, l.BandwidthGBs)
+		p.polyline(rx, ry, col, 1.5, false, "3 3")
+		p.end()
+	}
 	for i, r := range rows {
 		col := memberColor(i)
 		xs, ys, ts := make([]float64, len(r.points)), make([]float64, len(r.points)), make([]string, len(r.points))
 		for k, pt := range r.points {
-			xs[k], ys[k], ts[k] = pt.intensity, pt.gflops, pt.title
+			xs[k], ys[k], ts[k] = pt.intensity, pt.gflops, pt.title+", against the "+r.roof.name+" roof"
 		}
 		p.begin(r.e.j.kernel+" "+r.e.j.problem, col, "dot")
 		p.dots(xs, ys, ts, col, 3)
 		p.end()
 	}
 	b.WriteString(p.svg())
-	b.WriteString(`<table class="plain"><thead><tr><th>job</th><th>intensity</th><th>best GFLOP/s</th><th>of peak (all threads)</th><th>of peak (one thread)</th><th>of the roof at its intensity</th><th>bound by</th></tr></thead><tbody>`)
+	b.WriteString(`<table class="plain roofs"><thead><tr><th>job</th><th>intensity</th><th>working set</th><th>roof</th><th>best GFLOP/s</th><th>of peak (all threads)</th><th>of peak (one thread)</th><th>of its roof at its intensity</th><th>bound by</th></tr></thead><tbody>`)
 	for _, r := range rows {
-		roofAt := min(c.GFLOPS, c.BandwidthGBs*r.best.intensity)
+		roofAt := min(c.GFLOPS, r.roof.bw*r.best.intensity)
 		by := "compute"
-		if c.BandwidthGBs*r.best.intensity < c.GFLOPS {
-			by = "memory bandwidth"
+		if r.roof.bw*r.best.intensity < c.GFLOPS {
+			by = r.roof.name + " bandwidth"
 		}
-		fmt.Fprintf(b, `<tr><td><a href="#%s">%s %s</a></td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
-			r.e.anchor, esc(r.e.j.kernel), esc(r.e.j.problem), num(r.best.intensity), num(r.best.gflops),
-			num(r.best.gflops/c.GFLOPS), num(r.best.gflops/c.GFLOPSThread), num(r.best.gflops/roofAt), by)
+		fmt.Fprintf(b, `<tr data-roof="%s"><td><a href="#%s">%s %s</a></td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
+			esc(r.roof.name), r.e.anchor, esc(r.e.j.kernel), esc(r.e.j.problem), num(r.best.intensity), esc(bytesText(r.e.j.work.Bytes)), esc(r.roof.text), num(r.best.gflops),
+			num(r.best.gflops/c.GFLOPS), num(r.best.gflops/c.GFLOPSThread), num(r.best.gflops/roofAt), esc(by))
 	}
-	b.WriteString(`</tbody></table><p class="meta">Intensity counts compulsory traffic only (every input read once, the output written once): a config whose caches miss moves more bytes, so its real intensity is lower and its point sits right of where it belongs.</p>`)
+	b.WriteString(`</tbody></table><p class="meta">Each job stands against the roof of the smallest cache level its working set (its compulsory bytes: every input read once, the output written once) fits in, that level's measured copy bandwidth, or memory's when it fits in none; a level's size is one instance as CPU 0 sees it (sysfs), so a multi-threaded kernel that splits its data may fit a level sooner than this says. Intensity counts compulsory traffic only: a config whose caches miss moves more bytes, so its real intensity is lower and its point sits right of where it belongs.</p>`)
+}
+
+// levelColors draw the cache levels' roofs.
+var levelColors = []string{"#2a9d8f", "#8a5a9e", "#c77d1a", "#5d7fa3"}
+
+// roofLevels are c's measured cache levels, smallest first.
+func roofLevels(c *api.Ceilings) []api.CacheCeiling {
+	var out []api.CacheCeiling
+	for _, l := range c.Levels {
+		if l.Bytes > 0 && l.BandwidthGBs > 0 && !math.IsInf(l.BandwidthGBs, 0) {
+			out = append(out, l)
+		}
+	}
+	slices.SortFunc(out, func(a, b api.CacheCeiling) int { return cmp.Compare(a.Bytes, b.Bytes) })
+	return out
+}
+
+// jobRoof is the roof a job is placed against: the level its working set
+// fits in, or memory.
+type jobRoof struct {
+	name string // "L2", or "memory"
+	bw   float64
+	text string // "L2 (512 KiB), 200 GB/s"
+}
+
+// roofFor picks the smallest level of c that holds workingSet bytes.
+func roofFor(c *api.Ceilings, workingSet float64) jobRoof {
+	for _, l := range roofLevels(c) {
+		if workingSet <= float64(l.Bytes) {
+			return jobRoof{l.Name, l.BandwidthGBs, fmt.Sprintf("%s (%s), %s GB/s", l.Name, bytesText(float64(l.Bytes)), num(l.BandwidthGBs))}
+		}
+	}
+	return jobRoof{"memory", c.BandwidthGBs, fmt.Sprintf("memory, %s GB/s", num(c.BandwidthGBs))}
+}
+
+// bytesText is a size in KiB, MiB or GiB.
+func bytesText(v float64) string {
+	switch {
+	case v >= 1<<30:
+		return num(v/(1<<30)) + " GiB"
+	case v >= 1<<20:
+		return num(v/(1<<20)) + " MiB"
+	case v >= 1<<10:
+		return num(v/(1<<10)) + " KiB"
+	}
+	return num(v) + " B"
 }

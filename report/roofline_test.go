@@ -23,17 +23,18 @@ func TestRoofline(t *testing.T) {
 	}
 	sec := page[i:]
 	sec = sec[:strings.Index(sec, "</section>")]
-	if m := regexp.MustCompile(`data-series="(\d+)"`).FindStringSubmatch(sec); m == nil || m[1] != "4" {
-		t.Errorf("roofline chart series %v, want 4 (two roofs, two jobs)", m)
+	if m := regexp.MustCompile(`data-series="(\d+)"`).FindStringSubmatch(sec); m == nil || m[1] != "7" {
+		t.Errorf("roofline chart series %v, want 7 (two memory roofs, three cache levels, two jobs)", m)
 	}
-	if n := strings.Count(sec, "<tr><td><a href="); n != 2 {
+	if n := strings.Count(sec, "<td><a href="); n != 2 {
 		t.Errorf("%d jobs in the roofline table, want 2 (the two with work and a valid trial)", n)
 	}
 	// sgemm 1024: 2^31 flops in 3.5 ms = 613.6 GFLOP/s, 1.23 of the
 	// 500 GFLOP/s peak, 2.45 of the one-thread 250; intensity 2^31 /
-	// (12 MiB) = 170.7 flop/byte, past the ridge (10), so compute bound.
+	// (12 MiB) = 170.7 flop/byte, past the ridge (10), so compute bound;
+	// its 12 MiB fit L3 (32 MiB), not L2.
 	g := float64(2<<30) / 3.5e6
-	for _, want := range []string{num(g), num(g / 500), num(g / 250), num(float64(2<<30) / float64(12<<20)), "compute"} {
+	for _, want := range []string{num(g), num(g / 500), num(g / 250), num(float64(2<<30) / float64(12<<20)), "compute", "12 MiB", "L3 (32 MiB), 100 GB/s"} {
 		if !strings.Contains(sec, "<td>"+want+"</td>") {
 			t.Errorf("roofline table lacks %q:\n%s", want, sec[strings.Index(sec, "<table"):])
 		}
@@ -114,5 +115,45 @@ func TestMemPlanSection(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "quasimctl report --memgraph FILE adds") {
 		t.Error("no empty state without plans")
+	}
+}
+
+// TestRooflineLevels: a job stands against the roof of the smallest cache
+// level its working set fits in, named; one that fits in none, against
+// memory's. The crowded fixture's stencil 64² (32 KiB, 100 GFLOP/s at
+// 0.625 flop/byte) passes the memory roof (31.25 GFLOP/s there) 3.2 times
+// but is 0.4 of L1's (250).
+func TestRooflineLevels(t *testing.T) {
+	c := fixture().Ceilings
+	tests := []struct {
+		ws   float64
+		want string
+	}{
+		{1, "L1"}, {32 << 10, "L1"}, {32<<10 + 1, "L2"}, {1 << 20, "L2"}, {12 << 20, "L3"}, {32<<20 + 1, "memory"},
+	}
+	for _, tt := range tests {
+		if got := roofFor(c, tt.ws); got.name != tt.want {
+			t.Errorf("roofFor(%v bytes) = %+v, want %s", tt.ws, got, tt.want)
+		}
+	}
+	if got := roofFor(&api.Ceilings{BandwidthGBs: 50}, 1); got.name != "memory" || got.bw != 50 {
+		t.Errorf("without levels: %+v, want memory", got)
+	}
+	page := render(t, crowdedFixture())
+	sec := page[strings.Index(page, `id="roofline"`):]
+	sec = sec[:strings.Index(sec, "</section>")]
+	row := regexp.MustCompile(`<tr data-roof="L1">.*?stencil_2d_blocked_with_a_long_name 64,64.*?</tr>`).FindString(sec)
+	if !strings.Contains(row, "<td>0.4</td><td>L1 bandwidth</td>") || !strings.Contains(row, "<td>32 KiB</td>") {
+		t.Errorf("stencil 64,64 row: %q", row)
+	}
+	for _, want := range []string{`<tr data-roof="memory"><td><a href="#job-12">`, `L1 roof, 400 GB/s (working set ≤ 32 KiB)`} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("roofline lacks %q", want)
+		}
+	}
+	in := crowdedFixture()
+	in.Ceilings.Levels, in.Ceilings.LevelsNote = nil, "no cache level measured: caches: sysfs lists no data cache"
+	if page := render(t, in); !strings.Contains(page, "No per-level roofs: no cache level measured: caches: sysfs lists no data cache.") {
+		t.Error("without levels the roofline does not say why")
 	}
 }

@@ -244,22 +244,56 @@ func (p *plot) text(x, y float64, anchor, class, s string) {
 	fmt.Fprintf(&p.b, `<text class="%s" x="%s" y="%s" text-anchor="%s">%s</text>`, class, f1(x), f1(y), anchor, esc(s))
 }
 
-// svg closes the chart: the legend along the top, then the element.
+// Legend layout: an entry is a swatch, a gap and its name; names are
+// measured at legendCharW per character (12 px system-ui averages less, so
+// an estimate on the wide side), and rows are legendRow apart.
+const (
+	legendCharW = 7.2
+	legendRow   = 18.0
+	legendPad   = 30.0 // swatch, gap and the space after the name
+)
+
+// svg closes the chart: the legend along the top, wrapped onto as many
+// rows as its entries need (the chart grows by the extra rows, so no entry
+// is cut off at the right edge or left without a label), then the chart.
+// A name too long for a row of its own is shortened with an ellipsis and
+// carries the whole name as its hover title.
 func (p *plot) svg() string {
 	var l strings.Builder
-	x := float64(padLeft)
+	x, y := float64(padLeft), 12.0
+	right := p.w - padRight
 	for _, e := range p.legend {
+		name := []rune(e.name)
+		title := ""
+		if most := int((right - padLeft - legendPad) / legendCharW); len(name) > most {
+			title = e.name
+			name = append(name[:max(most-1, 1)], '…')
+		}
+		w := legendPad + legendCharW*float64(len(name))
+		if x > padLeft && x+w-12 > right { // the trailing space may pass the edge
+			x, y = padLeft, y+legendRow
+		}
+		fmt.Fprintf(&l, `<g class="legend-entry" data-name="%s">`, esc(e.name))
+		if title != "" {
+			fmt.Fprintf(&l, `<title>%s</title>`, esc(title))
+		}
 		switch e.shape {
 		case "line":
-			fmt.Fprintf(&l, `<line x1="%s" x2="%s" y1="12" y2="12" stroke="%s" stroke-width="2.5"/>`, f1(x), f1(x+14), e.color)
+			fmt.Fprintf(&l, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" stroke-width="2.5"/>`, f1(x), f1(x+14), f1(y), f1(y), e.color)
 		case "ring":
-			fmt.Fprintf(&l, `<circle cx="%s" cy="12" r="5" fill="none" stroke="%s" stroke-width="2"/>`, f1(x+7), e.color)
+			fmt.Fprintf(&l, `<circle cx="%s" cy="%s" r="5" fill="none" stroke="%s" stroke-width="2"/>`, f1(x+7), f1(y), e.color)
 		default:
-			fmt.Fprintf(&l, `<rect x="%s" y="7" width="10" height="10" fill="%s"/>`, f1(x+2), e.color)
+			fmt.Fprintf(&l, `<rect x="%s" y="%s" width="10" height="10" fill="%s"/>`, f1(x+2), f1(y-5), e.color)
 		}
-		fmt.Fprintf(&l, `<text class="legend" x="%s" y="16">%s</text>`, f1(x+18), esc(e.name))
-		x += 30 + 7.2*float64(len([]rune(e.name)))
+		fmt.Fprintf(&l, `<text class="legend" x="%s" y="%s">%s</text></g>`, f1(x+18), f1(y+4), esc(string(name)))
+		x += w
 	}
+	extra := y - 12
+	body := p.b.String()
+	if extra > 0 {
+		body = `<g transform="translate(0 ` + f1(extra) + `)">` + body + `</g>`
+	}
+	h := p.h + extra
 	return fmt.Sprintf(`<svg class="chart" id="%s" data-series="%d" role="img" aria-label="%s" viewBox="0 0 %s %s" width="%s" height="%s" xmlns="http://www.w3.org/2000/svg">%s%s</svg>`,
-		esc(p.chartID), p.series, esc(p.ariaName), f1(p.w), f1(p.h), f1(p.w), f1(p.h), l.String(), p.b.String())
+		esc(p.chartID), p.series, esc(p.ariaName), f1(p.w), f1(h), f1(p.w), f1(h), l.String(), body)
 }

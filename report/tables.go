@@ -56,6 +56,7 @@ func certsView(b *strings.Builder, j *job) {
 	if l := served.Latency; l != nil {
 		fmt.Fprintf(b, `<p class="note">Latency: median %s ms over %d samples, 95%% CI %s–%s ms.</p>`, num(l.MedianMS), l.Samples, num(l.CILowMS), num(l.CIHighMS))
 	}
+	servedFlag(b, j)
 	if len(served.Checks) == 0 {
 		b.WriteString(empty("The certificate's body was not fetched, so its checks are not shown."))
 		return

@@ -29,8 +29,13 @@ func TestCeilings(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	c := devs.CPU.Ceilings
-	if c.GFLOPS <= 0 || c.BandwidthGBs <= 0 || c.Threads != devs.CPU.Threads || c.How == "" {
+	if c.GFLOPS <= 0 || c.BandwidthGBs <= 0 || c.Threads != devs.CPU.Threads || c.How == "" || (len(c.Levels) == 0 && c.LevelsNote == "") {
 		t.Fatalf("ceilings %+v", c)
+	}
+	for _, l := range c.Levels {
+		if l.BandwidthGBs <= 0 || l.Bytes <= 0 || l.BufferBytes <= 0 {
+			t.Errorf("level %+v", l)
+		}
 	}
 	out, _, code := d.ctl("devices")
 	if code != 0 || !strings.Contains(out, "fma peak:") || !strings.Contains(out, "GB/s") {

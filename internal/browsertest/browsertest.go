@@ -289,7 +289,7 @@ func Open(t testing.TB, page string) (Result, time.Duration) {
 // view hidden.
 func Shoot(t testing.TB, bin string, rec *Recorder, page, dir, prefix, anchor string) {
 	t.Helper()
-	for _, v := range []string{"summary", "convergence", "portfolio", "parameters", "pareto", "certificates", "trials", "roofline", "causal", "memplans"} {
+	for _, v := range []string{"summary", "convergence", "portfolio", "parameters", "twoparam", "pareto", "certificates", "trials", "roofline", "causal", "memplans"} {
 		id := anchor + "-" + v
 		if v == "summary" || v == "roofline" || v == "causal" || v == "memplans" { // page-wide views
 			id = v

@@ -42,6 +42,12 @@ func newDevicesCommand(g *globalOptions) *cobra.Command {
 			if r := c.Ceilings; r != nil {
 				kv("fma peak", fmt.Sprintf("%.1f GFLOP/s float32 on %d threads, %.1f on one (%s)", r.GFLOPS, r.Threads, r.GFLOPSThread, r.FMA))
 				kv("copy", fmt.Sprintf("%.1f GB/s (measured %s)", r.BandwidthGBs, r.MeasuredAt.Format("2006-01-02 15:04")))
+				for _, l := range r.Levels {
+					kv("copy in "+l.Name, fmt.Sprintf("%.1f GB/s (%d KiB level, %d KiB buffers per thread)", l.BandwidthGBs, l.Bytes>>10, l.BufferBytes>>10))
+				}
+				if r.LevelsNote != "" {
+					kv("cache levels", r.LevelsNote)
+				}
 			} else {
 				kv("ceilings", "not measured yet")
 			}
