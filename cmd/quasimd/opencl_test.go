@@ -200,7 +200,7 @@ func TestOpenCLExamples(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d := start(t, dir)
+	d := start(t, dir, "--priors", stencilPack(t, dir))
 	for _, k := range kernels {
 		if out, errs, code := d.ctl("config", k); code != 0 {
 			t.Fatalf("config %s: exit %d (did its spec load?)\n%s\n%s", k, code, out, errs)
@@ -237,6 +237,19 @@ func TestOpenCLExamples(t *testing.T) {
 		}
 		t.Logf("%s: %s at %.4f ms (certificate %.16s), %d trials", k, served[k].Key, served[k].TimeMS, served[k].Certificate, len(trials.Trials))
 	}
+	// The pack's recording names another kernel: stencil-cl warm-started
+	// from it by the source's SHA-256, as priors build --source recorded
+	// it, and no other kernel did.
+	var ks []api.Kernel
+	d.ctlJSON(&ks, "kernels")
+	for _, k := range ks {
+		for _, j := range k.Jobs {
+			want := k.Name == "stencil-cl"
+			if got := j.Prior != nil && j.Prior.From == "pack" && slices.Equal(j.Prior.Sources, []string{"synthetic.qprior:stencil_synthetic"}); got != want {
+				t.Errorf("%s's prior is %+v; want the pack's recording: %v", k.Name, j.Prior, want)
+			}
+		}
+	}
 
 	// The user's loop: ask, build with the defines, run, check.
 	gcc, err := exec.LookPath("gcc")
@@ -258,6 +271,41 @@ func TestOpenCLExamples(t *testing.T) {
 	}
 	t.Logf("opencl_gemm:\n%s", out)
 	d.stop()
+}
+
+// stencilPack builds, with quasimctl priors build --source, a pack from a
+// synthetic recording (made here, not measured) of stencil.cl's kernel
+// under another name, so that only the source's hash can match it.
+func stencilPack(t *testing.T, dir string) string {
+	t.Helper()
+	_, ctl := binaries(t)
+	keys := []string{"block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "use_local_mem", "use_padding"}
+	cache := map[string]any{}
+	for i, bx := range []int{16, 32} {
+		for j, by := range []int{2, 4} {
+			cache[fmt.Sprintf("%d,%d,1,1,0,0", bx, by)] = map[string]any{"block_size_x": bx, "block_size_y": by,
+				"tile_size_x": 1, "tile_size_y": 1, "use_local_mem": 0, "use_padding": 0, "time": float64(1 + i + 2*j)}
+		}
+	}
+	rec, err := json.Marshal(map[string]any{
+		"device_name": "synthetic", "kernel_name": "stencil_synthetic", "problem_size": []int{2048, 2048},
+		"tune_params_keys": keys,
+		"tune_params": map[string]any{"block_size_x": []int{16, 32}, "block_size_y": []int{2, 4}, "tile_size_x": []int{1},
+			"tile_size_y": []int{1}, "use_local_mem": []int{0}, "use_padding": []int{0}},
+		"cache": cache,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recPath, pack := filepath.Join(dir, "stencil_synthetic.json"), filepath.Join(dir, "synthetic.qprior")
+	if err := os.WriteFile(recPath, rec, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "kernels.d", "stencil.cl")
+	if out, err := exec.Command(ctl, "priors", "build", "-o", pack, "--source", "stencil_synthetic="+src, recPath).CombinedOutput(); err != nil {
+		t.Fatalf("priors build: %v\n%s", err, out)
+	}
+	return pack
 }
 
 // setBudget replaces a spec's budget line.
