@@ -271,9 +271,12 @@ type Observation struct {
 	// unit of the job's error budget (verify.error_budget: relative for
 	// rel, absolute for abs, ulps for ulp); finite and >= 0, 0 when not
 	// checked. One above the bound the config's certificate records (or
-	// its budget) revokes that certificate: the job falls back to its
-	// next certified config (or the default) and is re-tuned. For a stage
-	// of a zoned pipeline's map, see ZoneStage.Limit.
+	// its budget) is recorded with the caller's uid; it revokes that
+	// certificate when the daemon's own re-verification of the config
+	// fails, when enough distinct uids report it, or at once from an
+	// operator's uid: the job falls back to its next certified config (or
+	// the default) and is re-tuned. For a stage of a zoned pipeline's
+	// map, see ZoneStage.Limit.
 	Error float64 `json:"error,omitempty"`
 }
 
@@ -285,13 +288,16 @@ type ObservationsRequest struct {
 }
 
 // ObservationsResponse says what was stored, which jobs were found
-// drifting (their served config is marked stale and a re-tune queued) and
+// drifting (their served config is marked stale and a re-tune queued),
 // which certificates were revoked because a reported error was above
-// their bound (their job falls back and is re-tuned).
+// their bound and the daemon had the evidence (their job falls back and is
+// re-tuned), and which certificates' configs the daemon re-verifies
+// because of the report before it revokes anything (Checking).
 type ObservationsResponse struct {
-	Stored  int      `json:"stored"`
-	Drift   []string `json:"drift"`
-	Revoked []string `json:"revoked"`
+	Stored   int      `json:"stored"`
+	Drift    []string `json:"drift"`
+	Revoked  []string `json:"revoked"`
+	Checking []string `json:"checking,omitempty"`
 }
 
 // KernelsPage is GET /v1/kernels?limit=&cursor=: the kernels with at most

@@ -87,6 +87,8 @@ type checkReq struct {
 	dims []int
 	from string
 	by   store.Requester
+	// run, when set, runs instead of a verification at a nearest problem.
+	run func(ctx context.Context)
 }
 
 // nearestAnswer answers problem from the nearest served job of pi, skipping
@@ -265,6 +267,22 @@ func (s *scheduler) checkNearest(req checkReq) string {
 	if probs := c.extra[version]; !probs[req.job.Problem] && len(probs) >= maxMissJobs {
 		return refused("kernel %s has records at %d problems it does not list, the most", name, maxMissJobs)
 	}
+	if !s.workerLocked(name) {
+		return refused("%v", errNotRunning)
+	}
+	c.extra[version][req.job.Problem] = true
+	req.by = named(req.by)
+	c.pending[req.checkKey] = true
+	c.queues[name] = append(c.queues[name], req)
+	s.log.Info().Str("job_id", req.job.String()).Str("config", req.key).Str("from_problem", req.from).
+		Str("requested_by", requesterString(&req.by)).Msg("nearest answer: verification at the problem asked for queued")
+	return api.VerifyPending
+}
+
+// workerLocked makes sure kernel name's queue has a worker; false when
+// cycles are not running. Called under s.checks.mu.
+func (s *scheduler) workerLocked(name string) bool {
+	c := &s.checks
 	if c.pending == nil {
 		c.pending, c.queues, c.busy, c.last = map[checkKey]bool{}, map[string][]checkReq{}, map[string]bool{}, map[string]time.Time{}
 	}
@@ -278,16 +296,29 @@ func (s *scheduler) checkNearest(req checkReq) string {
 			s.wg.Go(func() { s.runChecks(ctx, name) })
 		}
 		s.mu.Unlock()
-		if !c.busy[name] {
-			return refused("%v", errNotRunning)
-		}
 	}
-	c.extra[version][req.job.Problem] = true
-	req.by = named(req.by)
+	return c.busy[name]
+}
+
+// queueCheck queues req, a verification at one of the kernel's own jobs
+// (req.run), in the kernel's queue of verifications: it shares their
+// bounds but not those of problems the spec does not list. It returns
+// api.VerifyPending, or why it was refused.
+func (s *scheduler) queueCheck(req checkReq) string {
+	name := req.kern.spec.Name
+	c := &s.checks
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.pending[req.checkKey]:
+		return api.VerifyPending
+	case len(c.queues[name]) >= maxCheckQueue:
+		return api.VerifyRefused + fmt.Sprintf("%d verifications are queued for kernel %s, the most", len(c.queues[name]), name)
+	case !s.workerLocked(name):
+		return api.VerifyRefused + errNotRunning.Error()
+	}
 	c.pending[req.checkKey] = true
 	c.queues[name] = append(c.queues[name], req)
-	s.log.Info().Str("job_id", req.job.String()).Str("config", req.key).Str("from_problem", req.from).
-		Str("requested_by", requesterString(&req.by)).Msg("nearest answer: verification at the problem asked for queued")
 	return api.VerifyPending
 }
 
@@ -355,7 +386,11 @@ func (s *scheduler) runChecks(ctx context.Context, name string) {
 		c.queues[name] = c.queues[name][1:]
 		c.last[name] = time.Now()
 		c.mu.Unlock()
-		s.verifyNearest(ctx, req)
+		if req.run != nil {
+			req.run(ctx)
+		} else {
+			s.verifyNearest(ctx, req)
+		}
 		c.mu.Lock()
 		delete(c.pending, req.checkKey)
 		c.mu.Unlock()

@@ -53,7 +53,8 @@ func decodeReport(key, data []byte, where string) (FaultReport, error) {
 	return r.FaultReport, nil
 }
 
-// AddReport records r (Count, First and Last are set from r.Last) and
+// AddReport records r, which stands for r.Count reports (at least 1) the
+// last of them at r.Last (First is set from it), and
 // returns the reporter's record of r.Cert as it now stands. A certificate
 // keeps the reports of at most maxReporters reporters: past that, the one
 // heard from least recently is dropped. A report without a certificate or
@@ -73,10 +74,10 @@ func (s *Store) AddReport(r FaultReport, maxReporters int) (FaultReport, error) 
 		}
 		k := reportKey(r.Cert, r.Reporter)
 		out = r
-		out.Count, out.First = 1, r.Last
+		out.Count, out.First = max(1, r.Count), r.Last
 		if v, ok := get(t, k); ok {
 			if old, err := decodeReport(k, v, reportWhere(k)); err == nil {
-				out.Count, out.First = old.Count+1, old.First
+				out.Count, out.First = old.Count+max(1, r.Count), old.First
 				out.Error = max(out.Error, old.Error)
 				out.Source = cmpOr(out.Source, old.Source)
 				out.Reason = cmpOr(out.Reason, old.Reason)
