@@ -466,6 +466,14 @@ type FleetStatus struct {
 	VerifyFailures  int `json:"verification_failures"`
 	Published       int `json:"published"` // records the fleet took from this node
 	Waiting         int `json:"waiting"`   // records waiting to be published
+	// Live says the node's view is in step with the fleet now; Synced is
+	// when it last was (kept across restarts) and ViewAgeS how long ago,
+	// 0 while live. Restored counts the offers and revocations the node
+	// took from its state file at start (what it had verified before).
+	Live     bool       `json:"live"`
+	Synced   *time.Time `json:"synced,omitempty"`
+	ViewAgeS float64    `json:"view_age_s"`
+	Restored int        `json:"restored,omitempty"`
 }
 
 // Policy chooses from a job's (time, energy) front at lookup: the config

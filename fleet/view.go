@@ -162,6 +162,18 @@ func (v *View) Aggregate(kernel, dev string) (ranked []Ranked, nodes int) {
 	return Combine(cs), len(cs)
 }
 
+// OfferOf is the verified offer of certificate id, revoked or not.
+func (v *View) OfferOf(id string) (Verified, bool) {
+	for _, offers := range v.offers {
+		for _, o := range offers {
+			if o.Cert.ID == id {
+				return o, true
+			}
+		}
+	}
+	return Verified{}, false
+}
+
 // Offers is the number of verified offers held.
 func (v *View) Offers() int { return len(v.byKey) }
 
