@@ -33,23 +33,7 @@ import (
 // runs before the scheduler starts; key signs the certificates.
 func evidenceServer(t *testing.T, setup func(ts *testServer, key ed25519.PrivateKey)) (ts *testServer, job store.JobKey, served store.Served, wrong string) {
 	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "fakeharness")
-	if out, err := exec.Command("go", "build", "-o", bin, "../evaluate/harness/testdata/fakeharness").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	wrong = filepath.Join(dir, "wrong")
-	t.Setenv("FAKE_MODES", "ok") // the harness inherits the daemon's environment
-	t.Setenv("FAKE_WRONG_FILE", wrong)
-	kd := filepath.Join(dir, "kernels.d")
-	spec := "name: fake\nevaluator: exec:" + bin + "\nproblems: [\"64\"]\nschedule: \"@every 1h\"\nbudget: {evals: 4}\ntimeout: 20s\n" +
-		"verify: {error_budget: {rel: 1e-3}}\n"
-	if err := os.MkdirAll(kd, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(kd, "fake.yaml"), []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	kd, wrong := fakeKernelDir(t)
 	_, key, err := ed25519.GenerateKey(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +72,31 @@ func evidenceServer(t *testing.T, setup func(ts *testServer, key ed25519.Private
 		t.Fatalf("served: %+v, %v, %v", served, ok, err)
 	}
 	return ts, j.key, served, wrong
+}
+
+// fakeKernelDir is a kernels directory whose one spec, "fake" at problem
+// 64 with an error budget, runs evaluate/harness's fake harness; the
+// harness computes wrong results once the file wrong exists.
+func fakeKernelDir(t *testing.T) (kd, wrong string) {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "fakeharness")
+	if out, err := exec.Command("go", "build", "-o", bin, "../evaluate/harness/testdata/fakeharness").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	wrong = filepath.Join(dir, "wrong")
+	t.Setenv("FAKE_MODES", "ok") // the harness inherits the daemon's environment
+	t.Setenv("FAKE_WRONG_FILE", wrong)
+	kd = filepath.Join(dir, "kernels.d")
+	spec := "name: fake\nevaluator: exec:" + bin + "\nproblems: [\"64\"]\nschedule: \"@every 1h\"\nbudget: {evals: 4}\ntimeout: 20s\n" +
+		"verify: {error_budget: {rel: 1e-3}}\n"
+	if err := os.MkdirAll(kd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(kd, "fake.yaml"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return kd, wrong
 }
 
 // observeAs posts obs to POST /v1/observations's handler as a peer of uid.
