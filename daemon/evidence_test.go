@@ -79,6 +79,12 @@ func evidenceServer(t *testing.T, setup func(ts *testServer, key ed25519.Private
 // harness computes wrong results once the file wrong exists.
 func fakeKernelDir(t *testing.T) (kd, wrong string) {
 	t.Helper()
+	return fakeKernelDirAt(t, `"64"`)
+}
+
+// fakeKernelDirAt is fakeKernelDir with the spec's problems list.
+func fakeKernelDirAt(t *testing.T, problems string) (kd, wrong string) {
+	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "fakeharness")
 	if out, err := exec.Command("go", "build", "-o", bin, "../evaluate/harness/testdata/fakeharness").CombinedOutput(); err != nil {
@@ -88,7 +94,7 @@ func fakeKernelDir(t *testing.T) (kd, wrong string) {
 	t.Setenv("FAKE_MODES", "ok") // the harness inherits the daemon's environment
 	t.Setenv("FAKE_WRONG_FILE", wrong)
 	kd = filepath.Join(dir, "kernels.d")
-	spec := "name: fake\nevaluator: exec:" + bin + "\nproblems: [\"64\"]\nschedule: \"@every 1h\"\nbudget: {evals: 4}\ntimeout: 20s\n" +
+	spec := "name: fake\nevaluator: exec:" + bin + "\nproblems: [" + problems + "]\nschedule: \"@every 1h\"\nbudget: {evals: 4}\ntimeout: 20s\n" +
 		"verify: {error_budget: {rel: 1e-3}}\n"
 	if err := os.MkdirAll(kd, 0o755); err != nil {
 		t.Fatal(err)

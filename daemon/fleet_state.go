@@ -1,8 +1,11 @@
 package daemon
 
 import (
+	"math"
+	"net/http"
 	"time"
 
+	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/fleet"
 	"github.com/quasim/quasim/internal/store"
 )
@@ -64,4 +67,74 @@ func (f *fleetNode) keepSynced() {
 			f.log.Error().Err(err).Msg("fleet: keep the time the view was in step")
 		}
 	}
+}
+
+// fleetNearest is the nearest answer from the fleet (nearest.go): of the
+// trusted live offers of k's spec version on device at other problems,
+// the one nearest to dims on the log scale whose config is valid at dims
+// and has not failed verification here at problem, with its distance; its
+// verification at problem is queued as a local nearest answer's is. ok is
+// false when there is none.
+func (s *server) fleetNearest(r *http.Request, k *kernel, dims []int, problem, device string) (c api.Config, d float64, ok bool, err error) {
+	f := s.fleet
+	if f == nil || len(k.jobs) == 0 {
+		return c, 0, false, nil
+	}
+	at := store.JobKey{Kernel: k.spec.Name, SpecHash: k.spec.Hash, Problem: problem, Device: device}
+	best, bestD := -1, math.Inf(1)
+	offers := f.cl.LiveAt(k.spec.Name, k.spec.Hash, device)
+	var passedAt *store.CertMeta
+	for i, o := range offers {
+		if o.Job.Problem == problem {
+			continue // the exact job's: fleetAnswer's
+		}
+		from, err := parseProblem(o.Job.Problem)
+		if err != nil || len(from) != len(dims) {
+			continue
+		}
+		od := logDistance(dims, from)
+		if od >= bestD {
+			continue
+		}
+		passed, why, err := s.checkedAt(at, o.Cert.Key)
+		if err != nil {
+			return c, 0, false, err
+		}
+		if why == "" && passed == nil {
+			why = s.sched.checks.validAt(k, k.jobs[0], dims, o.Cert.Key)
+		}
+		if why != "" {
+			continue
+		}
+		if why, err := s.fleetRefused(o.Cert.ID, time.Now()); err != nil {
+			return c, 0, false, err
+		} else if why != "" {
+			continue
+		}
+		best, bestD, passedAt = i, od, passed
+	}
+	if best < 0 {
+		return c, 0, false, nil
+	}
+	o := offers[best]
+	j := k.jobs[0]
+	cfg, err := j.spec.Space.ParseKey(o.Cert.Key)
+	if err != nil {
+		return c, 0, false, nil
+	}
+	c = api.Config{
+		Kernel: k.spec.Name, Problem: problem, Device: device, Config: j.spec.Space.WireConfigMap(cfg),
+		Key: o.Cert.Key, Match: api.MatchNearest, TimeMS: o.Cert.Latency.MedianMS, Certificate: o.Cert.ID,
+		CertifiedFor: o.Job.Problem, SpecHash: k.spec.Hash, Source: api.SourceFleet, Issuer: o.Cert.Issuer,
+		From: o.Job.Problem, Confidence: math.Exp(-bestD),
+	}
+	if passedAt != nil {
+		c.Certificate, c.CertifiedFor, c.TimeMS, c.Verification = passedAt.ID, problem, passedAt.TimeMS, api.VerifyPassed
+	} else {
+		c.Verification = s.sched.checkNearest(checkReq{
+			checkKey: checkKey{job: at, key: o.Cert.Key}, kern: k, dims: dims, from: o.Job.Problem,
+			by: requester(r, s.sched.clock()),
+		})
+	}
+	return c, bestD, true, nil
 }

@@ -67,6 +67,38 @@ func (ts *testServer) fakeConfig(t *testing.T) api.Config {
 	return c
 }
 
+// fleetTuner certifies ok,3 of kd's kernel at problem with key and offers
+// it to fleet "rtest" on cl; it returns what it served.
+func fleetTuner(t *testing.T, ctx context.Context, cl *fleettest.Cluster, kd, problem string, key ed25519.PrivateKey) store.Served {
+	t.Helper()
+	st := storetest.New(t)
+	tuned := &scheduler{dir: kd, st: st, cron: newCron(), log: zerolog.Nop(), clock: time.Now,
+		tn: tuner.New(tuner.Config{Store: st, NewStrategy: defaultStrategy, Signer: key})}
+	tuned.apply(tuned.load())
+	k, _ := tuned.kernel("fake")
+	var j *job
+	for _, jj := range k.jobs {
+		if jj.key.Problem == problem {
+			j = jj
+		}
+	}
+	if _, err := st.AddTrials(j.key, []store.Trial{{Key: "ok,3", Status: "ok", TimeMS: 2.5, TimesMS: []float64{2.5}, At: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := tuned.tn.Certify(ctx, tunerJob(k.spec, j.key, j.spec), 0); err != nil || res.Served != "ok,3" {
+		t.Fatalf("certify: %+v, %v", res, err)
+	}
+	sv, _, _ := st.Served(j.key)
+	body, _, err := st.Cert(sv.Certificate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fleetReporter(t, ctx, cl, "rtest", key).PublishCert(body); err != nil {
+		t.Fatal(err)
+	}
+	return sv
+}
+
 // A node restarted while its fleet is out of reach serves the fleet
 // config it had verified, at once, and says how old its view is.
 func TestFleetRestartWithoutNATS(t *testing.T) {
@@ -78,30 +110,9 @@ func TestFleetRestartWithoutNATS(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(trust, "tuner.pub"), []byte(certs.FormatPublicKey(pub2)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The tuner: ok,3 certified by key2, offered to the fleet.
-	st2 := storetest.New(t)
-	tuned := &scheduler{dir: kd, st: st2, cron: newCron(), log: zerolog.Nop(), clock: time.Now,
-		tn: tuner.New(tuner.Config{Store: st2, NewStrategy: defaultStrategy, Signer: key2})}
-	tuned.apply(tuned.load())
-	k, _ := tuned.kernel("fake")
-	j := k.jobs[0]
-	if _, err := st2.AddTrials(j.key, []store.Trial{{Key: "ok,3", Status: "ok", TimeMS: 2.5, TimesMS: []float64{2.5}, At: time.Now()}}); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if res, err := tuned.tn.Certify(ctx, tunerJob(k.spec, j.key, j.spec), 0); err != nil || res.Served != "ok,3" {
-		t.Fatalf("certify: %+v, %v", res, err)
-	}
-	sv, _, _ := st2.Served(j.key)
-	body, _, err := st2.Cert(sv.Certificate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fleetReporter(t, ctx, cl, "rtest", key2).PublishCert(body); err != nil {
-		t.Fatal(err)
-	}
-
+	sv := fleetTuner(t, ctx, cl, kd, "64", key2)
 	path := filepath.Join(t.TempDir(), "quasim.db")
 	ts, _, stop := fleetFollower(t, kd, path, cl.URLs(), trust, key1)
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -135,5 +146,45 @@ func TestFleetRestartWithoutNATS(t *testing.T) {
 	var fs api.FleetStatus
 	if err := json.Unmarshal(raw, &fs); err != nil || code != 200 || fs.Live || fs.Synced == nil || !(fs.ViewAgeS > 0) || fs.Restored != 1 {
 		t.Errorf("GET /v1/fleet = %d %s", code, raw)
+	}
+}
+
+// A nearest answer considers the fleet's offers of the same spec version
+// and device class: a follower with nothing tuned answers a problem it
+// does not list with the fleet config of the nearest problem, and
+// verifies it there before it calls it certified there.
+func TestFleetNearest(t *testing.T) {
+	cl := fleettest.Start(t, 1)
+	kd, _ := fakeKernelDirAt(t, `"64", "4096"`)
+	pub2, key2, _ := ed25519.GenerateKey(nil)
+	_, key1, _ := ed25519.GenerateKey(nil)
+	trust := t.TempDir()
+	if err := os.WriteFile(filepath.Join(trust, "tuner.pub"), []byte(certs.FormatPublicKey(pub2)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sv := fleetTuner(t, ctx, cl, kd, "64", key2)
+	ts, _, _ := fleetFollower(t, kd, filepath.Join(t.TempDir(), "quasim.db"), cl.URLs(), trust, key1)
+	ts.sched.checks.mu.Lock()
+	ts.sched.checks.every = map[string]time.Duration{"fake": 0}
+	ts.sched.checks.mu.Unlock()
+	var c api.Config
+	first := time.Now()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		code, body := ts.get(t, "/v1/configs/fake?problem=100", nil)
+		if err := json.Unmarshal(body, &c); err != nil || code != 200 {
+			t.Fatalf("GET /v1/configs/fake?problem=100 = %d %s", code, body)
+		}
+		if c.Source == api.SourceFleet && c.Verification == api.VerifyPassed {
+			t.Logf("fleet config of 64 answered at 100, verified there %.3gs after the first lookup", time.Since(first).Seconds())
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("answer at 100 after 60s: %+v", c)
+		}
+	}
+	if c.Match != api.MatchNearest || c.From != "64" || c.Key != "ok,3" || c.CertifiedFor != "100" || c.Certificate == sv.Certificate || c.Issuer == "" {
+		t.Errorf("verified fleet nearest answer: %+v", c)
 	}
 }

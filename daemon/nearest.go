@@ -103,10 +103,20 @@ func (s *server) nearestAnswer(r *http.Request, k *kernel, pi *problemIndex, dim
 	at := store.JobKey{Kernel: k.spec.Name, SpecHash: k.spec.Hash, Problem: problem, Device: device}
 	skip := []*job{exact}
 	var failed []string
+	fc, fd, fok, err := s.fleetNearest(r, k, dims, problem, device)
+	if err != nil {
+		return api.Config{}, false, "", err
+	}
 	for {
 		nearest, e, d, err := idx.nearest(s.st, pi, dims, skip...)
-		if err != nil || nearest == nil {
-			return api.Config{}, false, strings.Join(failed, "; "), err
+		if err != nil {
+			return api.Config{}, false, "", err
+		}
+		if fok && (nearest == nil || fd < d) {
+			return fc, true, "", nil // a fleet offer is nearer
+		}
+		if nearest == nil {
+			return api.Config{}, false, strings.Join(failed, "; "), nil
 		}
 		c, err := s.answer(nearest, e, api.MatchNearest, problem, pol)
 		if errors.Is(err, errServedOutsideSpace) {

@@ -797,6 +797,14 @@ func (c *Client) OfferOf(id string) (Verified, bool) {
 	return c.view.OfferOf(id)
 }
 
+// LiveAt are the best trusted live offer of each job of kernel spec
+// version specHash on device class dev, at any problem (View.LiveAt).
+func (c *Client) LiveAt(kernel, specHash, dev string) []Verified {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.view.LiveAt(kernel, specHash, dev)
+}
+
 // Best is job's best trusted live offer, if any.
 func (c *Client) Best(job JobID) (Verified, bool) {
 	c.mu.Lock()
