@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"math"
-	"net/http"
 	"time"
 
 	"github.com/quasim/quasim/api"
@@ -72,10 +71,10 @@ func (f *fleetNode) keepSynced() {
 // fleetNearest is the nearest answer from the fleet (nearest.go): of the
 // trusted live offers of k's spec version on device at other problems,
 // the one nearest to dims on the log scale whose config is valid at dims
-// and has not failed verification here at problem, with its distance; its
-// verification at problem is queued as a local nearest answer's is. ok is
-// false when there is none.
-func (s *server) fleetNearest(r *http.Request, k *kernel, dims []int, problem, device string) (c api.Config, d float64, ok bool, err error) {
+// and has not failed verification here at problem, with its distance;
+// its Verification is set only when it passed here (nearestAnswer queues
+// the others' as a local nearest answer's). ok is false when there is none.
+func (s *server) fleetNearest(k *kernel, dims []int, problem, device string) (c api.Config, d float64, ok bool, err error) {
 	f := s.fleet
 	if f == nil || len(k.jobs) == 0 {
 		return c, 0, false, nil
@@ -130,11 +129,6 @@ func (s *server) fleetNearest(r *http.Request, k *kernel, dims []int, problem, d
 	}
 	if passedAt != nil {
 		c.Certificate, c.CertifiedFor, c.TimeMS, c.Verification = passedAt.ID, problem, passedAt.TimeMS, api.VerifyPassed
-	} else {
-		c.Verification = s.sched.checkNearest(checkReq{
-			checkKey: checkKey{job: at, key: o.Cert.Key}, kern: k, dims: dims, from: o.Job.Problem,
-			by: requester(r, s.sched.clock()),
-		})
 	}
 	return c, bestD, true, nil
 }

@@ -103,7 +103,7 @@ func (s *server) nearestAnswer(r *http.Request, k *kernel, pi *problemIndex, dim
 	at := store.JobKey{Kernel: k.spec.Name, SpecHash: k.spec.Hash, Problem: problem, Device: device}
 	skip := []*job{exact}
 	var failed []string
-	fc, fd, fok, err := s.fleetNearest(r, k, dims, problem, device)
+	fc, fd, fok, err := s.fleetNearest(k, dims, problem, device)
 	if err != nil {
 		return api.Config{}, false, "", err
 	}
@@ -112,8 +112,11 @@ func (s *server) nearestAnswer(r *http.Request, k *kernel, pi *problemIndex, dim
 		if err != nil {
 			return api.Config{}, false, "", err
 		}
-		if fok && (nearest == nil || fd < d) {
-			return fc, true, "", nil // a fleet offer is nearer
+		if fok && (nearest == nil || fd < d) { // a fleet offer is nearer
+			if fc.Verification == "" {
+				fc.Verification = s.nearestVerification(r, k, dims, at, fc, exact, missErr)
+			}
+			return fc, true, "", nil
 		}
 		if nearest == nil {
 			return api.Config{}, false, strings.Join(failed, "; "), nil
@@ -143,21 +146,11 @@ func (s *server) nearestAnswer(r *http.Request, k *kernel, pi *problemIndex, dim
 			skip = append(skip, nearest)
 			continue
 		}
-		switch {
-		case passed != nil:
+		if passed != nil {
 			c.Certificate, c.CertifiedFor, c.TimeMS, c.Verification = passed.ID, problem, passed.TimeMS, api.VerifyPassed
 			c.DefaultMS = 0 // measured at From: no measure of this time
-		case exact != nil:
-			c.Verification = s.sched.exactState(exact)
-		case k.spec.TuneOnMiss && missErr == nil:
-			c.Verification = api.VerifyTuning
-		case k.spec.TuneOnMiss:
-			c.Verification = api.VerifyRefused + "tune_on_miss added no job for it: " + missErr.Error()
-		default:
-			c.Verification = s.sched.checkNearest(checkReq{
-				checkKey: checkKey{job: at, key: c.Key}, kern: k, dims: dims, from: c.From,
-				by: requester(r, s.sched.clock()),
-			})
+		} else {
+			c.Verification = s.nearestVerification(r, k, dims, at, c, exact, missErr)
 		}
 		if len(failed) > 0 {
 			c.Note = strings.Join(append(failed, c.Note), "; ")
@@ -165,6 +158,24 @@ func (s *server) nearestAnswer(r *http.Request, k *kernel, pi *problemIndex, dim
 		}
 		return c, true, "", nil
 	}
+}
+
+// nearestVerification is the Verification of nearest answer c at job at,
+// not verified there yet: the exact job's state while it waits, tuning
+// through tune_on_miss, or a verification queued.
+func (s *server) nearestVerification(r *http.Request, k *kernel, dims []int, at store.JobKey, c api.Config, exact *job, missErr error) string {
+	switch {
+	case exact != nil:
+		return s.sched.exactState(exact)
+	case k.spec.TuneOnMiss && missErr == nil:
+		return api.VerifyTuning
+	case k.spec.TuneOnMiss:
+		return api.VerifyRefused + "tune_on_miss added no job for it: " + missErr.Error()
+	}
+	return s.sched.checkNearest(checkReq{
+		checkKey: checkKey{job: at, key: c.Key}, kern: k, dims: dims, from: c.From,
+		by: requester(r, s.sched.clock()),
+	})
 }
 
 // checkedAt reads what the store holds of config key at job: its live
