@@ -213,10 +213,9 @@ func TestErrorReportsNeedEvidence(t *testing.T) {
 }
 
 // A quorum of distinct uids reporting within the window revokes without
-// the daemon's check failing; reports older than the window do not count;
-// an operator's report revokes at once.
+// the daemon's check failing; reports older than the window do not count.
 func TestErrorReportQuorum(t *testing.T) {
-	ts, job, served, _ := evidenceServer(t, nil)
+	ts, _, served, _ := evidenceServer(t, nil)
 	k, _ := ts.sched.kernel("fake")
 	rep := errorReport{j: k.jobs[0], key: "ok,3", err: 0.5, source: "test"}
 	now := time.Now()
@@ -248,20 +247,17 @@ func TestErrorReportQuorum(t *testing.T) {
 		t.Errorf("reports recorded: %+v, want the 4 uids'", reps)
 	}
 
-	// An operator's report: at once. (The job's next certificate: the
-	// re-tune queued is not running, so certify one by hand.)
-	ts.rechecked(t, 0)
-	tr := store.Trial{Key: "ok,4", Status: "ok", TimeMS: 3, TimesMS: []float64{3}, At: time.Now()}
-	if _, err := ts.st.AddTrials(job, []store.Trial{tr}); err != nil {
-		t.Fatal(err)
+}
+
+// An operator's report (a uid that may write) revokes at once: that uid
+// could revoke the certificate anyway.
+func TestErrorReportOperator(t *testing.T) {
+	ts, _, served, _ := evidenceServer(t, nil)
+	resp := ts.observeAs(t, ts.srv.writers.self, fakeError(0.5))
+	if len(resp.Revoked) != 1 || resp.Revoked[0] != served.Certificate || len(resp.Checking) != 0 {
+		t.Fatalf("operator's report: %+v; want %s revoked at once", resp, served.Certificate)
 	}
-	res, err := ts.sched.tn.Certify(context.Background(), tunerJob(k.spec, job, k.jobs[0].spec), 0)
-	if err != nil || res.Served != "ok,4" {
-		t.Fatalf("certify ok,4: %+v, %v", res, err)
-	}
-	sv, _, _ := ts.st.Served(job)
-	resp := ts.observeAs(t, ts.srv.writers.self, api.Observation{Kernel: "fake", Problem: "64", Key: "ok,4", LatenciesMS: []float64{3}, Error: 0.5})
-	if len(resp.Revoked) != 1 || resp.Revoked[0] != sv.Certificate || len(resp.Checking) != 0 {
-		t.Fatalf("operator's report: %+v; want %s revoked at once", resp, sv.Certificate)
+	if _, meta, err := ts.st.Cert(served.Certificate); err != nil || !strings.Contains(meta.Reason, "reported by operator uid") {
+		t.Errorf("revocation: %+v, %v", meta, err)
 	}
 }
