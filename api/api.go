@@ -285,9 +285,12 @@ type Observation struct {
 	// unit of the job's error budget (verify.error_budget: relative for
 	// rel, absolute for abs, ulps for ulp); finite and >= 0, 0 when not
 	// checked. One above the bound the config's certificate records (or
-	// its budget) revokes that certificate: the job falls back to its
-	// next certified config (or the default) and is re-tuned. For a stage
-	// of a zoned pipeline's map, see ZoneStage.Limit.
+	// its budget) is recorded with the caller's uid; it revokes that
+	// certificate when the daemon's own re-verification of the config
+	// fails, when enough distinct uids report it, or at once from an
+	// operator's uid: the job falls back to its next certified config (or
+	// the default) and is re-tuned. For a stage of a zoned pipeline's
+	// map, see ZoneStage.Limit.
 	Error float64 `json:"error,omitempty"`
 }
 
@@ -299,13 +302,16 @@ type ObservationsRequest struct {
 }
 
 // ObservationsResponse says what was stored, which jobs were found
-// drifting (their served config is marked stale and a re-tune queued) and
+// drifting (their served config is marked stale and a re-tune queued),
 // which certificates were revoked because a reported error was above
-// their bound (their job falls back and is re-tuned).
+// their bound and the daemon had the evidence (their job falls back and is
+// re-tuned), and which certificates' configs the daemon re-verifies
+// because of the report before it revokes anything (Checking).
 type ObservationsResponse struct {
-	Stored  int      `json:"stored"`
-	Drift   []string `json:"drift"`
-	Revoked []string `json:"revoked"`
+	Stored   int      `json:"stored"`
+	Drift    []string `json:"drift"`
+	Revoked  []string `json:"revoked"`
+	Checking []string `json:"checking,omitempty"`
 }
 
 // KernelsPage is GET /v1/kernels?limit=&cursor=: the kernels with at most
@@ -478,6 +484,14 @@ type FleetStatus struct {
 	VerifyFailures  int `json:"verification_failures"`
 	Published       int `json:"published"` // records the fleet took from this node
 	Waiting         int `json:"waiting"`   // records waiting to be published
+	// Live says the node's view is in step with the fleet now; Synced is
+	// when it last was (kept across restarts) and ViewAgeS how long ago,
+	// 0 while live. Restored counts the offers and revocations the node
+	// took from its state file at start (what it had verified before).
+	Live     bool       `json:"live"`
+	Synced   *time.Time `json:"synced,omitempty"`
+	ViewAgeS float64    `json:"view_age_s"`
+	Restored int        `json:"restored,omitempty"`
 }
 
 // Policy chooses from a job's (time, energy) front at lookup: the config

@@ -50,6 +50,9 @@ type Config struct {
 	// second of every thread, once per device class and state directory).
 	NoCeilings bool
 	Fleet      FleetConfig // no URLs: no fleet, no network use
+	// Evidence is what revokes a certificate on runtimes' error reports
+	// and fleet nodes' failure reports (zero fields: the defaults).
+	Evidence Evidence
 	// OpenCLWorker starts an OpenCL worker process (quasimd
 	// opencl-worker); empty: opencl kernels are refused.
 	OpenCLWorker []string
@@ -181,6 +184,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("shutdown-timeout %s: must be positive", c.ShutdownTimeout))
 	}
 	if err := c.Fleet.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Evidence.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -210,6 +210,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		lockDevice: lock,
 		ceilings:   ceil,
 		opencl:     ocl,
+		evidence:   cfg.Evidence,
 	}
 	srv.zoner = &zoner{sched: sched, key: key, lock: devs.lock, log: log.With().Str("component", "zoning").Logger(), now: cfg.Now, ctx: ctx}
 	sched.zoneChanged = func(jobs ...store.JobKey) { srv.zoner.jobsChanged(ctx, jobs...) }

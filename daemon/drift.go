@@ -82,7 +82,15 @@ func (s *server) postObservations(r *http.Request) (any, error) {
 			return nil, invalidf("observations[%d].error: %v is not a finite error >= 0", i, o.Error)
 		}
 		if o.Error > 0 {
-			reports = append(reports, errorReport{j: j, key: o.Key, err: o.Error, source: o.Source})
+			// One report per job and config: the largest error, counted.
+			if n := slices.IndexFunc(reports, func(r errorReport) bool { return r.j == j && r.key == o.Key }); n >= 0 {
+				reports[n].n++
+				if o.Error > reports[n].err {
+					reports[n].err, reports[n].source = o.Error, o.Source
+				}
+			} else {
+				reports = append(reports, errorReport{j: j, key: o.Key, err: o.Error, source: o.Source, n: 1})
+			}
 		}
 		for n, l := range o.LatenciesMS {
 			if !(l > 0) || math.IsInf(l, 0) {
@@ -110,24 +118,23 @@ func (s *server) postObservations(r *http.Request) (any, error) {
 		resp.Stored += len(b.obs)
 	}
 	// Errors first: a revoked config's latencies say nothing of drift.
-	for _, rep := range reports {
-		id, err := s.checkError(rep)
-		if err != nil {
-			return nil, err
+	if len(reports) > 0 {
+		cred, ok := r.Context().Value(credKey{}).(peercred.Cred)
+		if !ok {
+			return nil, permissionf("error reports need a local peer whose uid the socket reports")
 		}
-		if id != "" {
-			resp.Revoked = append(resp.Revoked, id)
-		}
-		if s.zoner == nil {
-			continue
-		}
-		ids, err := s.zoner.checkError(rep)
-		resp.Revoked = append(resp.Revoked, ids...)
-		if s.metrics != nil && len(ids) > 0 {
-			s.metrics.errorRevoked(rep.j.key.Kernel)
-		}
-		if err != nil {
-			return nil, err
+		operator := s.writers.allowed(r.Context())
+		for _, rep := range reports {
+			revoked, checking, err := s.reportError(rep, cred.UID, operator, now)
+			if err != nil {
+				return nil, err
+			}
+			resp.Revoked = append(resp.Revoked, revoked...)
+			for _, id := range checking {
+				if !slices.Contains(resp.Checking, id) {
+					resp.Checking = append(resp.Checking, id)
+				}
+			}
 		}
 	}
 	for _, b := range batches {

@@ -98,6 +98,7 @@ type fleetNode struct {
 	contrib   map[string]int        // kernel|device -> trials in the last contribution published
 	verified  int                   // fleet configs verified here
 	failed    int                   // fleet configs that failed here
+	failures  []fleet.Failure       // other nodes' failure reports waiting (fleet_reports.go)
 }
 
 type fleetCheck struct {
@@ -130,11 +131,12 @@ func newFleetNode(cfg FleetConfig, key ed25519.PrivateKey, sched *scheduler, st 
 	f.cl, err = fleet.New(fleet.Config{
 		URLs: cfg.URLs, Name: cfg.Name, Key: key, Trust: fleet.NewTrust(keys...), Replicas: cfg.Replicas,
 		CredsFile: cfg.CredsFile, NkeyFile: cfg.NkeyFile, TLSCA: cfg.TLSCA, TLSCert: cfg.TLSCert, TLSKey: cfg.TLSKey,
-		OnChange: f.remoteChanged, Log: log,
+		OnChange: f.remoteChanged, OnFailure: f.failureReported, OnRecord: f.record, Log: log,
 	})
 	if err != nil {
 		return nil, err
 	}
+	f.restore()
 	log.Info().Str("fleet", cfg.Name).Int("trusted_keys", len(keys)).Str("trust_dir", dir).Msg("fleet configured")
 	return f, nil
 }
@@ -189,17 +191,28 @@ func (f *fleetNode) run(ctx context.Context, srv *server) error {
 		}
 	})
 	wg.Go(func() { f.verifyLoop(ctx) })
+	sync := time.NewTicker(fleetSyncEvery)
+	defer sync.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			f.keepSynced()
 			wg.Wait()
 			return nil
+		case <-sync.C:
+			f.keepSynced()
+			continue
 		case <-f.wake:
 		}
 		f.mu.Lock()
-		local, remote := f.local, f.remote
-		f.local, f.remote = map[store.JobKey]bool{}, map[store.JobKey]bool{}
+		local, remote, failures := f.local, f.remote, f.failures
+		f.local, f.remote, f.failures = map[store.JobKey]bool{}, map[store.JobKey]bool{}, nil
 		f.mu.Unlock()
+		for _, fl := range failures {
+			if err := srv.fleetFailure(fl, time.Now()); err != nil {
+				f.log.Error().Err(err).Str("cert", fl.Cert).Msg("fleet: failure report")
+			}
+		}
 		for j := range local {
 			if err := f.publishJob(j); err != nil {
 				f.log.Error().Err(err).Str("job_id", j.String()).Msg("fleet: publish")
@@ -391,6 +404,11 @@ func (s *server) fleetAnswer(j *job, problem string) (c api.Config, ok bool, err
 		if why != "" {
 			continue // failed here: never served by this node
 		}
+		if why, err = s.fleetRefused(o.Cert.ID, time.Now()); err != nil {
+			return c, false, err
+		} else if why != "" {
+			continue // a quorum of nodes reported it failed
+		}
 		c = api.Config{
 			Kernel: j.key.Kernel, Problem: problem, Device: j.key.Device, Config: j.spec.Space.WireConfigMap(cfg),
 			Key: o.Cert.Key, Match: api.MatchExact, TimeMS: o.Cert.Latency.MedianMS, Certificate: o.Cert.ID,
@@ -525,6 +543,14 @@ func (s *server) getFleet(*http.Request) (any, error) {
 		Enabled: true, Fleet: st.Fleet, Node: st.Node, Connected: st.Connected, Trusted: st.Trusted,
 		Peers: st.Peers, Received: st.Offers, ServedFromFleet: len(f.fromFleet), Verified: f.verified,
 		VerifyFailures: f.failed, Published: st.Published, Waiting: st.Waiting,
+		Live: st.Live, Restored: st.Restored,
+	}
+	if !st.Synced.IsZero() {
+		at := st.Synced.UTC()
+		out.Synced = &at
+		if !st.Live {
+			out.ViewAgeS = time.Since(at).Seconds()
+		}
 	}
 	r := st.Rejected
 	if n := r.Untrusted + r.Tampered + r.Malformed + r.NotPassed; n > 0 {

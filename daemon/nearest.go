@@ -87,6 +87,8 @@ type checkReq struct {
 	dims []int
 	from string
 	by   store.Requester
+	// run, when set, runs instead of a verification at a nearest problem.
+	run func(ctx context.Context)
 }
 
 // nearestAnswer answers problem from the nearest served job of pi, skipping
@@ -101,10 +103,23 @@ func (s *server) nearestAnswer(r *http.Request, k *kernel, pi *problemIndex, dim
 	at := store.JobKey{Kernel: k.spec.Name, SpecHash: k.spec.Hash, Problem: problem, Device: device}
 	skip := []*job{exact}
 	var failed []string
+	fc, fd, fok, err := s.fleetNearest(k, dims, problem, device)
+	if err != nil {
+		return api.Config{}, false, "", err
+	}
 	for {
 		nearest, e, d, err := idx.nearest(s.st, pi, dims, skip...)
-		if err != nil || nearest == nil {
-			return api.Config{}, false, strings.Join(failed, "; "), err
+		if err != nil {
+			return api.Config{}, false, "", err
+		}
+		if fok && (nearest == nil || fd < d) { // a fleet offer is nearer
+			if fc.Verification == "" {
+				fc.Verification = s.nearestVerification(r, k, dims, at, fc, exact, missErr)
+			}
+			return fc, true, "", nil
+		}
+		if nearest == nil {
+			return api.Config{}, false, strings.Join(failed, "; "), nil
 		}
 		c, err := s.answer(nearest, e, api.MatchNearest, problem, pol)
 		if errors.Is(err, errServedOutsideSpace) {
@@ -131,21 +146,11 @@ func (s *server) nearestAnswer(r *http.Request, k *kernel, pi *problemIndex, dim
 			skip = append(skip, nearest)
 			continue
 		}
-		switch {
-		case passed != nil:
+		if passed != nil {
 			c.Certificate, c.CertifiedFor, c.TimeMS, c.Verification = passed.ID, problem, passed.TimeMS, api.VerifyPassed
 			c.DefaultMS = 0 // measured at From: no measure of this time
-		case exact != nil:
-			c.Verification = s.sched.exactState(exact)
-		case k.spec.TuneOnMiss && missErr == nil:
-			c.Verification = api.VerifyTuning
-		case k.spec.TuneOnMiss:
-			c.Verification = api.VerifyRefused + "tune_on_miss added no job for it: " + missErr.Error()
-		default:
-			c.Verification = s.sched.checkNearest(checkReq{
-				checkKey: checkKey{job: at, key: c.Key}, kern: k, dims: dims, from: c.From,
-				by: requester(r, s.sched.clock()),
-			})
+		} else {
+			c.Verification = s.nearestVerification(r, k, dims, at, c, exact, missErr)
 		}
 		if len(failed) > 0 {
 			c.Note = strings.Join(append(failed, c.Note), "; ")
@@ -153,6 +158,24 @@ func (s *server) nearestAnswer(r *http.Request, k *kernel, pi *problemIndex, dim
 		}
 		return c, true, "", nil
 	}
+}
+
+// nearestVerification is the Verification of nearest answer c at job at,
+// not verified there yet: the exact job's state while it waits, tuning
+// through tune_on_miss, or a verification queued.
+func (s *server) nearestVerification(r *http.Request, k *kernel, dims []int, at store.JobKey, c api.Config, exact *job, missErr error) string {
+	switch {
+	case exact != nil:
+		return s.sched.exactState(exact)
+	case k.spec.TuneOnMiss && missErr == nil:
+		return api.VerifyTuning
+	case k.spec.TuneOnMiss:
+		return api.VerifyRefused + "tune_on_miss added no job for it: " + missErr.Error()
+	}
+	return s.sched.checkNearest(checkReq{
+		checkKey: checkKey{job: at, key: c.Key}, kern: k, dims: dims, from: c.From,
+		by: requester(r, s.sched.clock()),
+	})
 }
 
 // checkedAt reads what the store holds of config key at job: its live
@@ -265,6 +288,22 @@ func (s *scheduler) checkNearest(req checkReq) string {
 	if probs := c.extra[version]; !probs[req.job.Problem] && len(probs) >= maxMissJobs {
 		return refused("kernel %s has records at %d problems it does not list, the most", name, maxMissJobs)
 	}
+	if !s.workerLocked(name) {
+		return refused("%v", errNotRunning)
+	}
+	c.extra[version][req.job.Problem] = true
+	req.by = named(req.by)
+	c.pending[req.checkKey] = true
+	c.queues[name] = append(c.queues[name], req)
+	s.log.Info().Str("job_id", req.job.String()).Str("config", req.key).Str("from_problem", req.from).
+		Str("requested_by", requesterString(&req.by)).Msg("nearest answer: verification at the problem asked for queued")
+	return api.VerifyPending
+}
+
+// workerLocked makes sure kernel name's queue has a worker; false when
+// cycles are not running. Called under s.checks.mu.
+func (s *scheduler) workerLocked(name string) bool {
+	c := &s.checks
 	if c.pending == nil {
 		c.pending, c.queues, c.busy, c.last = map[checkKey]bool{}, map[string][]checkReq{}, map[string]bool{}, map[string]time.Time{}
 	}
@@ -278,16 +317,29 @@ func (s *scheduler) checkNearest(req checkReq) string {
 			s.wg.Go(func() { s.runChecks(ctx, name) })
 		}
 		s.mu.Unlock()
-		if !c.busy[name] {
-			return refused("%v", errNotRunning)
-		}
 	}
-	c.extra[version][req.job.Problem] = true
-	req.by = named(req.by)
+	return c.busy[name]
+}
+
+// queueCheck queues req, a verification at one of the kernel's own jobs
+// (req.run), in the kernel's queue of verifications: it shares their
+// bounds but not those of problems the spec does not list. It returns
+// api.VerifyPending, or why it was refused.
+func (s *scheduler) queueCheck(req checkReq) string {
+	name := req.kern.spec.Name
+	c := &s.checks
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.pending[req.checkKey]:
+		return api.VerifyPending
+	case len(c.queues[name]) >= maxCheckQueue:
+		return api.VerifyRefused + fmt.Sprintf("%d verifications are queued for kernel %s, the most", len(c.queues[name]), name)
+	case !s.workerLocked(name):
+		return api.VerifyRefused + errNotRunning.Error()
+	}
 	c.pending[req.checkKey] = true
 	c.queues[name] = append(c.queues[name], req)
-	s.log.Info().Str("job_id", req.job.String()).Str("config", req.key).Str("from_problem", req.from).
-		Str("requested_by", requesterString(&req.by)).Msg("nearest answer: verification at the problem asked for queued")
 	return api.VerifyPending
 }
 
@@ -355,7 +407,11 @@ func (s *scheduler) runChecks(ctx context.Context, name string) {
 		c.queues[name] = c.queues[name][1:]
 		c.last[name] = time.Now()
 		c.mu.Unlock()
-		s.verifyNearest(ctx, req)
+		if req.run != nil {
+			req.run(ctx)
+		} else {
+			s.verifyNearest(ctx, req)
+		}
 		c.mu.Lock()
 		delete(c.pending, req.checkKey)
 		c.mu.Unlock()

@@ -54,6 +54,9 @@ type server struct {
 	opencl   *openclDevices // the OpenCL worker's devices; nil in tests that need none
 	fleet    *fleetNode     // nil without a fleet
 	zoner    *zoner         // zoned pipelines' precision maps; nil in tests that need none
+
+	evidence Evidence // what revokes a certificate on reports (evidence.go)
+	rechecks rechecks
 }
 
 type cachedAnswer struct {

@@ -17,8 +17,10 @@ import (
 // verify.error_budget; a report in another unit than the stage's is
 // logged and ignored. The pipeline falls back at once to its next
 // certified map, or to none, and a tuning is queued which certifies no
-// revoked map again. It returns the revoked certificates' ids.
-func (z *zoner) checkError(rep errorReport) ([]string, error) {
+// revoked map again. why is the evidence the daemon acts on (evidence.go);
+// without apply nothing is revoked or logged. It returns the certificates'
+// ids revoked (or, without apply, that would be).
+func (z *zoner) checkError(rep errorReport, why string, apply bool) ([]string, error) {
 	pipes := z.sched.pipelines() // before z.mu (lock order)
 	unit := rep.j.spec.Spec.Verify.ErrorBudget.Settings().Kind
 	z.mu.Lock()
@@ -35,6 +37,9 @@ func (z *zoner) checkError(rep errorReport) ([]string, error) {
 				continue
 			}
 			if unit != st.Unit {
+				if !apply {
+					continue
+				}
 				z.log.Warn().Str("pipeline", p.Name).Str("kernel", k.Kernel).Str("unit", unit).Str("stage_unit", st.Unit).Float64("error", rep.err).
 					Msg("zoning: a runtime's error is not in the unit the zoned stage certifies (its job's verify.error_budget kind); not checked")
 				continue
@@ -49,7 +54,14 @@ func (z *zoner) checkError(rep errorReport) ([]string, error) {
 			}
 			reason := fmt.Sprintf("error: %s observed a %s error of %.4g in %s %s at %s, above the bound of %.4g pipeline %s's zoned map certified for that stage",
 				by, unit, rep.err, st.Kernel, rep.key, st.Problem, limit, p.Name)
+			if why != "" {
+				reason += "; " + why
+			}
 			id := r.res.CertificateID
+			if !apply {
+				ids = append(ids, id)
+				break
+			}
 			if _, err := z.sched.st.Revoke(id, reason, z.now()); err != nil {
 				return ids, err
 			}

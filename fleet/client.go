@@ -37,6 +37,13 @@ type Config struct {
 	// OnChange is told of a job whose offers changed; it runs on the
 	// watch goroutine and must not block long.
 	OnChange func(JobID)
+	// OnFailure is told of each verified failure report of another node;
+	// it runs on the watch goroutine and must not block long.
+	OnFailure func(Failure)
+	// OnRecord is told of each offer or revocation the view took (data
+	// as the bucket holds it), and of each offer deleted, so that a node
+	// can keep what it verified (Restore); it runs on the watch goroutine.
+	OnRecord func(key string, data []byte, deleted bool)
 	Log      zerolog.Logger
 	Now      func() time.Time
 }
@@ -57,6 +64,10 @@ type Client struct {
 	dropped   int                  // summaries dropped from a full outbox
 	node      string
 	connected bool
+	live      bool            // the watch is in step with the bucket
+	synced    time.Time       // when the view was last in step
+	restored  int             // records taken from Restore
+	stale     map[string]bool // restored offers the bucket has not replayed yet
 	published int
 	kick      chan struct{} // the outbox has something new, or the connection is back
 	rewatch   chan struct{} // the connection is back, or the trust changed: watch again
@@ -167,7 +178,67 @@ func (c *Client) options() ([]nats.Option, error) {
 func (c *Client) setConnected(v bool) {
 	c.mu.Lock()
 	c.connected = v
+	if !v {
+		c.live = false
+	}
 	c.mu.Unlock()
+}
+
+// inStep notes that the view is in step with the bucket now (live), or
+// no longer.
+func (c *Client) inStep(live bool) {
+	c.mu.Lock()
+	c.live = live
+	if live {
+		c.synced = c.cfg.Now()
+	}
+	c.mu.Unlock()
+}
+
+// Record is a record of the fleet's bucket, as it held it.
+type Record struct {
+	Key  string
+	Data []byte
+}
+
+// Restore takes records kept from an earlier run (OnRecord) into the view,
+// each verified again under the current trust as the watch would, and
+// synced as when that view was last in step with the fleet; call it
+// before Run. It returns how many records the view took.
+func (c *Client) Restore(recs []Record, synced time.Time) int {
+	c.mu.Lock()
+	n := 0
+	var jobs []JobID
+	for _, r := range recs {
+		if !strings.HasPrefix(r.Key, prefixCert) && !strings.HasPrefix(r.Key, prefixRevoke) {
+			continue
+		}
+		job, changed, err := c.view.Apply(r.Key, r.Data, false)
+		if err != nil {
+			continue
+		}
+		n++
+		if changed {
+			jobs = append(jobs, job)
+		}
+		if strings.HasPrefix(r.Key, prefixCert) {
+			if c.stale == nil {
+				c.stale = map[string]bool{}
+			}
+			c.stale[r.Key] = true
+		}
+	}
+	c.restored += n
+	if synced.After(c.synced) {
+		c.synced = synced
+	}
+	c.mu.Unlock()
+	if c.cfg.OnChange != nil {
+		for _, j := range jobs {
+			c.cfg.OnChange(j)
+		}
+	}
+	return n
 }
 
 func (c *Client) poke() {
@@ -324,6 +395,7 @@ func (c *Client) watch(ctx context.Context, kv jetstream.KeyValue) {
 			continue
 		}
 		last = c.follow(ctx, kv, w, last)
+		c.inStep(false)
 		w.Stop()
 		cancel()
 	}
@@ -338,6 +410,7 @@ func (c *Client) follow(ctx context.Context, kv jetstream.KeyValue, w jetstream.
 	tick := time.NewTicker(checkEvery)
 	defer tick.Stop()
 	stuck, checked := 0, last
+	ready := false // the watch sent its nil entry
 	for {
 		select {
 		case <-ctx.Done():
@@ -351,12 +424,16 @@ func (c *Client) follow(ctx context.Context, kv jetstream.KeyValue, w jetstream.
 			if err != nil {
 				continue
 			}
-			if behind := st.(*jetstream.KeyValueBucketStatus).StreamInfo().State.LastSeq > last; behind && last == checked {
+			behind := st.(*jetstream.KeyValueBucketStatus).StreamInfo().State.LastSeq > last
+			if behind && last == checked {
 				if stuck++; stuck >= 2 {
 					return last
 				}
 			} else {
 				stuck = 0
+			}
+			if !behind && ready {
+				c.inStep(true)
 			}
 			checked = last
 		case e, ok := <-w.Updates():
@@ -364,13 +441,23 @@ func (c *Client) follow(ctx context.Context, kv jetstream.KeyValue, w jetstream.
 				return last
 			}
 			if e == nil {
+				ready = true
+				c.dropStale()
+				c.inStep(true)
 				c.readyOnce()
 				continue
 			}
 			last = max(last, e.Revision())
 			del := e.Operation() != jetstream.KeyValuePut
 			c.mu.Lock()
+			delete(c.stale, e.Key())
 			job, changed, err := c.view.Apply(e.Key(), e.Value(), del)
+			var fail *Failure
+			if err == nil && !del && strings.HasPrefix(e.Key(), prefixFail) {
+				if f, err := CheckFailure(c.cfg.Trust, e.Key(), e.Value()); err == nil && f.Node != c.node && f.Reporter != certs.KeyID(c.cfg.Key.Public().(ed25519.PublicKey)) {
+					fail = &f
+				}
+			}
 			c.mu.Unlock()
 			if err != nil {
 				c.log.Warn().Err(err).Str("key", clip(e.Key())).Msg("fleet record ignored")
@@ -379,6 +466,41 @@ func (c *Client) follow(ctx context.Context, kv jetstream.KeyValue, w jetstream.
 			if changed && c.cfg.OnChange != nil {
 				c.cfg.OnChange(job)
 			}
+			if fail != nil && c.cfg.OnFailure != nil {
+				c.cfg.OnFailure(*fail)
+			}
+			if c.cfg.OnRecord != nil && (strings.HasPrefix(e.Key(), prefixCert) || (!del && strings.HasPrefix(e.Key(), prefixRevoke))) {
+				c.cfg.OnRecord(e.Key(), e.Value(), del)
+			}
+			if ready {
+				c.inStep(true)
+			}
+		}
+	}
+}
+
+// dropStale drops the restored offers the bucket no longer holds: it
+// replayed every record it holds before its watch's nil entry.
+func (c *Client) dropStale() {
+	c.mu.Lock()
+	var jobs []JobID
+	keys := make([]string, 0, len(c.stale))
+	for k := range c.stale {
+		if job, changed, _ := c.view.Apply(k, nil, true); changed {
+			jobs = append(jobs, job)
+		}
+		keys = append(keys, k)
+	}
+	c.stale = nil
+	c.mu.Unlock()
+	for _, k := range keys {
+		if c.cfg.OnRecord != nil {
+			c.cfg.OnRecord(k, nil, true)
+		}
+	}
+	if c.cfg.OnChange != nil {
+		for _, j := range jobs {
+			c.cfg.OnChange(j)
 		}
 	}
 }
@@ -668,6 +790,21 @@ func (c *Client) Offers(job JobID) []Verified {
 	return c.view.Live(job)
 }
 
+// OfferOf is the trusted offer of certificate id, if the view holds one.
+func (c *Client) OfferOf(id string) (Verified, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.view.OfferOf(id)
+}
+
+// LiveAt are the best trusted live offer of each job of kernel spec
+// version specHash on device class dev, at any problem (View.LiveAt).
+func (c *Client) LiveAt(kernel, specHash, dev string) []Verified {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.view.LiveAt(kernel, specHash, dev)
+}
+
 // Best is job's best trusted live offer, if any.
 func (c *Client) Best(job JobID) (Verified, bool) {
 	c.mu.Lock()
@@ -687,6 +824,11 @@ type Status struct {
 	Waiting   int // records and summaries not yet published
 	Published int
 	Dropped   int // summaries dropped from a full outbox
+	// Live says the view is in step with the fleet now; Synced is when
+	// it last was (zero: never, not even in a run Restore took it from).
+	Live     bool
+	Synced   time.Time
+	Restored int // records taken from an earlier run (Restore)
 }
 
 // Status reports the client's state.
@@ -695,5 +837,6 @@ func (c *Client) Status() Status {
 	defer c.mu.Unlock()
 	return Status{Fleet: c.cfg.Name, Node: c.node, Connected: c.connected, Offers: c.view.Offers(),
 		Peers: c.view.Nodes(c.node), Trusted: c.cfg.Trust.IDs(),
-		Rejected: c.view.Rejected, Waiting: len(c.out) + len(c.summaries), Published: c.published, Dropped: c.dropped}
+		Rejected: c.view.Rejected, Waiting: len(c.out) + len(c.summaries), Published: c.published, Dropped: c.dropped,
+		Live: c.live && c.connected, Synced: c.synced, Restored: c.restored}
 }

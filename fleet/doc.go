@@ -36,7 +36,11 @@
 //     certificate's issuer. A revocation by any other key has no effect.
 //   - "fail.CERTID.NODE" (FailKey) holds a Failure: node NODE verified the
 //     certified config locally and it failed there; signed by that node's
-//     key. Reports inform; they take nothing out of service elsewhere.
+//     key. A report takes nothing out of service elsewhere by itself:
+//     a node told of one (Config.OnFailure) verifies the config again and
+//     revokes only when its own check fails, or when enough distinct
+//     reporters (by key id: a node id is the reporter's word) agree; the
+//     daemon's part.
 //   - "agg.DEV.KERNEL.NODE" (AggKey) holds a node's Contribution to the
 //     federated aggregate of a kernel on a device class, signed by its key:
 //     for each config it measured ok, the rank quantile of its time among

@@ -162,6 +162,33 @@ func (v *View) Aggregate(kernel, dev string) (ranked []Ranked, nodes int) {
 	return Combine(cs), len(cs)
 }
 
+// OfferOf is the verified offer of certificate id, revoked or not.
+func (v *View) OfferOf(id string) (Verified, bool) {
+	for _, offers := range v.offers {
+		for _, o := range offers {
+			if o.Cert.ID == id {
+				return o, true
+			}
+		}
+	}
+	return Verified{}, false
+}
+
+// LiveAt are the best live offer of every job of kernel spec version
+// specHash on device class dev, whatever its problem.
+func (v *View) LiveAt(kernel, specHash, dev string) []Verified {
+	var out []Verified
+	for job := range v.offers {
+		if job.Kernel == kernel && job.SpecHash == specHash && job.Device == dev {
+			if o, ok := v.Best(job); ok {
+				out = append(out, o)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Verified) int { return strings.Compare(a.Job.Problem, b.Job.Problem) })
+	return out
+}
+
 // Offers is the number of verified offers held.
 func (v *View) Offers() int { return len(v.byKey) }
 

@@ -84,7 +84,9 @@ func fleetServes(t *testing.T, kill bool) {
 						}
 						return
 					}
-					if changed && cfg.Source == api.SourceFleet && cfg.Certificate != "" {
+					// (A fleet offer of a nearer problem may be answered
+					// first, match nearest, until the job's own arrives.)
+					if changed && cfg.Source == api.SourceFleet && cfg.Certificate != "" && cfg.Match == api.MatchExact {
 						mu.Lock()
 						first[[2]int{fi, pi}] = seen{at: at, cert: cfg.Certificate, cfg: cfg}
 						mu.Unlock()

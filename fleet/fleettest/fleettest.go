@@ -29,7 +29,8 @@ type Cluster struct {
 	routes  []int            // cluster ports, kept across restarts
 }
 
-// Start starts a cluster of n servers and stops it when the test ends.
+// Start starts a cluster of n servers (n = 1: a single server, no
+// cluster) and stops it when the test ends.
 func Start(t testing.TB, n int) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t, name: "quasim-test", dir: t.TempDir(), servers: make([]*server.Server, n), ports: make([]int, n), routes: make([]int, n)}
@@ -68,6 +69,15 @@ func (c *Cluster) start(i int) {
 		}
 	}
 	opts.Routes = server.RoutesFromStr(strings.Join(routes, ","))
+	if len(c.servers) == 1 {
+		// One server is no cluster: clustered JetStream would wait for
+		// peers to elect a meta leader.
+		opts.Cluster, opts.Routes = server.ClusterOpts{}, nil
+		// A second create of the 1 GiB trials stream is refused for
+		// storage before it is found to exist: room for it (a limit;
+		// nothing is allocated).
+		opts.JetStreamMaxStore = 4 << 30
+	}
 	s, err := server.NewServer(opts)
 	if err != nil {
 		c.t.Fatalf("nats server %d: %v", i, err)
@@ -82,7 +92,10 @@ func (c *Cluster) start(i int) {
 	}
 	port, _ := strconv.Atoi(u.Port())
 	c.mu.Lock()
-	c.servers[i], c.ports[i], c.routes[i] = s, port, s.ClusterAddr().Port
+	c.servers[i], c.ports[i] = s, port
+	if a := s.ClusterAddr(); a != nil {
+		c.routes[i] = a.Port
+	}
 	c.mu.Unlock()
 }
 

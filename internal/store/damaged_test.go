@@ -65,6 +65,18 @@ func filled(t *testing.T) (string, map[string]int) {
 		must(t, s.PutZoning(store.Zoning{Pipeline: p, Section: "chain=conv2d,reduce", Jobs: []string{"a|h|1|cpu"}, Configs: []string{"1"}, TunedAt: at(1), Result: []byte(`{"map":null}`)}))
 		counts["zonings"]++
 	}
+	for i := range 3 {
+		_, err := s.AddReport(store.FaultReport{Cert: "c0", Job: jobA.String(), Key: "k", Reporter: fmt.Sprintf("uid:%d", 1000+i), Error: 0.5, Last: at(i)}, 8)
+		must(t, err)
+		counts["reports"]++
+	}
+	for _, k := range []string{"cert.a.b.c.d.e", "revoke.c0"} {
+		_, err := s.PutFleetRecord(store.FleetRecord{Key: k, Data: []byte(`{"v":1}`), At: at(1)}, 8)
+		must(t, err)
+		counts["fleet"]++
+	}
+	must(t, s.SetFleetSynced(at(2)))
+	counts["fleet"]++
 	must(t, s.Close())
 	return path, counts
 }

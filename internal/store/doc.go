@@ -17,7 +17,7 @@
 // decode is reported as ErrCorrupt naming its bucket and key.
 //
 //	v1/                                  root bucket (its name is fixed; the schema version is the "version" key)
-//	├── version                          decimal schema version, "6"; equals len(migrations) after Open
+//	├── version                          decimal schema version, "7"; equals len(migrations) after Open
 //	├── specs/                           kernel specs, every version ever loaded
 //	│   └── <name>/                      one bucket per spec name
 //	│       └── <hash>                   Spec JSON {"v":1,"name","hash","source","raw","loaded"}
@@ -52,8 +52,13 @@
 //	├── experiments/                     perturbation experiments (added in schema 5)
 //	│   └── <pipeline>/                  the bucket sequence is the last experiment ID handed out
 //	│       └── <8-byte id>              {"v":1,"id","pipeline","at","report":{...}}: the report as the daemon serves it; the newest 50 kept
-//	└── zonings/                         zoned pipelines' tuned precision maps (added in schema 6)
-//	    └── <pipeline>                   {"v":1,"pipeline","section","jobs","configs","tuned_at","result":{...}}: the daemon's state of it
+//	├── zonings/                         zoned pipelines' tuned precision maps (added in schema 6)
+//	│   └── <pipeline>                   {"v":1,"pipeline","section","jobs","configs","tuned_at","result":{...}}: the daemon's state of it
+//	├── reports/                         who reported that a certificate's config fails (added in schema 7)
+//	│   └── <cert id>/<reporter>         {"v":1,"cert","job","key","reporter","source","error","reason","count","first","last"}; reporter "uid:N" or "node:ID"
+//	└── fleet/                           fleet records this node verified (added in schema 7)
+//	    ├── synced                       {"v":1,"synced"}: when the view was last in step with the fleet
+//	    └── <fleet KV key>               {"v":1,"key","data":<base64 record bytes>,"at"}: an offer ("cert.…") or a revocation ("revoke.…")
 //
 // <jobkey> is JobKey.String(): kernel|spec hash|problem|device. <8-byte ...>
 // keys are big-endian unsigned integers, so bbolt's byte order is numeric
@@ -89,6 +94,7 @@
 //	version 4  the spans bucket, created empty
 //	version 5  the experiments bucket, created empty
 //	version 6  the zonings bucket, created empty
+//	version 7  the reports and fleet buckets, created empty
 //
 // # What a trial costs
 //

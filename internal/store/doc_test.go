@@ -16,7 +16,7 @@ func TestDocInSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(raw)
-	for _, name := range [][]byte{bucketRoot, bucketSpecs, bucketJobs, bucketTrials, bucketTrialSeq, bucketTrialKeys, bucketPolicies, bucketServed, bucketCycles, bucketObservations, bucketCerts, bucketRevocations, bucketJobCerts, bucketSpans, bucketExperiments, bucketZonings} {
+	for _, name := range [][]byte{bucketRoot, bucketSpecs, bucketJobs, bucketTrials, bucketTrialSeq, bucketTrialKeys, bucketPolicies, bucketServed, bucketCycles, bucketObservations, bucketCerts, bucketRevocations, bucketJobCerts, bucketSpans, bucketExperiments, bucketZonings, bucketReports, bucketFleet} {
 		if !strings.Contains(doc, "── "+string(name)+"/") && !strings.Contains(doc, "//\t"+string(name)+"/") {
 			t.Errorf("doc.go: bucket tree lacks %s/", name)
 		}

@@ -28,6 +28,8 @@ func FuzzDecode(f *testing.F) {
 		`{"v":1,"at":"2025-01-01T00:00:00Z","n":1,"spans":[{"id":1}]}`,
 		`{"v":1,"id":2,"pipeline":"builtin","at":"2025-01-01T00:00:00Z","report":{"runs":10}}`,
 		`{"v":1,"pipeline":"infer","section":"chain=conv2d,reduce","jobs":["k|h|p|d"],"configs":["1"],"tuned_at":"2025-01-01T00:00:00Z","result":{"map":null}}`,
+		`{"v":1,"cert":"c1","job":"k|h|p|d","key":"8,8","reporter":"uid:1","error":0.5,"count":2,"first":"2025-01-01T00:00:00Z","last":"2025-01-01T00:00:00Z"}`,
+		`{"v":1,"key":"cert.a","data":"eyJ2IjoxfQ==","at":"2025-01-01T00:00:00Z"}`, `{"v":1,"synced":"2025-01-01T00:00:00Z"}`,
 		`{"v":2}`, `null`, `[]`, `{"at":"yesterday"}`, "\x00\x00\x00\x00\x00\x00\x00\x01", "",
 	} {
 		f.Add([]byte(seed))
@@ -60,6 +62,12 @@ func FuzzDecode(f *testing.F) {
 		_, err = decodeExperiment(data, where)
 		errs = append(errs, err)
 		_, err = decodeZoning([]byte("infer"), data, where)
+		errs = append(errs, err)
+		_, err = decodeReport([]byte("c1/uid:1"), data, where)
+		errs = append(errs, err)
+		_, err = decodeFleet([]byte("cert.a"), data, where)
+		errs = append(errs, err)
+		_, err = decodeFleet(keyFleetSynced, data, where)
 		errs = append(errs, err)
 		for i, err := range errs {
 			if err != nil && !errors.Is(err, ErrCorrupt) {

@@ -29,6 +29,9 @@ var migrations = []migration{
 	// zoned pipelines' tuned maps (quasimd kept them in memory before and
 	// tuned them again at each start)
 	{version: 6, migrate: createTops(bucketZonings)},
+	// who reported that a certificate fails, and the fleet records this
+	// node verified (both were kept in memory before, or not at all)
+	{version: 7, migrate: createTops(bucketReports, bucketFleet)},
 }
 
 // migrate runs, in tx, every migration newer than the file's version.

@@ -82,7 +82,7 @@ func TestOpenFreshRunsAll(t *testing.T) {
 	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
 		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
 	}
-	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations)), "zonings"}
+	want := []string{"certs", "cycles", "experiments", "fleet", "jobcerts", "jobs", "observations", "policies", "reports", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations)), "zonings"}
 	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("root holds %q, want %q", got, want)
 	}
@@ -311,7 +311,7 @@ func TestMigration3(t *testing.T) {
 	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
 		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
 	}
-	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations)), "zonings"}
+	want := []string{"certs", "cycles", "experiments", "fleet", "jobcerts", "jobs", "observations", "policies", "reports", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations)), "zonings"}
 	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("root holds %q, want %q", got, want)
 	}
@@ -382,7 +382,7 @@ func TestMigration4(t *testing.T) {
 	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
 		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
 	}
-	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations)), "zonings"}
+	want := []string{"certs", "cycles", "experiments", "fleet", "jobcerts", "jobs", "observations", "policies", "reports", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations)), "zonings"}
 	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("root holds %q, want %q", got, want)
 	}
@@ -466,7 +466,7 @@ func TestMigration5(t *testing.T) {
 	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
 		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
 	}
-	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations)), "zonings"}
+	want := []string{"certs", "cycles", "experiments", "fleet", "jobcerts", "jobs", "observations", "policies", "reports", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations)), "zonings"}
 	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("root holds %q, want %q", got, want)
 	}
@@ -498,10 +498,10 @@ func TestMigration6(t *testing.T) {
 	}
 	path := schemaFile(t, "5", []string{"specs", "jobs", "trials", "policies", "served", "cycles", "observations", "certs", "revocations", "jobcerts", "spans", "experiments"}, records)
 	s := openTest(t, path)
-	if v, err := s.SchemaVersion(); err != nil || v != 6 {
-		t.Errorf("SchemaVersion() = %d, %v, want 6", v, err)
+	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
+		t.Errorf("SchemaVersion() = %d, %v, want %d", v, err, len(migrations))
 	}
-	want := []string{"certs", "cycles", "experiments", "jobcerts", "jobs", "observations", "policies", "revocations", "served", "spans", "specs", "trials", "version=6", "zonings"}
+	want := []string{"certs", "cycles", "experiments", "fleet", "jobcerts", "jobs", "observations", "policies", "reports", "revocations", "served", "spans", "specs", "trials", "version=" + strconv.Itoa(len(migrations)), "zonings"}
 	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("root holds %q, want %q", got, want)
 	}
@@ -523,5 +523,45 @@ func TestMigration6(t *testing.T) {
 	}
 	if z, ok, err := s.Zoning("infer"); err != nil || !ok || z.Pipeline != "infer" {
 		t.Fatalf("Zoning after migration = %+v, %v, %v", z, ok, err)
+	}
+}
+
+// TestMigration7 builds a schema-6 file by hand and checks Open adds the
+// empty reports and fleet buckets, keeps the other records byte for byte,
+// and that the migrated file takes reports and fleet records.
+func TestMigration7(t *testing.T) {
+	t.Parallel()
+	records := []rawRec{
+		{[]string{"zonings"}, []byte("infer"), `{"v":1,"pipeline":"infer","section":"s","jobs":[],"configs":[],"tuned_at":"2025-03-01T00:00:00Z","result":{}}`},
+	}
+	path := schemaFile(t, "6", []string{"specs", "jobs", "trials", "policies", "served", "cycles", "observations", "certs", "revocations", "jobcerts", "spans", "experiments", "zonings"}, records)
+	s := openTest(t, path)
+	if v, err := s.SchemaVersion(); err != nil || v != 7 {
+		t.Errorf("SchemaVersion() = %d, %v, want 7", v, err)
+	}
+	want := []string{"certs", "cycles", "experiments", "fleet", "jobcerts", "jobs", "observations", "policies", "reports", "revocations", "served", "spans", "specs", "trials", "version=7", "zonings"}
+	if got := bucketNames(t, s); !reflect.DeepEqual(got, want) {
+		t.Errorf("root holds %q, want %q", got, want)
+	}
+	err := s.view(func(tx *bolt.Tx) error {
+		r := tx.Bucket(bucketRoot)
+		for _, b := range [][]byte{bucketReports, bucketFleet} {
+			if k, _ := r.Bucket(b).Cursor().First(); k != nil {
+				t.Errorf("%s not empty after migration: holds %q", b, k)
+			}
+		}
+		if got := r.Bucket(bucketZonings).Get(records[0].key); string(got) != records[0].value {
+			t.Errorf("zoning after migration = %q", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddReport(FaultReport{Cert: "c1", Reporter: "uid:1000", Last: time.Now()}, 8); err != nil {
+		t.Fatalf("AddReport after migration: %v", err)
+	}
+	if ok, err := s.PutFleetRecord(FleetRecord{Key: "revoke.c1", Data: []byte("{}")}, 8); err != nil || !ok {
+		t.Fatalf("PutFleetRecord after migration: %v, %v", ok, err)
 	}
 }

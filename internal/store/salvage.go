@@ -159,6 +159,10 @@ func salvaged(trail []string, k, v []byte, seq uint64) (rawRecord, bool, error) 
 		r.rec, r.err = decodeExperiment(v, r.where)
 	case name == string(bucketZonings) && len(trail) == 2:
 		r.rec, r.err = decodeZoning(k, v, r.where)
+	case name == string(bucketReports) && len(trail) == 2:
+		r.rec, r.err = decodeReport(k, v, r.where)
+	case name == string(bucketFleet) && len(trail) == 2:
+		r.rec, r.err = decodeFleet(k, v, r.where)
 	case name == string(bucketCerts) && len(trail) == 2:
 		r.rec, r.err = decodeCert(v, r.where)
 	case name == string(bucketRevocations) && len(trail) == 2:
@@ -186,7 +190,7 @@ func copyRecords(f io.ReaderAt, size int64, dtx *bolt.Tx, rep *SalvageReport) er
 	var (
 		specs, tops = droot.Bucket(bucketSpecs), map[string]*bolt.Bucket{}
 	)
-	for _, n := range [][]byte{bucketPolicies, bucketServed, bucketCerts, bucketRevocations, bucketZonings} {
+	for _, n := range [][]byte{bucketPolicies, bucketServed, bucketCerts, bucketRevocations, bucketZonings, bucketReports, bucketFleet} {
 		tops[string(n)] = droot.Bucket(n)
 	}
 	jobSub := func(top []byte, job string) (*bolt.Bucket, error) {
@@ -311,7 +315,7 @@ func copyRecords(f io.ReaderAt, size int64, dtx *bolt.Tx, rep *SalvageReport) er
 				return err
 			}
 			jobs[meta.Job.String()] = true
-		case string(bucketRevocations), string(bucketZonings):
+		case string(bucketRevocations), string(bucketZonings), string(bucketReports), string(bucketFleet):
 			if err := tops[r.bucket].Put(r.key, val); err != nil {
 				return err
 			}

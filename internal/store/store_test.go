@@ -551,7 +551,7 @@ func TestOpenSchemaVersion(t *testing.T) {
 		want    error
 	}{
 		{"too new", "99", store.ErrSchemaTooNew},
-		{"one newer", "7", store.ErrSchemaTooNew},
+		{"one newer", "8", store.ErrSchemaTooNew},
 		{"not a number", "two", store.ErrCorrupt},
 		{"zero", "0", store.ErrCorrupt},
 		{"missing", "", store.ErrCorrupt},
@@ -905,8 +905,8 @@ func TestReopen(t *testing.T) {
 	must(t, s.Close())
 
 	s = openPath(t, path, store.Options{})
-	if v, err := s.SchemaVersion(); err != nil || v != 6 {
-		t.Errorf("SchemaVersion() = %d, %v, want 6", v, err)
+	if v, err := s.SchemaVersion(); err != nil || v != 7 {
+		t.Errorf("SchemaVersion() = %d, %v, want 7", v, err)
 	}
 	if got, err := s.Spec("sgemm", "h1"); err != nil || !reflect.DeepEqual(got, sp) {
 		t.Errorf("Spec = %+v, %v, want %+v", got, err, sp)

@@ -25,7 +25,7 @@ type rawRecord struct {
 
 // visitRecords calls fn for every record of the schema in tx: specs, jobs,
 // trials (their seq buckets), policies, served, cycles, observations,
-// certs, revocations, spans, experiments and zonings. The indexes (trials' keys, jobcerts) are derived
+// certs, revocations, spans, experiments, zonings, reports and fleet. The indexes (trials' keys, jobcerts) are derived
 // and not visited. A bucket that cannot be read, or is not where the
 // schema puts it, is reported to problem and skipped; reading goes on with
 // the next one. fn's error stops the visit.
@@ -39,7 +39,7 @@ func visitRecords(tx *bolt.Tx, fn func(rawRecord) error, problem func(where stri
 		problem(string(bucketRoot), fmt.Errorf("%w: root bucket missing", ErrCorrupt))
 		return nil
 	}
-	for _, name := range [][]byte{bucketSpecs, bucketJobs, bucketTrials, bucketPolicies, bucketServed, bucketCycles, bucketObservations, bucketCerts, bucketRevocations, bucketSpans, bucketExperiments, bucketZonings} {
+	for _, name := range [][]byte{bucketSpecs, bucketJobs, bucketTrials, bucketPolicies, bucketServed, bucketCycles, bucketObservations, bucketCerts, bucketRevocations, bucketSpans, bucketExperiments, bucketZonings, bucketReports, bucketFleet} {
 		var t *bolt.Bucket
 		where := path(string(bucketRoot), string(name))
 		if err := safely(func() error { t = r.Bucket(name); return nil }); err != nil {
@@ -148,6 +148,10 @@ func visitTop(t *bolt.Bucket, name string, fn func(rawRecord) error, problem fun
 		}, nil)
 	case string(bucketZonings):
 		return flat(func(k, v []byte, where string) (any, error) { return decodeZoning(k, v, where) }, "")(t, top)
+	case string(bucketReports):
+		return flat(func(k, v []byte, where string) (any, error) { return decodeReport(k, v, where) }, "")(t, top)
+	case string(bucketFleet):
+		return flat(decodeFleet, "")(t, top)
 	case string(bucketCerts):
 		return flat(func(_, v []byte, where string) (any, error) { return decodeCert(v, where) }, "")(t, top)
 	case string(bucketRevocations):

@@ -83,3 +83,29 @@ func (t *Tuner) rejectAt(job Job, key, why string) (Verdict, error) {
 	t.cfg.Log.Warn().Str("job_id", job.Key.String()).Str("config", key).Str("failed", why).Msg("verification at this problem failed; config marked wrong_result")
 	return Verdict{Why: why}, nil
 }
+
+// Recheck verifies config key of job again with the checks its
+// certification made, to test a report that it fails: it signs and
+// stores no certificate. A config that fails is recorded wrong_result at
+// job, as VerifyAt records one, so no cycle certifies it again; one that
+// passes changes nothing stored.
+func (t *Tuner) Recheck(ctx context.Context, job Job, key string) (Verdict, error) {
+	if _, ok := job.Evaluator.(evaluate.Verifier); !ok {
+		return Verdict{}, ErrNotVerifiable
+	}
+	c, err := job.Space.ParseKey(key)
+	if err != nil {
+		return t.rejectAt(job, key, fmt.Sprintf("not a config of problem %s: %v", job.Key.Problem, err))
+	}
+	if err := job.Space.Check(c); err != nil {
+		return t.rejectAt(job, key, fmt.Sprintf("constraints: %v", err))
+	}
+	cert, err := t.verify(ctx, job, store.Trial{Key: key})
+	if err != nil {
+		return Verdict{}, err
+	}
+	if !cert.Passed() {
+		return t.rejectAt(job, key, failedChecks(cert))
+	}
+	return Verdict{Passed: true, TimeMS: cert.Latency.MedianMS}, nil
+}

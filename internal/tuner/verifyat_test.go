@@ -82,3 +82,38 @@ func TestVerifyAt(t *testing.T) {
 		t.Errorf("VerifyAt without a key: %v, want ErrNoSigner", err)
 	}
 }
+
+// Recheck runs VerifyAt's checks and signs nothing: a right config passes
+// and leaves the store as it was, a wrong one is recorded wrong_result.
+func TestRecheck(t *testing.T) {
+	k, p, sp := wrongVariant(t)
+	pick := func(order string) string {
+		for _, c := range sp.All() {
+			if m := sp.ConfigMap(c); m["loop_order"] == order && fmt.Sprint(m["tile_m"]) == "32" {
+				return sp.Key(c)
+			}
+		}
+		t.Fatalf("no %s config with tile_m 32", order)
+		return ""
+	}
+	st := storetest.New(t)
+	tn := New(Config{Store: st, NewStrategy: func(s *genome.Space, seed uint64) evolve.Strategy { return nil }})
+	job := Job{Key: store.JobKey{Kernel: "sgemm", SpecHash: "t", Problem: p.String(), Device: k.Device()}, Problem: p, Evaluator: k, Space: sp, Default: sp.Default()}
+	ctx := context.Background()
+	if v, err := tn.Recheck(ctx, job, pick("ikj")); err != nil || !v.Passed || v.Cert != "" || !(v.TimeMS > 0) {
+		t.Fatalf("Recheck(ikj) = %+v, %v; want passed, no certificate", v, err)
+	}
+	if trials, _ := st.Trials(job.Key); len(trials) != 0 {
+		t.Errorf("a passed recheck stored trials %+v", trials)
+	}
+	wrong := pick("ikj_fast")
+	if v, err := tn.Recheck(ctx, job, wrong); err != nil || v.Passed || !strings.Contains(v.Why, "parity") {
+		t.Fatalf("Recheck(%s) = %+v, %v; want failed parity", wrong, v, err)
+	}
+	if trials, _ := st.Trials(job.Key); len(trials) != 1 || trials[0].Status != string(evaluate.StatusWrongResult) {
+		t.Errorf("trials after a failed recheck: %+v", trials)
+	}
+	if metas, _ := st.JobCerts(job.Key); len(metas) != 0 {
+		t.Errorf("Recheck stored certificates %+v", metas)
+	}
+}

@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/certs"
 )
 
@@ -47,6 +49,7 @@ func newFleetStatusCommand(g *globalOptions) *cobra.Command {
 			kv("fleet", st.Fleet)
 			kv("node", dash(st.Node))
 			kv("connected", st.Connected)
+			kv("view", fleetView(st))
 			kv("peers seen", st.Peers)
 			kv("configs received", st.Received)
 			kv("served from fleet", st.ServedFromFleet)
@@ -64,6 +67,23 @@ func newFleetStatusCommand(g *globalOptions) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// fleetView says how old the node's view of the fleet is.
+func fleetView(st api.FleetStatus) string {
+	var v string
+	switch {
+	case st.Live:
+		v = "live (in step with the fleet)"
+	case st.Synced == nil:
+		v = "never in step with the fleet"
+	default:
+		v = fmt.Sprintf("%s old (last in step %s)", (time.Duration(st.ViewAgeS) * time.Second).Round(time.Second), st.Synced.Local().Format(time.RFC3339))
+	}
+	if st.Restored > 0 {
+		v += fmt.Sprintf("; %d records restored from the state file at start", st.Restored)
+	}
+	return v
 }
 
 func newFleetTrustCommand(g *globalOptions) *cobra.Command {

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/certs"
 )
 
@@ -55,5 +57,25 @@ func TestFleetTrustAdd(t *testing.T) {
 				t.Fatalf("trusted file holds %q (%v)", data, err)
 			}
 		})
+	}
+}
+
+// fleet status says whether the view is live, or how old it is.
+func TestFleetView(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name string
+		st   api.FleetStatus
+		want string
+	}{
+		{"live", api.FleetStatus{Live: true, Synced: &at}, "live (in step with the fleet)"},
+		{"never", api.FleetStatus{}, "never in step with the fleet"},
+		{"old", api.FleetStatus{Synced: &at, ViewAgeS: 3725.4, Restored: 2}, "1h2m5s old (last in step " + at.Local().Format(time.RFC3339) + "); 2 records restored from the state file at start"},
+	}
+	for _, tt := range tests {
+		if got := fleetView(tt.st); got != tt.want {
+			t.Errorf("%s: fleetView = %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

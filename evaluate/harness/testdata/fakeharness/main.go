@@ -2,6 +2,9 @@
 // behaves (ok, crash, hang, garbage, fail, wrongsum, cold, noisy; nan,
 // slow and wrongfast when asked for), n the time it reports.
 // FAKE_HELLO=bad makes it say a bad hello, FAKE_HELLO=none say nothing;
+// FAKE_WRONG=1 makes every n but 2 sum wrong, FAKE_WRONG_FILE=PATH does
+// once PATH exists; a verify run with an error_kind answers an accuracy
+// (1e-6 off, 0.5 when the sum is wrong, bound 1e-5);
 // FAKE_DEVICE sets the device class it declares; FAKE_MODES, a comma-separated
 // list, replaces the modes it declares. FAKE_PIPELINE (spans, times or
 // late) declares a three-stage pipeline and answers pipeline requests with
@@ -44,6 +47,7 @@ func main() {
 			Config      map[string]any `json:"config"`
 			Repetitions int            `json:"repetitions"`
 			Verify      bool           `json:"verify"`
+			ErrorKind   string         `json:"error_kind"`
 
 			Configs map[string]map[string]any `json:"configs"`
 			Delays  map[string]int64          `json:"delays_ns"`
@@ -87,11 +91,21 @@ func main() {
 		if os.Getenv("FAKE_WRONG") == "1" && n != 2 {
 			sum = 43
 		}
+		// A device that goes wrong while the harness runs: wrong, as
+		// FAKE_WRONG, once the file exists.
+		if f := os.Getenv("FAKE_WRONG_FILE"); f != "" && n != 2 {
+			if _, err := os.Stat(f); err == nil {
+				sum = 43
+			}
+		}
 		times := make([]float64, max(1, req.Repetitions))
 		for i := range times {
 			times[i] = slow*(1+n/2) + float64(i%3)*0.01
 		}
 		res := map[string]any{"type": "result", "id": req.ID, "times_ms": times, "checksum": sum}
+		if req.Verify && req.ErrorKind != "" { // a job with an error budget: 1e-6 off, 0.5 when wrong
+			res["accuracy"] = map[string]any{"kind": req.ErrorKind, "measured": map[bool]float64{true: 0.5, false: 1e-6}[sum != 42], "bound": 1e-5}
+		}
 		switch req.Config["mode"] {
 		case "cold": // the first run of a request is slow; 0.5 J a run
 			times[0] = 100

@@ -1,0 +1,190 @@
+package daemon
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/certs"
+	"github.com/quasim/quasim/fleet/fleettest"
+	"github.com/quasim/quasim/internal/store"
+	"github.com/quasim/quasim/internal/store/storetest"
+	"github.com/quasim/quasim/internal/tuner"
+)
+
+// fleetFollower runs a node of fleet "rtest" on urls, with the state file
+// at path and the kernels of kd, signing with key and trusting trust; it
+// tunes nothing by itself. stop stops it and closes the state file.
+func fleetFollower(t *testing.T, kd, path string, urls []string, trust string, key ed25519.PrivateKey) (ts *testServer, fn *fleetNode, stop func()) {
+	t.Helper()
+	st, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched := &scheduler{
+		dir: kd, st: st, cron: newCron(), log: zerolog.Nop(), clock: time.Now,
+		tn: tuner.New(tuner.Config{Store: st, NewStrategy: defaultStrategy, Signer: key}),
+	}
+	ts = serveTest(t, sched, st)
+	ts.srv.setKey(key)
+	if fn, err = newFleetNode(FleetConfig{URLs: urls, Name: "rtest", TrustDir: trust}, key, sched, st, zerolog.Nop()); err != nil {
+		t.Fatal(err)
+	}
+	ts.srv.fleet, sched.onChange = fn, fn.localChanged
+	ctx, cancel := context.WithCancel(context.Background())
+	sched.start(ctx, func() {})
+	done := make(chan struct{})
+	go func() { fn.run(ctx, ts.srv); close(done) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		<-done
+		sched.stop(time.Now().Add(time.Minute))
+		st.Close()
+	}
+	t.Cleanup(stop)
+	return ts, fn, stop
+}
+
+func (ts *testServer) fakeConfig(t *testing.T) api.Config {
+	t.Helper()
+	code, body := ts.get(t, "/v1/configs/fake?problem=64", nil)
+	var c api.Config
+	if err := json.Unmarshal(body, &c); err != nil || code != 200 {
+		t.Fatalf("GET /v1/configs/fake = %d %s", code, body)
+	}
+	return c
+}
+
+// fleetTuner certifies ok,3 of kd's kernel at problem with key and offers
+// it to fleet "rtest" on cl; it returns what it served.
+func fleetTuner(t *testing.T, ctx context.Context, cl *fleettest.Cluster, kd, problem string, key ed25519.PrivateKey) store.Served {
+	t.Helper()
+	st := storetest.New(t)
+	tuned := &scheduler{dir: kd, st: st, cron: newCron(), log: zerolog.Nop(), clock: time.Now,
+		tn: tuner.New(tuner.Config{Store: st, NewStrategy: defaultStrategy, Signer: key})}
+	tuned.apply(tuned.load())
+	k, _ := tuned.kernel("fake")
+	var j *job
+	for _, jj := range k.jobs {
+		if jj.key.Problem == problem {
+			j = jj
+		}
+	}
+	if _, err := st.AddTrials(j.key, []store.Trial{{Key: "ok,3", Status: "ok", TimeMS: 2.5, TimesMS: []float64{2.5}, At: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := tuned.tn.Certify(ctx, tunerJob(k.spec, j.key, j.spec), 0); err != nil || res.Served != "ok,3" {
+		t.Fatalf("certify: %+v, %v", res, err)
+	}
+	sv, _, _ := st.Served(j.key)
+	body, _, err := st.Cert(sv.Certificate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fleetReporter(t, ctx, cl, "rtest", key).PublishCert(body); err != nil {
+		t.Fatal(err)
+	}
+	return sv
+}
+
+// A node restarted while its fleet is out of reach serves the fleet
+// config it had verified, at once, and says how old its view is.
+func TestFleetRestartWithoutNATS(t *testing.T) {
+	cl := fleettest.Start(t, 1)
+	kd, _ := fakeKernelDir(t)
+	pub2, key2, _ := ed25519.GenerateKey(nil)
+	_, key1, _ := ed25519.GenerateKey(nil)
+	trust := t.TempDir()
+	if err := os.WriteFile(filepath.Join(trust, "tuner.pub"), []byte(certs.FormatPublicKey(pub2)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sv := fleetTuner(t, ctx, cl, kd, "64", key2)
+	path := filepath.Join(t.TempDir(), "quasim.db")
+	ts, _, stop := fleetFollower(t, kd, path, cl.URLs(), trust, key1)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		c := ts.fakeConfig(t)
+		recs, _, err := ts.st.FleetState()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Source == api.SourceFleet && c.Certificate == sv.Certificate && c.Verification == api.VerifyPassed && len(recs) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("follower after 60s: %+v, kept %d records", c, len(recs))
+		}
+	}
+	stop()
+	cl.Stop()
+
+	down := time.Now()
+	ts, fn, _ := fleetFollower(t, kd, path, cl.URLs(), trust, key1)
+	c := ts.fakeConfig(t)
+	if c.Source != api.SourceFleet || c.Certificate != sv.Certificate || c.Key != "ok,3" || c.Verification != api.VerifyPassed {
+		t.Fatalf("restarted with NATS down: %+v; want the fleet config it had verified", c)
+	}
+	t.Logf("served %s from the kept fleet view %.3gs after the restart", c.Key, time.Since(down).Seconds())
+	st := fn.cl.Status()
+	if st.Connected || st.Live || st.Restored != 1 || st.Synced.IsZero() {
+		t.Errorf("fleet status after the restart: %+v", st)
+	}
+	code, raw := ts.get(t, "/v1/fleet", nil)
+	var fs api.FleetStatus
+	if err := json.Unmarshal(raw, &fs); err != nil || code != 200 || fs.Live || fs.Synced == nil || !(fs.ViewAgeS > 0) || fs.Restored != 1 {
+		t.Errorf("GET /v1/fleet = %d %s", code, raw)
+	}
+}
+
+// A nearest answer considers the fleet's offers of the same spec version
+// and device class: a follower with nothing tuned answers a problem it
+// does not list with the fleet config of the nearest problem, and
+// verifies it there before it calls it certified there.
+func TestFleetNearest(t *testing.T) {
+	cl := fleettest.Start(t, 1)
+	kd, _ := fakeKernelDirAt(t, `"64", "4096"`)
+	pub2, key2, _ := ed25519.GenerateKey(nil)
+	_, key1, _ := ed25519.GenerateKey(nil)
+	trust := t.TempDir()
+	if err := os.WriteFile(filepath.Join(trust, "tuner.pub"), []byte(certs.FormatPublicKey(pub2)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sv := fleetTuner(t, ctx, cl, kd, "64", key2)
+	ts, _, _ := fleetFollower(t, kd, filepath.Join(t.TempDir(), "quasim.db"), cl.URLs(), trust, key1)
+	ts.sched.checks.mu.Lock()
+	ts.sched.checks.every = map[string]time.Duration{"fake": 0}
+	ts.sched.checks.mu.Unlock()
+	var c api.Config
+	first := time.Now()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		code, body := ts.get(t, "/v1/configs/fake?problem=100", nil)
+		if err := json.Unmarshal(body, &c); err != nil || code != 200 {
+			t.Fatalf("GET /v1/configs/fake?problem=100 = %d %s", code, body)
+		}
+		if c.Source == api.SourceFleet && c.Verification == api.VerifyPassed {
+			t.Logf("fleet config of 64 answered at 100, verified there %.3gs after the first lookup", time.Since(first).Seconds())
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("answer at 100 after 60s: %+v", c)
+		}
+	}
+	if c.Match != api.MatchNearest || c.From != "64" || c.Key != "ok,3" || c.CertifiedFor != "100" || c.Certificate == sv.Certificate || c.Issuer == "" {
+		t.Errorf("verified fleet nearest answer: %+v", c)
+	}
+}

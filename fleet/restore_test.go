@@ -1,0 +1,140 @@
+package fleet
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/quasim/quasim/fleet/fleettest"
+)
+
+// Records a node kept (OnRecord) go back into a new client's view before
+// it runs, verified again under its trust; once it joins, the offers the
+// bucket no longer holds go, and OnRecord is told. A single server.
+func TestRestore(t *testing.T) {
+	cl := fleettest.Start(t, 1)
+	a, b := testKey(1), testKey(2)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run := func(c *Client) (stop func()) {
+		cctx, ccancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { c.Run(cctx); close(done) }()
+		select {
+		case <-c.Ready():
+		case <-time.After(30 * time.Second):
+			t.Fatal("not joined in 30s")
+		}
+		return func() { ccancel(); <-done }
+	}
+	na, err := New(Config{URLs: cl.URLs(), Name: "rtest", Key: a, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run(na)()
+	job64, raw64 := cert(t, a, "64")
+	job128, raw128 := cert(t, a, "128")
+	for _, raw := range [][]byte{raw64, raw128} {
+		if err := na.PublishCert(raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var mu sync.Mutex
+	kept := map[string][]byte{}
+	onRecord := func(key string, data []byte, deleted bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if deleted {
+			delete(kept, key)
+		} else {
+			kept[key] = data
+		}
+	}
+	nb, err := New(Config{URLs: cl.URLs(), Name: "rtest", Key: b, Trust: NewTrust(pub(a)), OnRecord: onRecord, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopB := run(nb)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := len(kept)
+		mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kept %d records in 30s, want 2", n)
+		}
+	}
+	synced := nb.Status().Synced
+	stopB()
+	var recs []Record
+	mu.Lock()
+	for k, v := range kept {
+		recs = append(recs, Record{Key: k, Data: v})
+	}
+	mu.Unlock()
+
+	// A node that trusts nobody takes none of them.
+	if n := mustNew(t, Config{URLs: cl.URLs(), Name: "rtest", Key: b}).Restore(recs, synced); n != 0 {
+		t.Errorf("an untrusting node restored %d records", n)
+	}
+	nc := mustNew(t, Config{URLs: cl.URLs(), Name: "rtest", Key: b, Trust: NewTrust(pub(a)), OnRecord: onRecord, Log: zerolog.Nop()})
+	if n := nc.Restore(recs, synced); n != 2 {
+		t.Fatalf("Restore = %d, want 2", n)
+	}
+	st := nc.Status()
+	if _, ok := nc.Best(job64); !ok || st.Restored != 2 || st.Live || !st.Synced.Equal(synced) {
+		t.Fatalf("restored, before joining: best of 64 %v, status %+v", ok, st)
+	}
+	if _, ok := nc.Best(job128); !ok {
+		t.Fatal("restored, before joining: no offer of 128")
+	}
+
+	// The offer of 128 leaves the bucket while c is away.
+	conn, err := nats.Connect(cl.URLs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	js, _ := jetstream.New(conn)
+	kv, err := js.KeyValue(ctx, Bucket("rtest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key128 := CertKey(job128, mustDecode(t, raw128).Issuer)
+	if err := kv.Delete(ctx, key128); err != nil {
+		t.Fatal(err)
+	}
+	defer run(nc)()
+	if _, ok := nc.Best(job128); ok {
+		t.Error("after joining, the offer the bucket no longer holds is still served")
+	}
+	if _, ok := nc.Best(job64); !ok {
+		t.Error("after joining, the offer of 64 is gone")
+	}
+	mu.Lock()
+	_, still := kept[key128]
+	mu.Unlock()
+	if still {
+		t.Error("OnRecord was not told the offer of 128 went")
+	}
+	if st := nc.Status(); !st.Live {
+		t.Errorf("after joining: status %+v, want live", st)
+	}
+}
+
+func mustNew(t *testing.T, cfg Config) *Client {
+	t.Helper()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
