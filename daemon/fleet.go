@@ -92,13 +92,14 @@ type fleetNode struct {
 	queue     []fleetCheck
 	wake      chan struct{}
 	checks    chan struct{}
-	running   bool                  // run has started: verifications may be queued
-	deferred  map[store.JobKey]bool // jobs whose first cycle waits for the fleet
-	fromFleet map[store.JobKey]bool // jobs whose last answer came from the fleet
-	contrib   map[string]int        // kernel|device -> trials in the last contribution published
-	verified  int                   // fleet configs verified here
-	failed    int                   // fleet configs that failed here
-	failures  []fleet.Failure       // other nodes' failure reports waiting (fleet_reports.go)
+	running   bool                       // run has started: verifications may be queued
+	deferred  map[store.JobKey]bool      // jobs whose first cycle waits for the fleet
+	replacing map[store.JobKey]time.Time // deferred jobs whose fleet config went, waiting until then for another
+	fromFleet map[store.JobKey]bool      // jobs whose last answer came from the fleet
+	contrib   map[string]int             // kernel|device -> trials in the last contribution published
+	verified  int                        // fleet configs verified here
+	failed    int                        // fleet configs that failed here
+	failures  []fleet.Failure            // other nodes' failure reports waiting (fleet_reports.go)
 }
 
 type fleetCheck struct {
@@ -123,7 +124,7 @@ func newFleetNode(cfg FleetConfig, key ed25519.PrivateKey, sched *scheduler, st 
 		return nil, err
 	}
 	f := &fleetNode{
-		sched: sched, st: st, log: log, wait: cfg.Wait, trust: dir, deferred: map[store.JobKey]bool{}, fromFleet: map[store.JobKey]bool{}, contrib: map[string]int{},
+		sched: sched, st: st, log: log, wait: cfg.Wait, trust: dir, deferred: map[store.JobKey]bool{}, replacing: map[store.JobKey]time.Time{}, fromFleet: map[store.JobKey]bool{}, contrib: map[string]int{},
 		local: map[store.JobKey]bool{}, remote: map[store.JobKey]bool{}, published: map[store.JobKey]string{},
 		revoked: map[string]bool{}, pending: map[checkKey]bool{},
 		wake: make(chan struct{}, 1), checks: make(chan struct{}, 1),
@@ -346,15 +347,52 @@ func (f *fleetNode) offered(srv *server, key store.JobKey) {
 	if _, served, err := f.st.Served(key); err != nil || served {
 		return
 	}
+	f.mu.Lock()
+	had := f.fromFleet[key] // fleetAnswer forgets it when nothing is left
+	f.mu.Unlock()
 	c, ok, err := srv.fleetAnswer(j, key.Problem)
 	switch {
 	case err != nil:
 		f.log.Error().Err(err).Str("job_id", key.String()).Msg("fleet: offer")
 	case ok:
+		f.mu.Lock()
+		delete(f.replacing, key)
+		f.mu.Unlock()
 		f.log.Info().Str("job_id", key.String()).Str("cert", c.Certificate).Str("issuer", c.Issuer).Msg("fleet: serving a fleet config")
+	case f.awaitReplacement(key, had):
 	default:
 		f.startDeferred(key, "no fleet config to serve")
 	}
+}
+
+// awaitReplacement reports whether a deferred job whose fleet config went
+// (had: it served one until now; revoked, or failed here) waits for
+// another: up to cfg.Wait from then, as at its start. An issuer that revokes a config re-certifies its
+// successor soon after, and a follower that tuned for itself meanwhile
+// would serve its own config from then on, apart from the fleet.
+func (f *fleetNode) awaitReplacement(key store.JobKey, had bool) bool {
+	if f.wait <= 0 {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.deferred[key] {
+		return false
+	}
+	until, waiting := f.replacing[key]
+	switch {
+	case !waiting && !had:
+		return false
+	case !waiting:
+		f.replacing[key] = time.Now().Add(f.wait)
+		f.log.Info().Str("job_id", key.String()).Dur("wait", f.wait).Msg("fleet: config gone, waiting for another")
+		time.AfterFunc(f.wait, func() { f.remoteChanged(fleetJobOf(key)) })
+		return true
+	case time.Now().Before(until):
+		return true
+	}
+	delete(f.replacing, key)
+	return false
 }
 
 // reloadTrust reads the trust directory again (on SIGHUP or POST

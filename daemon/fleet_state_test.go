@@ -24,6 +24,12 @@ import (
 // tunes nothing by itself. stop stops it and closes the state file.
 func fleetFollower(t *testing.T, kd, path string, urls []string, trust string, key ed25519.PrivateKey) (ts *testServer, fn *fleetNode, stop func()) {
 	t.Helper()
+	return fleetFollowerWait(t, 0, kd, path, urls, trust, key)
+}
+
+// fleetFollowerWait is fleetFollower with --fleet-wait wait.
+func fleetFollowerWait(t *testing.T, wait time.Duration, kd, path string, urls []string, trust string, key ed25519.PrivateKey) (ts *testServer, fn *fleetNode, stop func()) {
+	t.Helper()
 	st, err := store.Open(path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +40,7 @@ func fleetFollower(t *testing.T, kd, path string, urls []string, trust string, k
 	}
 	ts = serveTest(t, sched, st)
 	ts.srv.setKey(key)
-	if fn, err = newFleetNode(FleetConfig{URLs: urls, Name: "rtest", TrustDir: trust}, key, sched, st, zerolog.Nop()); err != nil {
+	if fn, err = newFleetNode(FleetConfig{URLs: urls, Name: "rtest", TrustDir: trust, Wait: wait}, key, sched, st, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
 	ts.srv.fleet, sched.onChange = fn, fn.localChanged
@@ -187,4 +193,70 @@ func TestFleetNearest(t *testing.T) {
 	if c.Match != api.MatchNearest || c.From != "64" || c.Key != "ok,3" || c.CertifiedFor != "100" || c.Certificate == sv.Certificate || c.Issuer == "" {
 		t.Errorf("verified fleet nearest answer: %+v", c)
 	}
+}
+
+// A follower whose fleet config is revoked waits, for --fleet-wait as at
+// its start, for the issuer's next one rather than tuning for itself at
+// once: an issuer re-certifies soon after it revokes, and a follower that
+// tuned meanwhile would serve its own config apart from the fleet from
+// then on (TestFleetPartitions saw it on every revocation under delay).
+func TestFleetRevocationAwaitsReplacement(t *testing.T) {
+	cl := fleettest.Start(t, 1)
+	kd, _ := fakeKernelDir(t)
+	pub2, key2, _ := ed25519.GenerateKey(nil)
+	_, key1, _ := ed25519.GenerateKey(nil)
+	trust := t.TempDir()
+	if err := os.WriteFile(filepath.Join(trust, "tuner.pub"), []byte(certs.FormatPublicKey(pub2)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := fleetTuner(t, ctx, cl, kd, "64", key2)
+	ts, fn, _ := fleetFollowerWait(t, 10*time.Minute, kd, filepath.Join(t.TempDir(), "quasim.db"), cl.URLs(), trust, key1)
+	waitFleetCert := func(id string) {
+		t.Helper()
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if c := ts.fakeConfig(t); c.Source == api.SourceFleet && c.Certificate == id {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("follower after 60s: %+v, want fleet certificate %.12s", ts.fakeConfig(t), id)
+			}
+		}
+	}
+	waitFleetCert(first.Certificate)
+	// Its first cycle waits for the fleet, as the daemon's scheduler
+	// decides at start (this harness loads its jobs before the fleet).
+	k, _ := ts.sched.kernel("fake")
+	var keys []store.JobKey
+	for _, j := range k.jobs {
+		if !fn.deferStart(j) {
+			t.Fatal("the follower's job does not wait for the fleet")
+		}
+		keys = append(keys, j.key)
+	}
+	fleetReporter(t, ctx, cl, "rtest", key2).PublishRevocation(first.Certificate, "superseded", time.Now())
+	for deadline := time.Now().Add(60 * time.Second); ts.fakeConfig(t).Certificate == first.Certificate; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the revoked fleet config still served after 60s")
+		}
+	}
+	// A cycle started at the revocation (the fake kernel's first
+	// evaluation sleeps) would have begun by now.
+	time.Sleep(500 * time.Millisecond)
+	for _, k := range keys {
+		cycles, err := ts.st.Cycles(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trials, _ := ts.st.Trials(k)
+		if len(cycles) > 0 || len(trials) > 0 {
+			t.Fatalf("the follower tuned %s for itself after the revocation (%d cycles, %d trials) instead of waiting for the fleet", k, len(cycles), len(trials))
+		}
+	}
+	next := fleetTuner(t, ctx, cl, kd, "64", key2)
+	if next.Certificate == first.Certificate {
+		t.Fatal("the replacement has the revoked certificate's id")
+	}
+	waitFleetCert(next.Certificate)
 }

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -553,13 +554,31 @@ func (c *Client) publish(ctx context.Context, js jetstream.JetStream, kv jetstre
 func (c *Client) flush(ctx context.Context, js jetstream.JetStream, kv jetstream.KeyValue) bool {
 	c.mu.Lock()
 	node := c.node
-	waiting := make(map[string]pending, len(c.out))
+	type out struct {
+		k string
+		p pending
+	}
+	waiting := make([]out, 0, len(c.out))
 	for k, p := range c.out {
-		waiting[k] = p
+		waiting = append(waiting, out{k, p})
 	}
 	c.mu.Unlock()
+	// Offers before revocations, else in the order queued: a node that
+	// revokes and re-certifies at once must not show followers the
+	// revocation alone, which sends them tuning for themselves.
+	slices.SortFunc(waiting, func(a, b out) int {
+		ra, rb := strings.HasPrefix(a.k, prefixRevoke), strings.HasPrefix(b.k, prefixRevoke)
+		if ra != rb {
+			if ra {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(a.p.gen, b.p.gen)
+	})
 	ok := true
-	for k, p := range waiting {
+	for _, w := range waiting {
+		k, p := w.k, w.p
 		key, data, err := p.build(node)
 		if err != nil { // cannot happen for records built by this package
 			c.cfg.Log.Error().Err(err).Str("key", k).Msg("fleet record dropped")
