@@ -102,7 +102,7 @@ func (fc *fastConn) loop() bool {
 			return false
 		}
 		if first {
-			fc.deadline(hs.ReadHeaderTimeout)
+			fc.deadline(fc.headerTimeout())
 		} else if hs.IdleTimeout != 0 {
 			fc.deadline(hs.IdleTimeout)
 		} else {
@@ -142,6 +142,15 @@ func (fc *fastConn) deadline(d time.Duration) {
 	fc.c.SetReadDeadline(t)
 }
 
+// headerTimeout bounds the reading of a request head, as net/http's
+// readHeaderTimeout.
+func (fc *fastConn) headerTimeout() time.Duration {
+	if d := fc.ss.hs.ReadHeaderTimeout; d != 0 {
+		return d
+	}
+	return fc.ss.hs.ReadTimeout
+}
+
 // readHead returns the request head (the request line and headers up to
 // and including the empty line), left in the reader; nil when net/http
 // must read it: too long, or a line ending in a bare LF.
@@ -159,7 +168,7 @@ func (fc *fastConn) readHead() ([]byte, error) {
 			return nil, nil
 		}
 		if !timed {
-			fc.deadline(fc.ss.hs.ReadHeaderTimeout)
+			fc.deadline(fc.headerTimeout())
 			timed = true
 		}
 		if _, err := fc.br.Peek(len(buf) + 1); err != nil {

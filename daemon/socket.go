@@ -104,24 +104,22 @@ func (ss *socketServer) Serve(ln net.Listener) error {
 
 // Shutdown stops accepting, closes idle connections and waits for the
 // requests in progress, on both paths, until ctx is done; as
-// http.Server.Shutdown.
+// http.Server.Shutdown. The fast loops end first, so that a request one
+// hands over meanwhile is still answered.
 func (ss *socketServer) Shutdown(ctx context.Context) error {
 	ss.stopAccepting()
-	herr := ss.hs.Shutdown(ctx) // closes the handoff listener, then net/http's connections
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
-	for {
-		if ss.closeIdle() == 0 {
-			ss.wg.Wait()
-			return herr
-		}
+	for ss.closeIdle() > 0 {
 		select {
 		case <-ctx.Done():
 			ss.closeAll()
-			return errors.Join(herr, ctx.Err())
+			return errors.Join(ss.hs.Close(), ctx.Err())
 		case <-t.C:
 		}
 	}
+	ss.wg.Wait()
+	return ss.hs.Shutdown(ctx) // closes the handoff listener, then net/http's connections
 }
 
 // Close closes the listener and every connection at once.
@@ -139,11 +137,6 @@ func (ss *socketServer) stopAccepting() {
 	if ss.ln != nil {
 		ss.ln.Close()
 	}
-	if ss.handoff == nil {
-		// Never served: net/http's Shutdown has no listener to close.
-		ss.handoff = &handoffListener{conns: make(chan net.Conn), done: make(chan struct{})}
-	}
-	ss.handoff.Close()
 }
 
 // closeIdle closes the fast connections that wait for a request and
