@@ -19,7 +19,8 @@ import (
 // against a raw Unix-socket echo of the same request and response sizes, in
 // the same run: the echo is the floor any socket API pays. clients=1 is one
 // connection; clients=8 is eight at once, each its own connection and
-// goroutine, as TestLookupsDuringCycle's clients (b.N lookups in all).
+// goroutine, as TestLookupsDuringCycle's clients (b.N lookups in all, and
+// as many echoes).
 //
 //	go test ./daemon -run '^$' -bench '^BenchmarkLookup$' -benchtime 20000x
 func BenchmarkLookup(b *testing.B) {
@@ -53,9 +54,11 @@ func benchLookup(b *testing.B, clients int) {
 	// Blocking clients, one keep-alive connection each, as the C and
 	// Python runtimes are: write the request, read the response. A
 	// client reads it as they do, without allocating, so that the GC the
-	// client would drive in this process does not slow the server.
-	per := max(b.N/clients, 1)
-	lookup := make([][]time.Duration, clients)
+	// client would drive in this process does not slow the server. The
+	// lookups and the echo take turns, rounds of each, so that both meet
+	// the same load from the rest of the machine.
+	const rounds = 10
+	per := max(b.N/clients/rounds, 1)
 	conns := make([]net.Conn, clients)
 	for i := range conns {
 		if conns[i], err = net.Dial("unix", ts.socket); err != nil {
@@ -63,45 +66,49 @@ func benchLookup(b *testing.B, clients int) {
 		}
 		defer conns[i].Close()
 	}
-	errs := make(chan error, clients)
-	var wg sync.WaitGroup
+	echo := newEcho(b, clients, len(req), respBytes)
+	lookup := make([][]time.Duration, clients)
+	var echoed []time.Duration
+	var elapsed time.Duration
 	b.ResetTimer()
-	start := time.Now()
-	for i := range clients {
-		wg.Go(func() {
-			c := conns[i]
-			br := bufio.NewReaderSize(c, 8192)
-			buf := make([]byte, 0, 8192)
-			ls := make([]time.Duration, 0, per)
-			for range per {
-				t0 := time.Now()
-				if _, err := c.Write(req); err != nil {
-					errs <- err
-					return
+	for range rounds {
+		errs := make(chan error, clients)
+		var wg sync.WaitGroup
+		start := time.Now()
+		for i := range clients {
+			wg.Go(func() {
+				c := conns[i]
+				br := bufio.NewReaderSize(c, 8192)
+				buf := make([]byte, 0, 8192)
+				for range per {
+					t0 := time.Now()
+					if _, err := c.Write(req); err != nil {
+						errs <- err
+						return
+					}
+					var status int
+					var err error
+					if buf, status, err = readAnswer(br, buf); err != nil || status != 200 {
+						errs <- fmt.Errorf("lookup: %d %v", status, err)
+						return
+					}
+					lookup[i] = append(lookup[i], time.Since(t0))
 				}
-				var status int
-				var err error
-				if buf, status, err = readAnswer(br, buf); err != nil || status != 200 {
-					errs <- fmt.Errorf("lookup: %d %v", status, err)
-					return
-				}
-				ls = append(ls, time.Since(t0))
-			}
-			lookup[i] = ls
-		})
+			})
+		}
+		wg.Wait()
+		elapsed += time.Since(start)
+		close(errs)
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+		echoed = append(echoed, echo.run(b, per)...)
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
 	b.StopTimer()
-	close(errs)
-	if err := <-errs; err != nil {
-		b.Fatal(err)
-	}
 
-	echo := echoLatencies(b, clients, per, len(req), respBytes)
 	all := slices.Concat(lookup...)
 	lp50, lp99 := percentile(all, 0.50), percentile(all, 0.99)
-	ep50, ep99 := percentile(echo, 0.50), percentile(echo, 0.99)
+	ep50, ep99 := percentile(echoed, 0.50), percentile(echoed, 0.99)
 	b.ReportMetric(float64(lp50.Nanoseconds())/1e3, "lookup_p50_us")
 	b.ReportMetric(float64(lp99.Nanoseconds())/1e3, "lookup_p99_us")
 	b.ReportMetric(float64(ep50.Nanoseconds())/1e3, "echo_p50_us")
@@ -146,19 +153,24 @@ func readAnswer(br *bufio.Reader, buf []byte) ([]byte, int, error) {
 	return buf, status, nil
 }
 
-// echoLatencies times n request/response exchanges of the given sizes on
-// each of clients connections at once to a Unix-socket echo server.
-func echoLatencies(b *testing.B, clients, n, reqBytes, respBytes int) []time.Duration {
+// echoBench is a Unix-socket echo server of fixed request and response
+// sizes, with clients connected to it.
+type echoBench struct {
+	conns               []net.Conn
+	reqBytes, respBytes int
+}
+
+func newEcho(b *testing.B, clients, reqBytes, respBytes int) *echoBench {
 	dir, err := os.MkdirTemp("", "qe")
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	b.Cleanup(func() { os.RemoveAll(dir) })
 	ln, err := net.Listen("unix", filepath.Join(dir, "echo"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ln.Close()
+	b.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -181,19 +193,26 @@ func echoLatencies(b *testing.B, clients, n, reqBytes, respBytes int) []time.Dur
 			}()
 		}
 	}()
-	conns := make([]net.Conn, clients)
-	for i := range conns {
-		if conns[i], err = net.Dial("unix", filepath.Join(dir, "echo")); err != nil {
+	e := &echoBench{reqBytes: reqBytes, respBytes: respBytes}
+	for range clients {
+		c, err := net.Dial("unix", filepath.Join(dir, "echo"))
+		if err != nil {
 			b.Fatal(err)
 		}
-		defer conns[i].Close()
+		b.Cleanup(func() { c.Close() })
+		e.conns = append(e.conns, c)
 	}
-	lat := make([][]time.Duration, clients)
+	return e
+}
+
+// run times n exchanges on each connection at once.
+func (e *echoBench) run(b *testing.B, n int) []time.Duration {
+	lat := make([][]time.Duration, len(e.conns))
 	var wg sync.WaitGroup
-	for i, c := range conns {
+	for i, c := range e.conns {
 		wg.Go(func() {
-			req := make([]byte, reqBytes)
-			resp := make([]byte, respBytes)
+			req := make([]byte, e.reqBytes)
+			resp := make([]byte, e.respBytes)
 			out := make([]time.Duration, 0, n)
 			for range n {
 				t0 := time.Now()
@@ -210,8 +229,8 @@ func echoLatencies(b *testing.B, clients, n, reqBytes, respBytes int) []time.Dur
 	}
 	wg.Wait()
 	all := slices.Concat(lat...)
-	if len(all) != clients*n {
-		b.Fatalf("echo: %d of %d exchanges", len(all), clients*n)
+	if len(all) != len(e.conns)*n {
+		b.Fatalf("echo: %d of %d exchanges", len(all), len(e.conns)*n)
 	}
 	return all
 }
