@@ -6,6 +6,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,11 @@ type fastConn struct {
 	host    string // the Host named last, and whether validHost takes it
 	hostOK  bool
 	ctx     context.Context // the requests' base context, made on first use
+
+	// For the lookups the handler answers, made on first use.
+	hb bytes.Reader
+	hr *bufio.Reader
+	w  *bufferedResponse
 }
 
 const (
@@ -65,6 +71,13 @@ func (fc *fastConn) release() {
 	fc.kernel, fc.host, fc.hostOK = "", "", false
 	if cap(fc.out) > 1<<16 {
 		fc.out = make([]byte, 0, 4096) // a large error answer is not kept
+	}
+	if fc.w != nil {
+		fc.hr.Reset(nil)
+		fc.w.reset()
+		if fc.w.body.Cap() > 1<<16 {
+			fc.w.body = bytes.Buffer{}
+		}
 	}
 	fastConns.Put(fc)
 }
@@ -276,7 +289,13 @@ func (fc *fastConn) send(n int, last bool) outcome {
 // handler, as net/http would: a lookup the answer cache does not hold, an
 // unknown kernel, a bad problem.
 func (fc *fastConn) runHandler(head []byte, proto11 bool) (o outcome) {
-	req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(head)))
+	if fc.hr == nil {
+		fc.hr = bufio.NewReaderSize(nil, fastBufSize)
+		fc.w = &bufferedResponse{h: http.Header{}, sent: http.Header{}}
+	}
+	fc.hb.Reset(head)
+	fc.hr.Reset(&fc.hb)
+	req, err := http.ReadRequest(fc.hr)
 	if err != nil {
 		return handOver
 	}
@@ -285,7 +304,8 @@ func (fc *fastConn) runHandler(head []byte, proto11 bool) (o outcome) {
 	defer cancel()
 	req = req.WithContext(ctx)
 	req.RemoteAddr = fc.c.RemoteAddr().String()
-	w := &bufferedResponse{h: http.Header{}}
+	w := fc.w
+	w.reset()
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -393,12 +413,22 @@ type bufferedResponse struct {
 
 func (w *bufferedResponse) Header() http.Header { return w.h }
 
+// reset readies w for the next request.
+func (w *bufferedResponse) reset() {
+	clear(w.h)
+	clear(w.sent)
+	w.status = 0
+	w.body.Reset()
+}
+
 func (w *bufferedResponse) WriteHeader(code int) {
 	if w.status != 0 || code < 200 {
 		return // only the first final status counts, as net/http's
 	}
 	w.status = code
-	w.sent = w.h.Clone()
+	for k, v := range w.h { // what net/http sends is the headers as they are now
+		w.sent[k] = slices.Clone(v)
+	}
 }
 
 func (w *bufferedResponse) Write(p []byte) (int, error) {
