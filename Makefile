@@ -73,6 +73,7 @@ fuzz-smoke:
 	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzResult$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzPipelineResult$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzObservations$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzParseLookup$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzReadCPU$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzParseStat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzParseCache$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)

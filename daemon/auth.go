@@ -20,9 +20,9 @@ import (
 type credKey struct{}
 
 // connCred is http.Server.ConnContext: it reads the peer's credentials once
-// per connection.
+// per connection (of the socket under one the fast loop handed over).
 func connCred(ctx context.Context, c net.Conn) context.Context {
-	cred, err := peercred.Get(c)
+	cred, err := peercred.Get(unwrapConn(c))
 	if err != nil {
 		return ctx // unknown peers may read and never write
 	}

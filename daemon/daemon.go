@@ -276,8 +276,9 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
+	ss := newSocketServer(srv, hs)
 	g.Go(func() error {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := ss.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("serve %s: %w", cfg.Socket, err)
 		}
 		return nil
@@ -329,7 +330,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		deadline := time.Now().Add(cfg.ShutdownTimeout)
 		sctx, cancel := context.WithDeadline(context.WithoutCancel(gctx), deadline)
 		defer cancel()
-		herr := hs.Shutdown(sctx)
+		herr := ss.Shutdown(sctx)
 		if ms != nil {
 			herr = errors.Join(herr, ms.Shutdown(sctx))
 		}

@@ -62,8 +62,10 @@ func (m *metrics) measured(job tuner.Job, tr evaluate.Trial, took time.Duration)
 	m.evalTime.WithLabelValues(job.Key.Kernel).Observe(took.Seconds())
 }
 
-func (m *metrics) lookup(kernel string, match api.Match) {
-	m.lookups.WithLabelValues(kernel, string(match)).Inc()
+// lookupCounter counts the lookups of kernel answered by match; a cached
+// answer keeps it, so a lookup it answers resolves no labels.
+func (m *metrics) lookupCounter(kernel string, match api.Match) prometheus.Counter {
+	return m.lookups.WithLabelValues(kernel, string(match))
 }
 
 func (m *metrics) cycleEnded(kernel, state string) {

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/robfig/cron/v3"
 	"github.com/rs/zerolog"
 
@@ -60,9 +61,17 @@ type server struct {
 }
 
 type cachedAnswer struct {
-	body  []byte
-	etag  []string // the ETag header: a hash of body
-	match api.Match
+	body    []byte
+	etag    []string // the ETag header: a hash of body
+	match   api.Match
+	counter prometheus.Counter // quasim_config_lookups_total of its kernel and match; nil without metrics
+}
+
+// count counts a lookup that a answered.
+func (a cachedAnswer) count() {
+	if a.counter != nil {
+		a.counter.Inc()
+	}
 }
 
 // maxWait bounds a long poll on GET /v1/configs.
@@ -94,8 +103,8 @@ func (s *server) cachedConfig(w http.ResponseWriter, r *http.Request) {
 		}
 		h := w.Header()
 		h["Etag"] = a.etag
-		if s.metrics != nil && timer == nil {
-			s.metrics.lookup(r.PathValue("kernel"), a.match)
+		if timer == nil {
+			a.count()
 		}
 		if inm == "" || inm != a.etag[0] {
 			h["Content-Type"] = jsonType
@@ -125,8 +134,8 @@ func (s *server) cachedConfig(w http.ResponseWriter, r *http.Request) {
 // cachedAnswer is the encoded config answer for r, from the kernel's
 // cache in the lookup index while none of its jobs changes.
 func (s *server) cachedAnswer(r *http.Request, q url.Values) (cachedAnswer, error) {
-	key := "problem=" + q.Get("problem") + "&device=" + q.Get("device") +
-		"&objective=" + q.Get("objective") + "&max_slowdown=" + q.Get("max_slowdown")
+	key := string(appendAnswerKey(nil, []byte(q.Get("problem")), []byte(q.Get("device")),
+		[]byte(q.Get("objective")), []byte(q.Get("max_slowdown"))))
 	var a cachedAnswer
 	name := r.PathValue("kernel")
 	k, ok := s.sched.kernel(name)
@@ -155,6 +164,9 @@ func (s *server) cachedAnswer(r *http.Request, q url.Values) (cachedAnswer, erro
 	}
 	sum := sha256.Sum256(body)
 	a = cachedAnswer{body: append(body, '\n'), etag: []string{`"` + hex.EncodeToString(sum[:8]) + `"`}, match: c.Match}
+	if s.metrics != nil {
+		a.counter = s.metrics.lookupCounter(name, c.Match)
+	}
 	// An answer that a later lookup may change without any job changing
 	// is not kept: a miss of a tune_on_miss kernel (the job it may add is
 	// rate-limited: a later lookup tries again) and a refused

@@ -31,6 +31,7 @@ type testServer struct {
 	sched  *scheduler
 	socket string
 	client *http.Client
+	sock   *socketServer
 }
 
 func newTestServer(t testing.TB, dir string) *testServer {
@@ -65,8 +66,9 @@ func serveTest(t testing.TB, sched *scheduler, st *store.Store) *testServer {
 		t.Fatal(err)
 	}
 	hs := &http.Server{Handler: srv.handler(), ConnContext: connCred, ReadHeaderTimeout: 5 * time.Second}
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
+	ss := newSocketServer(srv, hs)
+	go ss.Serve(ln)
+	t.Cleanup(func() { ss.Close() })
 	client := &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
@@ -74,7 +76,7 @@ func serveTest(t testing.TB, sched *scheduler, st *store.Store) *testServer {
 		},
 		MaxIdleConnsPerHost: 1,
 	}}
-	return &testServer{srv: srv, st: st, sched: sched, socket: sock, client: client}
+	return &testServer{srv: srv, st: st, sched: sched, socket: sock, client: client, sock: ss}
 }
 
 func (ts *testServer) get(t testing.TB, path string, hdr map[string]string) (int, []byte) {
