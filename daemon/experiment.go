@@ -250,7 +250,8 @@ func (s *server) keepSpans(name string, spans []causal.Span) {
 }
 
 // measuredChecks fills each kernel's measured check from the pipeline's
-// newest experiment: the perturbation of that kernel most like tuning it
+// newest experiment: the perturbation of that kernel (at that problem,
+// where the kernel is a row per problem) most like tuning it
 // (a config that ran faster alone, else the first perturbation of it),
 // as end-to-end fractions saved.
 func (s *server) measuredChecks(name string, kernels []api.CausalKernel) {
@@ -266,7 +267,8 @@ func (s *server) measuredChecks(name string, kernels []api.CausalKernel) {
 		var pick *api.ExperimentResult
 		for j := range ex.Results {
 			r := &ex.Results[j]
-			if r.Kernel != kernels[i].Kernel {
+			// A kernel that two stages run is a row per problem.
+			if r.Kernel != kernels[i].Kernel || kernels[i].Problem != "" && r.Problem != kernels[i].Problem {
 				continue
 			}
 			if pick == nil || (r.Perturbation.Config != "" && r.Scale < 1 && !(pick.Perturbation.Config != "" && pick.Scale < 1)) {

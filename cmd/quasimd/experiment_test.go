@@ -29,8 +29,8 @@ func TestCausalCheck(t *testing.T) {
 		t.Fatalf("check --last: exit %d\n%s\n%s", code, out, errs)
 	}
 	out, errs, code = d.ctl("causal", "show", "builtin")
-	if code != 0 || strings.Count(out, "(predicted ") != 3 {
-		t.Fatalf("show: exit %d, want a measured check of conv2d, reduce and sgemm\n%s\n%s", code, out, errs)
+	if code != 0 || strings.Count(out, "(predicted ") != 4 {
+		t.Fatalf("show: exit %d, want a measured check of conv2d at each of its two problems, reduce and sgemm\n%s\n%s", code, out, errs)
 	}
 	if _, errs, code := d.ctl("causal", "check", "nope"); code != 4 || !strings.Contains(errs, `"nope"`) {
 		t.Fatalf("unknown pipeline: exit %d: %s", code, errs)
@@ -91,8 +91,8 @@ func TestCausalCheckExec(t *testing.T) {
 	}
 	t.Logf("%s", out)
 	out, errs, code = d.ctl("causal", "show", "twomm")
-	if code != 0 || strings.Count(out, "(predicted ") != 2 {
-		t.Fatalf("show: exit %d, want a measured check of mm and reduce\n%s\n%s", code, out, errs)
+	if code != 0 || strings.Count(out, "(predicted ") != 3 {
+		t.Fatalf("show: exit %d, want a measured check of mm at each of its two problems and reduce\n%s\n%s", code, out, errs)
 	}
 	if _, errs, code := d.ctl("causal", "check", "twomm", "--json", "--runs", "2", "--baseline"); code != 0 {
 		t.Fatalf("baseline: exit %d: %s", code, errs)
