@@ -365,13 +365,14 @@ func (f *fleetNode) offered(srv *server, key store.JobKey) {
 	}
 }
 
-// awaitReplacement reports whether a deferred job whose fleet config went
-// (had: it served one until now; revoked, or failed here) waits for
-// another: up to cfg.Wait from then, as at its start. An issuer that revokes a config re-certifies its
+// awaitReplacement reports whether a deferred job whose fleet config was
+// revoked (had: it served one until now, and the fleet offers nothing
+// now) waits for another: up to cfg.Wait from then, as at its start. One
+// whose fleet configs are offered but failed here tunes at once. An issuer that revokes a config re-certifies its
 // successor soon after, and a follower that tuned for itself meanwhile
 // would serve its own config from then on, apart from the fleet.
 func (f *fleetNode) awaitReplacement(key store.JobKey, had bool) bool {
-	if f.wait <= 0 {
+	if f.wait <= 0 || len(f.cl.Offers(fleetJobOf(key))) > 0 {
 		return false
 	}
 	f.mu.Lock()
