@@ -28,7 +28,13 @@
 // (ns), the stream, and the join as an explicit dependency. A Perturbation
 // delays one stage by d after its kernel (asleep, as Coz's delays are, so
 // the wait does not take CPU time from the other stream; the last 200 µs
-// busily, for precision) or runs it at another config.
+// busily, for precision), runs it at another config, or speeds it up
+// virtually by a fraction f, as Coz does: each time the stage has run for
+// t, f·t joins a global pause count, and every other stream, after each of
+// its kernels (before it signals a join, starts its next stage or ends),
+// sleeps what that count is ahead of what it has paid. A stream woken from a join
+// skips the pauses inserted while it waited: the stream that woke it paid
+// them first, as Coz credits a thread woken by one that paid.
 //
 // # Experiments
 //
@@ -41,12 +47,21 @@
 // a sleep wakes late on a loaded machine; Coz too accounts for its pauses
 // as they happened). A config scales it by the ratio of the two configs'
 // medians measured alone, one run of each in turn, since the model knows
-// durations, not configs. The measured change is the perturbed
-// iteration's end-to-end time against the baseline's. Both are in percent
+// durations, not configs. A virtual speedup by f scales it by 1-f. The
+// measured change is the perturbed iteration's end-to-end time against the
+// baseline's; for a virtual speedup, its time less the pauses inserted
+// (f·t per run of the stage), as Coz subtracts them: on the critical path
+// the others' pauses leave the end-to-end time where it was and the
+// subtraction shows a gain of f·t; beside it, with slack, the critical
+// stream's pause lengthens it by f·t and the gain is about 0. Both are in percent
 // of the baseline's end-to-end time and summarised by causal.Bootstrap
 // (median, 95% bootstrap interval of the median). The error of a
 // perturbation is |predicted - measured| between the medians, in points of
-// end-to-end time.
+// end-to-end time. BuiltinSpeedups pairs a virtual speedup of each builtin
+// stage by a fifth with a delay of it, to check one against the other;
+// the daemon's experiment runs the delays and configs only (its wire
+// format has no speedup), and an exec harness cannot run a speedup: it
+// delays only the stage asked for.
 //
 // # Exec pipelines
 //

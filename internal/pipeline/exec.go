@@ -97,6 +97,9 @@ func (e *Exec) Check(perts []Perturbation) error {
 		if err := p.check(e.pl); err != nil {
 			return err
 		}
+		if p.Speedup != 0 {
+			return fmt.Errorf("perturbation %q: a virtual speedup pauses every other stream while the stage runs, and an exec harness delays only the stage asked for", p.Name)
+		}
 		if p.Config != "" {
 			if _, err := e.config(e.pl.index(p.Stage), p.Config); err != nil {
 				return fmt.Errorf("perturbation %q: %w", p.Name, err)

@@ -93,6 +93,7 @@ func TestExecCheck(t *testing.T) {
 		{Perturbation{Name: "x", Stage: "b", Config: "9"}, `stage "b"`},
 		{Perturbation{Name: "x", Stage: "a", Config: "ok,5"}, `stage "a"`},
 		{Perturbation{Name: "x", Stage: "a"}, "one of them"},
+		{Perturbation{Name: "x", Stage: "a", Speedup: 0.2}, "an exec harness delays only the stage asked for"},
 	} {
 		if err := e.Check([]Perturbation{c.p}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.p, err, c.want)

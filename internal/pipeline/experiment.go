@@ -44,6 +44,10 @@ type Result struct {
 	// waited (delay perturbations only); the prediction uses the delay as
 	// inserted.
 	OvershootMS float64 `json:"overshoot_ms,omitempty"`
+	// PausedMS is the median pause a virtual speedup inserted, f·t
+	// (speedups only): the end-to-end gain it stands for on the critical
+	// path.
+	PausedMS float64 `json:"paused_ms,omitempty"`
 }
 
 // Report is a whole experiment.
@@ -148,7 +152,8 @@ func Experiment(ctx context.Context, r Target, perts []Perturbation, opt Experim
 }
 
 // Check reports whether every perturbation applies to r's pipeline: a
-// known stage, a delay or a valid config of the stage, one of them.
+// known stage, a delay, a valid config of the stage or a speedup, one of
+// them.
 func (r *Runner) Check(perts []Perturbation) error {
 	for _, p := range perts {
 		if err := p.check(r.pl); err != nil {
@@ -179,7 +184,7 @@ func perturb(ctx context.Context, r Target, it *int, p Perturbation, spans *[]ca
 		}
 		res.Scale = scale
 	}
-	var pred, meas, base, over []float64
+	var pred, meas, base, over, paused []float64
 	onPath := 0
 	for k := range opt.Runs {
 		var b, q Iteration
@@ -217,9 +222,18 @@ func perturb(ctx context.Context, r Target, it *int, p Perturbation, spans *[]ca
 		// spans are recorded ones (a replay is exact), the replay of the
 		// stage times where a harness reported only those.
 		modelBase := g.Replay(dur, nil, nil)
-		if p.Config != "" {
+		effect := q.EndToEnd // the perturbed iteration's time as the change counts it
+		switch {
+		case p.Config != "":
 			dur[idx] = int64(math.Round(float64(dur[idx]) * res.Scale))
-		} else {
+		case p.Speedup > 0:
+			// The model makes the stage faster; the run made every other
+			// stream slower, and its effect is its time less the pauses
+			// inserted, as Coz counts it.
+			dur[idx] = int64(math.Round(float64(dur[idx]) * (1 - p.Speedup)))
+			effect -= q.Paused
+			paused = append(paused, float64(q.Paused)/1e6)
+		default:
 			// The delay as inserted, as Coz accounts for its pauses as
 			// they happened: a sleep wakes late on a loaded machine.
 			dur[idx] += q.Delayed
@@ -228,7 +242,7 @@ func perturb(ctx context.Context, r Target, it *int, p Perturbation, spans *[]ca
 		predicted := g.Replay(dur, nil, nil)
 		e2e := float64(b.EndToEnd)
 		pred = append(pred, 100*float64(predicted-modelBase)/e2e)
-		meas = append(meas, 100*float64(q.EndToEnd-b.EndToEnd)/e2e)
+		meas = append(meas, 100*float64(effect-b.EndToEnd)/e2e)
 		base = append(base, e2e/1e6)
 	}
 	var err error
@@ -242,6 +256,9 @@ func perturb(ctx context.Context, r Target, it *int, p Perturbation, spans *[]ca
 	res.OnPath = float64(onPath) / float64(opt.Runs)
 	if len(over) > 0 {
 		res.OvershootMS = evaluate.Median(over)
+	}
+	if len(paused) > 0 {
+		res.PausedMS = evaluate.Median(paused)
 	}
 	slices.Sort(base)
 	res.BaseMS = base[len(base)/2]

@@ -85,18 +85,24 @@ func (p Pipeline) index(name string) int {
 }
 
 // Perturbation changes one stage of an iteration: it is delayed by Delay
-// (a busy wait after its kernel), or run at Config instead of its own.
+// (a sleep after its kernel), run at Config instead of its own, or sped up
+// virtually by the fraction Speedup, as Coz does: each time the stage runs
+// for t, every other stream pauses f·t (see Runner.Run).
 type Perturbation struct {
-	Name   string        `json:"name"`
-	Stage  string        `json:"stage"`
-	Delay  time.Duration `json:"delay_ns,omitempty"`
-	Config string        `json:"config,omitempty"`
+	Name    string        `json:"name"`
+	Stage   string        `json:"stage"`
+	Delay   time.Duration `json:"delay_ns,omitempty"`
+	Config  string        `json:"config,omitempty"`
+	Speedup float64       `json:"speedup,omitempty"`
 }
 
 // String describes p for tables.
 func (p Perturbation) String() string {
 	if p.Config != "" {
 		return fmt.Sprintf("%s at %s", p.Stage, p.Config)
+	}
+	if p.Speedup != 0 {
+		return fmt.Sprintf("%s %g%% faster (virtual)", p.Stage, 100*p.Speedup)
 	}
 	return fmt.Sprintf("%s +%s", p.Stage, p.Delay)
 }
@@ -106,12 +112,25 @@ func (p Perturbation) check(pl Pipeline) error {
 	switch {
 	case pl.index(p.Stage) < 0:
 		return fmt.Errorf("perturbation %q: stage %q is not in pipeline %q", p.Name, p.Stage, pl.Name)
-	case (p.Delay > 0) == (p.Config != ""):
-		return fmt.Errorf("perturbation %q: want a delay or a config, one of them", p.Name)
 	case p.Delay < 0:
 		return fmt.Errorf("perturbation %q: negative delay %s", p.Name, p.Delay)
+	case p.Speedup != 0 && !(p.Speedup > 0 && p.Speedup < 1):
+		return fmt.Errorf("perturbation %q: speedup %v: want a fraction above 0 and below 1", p.Name, p.Speedup)
+	case p.kinds() != 1:
+		return fmt.Errorf("perturbation %q: want a delay, a config or a speedup, one of them", p.Name)
 	}
 	return nil
+}
+
+// kinds counts the changes p asks for (one is valid).
+func (p Perturbation) kinds() int {
+	n := 0
+	for _, set := range []bool{p.Delay > 0, p.Config != "", p.Speedup != 0} {
+		if set {
+			n++
+		}
+	}
+	return n
 }
 
 // BuiltinPerturbations are the experiment's perturbations of Builtin:
@@ -136,4 +155,19 @@ func BuiltinPerturbations() []Perturbation {
 		{Name: "sgemm-slow", Stage: "sgemm", Config: "16,16,128,8,1,False,jik,fp32"},
 		{Name: "conv_small-slow", Stage: "conv_small", Config: "16,32,1,True,1,fp32"},
 	}
+}
+
+// BuiltinSpeedups are virtual speedups of every stage of Builtin by a
+// fifth, with delays of the same stages to check them against: on the
+// critical path a delay of d costs about d and a virtual speedup of f·t
+// gains about f·t; beside it both change about nothing. The daemon's
+// experiment does not run them (its wire format has no speedup).
+func BuiltinSpeedups() []Perturbation {
+	var out []Perturbation
+	for _, s := range Builtin().Stages {
+		out = append(out,
+			Perturbation{Name: s.Name + "+1ms", Stage: s.Name, Delay: time.Millisecond},
+			Perturbation{Name: s.Name + "-20%", Stage: s.Name, Speedup: 0.2})
+	}
+	return out
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quasim/quasim/causal"
@@ -40,6 +42,9 @@ type Runner struct {
 	stages []*stage
 	// configs caches parsed perturbation configs by stage and key.
 	configs map[[2]string]genome.Config
+	// noPauses makes a virtual speedup insert its pauses into no stream
+	// (tests: to show that the pauses are what its effect measures).
+	noPauses bool
 }
 
 // New checks the pipeline and makes its kernels and input data.
@@ -145,10 +150,23 @@ type Iteration struct {
 	// Delayed is how long the perturbation's delay actually waited, ns:
 	// at least the delay asked for, more when the sleep woke late.
 	Delayed int64
+	// Paused is the pause a virtual speedup inserted, ns: f·t for each
+	// run of the sped-up stage, which every other stream owes. Coz
+	// subtracts it from the end-to-end time to get the effect.
+	Paused int64
 }
 
 // Run runs iteration it, perturbed by p when p is not nil. Span ids are
 // it*len(stages)+index+1, unique across iterations.
+//
+// A virtual speedup of stage X by f follows Coz: when X's kernel has run
+// for t, f·t is added to a global pause count and to the count of X's
+// stream; every stream, after each of its kernels (before it signals a
+// join or starts its next stage), sleeps what the global count is ahead
+// of its own and adds what it slept. A stream woken from a join skips the
+// pauses inserted while it waited, as a Coz thread woken by one that paid
+// them. Spans end when the kernel ends, before the stream's pause; a pause
+// after a stream's last kernel counts in EndToEnd.
 func (r *Runner) Run(ctx context.Context, it int, p *Perturbation) (Iteration, error) {
 	if p != nil {
 		if err := p.check(r.pl); err != nil {
@@ -178,17 +196,26 @@ func (r *Runner) Run(ctx context.Context, it int, p *Perturbation) (Iteration, e
 		}
 		streams[s.Stream] = append(streams[s.Stream], i)
 	}
-	var delayed int64 // written by the delayed stage's goroutine before wg.Done
+	var delayed int64                     // written by the delayed stage's goroutine before wg.Done
+	var global atomic.Int64               // the virtual speedup's pauses inserted, ns
+	finished := make([]int64, len(order)) // each stream's last kernel's end, or its pause's after it
 	var wg sync.WaitGroup
-	for _, name := range order {
+	for k, name := range order {
 		wg.Go(func() {
 			failed := false
+			var paid int64 // pauses this stream has paid or been credited, ns
 			for _, i := range streams[name] {
 				s := r.stages[i]
 				var deps []uint64
 				for _, a := range s.After {
 					j := r.pl.index(a)
-					<-done[j]
+					select {
+					case <-done[j]:
+					default:
+						g := global.Load()
+						<-done[j]
+						paid += global.Load() - g
+					}
 					if errs[j] != nil {
 						failed = true
 					}
@@ -207,6 +234,20 @@ func (r *Runner) Run(ctx context.Context, it int, p *Perturbation) (Iteration, e
 					delayed = r.clock() - t
 				}
 				end := r.clock()
+				finished[k] = end
+				if p != nil && p.Speedup > 0 {
+					if p.Stage == s.Name {
+						f := int64(math.Round(p.Speedup * float64(end-start)))
+						global.Add(f)
+						paid += f
+					}
+					if owed := global.Load() - paid; owed > 0 && !r.noPauses {
+						t := r.clock()
+						r.delay(time.Duration(owed))
+						finished[k] = r.clock()
+						paid += finished[k] - t
+					}
+				}
 				spans[i] = causal.Span{ID: uint64(it*n + i + 1), Pipeline: r.pl.Name, Iteration: it, Kernel: s.Kernel,
 					Problem: s.Problem, Device: "cpu", Stream: s.Stream, Start: start, End: end, Deps: deps}
 				errs[i] = err
@@ -228,7 +269,12 @@ func (r *Runner) Run(ctx context.Context, it int, p *Perturbation) (Iteration, e
 	for _, s := range spans {
 		first, last = min(first, s.Start), max(last, s.End)
 	}
-	return Iteration{Spans: spans, EndToEnd: last - first, Delayed: delayed}, nil
+	// A stream's pause after its last kernel holds up the iteration's end,
+	// as a Coz thread's pause holds up the join waiting for it.
+	for _, f := range finished {
+		last = max(last, f)
+	}
+	return Iteration{Spans: spans, EndToEnd: last - first, Delayed: delayed, Paused: global.Load()}, nil
 }
 
 // spinLast is the end of a delay that is waited for busily: sleeping

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -101,14 +102,21 @@ func TestPerturbations(t *testing.T) {
 	if d := it.Spans[2].Duration(); d < int64(2*time.Millisecond) || it.Delayed < int64(2*time.Millisecond) || it.Delayed > d {
 		t.Fatalf("delayed span took %d ns, its delay %d", d, it.Delayed)
 	}
-	for _, p := range []Perturbation{
-		{Name: "x", Stage: "nope", Delay: 1},
-		{Name: "x", Stage: "mm"},
-		{Name: "x", Stage: "mm", Delay: 1, Config: "16,16,16,1,1,False,ijk,fp32"},
-		{Name: "x", Stage: "mm", Config: "1,2,3"},
+	for _, c := range []struct {
+		p    Perturbation
+		want string
+	}{
+		{Perturbation{Name: "x", Stage: "nope", Delay: 1}, `stage "nope" is not in pipeline "small"`},
+		{Perturbation{Name: "x", Stage: "mm"}, "one of them"},
+		{Perturbation{Name: "x", Stage: "mm", Delay: 1, Config: "16,16,16,1,1,False,ijk,fp32"}, "one of them"},
+		{Perturbation{Name: "x", Stage: "mm", Delay: 1, Speedup: 0.2}, "one of them"},
+		{Perturbation{Name: "x", Stage: "mm", Config: "1,2,3"}, `stage "mm"`},
+		{Perturbation{Name: "x", Stage: "mm", Speedup: 1}, "speedup 1: want a fraction above 0 and below 1"},
+		{Perturbation{Name: "x", Stage: "mm", Speedup: -0.1}, "speedup -0.1"},
+		{Perturbation{Name: "x", Stage: "mm", Speedup: math.NaN()}, "speedup NaN"},
 	} {
-		if _, err := r.Run(ctx, 1, &p); err == nil {
-			t.Errorf("%+v: no error", p)
+		if _, err := r.Run(ctx, 1, &c.p); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.p, err, c.want)
 		}
 	}
 	if _, err := r.Run(ctx, 1, &Perturbation{Name: "c", Stage: "mm", Config: "16,16,16,2,1,True,ikj,fp32"}); err != nil {
@@ -170,7 +178,7 @@ func TestExperimentSmall(t *testing.T) {
 // added to a builtin kernel changes its keys).
 func TestBuiltinPerturbationsFit(t *testing.T) {
 	r := newRunner(t, Builtin())
-	if err := r.Check(BuiltinPerturbations()); err != nil {
+	if err := r.Check(append(BuiltinPerturbations(), BuiltinSpeedups()...)); err != nil {
 		t.Fatal(err)
 	}
 }
