@@ -18,6 +18,10 @@ type ExperimentRequest struct {
 	Runs          int            `json:"runs,omitempty"`
 	Perturbations []Perturbation `json:"perturbations,omitempty"`
 	Baseline      bool           `json:"baseline,omitempty"`
+	// Speedups runs, in place of the default perturbations, Coz's virtual
+	// speedup of each stage beside a delay of it (the builtin pipeline
+	// only: an exec harness delays just the stage asked for).
+	Speedups bool `json:"speedups,omitempty"`
 }
 
 // MaxExperimentRuns bounds ExperimentRequest.Runs.
@@ -30,6 +34,10 @@ type Perturbation struct {
 	Stage   string  `json:"stage"`
 	DelayMS float64 `json:"delay_ms,omitempty"`
 	Config  string  `json:"config,omitempty"`
+	// Speedup is Coz's virtual speedup: the stage made this fraction
+	// faster by pausing every other stream f·t each time it runs for t,
+	// the pauses subtracted from the end-to-end time.
+	Speedup float64 `json:"speedup,omitempty"`
 }
 
 // ExperimentStage is one stage of the pipeline an experiment ran, at the
@@ -67,6 +75,9 @@ type ExperimentResult struct {
 	// OvershootMS is the median of how much longer than asked a delay
 	// waited; the prediction uses the delay as inserted.
 	OvershootMS float64 `json:"overshoot_ms,omitempty"`
+	// PausedMS is the median pause a virtual speedup inserted (f·t per
+	// run of the stage), subtracted from the measured change.
+	PausedMS float64 `json:"paused_ms,omitempty"`
 }
 
 // Experiment is a perturbation experiment: POST

@@ -101,10 +101,19 @@ func experimentPlan(req api.ExperimentRequest, t pipeline.Target, defaults []pip
 	if req.Baseline && len(req.Perturbations) > 0 {
 		return nil, invalidf("baseline: runs no perturbation, but %d are given", len(req.Perturbations))
 	}
+	if req.Speedups && (req.Baseline || len(req.Perturbations) > 0) {
+		return nil, invalidf("speedups: runs its own perturbations, not with baseline or perturbations")
+	}
 	perts := defaults
-	if req.Baseline {
+	switch {
+	case req.Speedups:
+		if _, ok := t.(*pipeline.Runner); !ok {
+			return nil, invalidf("speedups: the builtin pipeline only (an exec harness delays just the stage asked for)")
+		}
+		perts = pipeline.BuiltinSpeedups()
+	case req.Baseline:
 		perts = nil
-	} else if len(req.Perturbations) > 0 {
+	case len(req.Perturbations) > 0:
 		perts = nil
 		for i, p := range req.Perturbations {
 			if !(p.DelayMS >= 0 && p.DelayMS <= 1000) {
@@ -114,7 +123,7 @@ func experimentPlan(req api.ExperimentRequest, t pipeline.Target, defaults []pip
 				p.Name = fmt.Sprintf("p%d", i)
 			}
 			perts = append(perts, pipeline.Perturbation{Name: p.Name, Stage: p.Stage, Config: p.Config,
-				Delay: time.Duration(p.DelayMS * float64(time.Millisecond))})
+				Delay: time.Duration(p.DelayMS * float64(time.Millisecond)), Speedup: p.Speedup})
 		}
 	}
 	if err := t.Check(perts); err != nil {
@@ -195,10 +204,11 @@ func experimentAPI(rep pipeline.Report, served map[string]bool) api.Experiment {
 	for _, r := range rep.Results {
 		p := r.Perturbation
 		ex.Results = append(ex.Results, api.ExperimentResult{
-			Perturbation: api.Perturbation{Name: p.Name, Stage: p.Stage, Config: p.Config, DelayMS: float64(p.Delay) / float64(time.Millisecond)},
+			Perturbation: api.Perturbation{Name: p.Name, Stage: p.Stage, Config: p.Config, DelayMS: float64(p.Delay) / float64(time.Millisecond), Speedup: p.Speedup},
 			Kernel:       kernel[p.Stage][0], Problem: kernel[p.Stage][1], OnPath: r.OnPath,
 			Predicted: causalview.Estimate(r.Predicted), Measured: causalview.Estimate(r.Measured),
 			Error: r.Error, Outside: r.Outside, BaseMS: r.BaseMS, Scale: r.Scale, OvershootMS: r.OvershootMS,
+			PausedMS: r.PausedMS,
 		})
 	}
 	return ex

@@ -86,6 +86,8 @@ func TestExperiment(t *testing.T) {
 		{"/v1/causal/builtin/experiment", `{"perturbations":[{"stage":"sgemm","config":"1,2"}]}`, 400, "config key"},
 		{"/v1/causal/builtin/experiment", `{"perturbations":[{"stage":"sgemm","delay_ms":-1}]}`, 400, "delay_ms -1"},
 		{"/v1/causal/builtin/experiment", `{"baseline":true,"perturbations":[{"stage":"sgemm","delay_ms":1}]}`, 400, "baseline"},
+		{"/v1/causal/builtin/experiment", `{"baseline":true,"speedups":true}`, 400, "speedups"},
+		{"/v1/causal/builtin/experiment", `{"perturbations":[{"stage":"sgemm","speedup":1.5}]}`, 400, "speedup"},
 	} {
 		code, body := ts.postBody(t, c.path, c.body)
 		if code != c.code || !strings.Contains(string(body), c.want) {
@@ -108,6 +110,24 @@ func TestExperiment(t *testing.T) {
 	}
 	if code, _ := ts.get(t, "/v1/causal/other/experiments", nil); code != 404 {
 		t.Fatalf("unknown pipeline: %d", code)
+	}
+
+	// Coz's virtual speedup of each stage, beside a delay of it.
+	code, body = ts.postBody(t, "/v1/causal/builtin/experiment", `{"runs":2,"speedups":true}`)
+	if err := json.Unmarshal(body, &ex); code != 200 || err != nil {
+		t.Fatalf("speedups: %d %s", code, body)
+	}
+	sped := 0
+	for _, r := range ex.Results {
+		if r.Perturbation.Speedup > 0 {
+			sped++
+			if !(r.PausedMS > 0) || r.Perturbation.DelayMS != 0 {
+				t.Errorf("speedup result %+v: want pauses inserted and no delay", r)
+			}
+		}
+	}
+	if want := len(pipeline.BuiltinSpeedups()); len(ex.Results) != want || sped != len(ex.Stages) {
+		t.Fatalf("speedups: %d results, %d of them speedups, want %d with one a stage (%d stages)", len(ex.Results), sped, want, len(ex.Stages))
 	}
 }
 

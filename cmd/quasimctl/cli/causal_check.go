@@ -12,13 +12,14 @@ import (
 type checkOptions struct {
 	runs     int
 	baseline bool
+	speedups bool
 	last     bool
 }
 
 func newCausalCheckCommand(g *globalOptions) *cobra.Command {
 	var o checkOptions
 	cmd := &cobra.Command{
-		Use:   "check PIPELINE [--runs N] [--baseline] [--last]",
+		Use:   "check PIPELINE [--runs N] [--baseline | --speedups] [--last]",
 		Short: "Check the causal model by experiment: perturb the pipeline, compare predicted and measured",
 		Long: `check asks quasimd to run a perturbation experiment on PIPELINE, which it
 must be able to run itself: builtin, the builtin kernels' pipeline, or a
@@ -31,7 +32,10 @@ in percent of end-to-end time, each a median with its 95% bootstrap
 interval, and the error in points. quasimd keeps the experiment.
 
 --baseline runs no perturbation: it measures the pipeline's end-to-end time
-at the served configs. --last prints the newest stored experiment instead
+at the served configs. --speedups runs Coz's virtual speedup of each stage
+of the builtin pipeline (20% faster: every other stream pauses a fifth of
+the stage's time each time it runs, the pauses subtracted) beside a 1 ms
+delay of it, in place of the default perturbations. --last prints the newest stored experiment instead
 of running one.`,
 		Example: `  quasimctl causal check builtin --runs 10`,
 		Args:    exactArgs(1, "PIPELINE"),
@@ -49,7 +53,7 @@ of running one.`,
 				ex = list.Experiments[0]
 			} else {
 				var err error
-				if ex, err = c.Experiment(cmd.Context(), args[0], api.ExperimentRequest{Runs: o.runs, Baseline: o.baseline}); err != nil {
+				if ex, err = c.Experiment(cmd.Context(), args[0], api.ExperimentRequest{Runs: o.runs, Baseline: o.baseline, Speedups: o.speedups}); err != nil {
 					return err
 				}
 			}
@@ -62,6 +66,7 @@ of running one.`,
 	fs := cmd.Flags()
 	fs.IntVar(&o.runs, "runs", 0, "pairs per perturbation (default 10)")
 	fs.BoolVar(&o.baseline, "baseline", false, "no perturbation: measure the end-to-end time only")
+	fs.BoolVar(&o.speedups, "speedups", false, "Coz's virtual speedup of each stage, beside a delay of it (builtin pipeline)")
 	fs.BoolVar(&o.last, "last", false, "print the newest stored experiment, run nothing")
 	return cmd
 }
@@ -102,8 +107,11 @@ func printExperiment(w io.Writer, ex api.Experiment) error {
 	for _, r := range ex.Results {
 		p := r.Perturbation
 		what := fmt.Sprintf("%s +%gms (+%.2f late)", p.Stage, p.DelayMS, r.OvershootMS)
-		if p.Config != "" {
+		switch {
+		case p.Config != "":
 			what = fmt.Sprintf("%s at %s (x%.2f %s)", p.Stage, p.Config, r.Scale, timed)
+		case p.Speedup > 0:
+			what = fmt.Sprintf("%s %g%% faster (virtual, %.2fms paused)", p.Stage, 100*p.Speedup, r.PausedMS)
 		}
 		check := "inside"
 		switch {

@@ -168,3 +168,18 @@ func TestPrintCausalStages(t *testing.T) {
 		"168ms [112ms, 184ms] (100ms to 190ms)",
 	)
 }
+
+// A virtual speedup is shown as Coz reads it: the stage made faster, and
+// the pauses it took.
+func TestPrintExperimentSpeedup(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	ex := api.Experiment{Pipeline: "builtin", Runs: 2, Results: []api.ExperimentResult{
+		{Perturbation: api.Perturbation{Stage: "conv_big", Speedup: 0.2}, PausedMS: 6.63, OnPath: 1, BaseMS: 37,
+			Predicted: api.Estimate{Median: -18}, Measured: api.Estimate{Median: -18.5}},
+	}}
+	if err := printExperiment(&b, ex); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "printExperiment", b.String(), "conv_big 20% faster (virtual, 6.63ms paused)", "-18.0", "-18.5")
+}
