@@ -73,7 +73,9 @@ problem_dims: [n]
 problems: ["100000"]
 schedule: "@every 1h"
 budget: {evals: 10}
-timeout: 3s
+# Preparing the reference (build, first launch) must fit too: under CI's
+# load 3 s did not.
+timeout: 8s
 opencl:
   source: scale.cl
   kernel: scale
@@ -337,7 +339,7 @@ func TestOpenCLWorkerFaults(t *testing.T) {
 	// has the fault.
 	faulty := func(name string, fault, timeout string) string {
 		spec := strings.Replace(faultySpec, "name: faulty", "name: "+name, 1)
-		spec = strings.Replace(spec, "timeout: 3s", "timeout: "+timeout, 1)
+		spec = strings.Replace(spec, "timeout: 8s", "timeout: "+timeout, 1)
 		spec = strings.Replace(spec, "budget: {evals: 10}", fmt.Sprintf("budget: {evals: %d}", n+1), 1)
 		vals := make([]string, n)
 		for i := range vals {
