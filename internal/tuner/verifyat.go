@@ -36,23 +36,9 @@ func (t *Tuner) VerifyAt(ctx context.Context, job Job, key string) (Verdict, err
 	if t.cfg.Signer == nil {
 		return Verdict{}, ErrNoSigner
 	}
-	if _, ok := job.Evaluator.(evaluate.Verifier); !ok {
-		return Verdict{}, ErrNotVerifiable
-	}
-	// Not a config of this problem's space: nothing to run.
-	c, err := job.Space.ParseKey(key)
-	if err != nil {
-		return t.rejectAt(job, key, fmt.Sprintf("not a config of problem %s: %v", job.Key.Problem, err))
-	}
-	if err := job.Space.Check(c); err != nil {
-		return t.rejectAt(job, key, fmt.Sprintf("constraints: %v", err))
-	}
-	cert, err := t.verify(ctx, job, store.Trial{Key: key})
-	if err != nil {
-		return Verdict{}, err
-	}
-	if !cert.Passed() {
-		return t.rejectAt(job, key, failedChecks(cert))
+	cert, v, err := t.checkAt(ctx, job, key)
+	if cert == nil || err != nil {
+		return v, err
 	}
 	if err := certs.Sign(cert, t.cfg.Signer); err != nil {
 		return Verdict{}, fmt.Errorf("sign: %w", err)
@@ -90,22 +76,38 @@ func (t *Tuner) rejectAt(job Job, key, why string) (Verdict, error) {
 // job, as VerifyAt records one, so no cycle certifies it again; one that
 // passes changes nothing stored.
 func (t *Tuner) Recheck(ctx context.Context, job Job, key string) (Verdict, error) {
-	if _, ok := job.Evaluator.(evaluate.Verifier); !ok {
-		return Verdict{}, ErrNotVerifiable
+	cert, v, err := t.checkAt(ctx, job, key)
+	if cert == nil || err != nil {
+		return v, err
 	}
+	return Verdict{Passed: true, TimeMS: cert.Latency.MedianMS}, nil
+}
+
+// checkAt runs the certification's checks of config key at job: the
+// certificate when they pass, else nil and the verdict of a config
+// recorded wrong_result (or an error).
+func (t *Tuner) checkAt(ctx context.Context, job Job, key string) (*certs.Certificate, Verdict, error) {
+	if _, ok := job.Evaluator.(evaluate.Verifier); !ok {
+		return nil, Verdict{}, ErrNotVerifiable
+	}
+	reject := func(why string) (*certs.Certificate, Verdict, error) {
+		v, err := t.rejectAt(job, key, why)
+		return nil, v, err
+	}
+	// Not a config of this problem's space: nothing to run.
 	c, err := job.Space.ParseKey(key)
 	if err != nil {
-		return t.rejectAt(job, key, fmt.Sprintf("not a config of problem %s: %v", job.Key.Problem, err))
+		return reject(fmt.Sprintf("not a config of problem %s: %v", job.Key.Problem, err))
 	}
 	if err := job.Space.Check(c); err != nil {
-		return t.rejectAt(job, key, fmt.Sprintf("constraints: %v", err))
+		return reject(fmt.Sprintf("constraints: %v", err))
 	}
 	cert, err := t.verify(ctx, job, store.Trial{Key: key})
 	if err != nil {
-		return Verdict{}, err
+		return nil, Verdict{}, err
 	}
 	if !cert.Passed() {
-		return t.rejectAt(job, key, failedChecks(cert))
+		return reject(failedChecks(cert))
 	}
-	return Verdict{Passed: true, TimeMS: cert.Latency.MedianMS}, nil
+	return cert, Verdict{}, nil
 }
