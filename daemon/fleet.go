@@ -100,6 +100,8 @@ type fleetNode struct {
 	verified  int                        // fleet configs verified here
 	failed    int                        // fleet configs that failed here
 	failures  []fleet.Failure            // other nodes' failure reports waiting (fleet_reports.go)
+
+	syncedKept time.Time // the view's last time in step, as last written (run's goroutine only)
 }
 
 type fleetCheck struct {

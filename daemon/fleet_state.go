@@ -59,13 +59,20 @@ func (f *fleetNode) restore() {
 	f.log.Info().Int("records", n).Int("kept", len(recs)).Time("synced", synced).Msg("fleet view restored from the state file")
 }
 
-// keepSynced writes when the view was last in step, if it is now.
+// keepSynced writes when the view was last in step, if that moved. It
+// does not ask whether the view is live now: at shutdown the client may
+// have left the fleet a moment before, and its last time in step still
+// holds.
 func (f *fleetNode) keepSynced() {
-	if st := f.cl.Status(); st.Live {
-		if err := f.st.SetFleetSynced(st.Synced); err != nil {
-			f.log.Error().Err(err).Msg("fleet: keep the time the view was in step")
-		}
+	st := f.cl.Status()
+	if st.Synced.IsZero() || !st.Synced.After(f.syncedKept) {
+		return
 	}
+	if err := f.st.SetFleetSynced(st.Synced); err != nil {
+		f.log.Error().Err(err).Msg("fleet: keep the time the view was in step")
+		return
+	}
+	f.syncedKept = st.Synced
 }
 
 // fleetNearest is the nearest answer from the fleet (nearest.go): of the
