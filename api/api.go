@@ -450,8 +450,11 @@ type Config struct {
 	// Note says why a lookup's policy could not be applied.
 	Note string `json:"note,omitempty"`
 	// Source is SourceFleet for a config another node of the fleet
-	// certified (Issuer names its key; Verification says where verifying
-	// it on this node stands); empty for the daemon's own.
+	// certified (Issuer names the key that signed Certificate;
+	// Verification says where verifying it on this node stands); empty
+	// for the daemon's own. A fleet config answered at another problem
+	// and verified here carries this node's certificate of that check,
+	// and Issuer names this node's key.
 	Source string `json:"source,omitempty"`
 	Issuer string `json:"issuer,omitempty"`
 	// Zones are the kernel's stages in zoned pipelines (a pipeline file's

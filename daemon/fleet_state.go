@@ -135,7 +135,9 @@ func (s *server) fleetNearest(k *kernel, dims []int, problem, device string) (c 
 		From: o.Job.Problem, Confidence: math.Exp(-bestD),
 	}
 	if passedAt != nil {
-		c.Certificate, c.CertifiedFor, c.TimeMS, c.Verification = passedAt.ID, problem, passedAt.TimeMS, api.VerifyPassed
+		// The certificate at this problem is this node's own check: its
+		// issuer is this node's key, not the fleet config's issuer's.
+		c.Certificate, c.CertifiedFor, c.TimeMS, c.Verification, c.Issuer = passedAt.ID, problem, passedAt.TimeMS, api.VerifyPassed, s.keyID
 	}
 	return c, bestD, true, nil
 }

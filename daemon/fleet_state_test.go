@@ -190,7 +190,7 @@ func TestFleetNearest(t *testing.T) {
 			t.Fatalf("answer at 100 after 60s: %+v", c)
 		}
 	}
-	if c.Match != api.MatchNearest || c.From != "64" || c.Key != "ok,3" || c.CertifiedFor != "100" || c.Certificate == sv.Certificate || c.Issuer == "" {
+	if c.Match != api.MatchNearest || c.From != "64" || c.Key != "ok,3" || c.CertifiedFor != "100" || c.Certificate == sv.Certificate || c.Issuer != ts.srv.keyID {
 		t.Errorf("verified fleet nearest answer: %+v", c)
 	}
 }

@@ -65,14 +65,14 @@ type Client struct {
 	dropped   int                  // summaries dropped from a full outbox
 	node      string
 	connected bool
-	live      bool            // the watch is in step with the bucket
-	synced    time.Time       // when the view was last in step
-	restored  int             // records taken from Restore
-	stale     map[string]bool // restored offers the bucket has not replayed yet
+	live      bool              // the watch is in step with the bucket
+	synced    time.Time         // when the view was last in step
+	restored  int               // records taken from Restore
+	stale     map[string]bool   // restored offers the bucket has not replayed yet
+	raw       map[string][]byte // every record the view was given, trusted or not, by key (SetTrust reads them again)
 	published int
 	kick      chan struct{} // the outbox has something new, or the connection is back
-	rewatch   chan struct{} // the connection is back, or the trust changed: watch again
-	replay    bool          // the next watch starts from the first revision
+	rewatch   chan struct{} // the connection is back: watch again
 	ready     chan struct{}
 }
 
@@ -110,7 +110,7 @@ func New(cfg Config) (*Client, error) {
 	cfg.Trust = t
 	return &Client{
 		cfg: cfg, log: cfg.Log.Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Minute}),
-		view: NewView(t), out: map[string]pending{}, received: map[string][]Summary{},
+		view: NewView(t), out: map[string]pending{}, received: map[string][]Summary{}, raw: map[string][]byte{},
 		kick: make(chan struct{}, 1), rewatch: make(chan struct{}, 1), ready: make(chan struct{}),
 	}, nil
 }
@@ -214,6 +214,7 @@ func (c *Client) Restore(recs []Record, synced time.Time) int {
 		if !strings.HasPrefix(r.Key, prefixCert) && !strings.HasPrefix(r.Key, prefixRevoke) {
 			continue
 		}
+		c.keepRaw(r.Key, r.Data, false)
 		job, changed, err := c.view.Apply(r.Key, r.Data, false)
 		if err != nil {
 			continue
@@ -376,11 +377,6 @@ func retry(ctx context.Context, log zerolog.Logger, f func(context.Context) erro
 func (c *Client) watch(ctx context.Context, kv jetstream.KeyValue) {
 	var last uint64 // revision of the last record applied
 	for ctx.Err() == nil {
-		c.mu.Lock()
-		if c.replay {
-			c.replay, last = false, 0
-		}
-		c.mu.Unlock()
 		var opts []jetstream.WatchOpt
 		if last > 0 {
 			opts = append(opts, jetstream.ResumeFromRevision(last+1))
@@ -452,6 +448,7 @@ func (c *Client) follow(ctx context.Context, kv jetstream.KeyValue, w jetstream.
 			del := e.Operation() != jetstream.KeyValuePut
 			c.mu.Lock()
 			delete(c.stale, e.Key())
+			c.keepRaw(e.Key(), e.Value(), del)
 			job, changed, err := c.view.Apply(e.Key(), e.Value(), del)
 			var fail *Failure
 			if err == nil && !del && strings.HasPrefix(e.Key(), prefixFail) {
@@ -487,6 +484,7 @@ func (c *Client) dropStale() {
 	var jobs []JobID
 	keys := make([]string, 0, len(c.stale))
 	for k := range c.stale {
+		c.keepRaw(k, nil, true)
 		if job, changed, _ := c.view.Apply(k, nil, true); changed {
 			jobs = append(jobs, job)
 		}
@@ -773,10 +771,13 @@ func (c *Client) Aggregate(kernel, dev string) ([]Ranked, int) {
 	return c.view.Aggregate(kernel, dev)
 }
 
-// SetTrust replaces the keys the node trusts besides its own, and reads
-// the bucket again under them: offers of keys no longer trusted go, and
-// records left out before as untrusted are taken if they now verify.
-// OnChange is told of every job whose offers were held before.
+// SetTrust replaces the keys the node trusts besides its own and reads
+// every record the view was given again under them: offers of keys no
+// longer trusted go, and records left out before as untrusted are taken
+// if they now verify. The view is rebuilt from the records held, not
+// emptied until the bucket replays: a node out of reach of its fleet,
+// or one just restored from its state file, keeps serving what it had.
+// OnChange is told of every job whose offers were held before or after.
 func (c *Client) SetTrust(t *Trust) {
 	nt := NewTrust(c.cfg.Key.Public().(ed25519.PublicKey))
 	if t != nil {
@@ -785,20 +786,41 @@ func (c *Client) SetTrust(t *Trust) {
 		}
 	}
 	c.mu.Lock()
-	var jobs []JobID
+	jobs := map[JobID]bool{}
 	for j := range c.view.offers {
-		jobs = append(jobs, j)
+		jobs[j] = true
 	}
-	c.cfg.Trust, c.view, c.replay = nt, NewView(nt), true
+	v := NewView(nt)
+	keys := make([]string, 0, len(c.raw))
+	for k := range c.raw {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // the same order every time: rejections count alike
+	for _, k := range keys {
+		v.Apply(k, c.raw[k], false)
+	}
+	for j := range v.offers {
+		jobs[j] = true
+	}
+	c.cfg.Trust, c.view = nt, v
 	c.mu.Unlock()
-	select {
-	case c.rewatch <- struct{}{}:
-	default:
-	}
 	if c.cfg.OnChange != nil {
-		for _, j := range jobs {
+		for j := range jobs {
 			c.cfg.OnChange(j)
 		}
+	}
+}
+
+// keepRaw holds the record at key as the view was given it, for SetTrust.
+// Deleting an offer or a contribution lets it go; a revocation or a
+// failure report stands, as in the view. Called with c.mu held.
+func (c *Client) keepRaw(key string, data []byte, deleted bool) {
+	switch {
+	case key == keySalt:
+	case !deleted:
+		c.raw[key] = data
+	case strings.HasPrefix(key, prefixCert) || strings.HasPrefix(key, prefixAgg):
+		delete(c.raw, key)
 	}
 }
 

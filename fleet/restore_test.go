@@ -96,6 +96,21 @@ func TestRestore(t *testing.T) {
 	if _, ok := nc.Best(job128); !ok {
 		t.Fatal("restored, before joining: no offer of 128")
 	}
+	// The daemon reloads its trust at every start, before the fleet is in
+	// reach: what was restored stays. Without a's key it goes, and comes
+	// back with it.
+	nc.SetTrust(NewTrust(pub(a)))
+	if _, ok := nc.Best(job64); !ok {
+		t.Fatal("restored, then the same trust reloaded before joining: the offer of 64 is gone")
+	}
+	nc.SetTrust(nil)
+	if _, ok := nc.Best(job64); ok {
+		t.Fatal("a's key dropped: the offer of 64 is still held")
+	}
+	nc.SetTrust(NewTrust(pub(a)))
+	if _, ok := nc.Best(job64); !ok {
+		t.Fatal("a's key trusted again: the offer of 64 is not back")
+	}
 
 	// The offer of 128 leaves the bucket while c is away.
 	conn, err := nats.Connect(cl.URLs()[0])

@@ -305,7 +305,7 @@ func (l *plab) check(n *pnode, kernel, problem string, cfg api.Config, at time.T
 	c, err := l.cert(issuer, cfg.Certificate)
 	switch {
 	case err != nil:
-		l.violation("%s serves %s at %s: %v", n.name, kernel, problem, err)
+		l.violation("%s serves %s at %s (match %s from %q, source %q, issuer %s, verification %q): %v", n.name, kernel, problem, cfg.Match, cfg.From, cfg.Source, cfg.Issuer, cfg.Verification, err)
 		return
 	case !c.Passed():
 		l.violation("%s serves certificate %s, which records failed checks", n.name, c.ID)
