@@ -93,7 +93,7 @@ type fleetNode struct {
 	wake      chan struct{}
 	checks    chan struct{}
 	running   bool                       // run has started: verifications may be queued
-	deferred  map[store.JobKey]bool      // jobs whose first cycle waits for the fleet
+	deferred  map[store.JobKey]time.Time // jobs whose first cycle waits for the fleet, with when the wait ends
 	replacing map[store.JobKey]time.Time // deferred jobs whose fleet config went, waiting until then for another
 	fromFleet map[store.JobKey]bool      // jobs whose last answer came from the fleet
 	contrib   map[string]int             // kernel|device -> trials in the last contribution published
@@ -106,7 +106,8 @@ type fleetNode struct {
 
 type fleetCheck struct {
 	checkKey
-	cert string // the fleet certificate it verifies
+	cert    string // the fleet certificate it verifies
+	nearest bool   // certified at another problem: a failure here is not the certificate's
 }
 
 // maxFleetQueue bounds the fleet configs waiting for local verification.
@@ -126,7 +127,7 @@ func newFleetNode(cfg FleetConfig, key ed25519.PrivateKey, sched *scheduler, st 
 		return nil, err
 	}
 	f := &fleetNode{
-		sched: sched, st: st, log: log, wait: cfg.Wait, trust: dir, deferred: map[store.JobKey]bool{}, replacing: map[store.JobKey]time.Time{}, fromFleet: map[store.JobKey]bool{}, contrib: map[string]int{},
+		sched: sched, st: st, log: log, wait: cfg.Wait, trust: dir, deferred: map[store.JobKey]time.Time{}, replacing: map[store.JobKey]time.Time{}, fromFleet: map[store.JobKey]bool{}, contrib: map[string]int{},
 		local: map[store.JobKey]bool{}, remote: map[store.JobKey]bool{}, published: map[store.JobKey]string{},
 		revoked: map[string]bool{}, pending: map[checkKey]bool{},
 		wake: make(chan struct{}, 1), checks: make(chan struct{}, 1),
@@ -270,19 +271,20 @@ func (f *fleetNode) publishJob(job store.JobKey) error {
 
 // deferStart says whether job j, which the scheduler would start a first
 // cycle of, waits for the fleet instead: when it has nothing served here
-// and the fleet offers a config for it, or, for cfg.Wait, while the fleet
-// may still offer one. A deferred job gets its cycle when the wait ends
+// and the fleet offers a config for it (or offers kept from the last run
+// wait for the fleet's replay), or, for cfg.Wait, while the fleet may
+// still offer one. A deferred job gets its cycle when the wait ends
 // with nothing served, or when the fleet's configs all fail here or go.
 // Called under the scheduler's lock.
 func (f *fleetNode) deferStart(j *job) bool {
 	if _, served, err := f.st.Served(j.key); err != nil || served {
 		return false
 	}
-	if len(f.cl.Offers(fleetJobOf(j.key))) == 0 && f.wait <= 0 {
+	if len(f.cl.Offers(fleetJobOf(j.key))) == 0 && f.wait <= 0 && !f.cl.Holding() {
 		return false
 	}
 	f.mu.Lock()
-	f.deferred[j.key] = true
+	f.deferred[j.key] = time.Now().Add(f.wait)
 	f.mu.Unlock()
 	f.log.Info().Str("job_id", j.key.String()).Dur("wait", f.wait).Msg("first cycle waits for the fleet")
 	if f.wait > 0 {
@@ -295,7 +297,7 @@ func (f *fleetNode) deferStart(j *job) bool {
 // nothing and has no fleet config to serve.
 func (f *fleetNode) startDeferred(key store.JobKey, why string) {
 	f.mu.Lock()
-	was := f.deferred[key]
+	_, was := f.deferred[key]
 	delete(f.deferred, key)
 	f.mu.Unlock()
 	if !was {
@@ -362,6 +364,10 @@ func (f *fleetNode) offered(srv *server, key store.JobKey) {
 		f.mu.Unlock()
 		f.log.Info().Str("job_id", key.String()).Str("cert", c.Certificate).Str("issuer", c.Issuer).Msg("fleet: serving a fleet config")
 	case f.awaitReplacement(key, had):
+	case f.firstWait(key):
+	case f.cl.Holding():
+		// Offers kept from the last run wait for the fleet to replay
+		// them; OnChange tells again once they are live or gone.
 	default:
 		f.startDeferred(key, "no fleet config to serve")
 	}
@@ -379,7 +385,7 @@ func (f *fleetNode) awaitReplacement(key store.JobKey, had bool) bool {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.deferred[key] {
+	if _, ok := f.deferred[key]; !ok {
 		return false
 	}
 	until, waiting := f.replacing[key]
@@ -396,6 +402,18 @@ func (f *fleetNode) awaitReplacement(key store.JobKey, had bool) bool {
 	}
 	delete(f.replacing, key)
 	return false
+}
+
+// firstWait says a deferred job that the fleet has offered nothing yet
+// still waits for its first offer: cfg.Wait from its start has not passed.
+func (f *fleetNode) firstWait(key store.JobKey) bool {
+	if len(f.cl.Offers(fleetJobOf(key))) > 0 {
+		return false // offered, and failed here: tune at once
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	until, ok := f.deferred[key]
+	return ok && time.Now().Before(until)
 }
 
 // reloadTrust reads the trust directory again (on SIGHUP or POST
@@ -467,6 +485,14 @@ func (s *server) fleetAnswer(j *job, problem string) (c api.Config, ok bool, err
 	return c, false, nil
 }
 
+// waiting says job's first cycle waits for the fleet (deferStart).
+func (f *fleetNode) waiting(job store.JobKey) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.deferred[job]
+	return ok
+}
+
 // served notes whether job's answer comes from the fleet.
 func (f *fleetNode) served(job store.JobKey, fromFleet bool) {
 	f.mu.Lock()
@@ -481,10 +507,14 @@ func (f *fleetNode) served(job store.JobKey, fromFleet bool) {
 // queueCheck queues the verification here of cert's config for job j and
 // returns the answer's Verification.
 func (f *fleetNode) queueCheck(j *job, cert *certs.Certificate) string {
+	return f.queue1(fleetCheck{checkKey: checkKey{job: j.key, key: cert.Key}, cert: cert.ID, nearest: cert.Job.Problem != j.key.Problem}, j)
+}
+
+func (f *fleetNode) queue1(fc fleetCheck, j *job) string {
 	if _, ok := j.spec.Evaluator.(evaluate.Verifier); !ok {
 		return api.VerifyRefused + fmt.Sprintf("evaluator %q has no outputs to check", j.kern.spec.Evaluator)
 	}
-	ck := checkKey{job: j.key, key: cert.Key}
+	ck := fc.checkKey
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
@@ -496,7 +526,7 @@ func (f *fleetNode) queueCheck(j *job, cert *certs.Certificate) string {
 		return api.VerifyRefused + fmt.Sprintf("%d fleet configs wait for verification, the most", len(f.queue))
 	}
 	f.pending[ck] = true
-	f.queue = append(f.queue, fleetCheck{checkKey: ck, cert: cert.ID})
+	f.queue = append(f.queue, fc)
 	f.poke(f.checks)
 	return api.VerifyPending
 }
@@ -522,7 +552,9 @@ func (f *fleetNode) verifyLoop(ctx context.Context) {
 		delete(f.pending, fc.checkKey)
 		f.mu.Unlock()
 		f.sched.changed(fc.job)
-		f.remoteChanged(fleetJobOf(fc.job)) // a failed config: the next offer, or a cycle here
+		if !fc.nearest {
+			f.remoteChanged(fleetJobOf(fc.job)) // a failed config: the next offer, or a cycle here
+		}
 		if ctx.Err() != nil {
 			return
 		}
@@ -558,10 +590,18 @@ func (f *fleetNode) verify(ctx context.Context, fc fleetCheck) {
 	case err != nil:
 		log.Error().Err(err).Msg("fleet config verification failed to run")
 	case v.Passed:
-		log.Info().Str("cert", v.Cert).Float64("time_ms", v.TimeMS).Msg("fleet config verified on this node")
+		msg := "fleet config verified on this node"
+		if fc.nearest {
+			msg = "fleet config of another problem verified at this one"
+		}
+		log.Info().Str("cert", v.Cert).Float64("time_ms", v.TimeMS).Msg(msg)
 		f.mu.Lock()
 		f.verified++
 		f.mu.Unlock()
+	case fc.nearest:
+		// Failed at a problem it was not certified for: not answered here
+		// at this problem again, and nothing against the certificate.
+		log.Info().Str("failed", v.Why).Msg("fleet config of another problem failed verification at this one; not answered here")
 	default:
 		f.mu.Lock()
 		f.failed++

@@ -134,10 +134,16 @@ func (s *server) fleetNearest(k *kernel, dims []int, problem, device string) (c 
 		CertifiedFor: o.Job.Problem, SpecHash: k.spec.Hash, Source: api.SourceFleet, Issuer: o.Cert.Issuer,
 		From: o.Job.Problem, Confidence: math.Exp(-bestD),
 	}
-	if passedAt != nil {
+	switch j := s.sched.jobOf(at); {
+	case passedAt != nil:
 		// The certificate at this problem is this node's own check: its
 		// issuer is this node's key, not the fleet config's issuer's.
 		c.Certificate, c.CertifiedFor, c.TimeMS, c.Verification, c.Issuer = passedAt.ID, problem, passedAt.TimeMS, api.VerifyPassed, s.keyID
+	case j != nil && f.waiting(at):
+		// The problem's own job waits for the fleet (its config was
+		// revoked, or none came yet): verified here now, not at a cycle
+		// that may never run.
+		c.Verification = f.queueCheck(j, o.Cert)
 	}
 	return c, bestD, true, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/certs"
+	"github.com/quasim/quasim/fleet"
 	"github.com/quasim/quasim/fleet/fleettest"
 	"github.com/quasim/quasim/internal/store"
 	"github.com/quasim/quasim/internal/store/storetest"
@@ -77,6 +78,12 @@ func (ts *testServer) fakeConfig(t *testing.T) api.Config {
 // it to fleet "rtest" on cl; it returns what it served.
 func fleetTuner(t *testing.T, ctx context.Context, cl *fleettest.Cluster, kd, problem string, key ed25519.PrivateKey) store.Served {
 	t.Helper()
+	return fleetTunerKey(t, ctx, cl, kd, problem, key, "ok,3")
+}
+
+// fleetTunerKey is fleetTuner certifying config cfg.
+func fleetTunerKey(t *testing.T, ctx context.Context, cl *fleettest.Cluster, kd, problem string, key ed25519.PrivateKey, cfg string) store.Served {
+	t.Helper()
 	st := storetest.New(t)
 	tuned := &scheduler{dir: kd, st: st, cron: newCron(), log: zerolog.Nop(), clock: time.Now,
 		tn: tuner.New(tuner.Config{Store: st, NewStrategy: defaultStrategy, Signer: key})}
@@ -88,10 +95,10 @@ func fleetTuner(t *testing.T, ctx context.Context, cl *fleettest.Cluster, kd, pr
 			j = jj
 		}
 	}
-	if _, err := st.AddTrials(j.key, []store.Trial{{Key: "ok,3", Status: "ok", TimeMS: 2.5, TimesMS: []float64{2.5}, At: time.Now()}}); err != nil {
+	if _, err := st.AddTrials(j.key, []store.Trial{{Key: cfg, Status: "ok", TimeMS: 2.5, TimesMS: []float64{2.5}, At: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := tuned.tn.Certify(ctx, tunerJob(k.spec, j.key, j.spec), 0); err != nil || res.Served != "ok,3" {
+	if res, err := tuned.tn.Certify(ctx, tunerJob(k.spec, j.key, j.spec), 0); err != nil || res.Served != cfg {
 		t.Fatalf("certify: %+v, %v", res, err)
 	}
 	sv, _, _ := st.Served(j.key)
@@ -139,7 +146,16 @@ func TestFleetRestartWithoutNATS(t *testing.T) {
 
 	down := time.Now()
 	ts, fn, _ := fleetFollower(t, kd, path, cl.URLs(), trust, key1)
-	c := ts.fakeConfig(t)
+	// Its kept offers are held back until the client finds the fleet out
+	// of reach (a refused connection: at once); until then it answers the
+	// default, never anything else.
+	var c api.Config
+	for deadline := time.Now().Add(fleet.HoldRestored); ; time.Sleep(time.Millisecond) {
+		c = ts.fakeConfig(t)
+		if c.Source == api.SourceFleet || c.Match != api.MatchDefault || time.Now().After(deadline) {
+			break
+		}
+	}
 	if c.Source != api.SourceFleet || c.Certificate != sv.Certificate || c.Key != "ok,3" || c.Verification != api.VerifyPassed {
 		t.Fatalf("restarted with NATS down: %+v; want the fleet config it had verified", c)
 	}
@@ -259,4 +275,68 @@ func TestFleetRevocationAwaitsReplacement(t *testing.T) {
 		t.Fatal("the replacement has the revoked certificate's id")
 	}
 	waitFleetCert(next.Certificate)
+}
+
+// While a follower's job waits for the issuer's replacement of a revoked
+// fleet config, the fleet config of the nearest problem may answer it:
+// verified at this problem at once (not "waiting" for a cycle the fleet
+// defers), and then named as this node's certificate of that check.
+func TestFleetNearestWhileAwaitingReplacement(t *testing.T) {
+	cl := fleettest.Start(t, 1)
+	kd, _ := fakeKernelDirAt(t, `"64", "4096"`)
+	pub2, key2, _ := ed25519.GenerateKey(nil)
+	_, key1, _ := ed25519.GenerateKey(nil)
+	trust := t.TempDir()
+	if err := os.WriteFile(filepath.Join(trust, "tuner.pub"), []byte(certs.FormatPublicKey(pub2)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	at64 := fleetTuner(t, ctx, cl, kd, "64", key2)
+	at4096 := fleetTunerKey(t, ctx, cl, kd, "4096", key2, "ok,4")
+	ts, fn, _ := fleetFollowerWait(t, 10*time.Minute, kd, filepath.Join(t.TempDir(), "quasim.db"), cl.URLs(), trust, key1)
+	get := func() api.Config {
+		code, body := ts.get(t, "/v1/configs/fake?problem=64", nil)
+		var c api.Config
+		if err := json.Unmarshal(body, &c); err != nil || code != 200 {
+			t.Fatalf("GET /v1/configs/fake?problem=64 = %d %s", code, body)
+		}
+		return c
+	}
+	for deadline := time.Now().Add(60 * time.Second); get().Certificate != at64.Certificate; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("follower after 60s: %+v", get())
+		}
+	}
+	k, _ := ts.sched.kernel("fake")
+	for _, j := range k.jobs {
+		if !fn.deferStart(j) {
+			t.Fatal("the follower's job does not wait for the fleet")
+		}
+	}
+	fleetReporter(t, ctx, cl, "rtest", key2).PublishRevocation(at64.Certificate, "superseded", time.Now())
+	var c api.Config
+	var states []string
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		c = get()
+		if c.Certificate == at64.Certificate {
+			continue
+		}
+		if c.Source == api.SourceFleet && (len(states) == 0 || states[len(states)-1] != c.Verification) {
+			states = append(states, c.Verification)
+		}
+		if c.Verification == api.VerifyPassed || time.Now().After(deadline) {
+			break
+		}
+	}
+	if c.Match != api.MatchNearest || c.From != "4096" || c.Verification != api.VerifyPassed || c.Issuer != ts.srv.keyID ||
+		c.CertifiedFor != "64" || c.Certificate == at4096.Certificate {
+		t.Fatalf("answer at 64 while its replacement is awaited: %+v (verification states %q)", c, states)
+	}
+	for _, s := range states {
+		if s != api.VerifyPending && s != api.VerifyPassed {
+			t.Errorf("a fleet nearest answer's verification was %q, want pending then passed", s)
+		}
+	}
+	t.Logf("nearest fleet answer at 64 while awaiting the replacement: verification %q", states)
 }

@@ -69,6 +69,7 @@ type Client struct {
 	synced    time.Time         // when the view was last in step
 	restored  int               // records taken from Restore
 	stale     map[string]bool   // restored offers the bucket has not replayed yet
+	holding   bool              // stale offers are held back (HoldRestored)
 	raw       map[string][]byte // every record the view was given, trusted or not, by key (SetTrust reads them again)
 	published int
 	kick      chan struct{} // the outbox has something new, or the connection is back
@@ -145,6 +146,7 @@ func (c *Client) options() ([]nats.Option, error) {
 		nats.Timeout(attempt),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			c.setConnected(false)
+			go c.release("fleet disconnected")
 			c.cfg.Log.Warn().Err(err).Msg("fleet disconnected; serving and tuning go on")
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
@@ -206,6 +208,13 @@ type Record struct {
 // each verified again under the current trust as the watch would, and
 // synced as when that view was last in step with the fleet; call it
 // before Run. It returns how many records the view took.
+//
+// The restored offers are held back (not live) until the bucket replays
+// them, for at most HoldRestored: a node restored from an old backup
+// must not serve what the fleet revoked since. They are released at once
+// when the fleet turns out to be out of reach (the first connection
+// fails, or the connection drops), so a node restarted without its fleet
+// serves what it had verified.
 func (c *Client) Restore(recs []Record, synced time.Time) int {
 	c.mu.Lock()
 	n := 0
@@ -231,6 +240,9 @@ func (c *Client) Restore(recs []Record, synced time.Time) int {
 		}
 	}
 	c.restored += n
+	if len(c.stale) > 0 {
+		c.holding, c.view.Held = true, c.stale
+	}
 	if synced.After(c.synced) {
 		c.synced = synced
 	}
@@ -258,11 +270,17 @@ func (c *Client) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	hold := time.AfterFunc(HoldRestored, func() { c.release("the fleet did not replay them in time") })
+	defer hold.Stop()
 	nc, err := nats.Connect(strings.Join(c.cfg.URLs, ","), opts...)
 	if err != nil {
+		c.release("no connection to the fleet")
 		return fmt.Errorf("fleet %s: %w", c.cfg.Name, err)
 	}
 	defer nc.Close()
+	if !nc.IsConnected() {
+		c.release("the fleet is out of reach")
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return fmt.Errorf("fleet %s: %w", c.cfg.Name, err)
@@ -490,7 +508,7 @@ func (c *Client) dropStale() {
 		}
 		keys = append(keys, k)
 	}
-	c.stale = nil
+	c.stale, c.holding, c.view.Held = nil, false, nil
 	c.mu.Unlock()
 	for _, k := range keys {
 		if c.cfg.OnRecord != nil {
@@ -502,6 +520,43 @@ func (c *Client) dropStale() {
 			c.cfg.OnChange(j)
 		}
 	}
+}
+
+// HoldRestored bounds how long restored offers wait for the bucket to
+// replay them while the fleet is in reach (Restore).
+const HoldRestored = 5 * time.Second
+
+// release makes the restored offers the bucket has not replayed live
+// again (the fleet is out of reach, or took too long), and tells OnChange.
+func (c *Client) release(why string) {
+	c.mu.Lock()
+	if !c.holding {
+		c.mu.Unlock()
+		return
+	}
+	c.holding, c.view.Held = false, nil
+	jobs := map[JobID]bool{}
+	for k := range c.stale {
+		if j, ok := c.view.byKey[k]; ok {
+			jobs[j] = true
+		}
+	}
+	n := len(c.stale)
+	c.mu.Unlock()
+	c.cfg.Log.Info().Int("offers", n).Str("why", why).Msg("fleet: serving the offers kept from the last run")
+	if c.cfg.OnChange != nil {
+		for j := range jobs {
+			c.cfg.OnChange(j)
+		}
+	}
+}
+
+// Holding says restored offers are held back until the bucket replays
+// them (Restore): a job without a live offer may get one soon.
+func (c *Client) Holding() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.holding
 }
 
 func (c *Client) readyOnce() {
@@ -801,6 +856,9 @@ func (c *Client) SetTrust(t *Trust) {
 	}
 	for j := range v.offers {
 		jobs[j] = true
+	}
+	if c.holding {
+		v.Held = c.stale
 	}
 	c.cfg.Trust, c.view = nt, v
 	c.mu.Unlock()

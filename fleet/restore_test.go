@@ -89,28 +89,43 @@ func TestRestore(t *testing.T) {
 	if n := nc.Restore(recs, synced); n != 2 {
 		t.Fatalf("Restore = %d, want 2", n)
 	}
+	// Held back until the bucket replays them, or the fleet is found out
+	// of reach.
 	st := nc.Status()
-	if _, ok := nc.Best(job64); !ok || st.Restored != 2 || st.Live || !st.Synced.Equal(synced) {
-		t.Fatalf("restored, before joining: best of 64 %v, status %+v", ok, st)
+	if _, ok := nc.Best(job64); ok || !nc.Holding() || st.Restored != 2 || st.Live || !st.Synced.Equal(synced) {
+		t.Fatalf("restored, before joining: best of 64 %v, holding %v, status %+v", ok, nc.Holding(), st)
 	}
-	if _, ok := nc.Best(job128); !ok {
-		t.Fatal("restored, before joining: no offer of 128")
-	}
-	// The daemon reloads its trust at every start, before the fleet is in
-	// reach: what was restored stays. Without a's key it goes, and comes
+
+	// Out of reach: served at once. The daemon reloads its trust at every
+	// start: what was restored stays; without a's key it goes, and comes
 	// back with it.
-	nc.SetTrust(NewTrust(pub(a)))
-	if _, ok := nc.Best(job64); !ok {
-		t.Fatal("restored, then the same trust reloaded before joining: the offer of 64 is gone")
+	nd := mustNew(t, Config{URLs: []string{"nats://127.0.0.1:1"}, Name: "rtest", Key: b, Trust: NewTrust(pub(a)), Log: zerolog.Nop()})
+	nd.Restore(recs, synced)
+	nd.SetTrust(NewTrust(pub(a)))
+	dctx, dcancel := context.WithCancel(ctx)
+	ddone := make(chan struct{})
+	go func() { nd.Run(dctx); close(ddone) }()
+	for deadline := time.Now().Add(HoldRestored / 2); nd.Holding(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("restored offers still held back with the fleet out of reach")
+		}
 	}
-	nc.SetTrust(nil)
-	if _, ok := nc.Best(job64); ok {
+	if _, ok := nd.Best(job64); !ok {
+		t.Fatal("fleet out of reach: the restored offer of 64 is not served")
+	}
+	if _, ok := nd.Best(job128); !ok {
+		t.Fatal("fleet out of reach: the restored offer of 128 is not served")
+	}
+	nd.SetTrust(nil)
+	if _, ok := nd.Best(job64); ok {
 		t.Fatal("a's key dropped: the offer of 64 is still held")
 	}
-	nc.SetTrust(NewTrust(pub(a)))
-	if _, ok := nc.Best(job64); !ok {
+	nd.SetTrust(NewTrust(pub(a)))
+	if _, ok := nd.Best(job64); !ok {
 		t.Fatal("a's key trusted again: the offer of 64 is not back")
 	}
+	dcancel()
+	<-ddone
 
 	// The offer of 128 leaves the bucket while c is away.
 	conn, err := nats.Connect(cl.URLs()[0])
@@ -143,6 +158,38 @@ func TestRestore(t *testing.T) {
 	if st := nc.Status(); !st.Live {
 		t.Errorf("after joining: status %+v, want live", st)
 	}
+
+	// Restored from an old backup: the offer of 64 was revoked since. It
+	// is never served, not even before the bucket replays.
+	id64 := mustDecode(t, raw64).ID
+	na.PublishRevocation(id64, "superseded", time.Now())
+	for deadline := time.Now().Add(30 * time.Second); len(cl.Entries(t, Bucket("rtest"), "revoke.>")) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the revocation is not in the bucket after 30s")
+		}
+	}
+	ne := mustNew(t, Config{URLs: cl.URLs(), Name: "rtest", Key: b, Trust: NewTrust(pub(a)), Log: zerolog.Nop()})
+	ne.Restore(recs, synced)
+	ectx, ecancel := context.WithCancel(ctx)
+	defer ecancel()
+	go ne.Run(ectx)
+	samples := 0
+	for joined := false; !joined; samples++ {
+		select {
+		case <-ne.Ready():
+			joined = true
+		case <-time.After(30 * time.Second):
+			t.Fatal("not joined in 30s")
+		default:
+		}
+		if o, ok := ne.Best(job64); ok {
+			t.Fatalf("restored from an old backup: revoked offer %.12s served (sample %d)", o.Cert.ID, samples)
+		}
+	}
+	if _, ok := ne.Best(job64); ok || ne.Holding() {
+		t.Errorf("after joining: offer of 64 served %v, holding %v", ok, ne.Holding())
+	}
+	t.Logf("restored from an old backup: the revoked offer never served in %d samples until the bucket replayed", samples)
 }
 
 func mustNew(t *testing.T, cfg Config) *Client {

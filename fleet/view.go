@@ -19,6 +19,9 @@ type View struct {
 	failures map[string][]Failure          // by certificate id
 	contribs map[string]Contribution       // by KV key
 	Rejected Rejections
+	// Held are offers, by KV key, that are not live for now: a client's
+	// restored offers while it waits for the bucket to replay them.
+	Held map[string]bool
 }
 
 // Rejections counts the records a View left out, by why.
@@ -197,7 +200,10 @@ func (v *View) Offers() int { return len(v.byKey) }
 // then the lowest id.
 func (v *View) Live(job JobID) []Verified {
 	var out []Verified
-	for _, o := range v.offers[job] {
+	for k, o := range v.offers[job] {
+		if v.Held[k] {
+			continue
+		}
 		if _, revoked := v.Revoked(o.Cert.ID, o.Cert.Issuer); !revoked {
 			out = append(out, o)
 		}

@@ -165,15 +165,17 @@ func fleetServes(t *testing.T, kill bool) {
 		var st api.FleetStatus
 		d.ctlJSON(&st, "fleet", "status")
 		n := len(fleetProblems)
+		// Verified counts checks at a problem a nearer job's config
+		// answered while its own was on the way too: at least one a job.
 		if !st.Enabled || st.Fleet != "itest" || len(st.Node) != 32 || st.Received != n || st.ServedFromFleet != n ||
-			st.Verified != n || st.VerifyFailures != 0 || st.Peers != 1 || len(st.Trusted) != 2 {
+			st.Verified < n || st.VerifyFailures != 0 || st.Peers != 1 || len(st.Trusted) != 2 {
 			t.Errorf("follower %d: fleet status %+v, want %d configs received, served and verified from 1 peer", fi, st, n)
 		}
 		if out, _, code := d.ctl("config", "reduce", "--problem", "65536"); code != 0 || !strings.Contains(out, "source:        fleet (issuer "+issuer+")") {
 			t.Errorf("config = exit %d, want it to name the fleet and the issuer:\n%s", code, out)
 		}
 		if code, body := d.rawGet("/metrics"); code != 200 || !strings.Contains(string(body), "quasim_fleet_served_jobs 8\n") ||
-			!strings.Contains(string(body), `quasim_fleet_verifications_total{result="passed"} 8`) {
+			!strings.Contains(string(body), fmt.Sprintf(`quasim_fleet_verifications_total{result="passed"} %d`, st.Verified)) {
 			t.Errorf("GET /metrics = %d, want the fleet gauges:\n%s", code, body)
 		}
 		if out, _, code := d.ctl("fleet", "status"); code != 0 || !regexp.MustCompile(`served from fleet: +8\n`).MatchString(out) {
