@@ -45,9 +45,15 @@ func (s *server) fleetFailure(fl fleet.Failure, now time.Time) error {
 	if j == nil {
 		return nil
 	}
-	at := fl.At
+	// When the bucket stored it, by the servers' clock: a reporter whose
+	// clock is hours behind still counts now, and one ahead does not
+	// extend the window. The reporter's own time only without it.
+	at := fl.Stored
+	if at.IsZero() {
+		at = fl.At
+	}
 	if at.IsZero() || at.After(now) {
-		at = now // a reporter's clock does not extend the window
+		at = now
 	}
 	_, err = s.st.AddReport(store.FaultReport{Cert: fl.Cert, Job: job.String(), Key: key, Reporter: reporterNode(fl.Reporter),
 		Source: "node " + fl.Node, Reason: fl.Reason, Last: at}, maxReporters)

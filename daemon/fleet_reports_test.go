@@ -143,3 +143,37 @@ func TestFleetFailureQuorum(t *testing.T) {
 		t.Fatalf("two keys: %+v, %v; want revoked", meta, err)
 	}
 }
+
+// Clock skew between nodes: reports count by when the fleet's bucket
+// stored them, not by the reporters' clocks. Two nodes whose clocks are
+// 3 h behind still make a quorum; reports the bucket stored 3 h ago,
+// replayed now, do not.
+func TestFleetFailureClockSkew(t *testing.T) {
+	ts, _, served, _ := evidenceServer(t, nil)
+	ts.srv.evidence.Recheck = time.Hour
+	_, key2, _ := ed25519.GenerateKey(nil)
+	_, key3, _ := ed25519.GenerateKey(nil)
+	now := time.Now()
+	old := now.Add(-3 * time.Hour)
+	for _, k := range []ed25519.PrivateKey{key2, key3} {
+		f := fleet.NewFailure(k, served.Certificate, certs.KeyID(k.Public().(ed25519.PublicKey)), "parity", now)
+		f.Stored = old
+		if err := ts.srv.fleetFailure(f, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, meta, _ := ts.st.Cert(served.Certificate); meta.Revoked {
+		t.Fatalf("two reports the bucket stored 3 h ago (outside the 1 h window) revoked %s: %s", served.Certificate, meta.Reason)
+	}
+	for _, k := range []ed25519.PrivateKey{key2, key3} {
+		f := fleet.NewFailure(k, served.Certificate, "skewed", "parity", old) // the reporter's clock 3 h behind
+		f.Stored = now
+		if err := ts.srv.fleetFailure(f, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, meta, err := ts.st.Cert(served.Certificate)
+	if err != nil || !meta.Revoked || !strings.Contains(meta.Reason, "fleet: 2 distinct nodes reported it failed") {
+		t.Fatalf("two nodes 3 h behind, reports stored now: %+v, %v; want revoked", meta, err)
+	}
+}

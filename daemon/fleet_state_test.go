@@ -84,9 +84,15 @@ func fleetTuner(t *testing.T, ctx context.Context, cl *fleettest.Cluster, kd, pr
 // fleetTunerKey is fleetTuner certifying config cfg.
 func fleetTunerKey(t *testing.T, ctx context.Context, cl *fleettest.Cluster, kd, problem string, key ed25519.PrivateKey, cfg string) store.Served {
 	t.Helper()
+	return fleetTunerAt(t, ctx, cl, kd, problem, key, cfg, time.Now)
+}
+
+// fleetTunerAt is fleetTunerKey on a node whose clock is now.
+func fleetTunerAt(t *testing.T, ctx context.Context, cl *fleettest.Cluster, kd, problem string, key ed25519.PrivateKey, cfg string, now func() time.Time) store.Served {
+	t.Helper()
 	st := storetest.New(t)
-	tuned := &scheduler{dir: kd, st: st, cron: newCron(), log: zerolog.Nop(), clock: time.Now,
-		tn: tuner.New(tuner.Config{Store: st, NewStrategy: defaultStrategy, Signer: key})}
+	tuned := &scheduler{dir: kd, st: st, cron: newCron(), log: zerolog.Nop(), clock: now,
+		tn: tuner.New(tuner.Config{Store: st, NewStrategy: defaultStrategy, Signer: key, Now: now})}
 	tuned.apply(tuned.load())
 	k, _ := tuned.kernel("fake")
 	var j *job
@@ -339,4 +345,46 @@ func TestFleetNearestWhileAwaitingReplacement(t *testing.T) {
 		}
 	}
 	t.Logf("nearest fleet answer at 64 while awaiting the replacement: verification %q", states)
+}
+
+// Clock skew between nodes: certificates' times order nothing a follower
+// relies on. An issuer 3 h ahead certifies; the follower serves and
+// verifies it; the issuer revokes it and certifies a successor with its
+// clock now 3 h behind (issued "before" the first): the follower serves
+// the successor.
+func TestFleetClockSkew(t *testing.T) {
+	cl := fleettest.Start(t, 1)
+	kd, _ := fakeKernelDir(t)
+	pub2, key2, _ := ed25519.GenerateKey(nil)
+	_, key1, _ := ed25519.GenerateKey(nil)
+	trust := t.TempDir()
+	if err := os.WriteFile(filepath.Join(trust, "tuner.pub"), []byte(certs.FormatPublicKey(pub2)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ahead := func() time.Time { return time.Now().Add(3 * time.Hour) }
+	behind := func() time.Time { return time.Now().Add(-3 * time.Hour) }
+	first := fleetTunerAt(t, ctx, cl, kd, "64", key2, "ok,3", ahead)
+	ts, _, _ := fleetFollowerWait(t, 10*time.Minute, kd, filepath.Join(t.TempDir(), "quasim.db"), cl.URLs(), trust, key1)
+	wait := func(id, what string) {
+		t.Helper()
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			c := ts.fakeConfig(t)
+			if c.Source == api.SourceFleet && c.Certificate == id && c.Verification == api.VerifyPassed {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: after 60s the follower serves %+v, want %.12s verified", what, c, id)
+			}
+		}
+	}
+	wait(first.Certificate, "issuer 3 h ahead")
+	reporter := fleetReporter(t, ctx, cl, "rtest", key2)
+	reporter.PublishRevocation(first.Certificate, "superseded", ahead())
+	next := fleetTunerAt(t, ctx, cl, kd, "64", key2, "ok,4", behind)
+	wait(next.Certificate, "successor issued by a clock 3 h behind")
+	if c := ts.fakeConfig(t); c.Key != "ok,4" {
+		t.Fatalf("successor: %+v", c)
+	}
 }

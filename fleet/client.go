@@ -471,6 +471,7 @@ func (c *Client) follow(ctx context.Context, kv jetstream.KeyValue, w jetstream.
 			var fail *Failure
 			if err == nil && !del && strings.HasPrefix(e.Key(), prefixFail) {
 				if f, err := CheckFailure(c.cfg.Trust, e.Key(), e.Value()); err == nil && f.Node != c.node && f.Reporter != certs.KeyID(c.cfg.Key.Public().(ed25519.PublicKey)) {
+					f.Stored = e.Created()
 					fail = &f
 				}
 			}

@@ -130,6 +130,10 @@ type Failure struct {
 	At        time.Time `json:"at"`
 	Reporter  string    `json:"reporter"` // key id
 	Signature string    `json:"signature"`
+	// Stored is when the fleet's bucket stored the report, by its
+	// server's clock (set on receipt, not signed; zero when unknown):
+	// one clock for every reporter, whatever theirs say.
+	Stored time.Time `json:"-"`
 }
 
 // Summary is one trial of a job, anonymised: no host, user, path or
