@@ -268,6 +268,7 @@ func (c *Client) poke() {
 func (c *Client) Run(ctx context.Context) error {
 	opts, err := c.options()
 	if err != nil {
+		c.release("no connection to the fleet")
 		return err
 	}
 	hold := time.AfterFunc(HoldRestored, func() { c.release("the fleet did not replay them in time") })
