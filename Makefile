@@ -51,56 +51,62 @@ fmt-check:
 	@out=$$(gofmt -s -l $$(git ls-files '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt -s needed on:"; echo "$$out"; exit 1; fi
 
-# One short coverage-guided pass per fuzz target. FuzzOpenDamaged has counts
+# One short coverage-guided pass per fuzz target: package, target, inputs,
+# minimization of each new input. .ci/fuzz-smoke runs them as go test -fuzz
+# would, linking each package's instrumented test binary once (go test
+# links one per target). FuzzOpenDamaged has counts
 # of its own: each input is a state file written, checked, then opened or
 # salvaged (about 1,500 a second on a loaded 2-core machine, so 20,000 take
 # about 15 s), and each input that finds new code would otherwise be
 # minimized byte by byte for 60 s.
+FUZZ_TARGETS = \
+	./genome FuzzCompile $(FUZZTIME) $(FUZZMIN) \
+	./genome FuzzEvalList $(FUZZTIME) $(FUZZMIN) \
+	./genome FuzzParseT1 $(FUZZTIME) $(FUZZMIN) \
+	./evaluate/replay FuzzParse $(FUZZTIME) $(FUZZMIN) \
+	./internal/spec FuzzParse $(FUZZTIME) $(FUZZMIN) \
+	./internal/spec FuzzParsePipeline $(FUZZTIME) $(FUZZMIN) \
+	./internal/spec FuzzParseOpenCL $(FUZZSLOW) $(FUZZMIN) \
+	./evaluate/opencl FuzzKernel $(FUZZSLOW) $(FUZZMIN) \
+	./internal/store FuzzDecode $(FUZZTIME) $(FUZZMIN) \
+	./internal/store FuzzOpenDamaged $(FUZZSLOW) 200x \
+	./cmd/quasimctl/cli FuzzParseTraceLine $(FUZZTIME) $(FUZZMIN) \
+	./internal/strategies FuzzUnmarshal $(FUZZSLOW) $(FUZZMIN) \
+	./evaluate/harness FuzzHello $(FUZZTIME) $(FUZZMIN) \
+	./evaluate/harness FuzzResult $(FUZZTIME) $(FUZZMIN) \
+	./evaluate/harness FuzzPipelineResult $(FUZZTIME) $(FUZZMIN) \
+	./daemon FuzzObservations $(FUZZSLOW) $(FUZZMIN) \
+	./daemon FuzzParseLookup $(FUZZSLOW) $(FUZZMIN) \
+	./daemon FuzzPolicy $(FUZZTIME) $(FUZZMIN) \
+	./daemon FuzzDecodeCursor $(FUZZTIME) $(FUZZMIN) \
+	./daemon FuzzExperimentRequest $(FUZZTIME) $(FUZZMIN) \
+	./introspect FuzzReadCPU $(FUZZTIME) $(FUZZMIN) \
+	./introspect FuzzParseStat $(FUZZTIME) $(FUZZMIN) \
+	./introspect FuzzParseCache $(FUZZTIME) $(FUZZMIN) \
+	./introspect FuzzRecover $(FUZZSLOW) $(FUZZMIN) \
+	./evaluate FuzzParseObjective $(FUZZTIME) $(FUZZMIN) \
+	./internal/priors FuzzDecode $(FUZZTIME) $(FUZZMIN) \
+	./precision FuzzRound $(FUZZTIME) $(FUZZMIN) \
+	./precision FuzzStageRank $(FUZZTIME) $(FUZZMIN) \
+	./precision FuzzParseStage $(FUZZTIME) $(FUZZMIN) \
+	./certs FuzzDecode $(FUZZTIME) 2s \
+	./certs FuzzVerifyBytes $(FUZZTIME) 2s \
+	./certs FuzzParseJSON $(FUZZTIME) 2s \
+	./memgraph FuzzDecode $(FUZZTIME) $(FUZZMIN) \
+	./memgraph/tflite FuzzRead $(FUZZTIME) $(FUZZMIN) \
+	./internal/memplan FuzzParseCache $(FUZZTIME) $(FUZZMIN) \
+	./memgraph/onnx FuzzReadONNX $(FUZZTIME) $(FUZZMIN) \
+	./memgraph/onnx FuzzShapeInference $(FUZZTIME) $(FUZZMIN) \
+	./memgraph/onnx FuzzOpParams $(FUZZTIME) $(FUZZMIN) \
+	./causal FuzzDecodeSpans $(FUZZTIME) $(FUZZMIN) \
+	./causal FuzzImportChrome $(FUZZTIME) $(FUZZMIN) \
+	./causal FuzzInferIterations $(FUZZTIME) $(FUZZMIN) \
+	./report FuzzWrite 5000x $(FUZZMIN) \
+	./fleet FuzzApply $(FUZZTIME) $(FUZZMIN) \
+	./client FuzzRetryAfter $(FUZZTIME) $(FUZZMIN)
+
 fuzz-smoke:
-	$(GO) test ./genome -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./genome -run '^$$' -fuzz '^FuzzEvalList$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./genome -run '^$$' -fuzz '^FuzzParseT1$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./evaluate/replay -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParsePipeline$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./internal/spec -run '^$$' -fuzz '^FuzzParseOpenCL$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./evaluate/opencl -run '^$$' -fuzz '^FuzzKernel$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./internal/store -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./internal/store -run '^$$' -fuzz '^FuzzOpenDamaged$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime 200x
-	$(GO) test ./cmd/quasimctl/cli -run '^$$' -fuzz '^FuzzParseTraceLine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./internal/strategies -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzHello$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzResult$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./evaluate/harness -run '^$$' -fuzz '^FuzzPipelineResult$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzObservations$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzParseLookup$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzReadCPU$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzParseStat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzParseCache$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./introspect -run '^$$' -fuzz '^FuzzRecover$$' -fuzztime $(FUZZSLOW) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./evaluate -run '^$$' -fuzz '^FuzzParseObjective$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzDecodeCursor$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./daemon -run '^$$' -fuzz '^FuzzExperimentRequest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./internal/priors -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./precision -run '^$$' -fuzz '^FuzzRound$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./precision -run '^$$' -fuzz '^FuzzStageRank$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./precision -run '^$$' -fuzz '^FuzzParseStage$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./certs -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
-	$(GO) test ./certs -run '^$$' -fuzz '^FuzzVerifyBytes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
-	$(GO) test ./certs -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
-	$(GO) test ./memgraph -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./memgraph/tflite -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./internal/memplan -run '^$$' -fuzz '^FuzzParseCache$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./memgraph/onnx -run '^$$' -fuzz '^FuzzReadONNX$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./memgraph/onnx -run '^$$' -fuzz '^FuzzShapeInference$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./memgraph/onnx -run '^$$' -fuzz '^FuzzOpParams$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./causal -run '^$$' -fuzz '^FuzzDecodeSpans$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./causal -run '^$$' -fuzz '^FuzzImportChrome$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./causal -run '^$$' -fuzz '^FuzzInferIterations$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./report -run '^$$' -fuzz '^FuzzWrite$$' -fuzztime 5000x -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./fleet -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
-	$(GO) test ./client -run '^$$' -fuzz '^FuzzRetryAfter$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	GO=$(GO) .ci/fuzz-smoke $(FUZZ_TARGETS)
 
 # systemd-analyze verify of quasimd.service with the drop-in of
 # docs/quasimd.service.d; ExecStart points at the built binary, since verify

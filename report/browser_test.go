@@ -22,7 +22,7 @@ var (
 func TestBrowserFixture(t *testing.T) {
 	page := render(t, crowdedFixture())
 	r, _ := browsertest.Open(t, strings.Replace(page, "</body>", pageChecks(1)+"</body>", 1))
-	if got, want := len(r.Charts), len(svgRe.FindAllString(page, -1)); got != want || got < 8 {
+	if got, want := len(r.Charts), len(charts(page)); got != want || got < 8 {
 		t.Errorf("%d charts rendered, the page has %d", got, want)
 	}
 	if len(r.Tables) != 12 { // the jobs with trials: 4 of sgemm, 8 of the stencil

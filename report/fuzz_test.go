@@ -58,13 +58,18 @@ func FuzzWrite(f *testing.F) {
 		if err := Write(&b, in); err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range svgRe.FindAllString(b.String(), -1) {
+		for _, s := range charts(b.String()) {
 			if err := xml.Unmarshal([]byte(s), new(any)); err != nil {
 				t.Fatalf("chart not well-formed: %v\n%s", err, s)
 			}
 			n, _ := strconv.Atoi(seriesRe.FindStringSubmatch(s)[1])
 			if got := strings.Count(s, `<g class="series"`); n == 0 || got != n {
 				t.Fatalf("chart declares %d series, has %d", n, got)
+			}
+			// The regexp (case-folded, with \b) took half the time;
+			// it runs only where its letters are.
+			if l := strings.ToLower(s); !strings.Contains(l, "nan") && !strings.Contains(l, "inf") {
+				continue
 			}
 			if m := badNumber.FindString(s); m != "" {
 				t.Fatalf("chart has %q:\n%s", m, s)

@@ -37,6 +37,7 @@ func asUser(t *testing.T, cmd *exec.Cmd, env ...string) (string, error) {
 // /run/quasim/quasimd.sock: each client is built with it as the system
 // socket, as a distribution that moves /run would build them.
 func TestRuntimesAsUser(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("skipping: needs root to run clients as another uid")
 	}
@@ -142,6 +143,7 @@ func cpuSeconds(t *testing.T, pid int) float64 {
 // unit's TimeoutStopSec (30 s). Before runs stopped between repetitions
 // only, it waited out --shutdown-timeout and exited 1.
 func TestSigtermDuringLongMeasurement(t *testing.T) {
+	t.Parallel()
 	spec := "name: big\nevaluator: builtin:sgemm\nproblems: [\"4096,4096,4096\"]\nschedule: \"@every 1h\"\nbudget: {evals: 2}\n"
 	dir := newDir(t, map[string]string{"big.yaml": spec})
 	d := start(t, dir)

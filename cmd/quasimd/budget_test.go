@@ -60,6 +60,7 @@ func (d *proc) tuned(timeout time.Duration) map[string][]api.Cycle {
 // them by influence, recording why in each cycle; the total is the sum
 // of the spec budgets.
 func TestBudgetByInfluence(t *testing.T) {
+	t.Parallel()
 	d := start(t, budgetDir(t, true, 3))
 	cycles := d.tuned(2 * time.Minute)
 	total := 0

@@ -21,6 +21,7 @@ import (
 // the Go client, the table shown by quasimctl; bad requests get a 4xx
 // naming the problem and cost nothing stored.
 func TestCausalEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := newDir(t, map[string]string{
 		"sgemm.yaml": sgemmSpec,
 		"fj.yaml":    "pipeline: fj\nkernels: [sgemm]\nretention: {spans: 1000, batches: 50}\n",

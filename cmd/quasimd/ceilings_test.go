@@ -15,6 +15,7 @@ import (
 // them in quasimctl devices, keeps them in the state directory (a restart
 // does not measure again), and the builtin jobs carry their work.
 func TestCeilings(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("measures the CPU's FMA rate and copy bandwidth for about a second")
 	}

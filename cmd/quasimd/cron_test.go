@@ -12,6 +12,7 @@ import (
 // first cycle (trigger "start") the daemon runs cycles recorded with the
 // trigger "cron", and each ends done.
 func TestCronCycle(t *testing.T) {
+	t.Parallel()
 	spec := strings.Replace(reduceSpec, `schedule: "@every 1h"`, `schedule: "@every 1s"`, 1)
 	if spec == reduceSpec {
 		t.Fatal("reduceSpec has no hourly schedule to replace")

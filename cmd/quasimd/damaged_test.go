@@ -91,6 +91,7 @@ func noCrash(t *testing.T, what, stderr string) {
 // clear message and exit code exitDamaged, without writing to it; quasimctl db check
 // finds the damage and db salvage makes a file quasimd starts on.
 func TestDamagedStateFile(t *testing.T) {
+	t.Parallel()
 	dir, good := goodState(t)
 	db := filepath.Join(dir, "state", "quasim.db")
 	bad := good[:12<<10]
@@ -149,6 +150,7 @@ func TestDamagedStateFile(t *testing.T) {
 // the file (exitDamaged, a message, no panic) or starts, and then kernels and
 // cycles answer.
 func TestFlippedStateFile(t *testing.T) {
+	t.Parallel()
 	dir, good := goodState(t)
 	db := filepath.Join(dir, "state", "quasim.db")
 	refused, started := 0, 0
@@ -194,6 +196,7 @@ func TestFlippedStateFile(t *testing.T) {
 // TestCorruptRecord: one cycle record that does not decode costs that
 // record: cycles lists the others, and the metric counts it.
 func TestCorruptRecord(t *testing.T) {
+	t.Parallel()
 	dir, _ := goodState(t)
 	path := filepath.Join(dir, "state", "quasim.db")
 	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})

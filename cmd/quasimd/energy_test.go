@@ -17,6 +17,7 @@ import (
 // energy saved against the fastest config at the slowdown paid. The
 // expected configs come from the recording itself, searched exhaustively.
 func TestEnergyReplay(t *testing.T) {
+	t.Parallel()
 	file, err := filepath.Abs("../../evaluate/replay/testdata/synthetic_energy.json")
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // and keeps it; quasimctl causal check shows it, and causal show gives
 // each perturbed kernel's measured check.
 func TestCausalCheck(t *testing.T) {
+	t.Parallel()
 	d := start(t, newDir(t, map[string]string{"reduce.yaml": reduceSpec, "builtin.yaml": "pipeline: builtin\nkernels: [reduce]\n"}))
 	var ex api.Experiment
 	d.ctlJSON(&ex, "causal", "check", "builtin", "--runs", "2")
@@ -48,6 +49,7 @@ func TestCausalCheck(t *testing.T) {
 // its slack) predicted to cost about nothing. QUASIM_EXEC_RUNS sets the
 // runs (default 5); the table is logged.
 func TestCausalCheckExec(t *testing.T) {
+	t.Parallel()
 	bin := buildCHarness(t, "pipeline_harness", "-pthread")
 	runs := "5"
 	if r := os.Getenv("QUASIM_EXEC_RUNS"); r != "" {

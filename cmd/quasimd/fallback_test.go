@@ -15,6 +15,7 @@ import (
 // certified map, or the default) and serve a new certified map after the
 // next cycle. An error within the bound, or a bad one, revokes nothing.
 func TestErrorFallback(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the daemon")
 	}

@@ -47,6 +47,7 @@ type seen struct {
 // publishes. The delay from each promotion to a follower serving it is
 // logged (p50, p99).
 func TestFleetServesCertifiedConfigs(t *testing.T) {
+	t.Parallel()
 	binaries(t)
 	t.Run("all servers up", func(t *testing.T) { fleetServes(t, false) })
 	t.Run("one server killed", func(t *testing.T) { fleetServes(t, true) })
@@ -309,23 +310,22 @@ func trustKeyOf(t *testing.T, dir string) (string, string) {
 // failed, records it wrong_result, publishes the failure and tunes for
 // itself; the other follower serves and verifies the config as before.
 func TestFleetLocalVerificationFails(t *testing.T) {
+	t.Parallel()
 	binaries(t)
 	bin := filepath.Join(t.TempDir(), "fakeharness")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../evaluate/harness/testdata/fakeharness").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	t.Setenv("FAKE_MODES", "ok")
 	spec := "name: fake\nevaluator: exec:" + bin + "\nproblems: [\"64\"]\nschedule: \"@every 24h\"\nbudget: {evals: 4}\ntimeout: 20s\n"
 	cl := fleettest.Start(t, 3)
 	dirA := newDir(t, map[string]string{"fake.yaml": spec})
 	trust, issuer := trustKeyOf(t, dirA)
 	args := []string{"--fleet", strings.Join(cl.URLs(), ","), "--fleet-name", "vtest", "--fleet-replicas", "3", "--fleet-wait", "10m", "--fleet-trust", trust}
-	os.Setenv("FAKE_WRONG", "1") // inherited by the broken follower's harness only
-	broken := start(t, newDir(t, map[string]string{"fake.yaml": spec}), args...)
-	os.Unsetenv("FAKE_WRONG")
-	good := start(t, newDir(t, map[string]string{"fake.yaml": spec}), args...)
+	// FAKE_WRONG reaches the broken follower's harness only.
+	broken := startWith(t, newDir(t, map[string]string{"fake.yaml": spec}), withEnv("FAKE_MODES=ok", "FAKE_WRONG=1"), args...)
+	good := startWith(t, newDir(t, map[string]string{"fake.yaml": spec}), withEnv("FAKE_MODES=ok"), args...)
 	cl.WaitBucket(t, "quasim-fleet-vtest", 30*time.Second)
-	a := start(t, dirA, "--fleet", strings.Join(cl.URLs(), ","), "--fleet-name", "vtest")
+	a := startWith(t, dirA, withEnv("FAKE_MODES=ok"), "--fleet", strings.Join(cl.URLs(), ","), "--fleet-name", "vtest")
 	want := waitServedKernel(t, a, "fake", "64")
 	if want.Key == "ok,2" {
 		t.Fatalf("the tuner serves the default config %s: the broken follower could not tell", want.Key)
@@ -403,6 +403,7 @@ func waitConfig(t *testing.T, c *client.Client, kernel, problem string, ok func(
 // every offer in the bucket verifies, and once restarted it publishes
 // what it promoted and had not published, so a follower serves it all.
 func TestFleetTunerKilledMidPublish(t *testing.T) {
+	t.Parallel()
 	binaries(t)
 	cl := fleettest.Start(t, 3)
 	dirA := newDir(t, map[string]string{"reduce.yaml": fleetSpec})

@@ -38,6 +38,11 @@ func fill(t *testing.T, path string) {
 // why and exits 1, a later tune fails the same way instead of waiting for
 // its cycle to start, the served config is still served, and once space
 // returns the daemon writes the failed records and tunes again by itself.
+//
+// Not run in parallel: beside the other tests, 2 of 4 package runs failed
+// with a kept record written to the state file (the log said so within a
+// second of the space returning) still listed unsaved 60 s later; alone it
+// passed 18 of 18, also with every CPU loaded.
 func TestFullDisk(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping: mounts a tmpfs and runs the real binaries")

@@ -19,6 +19,7 @@ import (
 // quasimctl status names the job and the cause, says when a cycle last
 // succeeded, and exits 6; before, it showed nothing wrong and exited 0.
 func TestStatusWhileCyclesFail(t *testing.T) {
+	t.Parallel()
 	var lock string
 	d := startWith(t, newDir(t, map[string]string{"reduce.yaml": reduceSpec}), func(sockDir string, _ *exec.Cmd) {
 		lock = daemon.LockFile(filepath.Join(sockDir, "locks"), builtin.CPUClass())
@@ -67,6 +68,7 @@ func TestStatusWhileCyclesFail(t *testing.T) {
 // quick start as root before the service) still locks: flock needs only a
 // read-only descriptor. Before, every cycle failed with permission denied.
 func TestLockFileOfAnotherUser(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("skipping: needs root to run quasimd as another uid")
 	}

@@ -36,7 +36,8 @@ func spin(t *testing.T) func() {
 
 // TestIdleGating loads every CPU with busy-looping processes outside
 // quasimd: its cycle waits for the load to go, says why in its record, and
-// is skipped when the load outlasts --idle-wait.
+// is skipped when the load outlasts --idle-wait. Not parallel: the load
+// would slow every test beside it.
 func TestIdleGating(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads every CPU for several seconds")
@@ -77,7 +78,7 @@ func TestIdleGating(t *testing.T) {
 // --idle-wait and the cycle is skipped, it exits 1 saying why. (That the
 // wait goes on to a finished cycle once the load goes is tested against a
 // scripted daemon in cmd/quasimctl/cli: other work on a shared machine
-// would make it flaky here.)
+// would make it flaky here.) Not parallel, as TestIdleGating.
 func TestTuneWaitBusyDevice(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads every CPU for several seconds")

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,7 +23,14 @@ import (
 	"github.com/quasim/quasim/internal/store"
 )
 
-var binDir string
+var (
+	binDir string
+	// The binaries are built by the first test that needs them; the
+	// others, running in parallel, wait for that build.
+	buildMu  sync.Mutex
+	built    bool
+	buildErr error
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "quasimd-bin-")
@@ -43,15 +51,28 @@ func binaries(t testing.TB) (quasimd, quasimctl string) {
 		t.Skip("skipping: builds and runs the real binaries")
 	}
 	quasimd, quasimctl = filepath.Join(binDir, "quasimd"), filepath.Join(binDir, "quasimctl")
-	if _, err := os.Stat(quasimctl); err == nil {
-		return
-	}
-	for _, b := range [][2]string{{quasimd, "."}, {quasimctl, "../quasimctl"}} {
-		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", b[1], err, out)
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if !built {
+		built = true
+		for _, b := range [][2]string{{quasimd, "."}, {quasimctl, "../quasimctl"}} {
+			if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
+				break
+			}
 		}
 	}
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
 	return
+}
+
+// withEnv is a startWith hook that adds vars to the daemon's environment
+// (and so to the harnesses it runs), where os.Setenv would reach the
+// tests running in parallel.
+func withEnv(vars ...string) func(string, *exec.Cmd) {
+	return func(_ string, cmd *exec.Cmd) { cmd.Env = append(cmd.Env, vars...) }
 }
 
 // proc is a running quasimd.
@@ -127,7 +148,15 @@ func startWith(t testing.TB, dir string, hook func(sockDir string, cmd *exec.Cmd
 			<-d.exited
 		}
 		if t.Failed() {
-			t.Logf("quasimd log:\n%s", tail(d.stderr.String(), 4000))
+			// Without the debug lines of each request: a test that polls
+			// fills the tail with them.
+			var keep []string
+			for _, l := range strings.Split(d.stderr.String(), "\n") {
+				if !strings.Contains(l, `"message":"request"`) {
+					keep = append(keep, l)
+				}
+			}
+			t.Logf("quasimd log:\n%s", tail(strings.Join(keep, "\n"), 8000))
 		}
 	})
 	if msg := d.readNotify(30 * time.Second); msg != "READY=1" {
@@ -226,6 +255,7 @@ budget: {evals: 6}
 `
 
 func TestDaemonEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := newDir(t, map[string]string{"sgemm.yaml": sgemmSpec})
 	d := start(t, dir)
 
@@ -307,6 +337,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 }
 
 func TestSecondDaemonFailsFast(t *testing.T) {
+	t.Parallel()
 	dir := newDir(t, map[string]string{"sgemm.yaml": sgemmSpec})
 	d := start(t, dir)
 	qd, _ := binaries(t)
@@ -327,6 +358,7 @@ func TestSecondDaemonFailsFast(t *testing.T) {
 }
 
 func TestBadSpecsDoNotStopOthers(t *testing.T) {
+	t.Parallel()
 	dir := newDir(t, map[string]string{
 		"sgemm.yaml":    sgemmSpec,
 		"broken.yaml":   "name: [unclosed\n",
@@ -369,6 +401,7 @@ func TestBadSpecsDoNotStopOthers(t *testing.T) {
 // cycles; every committed trial must survive, the store must check clean,
 // and the job must resume and finish.
 func TestCrashSafety(t *testing.T) {
+	t.Parallel()
 	kills := 20
 	if os.Getenv("QUASIM_CRASH_KILLS") != "" {
 		fmt.Sscan(os.Getenv("QUASIM_CRASH_KILLS"), &kills)
@@ -483,6 +516,7 @@ budget: {evals: %d}
 }
 
 func TestUnauthorizedWrite(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("skipping: needs root to connect as another uid")
 	}
@@ -554,6 +588,7 @@ func BenchmarkIdleRSS(b *testing.B) {
 }
 
 func TestCertificates(t *testing.T) {
+	t.Parallel()
 	dir := newDir(t, map[string]string{"sgemm.yaml": `name: sgemm
 evaluator: builtin:sgemm
 problems: ["128,128,128"]

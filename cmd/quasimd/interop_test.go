@@ -34,6 +34,7 @@ func sharedSpaces(t *testing.T) string {
 // listed by trials, kernels and status, exported, kept across a restart,
 // and warm-start a later job of the kernel.
 func TestImportForeignDevice(t *testing.T) {
+	t.Parallel()
 	spaces := sharedSpaces(t)
 	t1, err := os.ReadFile(filepath.Join(spaces, "kernels", "convolution_milo.T1.json"))
 	if err != nil {
@@ -124,6 +125,7 @@ func TestImportForeignDevice(t *testing.T) {
 // status, time, repetitions, the five phase times, GFLOP/s, the timestamp
 // and the simulated cost; the second export equals the first.
 func TestT4RoundTrip(t *testing.T) {
+	t.Parallel()
 	spaces := sharedSpaces(t)
 	t1, err := os.ReadFile(filepath.Join(spaces, "kernels", "convolution_milo.T1.json"))
 	if err != nil {
@@ -197,6 +199,7 @@ func TestT4RoundTrip(t *testing.T) {
 // a certified config, and quasimctl kernels names the prior, across a
 // restart.
 func TestPriorPack(t *testing.T) {
+	t.Parallel()
 	spaces := sharedSpaces(t)
 	_, ctl := binaries(t)
 	dir := newDir(t, map[string]string{"conv.yaml": "name: convolution_milo\nevaluator: replay:" +

@@ -39,6 +39,7 @@ func (d *proc) rawPost(path string, size int, body string) (int, string) {
 // wrong, a huge announced body a 413 before it is sent, and quasimd
 // stays up; with quasimd gone, quasimctl plans offline and says so.
 func TestMemgraphPlanEndToEnd(t *testing.T) {
+	t.Parallel()
 	d := start(t, newDir(t, nil))
 	graph := "../../memgraph/testdata/hand_landmark_full.json"
 	var served, offline api.MemPlan
@@ -87,6 +88,7 @@ func TestMemgraphPlanEndToEnd(t *testing.T) {
 // miss estimate; quasimctl prints both; a prefetch option without a
 // bandwidth is refused naming it.
 func TestMemgraphScheduleAndMisses(t *testing.T) {
+	t.Parallel()
 	d := startServed(t)
 	graph := filepath.Join(t.TempDir(), "g.json")
 	body := `{"name":"pipe","ops":[{"id":"sum","kernel":"reduce","problem":"65536"},{"id":"scale","duration_ns":200000}],

@@ -19,6 +19,7 @@ import (
 // quasimd's metrics; the hit rate counts lookups by match; --metrics-listen
 // serves the same on TCP.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	// The idle gate is on (at a threshold no load reaches) so its load gauge is there.
 	d := start(t, newDir(t, map[string]string{"reduce.yaml": reduceSpec}), "--metrics-listen", "127.0.0.1:0", "--idle-cpu", "1")
 	waitServed(t, d, "65536")
@@ -93,6 +94,7 @@ func label(m *dto.Metric, name string) string {
 // features, energy said to be unavailable when no counter is readable, and
 // plainly no NVIDIA driver where there is none.
 func TestDevices(t *testing.T) {
+	t.Parallel()
 	d := start(t, newDir(t, map[string]string{"reduce.yaml": reduceSpec}))
 	var devs api.Devices
 	d.ctlJSON(&devs, "devices")

@@ -15,6 +15,7 @@ import (
 // the answer is certified there, by a certificate that verifies offline,
 // and it stays so after a restart without being verified again.
 func TestNearestVerified(t *testing.T) {
+	t.Parallel()
 	// One block, float64 sums and one worker: every config of 65536 is one
 	// of 30000's too, and sums it within the default tolerance.
 	spec := reduceSpec + "parameters: {block: [16384], acc: [float64], workers: [1]}\n"

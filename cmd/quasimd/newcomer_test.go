@@ -60,6 +60,7 @@ wait $pid && echo "quasimd: exit 0"
 // (sgemm 256³ may be answered from its nearest or its default while its
 // own cycle waits for its turn on the CPU).
 func TestNewcomerQuickStart(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("skipping: needs root for a mount namespace over /run and /var/lib")
 	}

@@ -105,6 +105,7 @@ func openclDir(t *testing.T) string {
 }
 
 func TestOpenCLEndToEnd(t *testing.T) {
+	t.Parallel()
 	needOpenCL(t)
 	d := start(t, openclDir(t))
 	var devs api.Devices
@@ -173,6 +174,7 @@ func TestOpenCLEndToEnd(t *testing.T) {
 // then runs examples/opencl-gemm: the host program that builds matmul.cl
 // with the served config's defines and checks its result.
 func TestOpenCLExamples(t *testing.T) {
+	t.Parallel()
 	needOpenCL(t)
 	dir := newDir(t, nil)
 	kd := filepath.Join(dir, "kernels.d")
@@ -330,6 +332,7 @@ func setBudget(spec []byte, line string) ([]byte, bool) {
 // daemon stays up, every lookup is answered, and nothing is served for the
 // faulty kernels.
 func TestOpenCLWorkerFaults(t *testing.T) {
+	t.Parallel()
 	needOpenCL(t)
 	n := 3
 	if v, err := strconv.Atoi(os.Getenv("QUASIM_OPENCL_FAULTS")); err == nil && v > 0 {
@@ -430,6 +433,7 @@ func TestOpenCLWorkerFaults(t *testing.T) {
 // beside it that gives what the T1 file gets wrong. The T1 file alone is
 // listed with what is wrong, by field.
 func TestOpenCLXgemm(t *testing.T) {
+	t.Parallel()
 	needOpenCL(t)
 	t1, err := os.ReadFile("../../../shared/spaces/kernels/gemm_milo.T1.json")
 	if err != nil {
@@ -486,6 +490,7 @@ func TestOpenCLXgemm(t *testing.T) {
 // be the last key (Kernel Tuner appends by cutting the closing "}\n}"),
 // and quasimctl bench replays it.
 func TestBenchLiveCache(t *testing.T) {
+	t.Parallel()
 	needOpenCL(t)
 	_, qc := binaries(t)
 	dir := openclDir(t)
@@ -544,6 +549,7 @@ func TestBenchLiveCache(t *testing.T) {
 // where CLBlast's and OpenBLAS's headers are installed (Debian's
 // libclblast-dev and libopenblas-dev; CI does not install them).
 func TestSgemmPeers(t *testing.T) {
+	t.Parallel()
 	needOpenCL(t)
 	for _, h := range []string{"/usr/include/clblast_c.h", "/usr/include/x86_64-linux-gnu/cblas.h"} {
 		if _, err := os.Stat(h); err != nil {

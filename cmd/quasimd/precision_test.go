@@ -12,6 +12,7 @@ import (
 // fastest), and its certificate records the map, each stage's bound and
 // the measured error.
 func TestPrecisionBudgetServed(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the daemon")
 	}
@@ -43,6 +44,7 @@ func TestPrecisionBudgetServed(t *testing.T) {
 // error_budget check recording the map, the bound and the measured error
 // against the harness's float64 matmul.
 func TestExecHarnessPrecision(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the daemon")
 	}

@@ -16,6 +16,7 @@ import (
 // Chromium: every chart of every job draws its series, the served
 // certificates' checks are there, and nothing leaves the file.
 func TestReport(t *testing.T) {
+	t.Parallel()
 	energy, err := filepath.Abs("../../evaluate/replay/testdata/synthetic_energy.json")
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +66,7 @@ func TestReport(t *testing.T) {
 // page by page with progress, the page holds them all and opens in
 // headless Chromium with every chart drawn.
 func TestReportImportedCache(t *testing.T) {
+	t.Parallel()
 	cache := filepath.Join(sharedSpaces(t), "gemm_clblast_RTX_3090.json.gz")
 	dir := newDir(t, map[string]string{
 		"gemm.yaml": "name: gemm\nevaluator: replay:" + cache + "\nschedule: \"@every 6h\"\nbudget: {evals: 40}\n",

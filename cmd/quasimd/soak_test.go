@@ -37,6 +37,7 @@ func lookupCount(t *testing.T) int {
 // must answer, and the exact hits must answer the served config; p50 and
 // p99 are logged. QUASIM_LOOKUPS=1000000 runs the full soak.
 func TestLookupsDuringCycle(t *testing.T) {
+	t.Parallel()
 	total := lookupCount(t)
 	d := start(t, newDir(t, map[string]string{"reduce.yaml": reduceSpec}))
 	served := waitServed(t, d, "65536")

@@ -113,6 +113,7 @@ func validateT4(t *testing.T, file string) {
 
 // The validator itself rejects what the schema forbids.
 func TestValidateT4Schema(t *testing.T) {
+	t.Parallel()
 	var schema map[string]any
 	data, _ := os.ReadFile("testdata/fair-t4/results-schema.json")
 	if err := json.Unmarshal(data, &schema); err != nil {

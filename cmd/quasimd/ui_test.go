@@ -29,6 +29,7 @@ func metricsAddr(t *testing.T, d *proc) string {
 // chart draws, nothing leaves the page, and its reload comes back through
 // the guard.
 func TestUI(t *testing.T) {
+	t.Parallel()
 	spec := "name: sgemm\nevaluator: builtin:sgemm\nproblems: [\"128,128,128\"]\nschedule: \"@every 1h\"\nbudget: {evals: 6}\n"
 	d := start(t, newDir(t, map[string]string{"sgemm.yaml": spec}), "--metrics-listen", "127.0.0.1:0", "--ui")
 	waitServedKernel(t, d, "sgemm", "128,128,128")
@@ -125,6 +126,7 @@ func TestUI(t *testing.T) {
 // --ui needs --metrics-listen: without it quasimd exits with a config error
 // naming both.
 func TestUINeedsListener(t *testing.T) {
+	t.Parallel()
 	qd, _ := binaries(t)
 	dir := t.TempDir()
 	out, err := exec.Command(qd, "--ui", "--socket", dir+"/s.sock", "--state-dir", dir).CombinedOutput()

@@ -87,6 +87,7 @@ func readUnit(t *testing.T, path string) unitFile {
 // flag in /etc/default/quasimd), and does restart it after a panic or a
 // watchdog abort, on which the Go runtime exits 2.
 func TestUnitRestart(t *testing.T) {
+	t.Parallel()
 	u := readUnit(t, filepath.Join("..", "..", "quasimd.service"))
 	for _, code := range []int{exitConfig, exitDamaged} {
 		if !contains(u.restartPrevent, strconv.Itoa(code)) {
@@ -113,6 +114,7 @@ func TestUnitRestart(t *testing.T) {
 // socket, store and lock files must land in the unit's directories and
 // nothing in /tmp or $HOME.
 func TestUnitEnvironment(t *testing.T) {
+	t.Parallel()
 	qd, qc := binaries(t)
 	u := readUnit(t, filepath.Join("..", "..", "quasimd.service"))
 	if len(u.execStart) == 0 || u.execStart[0] != "/usr/bin/quasimd" {

@@ -14,6 +14,7 @@ import (
 // Bad --problem values are usage errors (exit 2) naming what is wrong, and
 // --log-format console writes no colour codes where stderr is no terminal.
 func TestUsageErrorsAndConsoleLog(t *testing.T) {
+	t.Parallel()
 	spec := "name: sgemm\nevaluator: builtin:sgemm\nproblems: [\"64,64,64\"]\nschedule: \"@every 1h\"\nbudget: {evals: 2}\n"
 	d := start(t, newDir(t, map[string]string{"sgemm.yaml": spec}), "--log-format", "console")
 	tests := []struct {
@@ -40,6 +41,7 @@ func TestUsageErrorsAndConsoleLog(t *testing.T) {
 // builtins, and an empty directory given is fine. A prior pack given and
 // missing, or one that does not decode, exits 78 too, naming the file.
 func TestKernelsPath(t *testing.T) {
+	t.Parallel()
 	qd, _ := binaries(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "sgemm.yaml")

@@ -41,6 +41,7 @@ func zoningCert(t *testing.T, d *proc, id string) api.CertSummary {
 // named by quasimctl db check, and the next start tunes that pipeline
 // again.
 func TestZoningPersists(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the daemon")
 	}
@@ -140,6 +141,7 @@ func TestZoningPersists(t *testing.T) {
 // none) and the tuning queued serves a new certified map, never the
 // revoked one. An error within the bound revokes nothing.
 func TestZonedErrorFallback(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the daemon")
 	}

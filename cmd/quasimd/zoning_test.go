@@ -36,6 +36,7 @@ parameters: {block: [256, 1024], workers: [1]}
 // adds nothing to the lookups; a third, its chain reversed, fails saying
 // why.
 func TestZonedPipelineServed(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the daemon")
 	}
