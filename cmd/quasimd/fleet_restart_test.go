@@ -27,6 +27,7 @@ budget: {evals: 4}
 // serves the same certificates from its first answer on and tunes
 // nothing for itself (TestFleetPartitions saw both go wrong).
 func TestFleetFollowerRestarts(t *testing.T) {
+	t.Parallel()
 	binaries(t)
 	cl := fleettest.Start(t, 1)
 	dirA := newDir(t, map[string]string{"reduce.yaml": restartSpec})
