@@ -16,7 +16,7 @@ var (
 	descFleetPeers     = prometheus.NewDesc("quasim_fleet_peers", "Other nodes whose records this node holds.", nil, nil)
 	descFleetReceived  = prometheus.NewDesc("quasim_fleet_configs_received", "Trusted live fleet offers held.", nil, nil)
 	descFleetServed    = prometheus.NewDesc("quasim_fleet_served_jobs", "Jobs whose last answer came from the fleet.", nil, nil)
-	descFleetVerified  = prometheus.NewDesc("quasim_fleet_verifications_total", "Local verifications of fleet configs, by result: passed or failed.", []string{"result"}, nil)
+	descFleetVerified  = prometheus.NewDesc("quasim_fleet_verifications_total", "Local verifications of fleet configs, by result: passed (at their own job, or at a problem they answered as the nearest) or failed (at their own job).", []string{"result"}, nil)
 	descFleetRejected  = prometheus.NewDesc("quasim_fleet_records_rejected_total", "Fleet records left out, by reason: untrusted, tampered, malformed, not_passed.", []string{"reason"}, nil)
 	descFleetPublished = prometheus.NewDesc("quasim_fleet_published_total", "Records the fleet took from this node.", nil, nil)
 	descFleetWaiting   = prometheus.NewDesc("quasim_fleet_waiting", "Records waiting to be published.", nil, nil)
