@@ -280,7 +280,7 @@ func (f *fleetNode) deferStart(j *job) bool {
 	if _, served, err := f.st.Served(j.key); err != nil || served {
 		return false
 	}
-	if len(f.cl.Offers(fleetJobOf(j.key))) == 0 && f.wait <= 0 && !f.cl.Holding() {
+	if len(f.cl.Offers(fleetJobOf(j.key))) == 0 && f.wait <= 0 && !f.cl.Holding(fleetJobOf(j.key)) {
 		return false
 	}
 	f.mu.Lock()
@@ -365,7 +365,7 @@ func (f *fleetNode) offered(srv *server, key store.JobKey) {
 		f.log.Info().Str("job_id", key.String()).Str("cert", c.Certificate).Str("issuer", c.Issuer).Msg("fleet: serving a fleet config")
 	case f.awaitReplacement(key, had):
 	case f.firstWait(key):
-	case f.cl.Holding():
+	case f.cl.Holding(fleetJobOf(key)):
 		// Offers kept from the last run wait for the fleet to replay
 		// them; OnChange tells again once they are live or gone.
 	default:

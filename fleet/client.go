@@ -553,12 +553,21 @@ func (c *Client) release(why string) {
 	}
 }
 
-// Holding says restored offers are held back until the bucket replays
-// them (Restore): a job without a live offer may get one soon.
-func (c *Client) Holding() bool {
+// Holding says job has restored offers held back until the bucket
+// replays them (Restore): it may have a live offer soon, and OnChange is
+// told of it when they are live or gone.
+func (c *Client) Holding(job JobID) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.holding
+	if !c.holding {
+		return false
+	}
+	for k := range c.view.offers[job] {
+		if c.stale[k] {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Client) readyOnce() {

@@ -92,8 +92,11 @@ func TestRestore(t *testing.T) {
 	// Held back until the bucket replays them, or the fleet is found out
 	// of reach.
 	st := nc.Status()
-	if _, ok := nc.Best(job64); ok || !nc.Holding() || st.Restored != 2 || st.Live || !st.Synced.Equal(synced) {
-		t.Fatalf("restored, before joining: best of 64 %v, holding %v, status %+v", ok, nc.Holding(), st)
+	if _, ok := nc.Best(job64); ok || !nc.Holding(job64) || st.Restored != 2 || st.Live || !st.Synced.Equal(synced) {
+		t.Fatalf("restored, before joining: best of 64 %v, holding %v, status %+v", ok, nc.Holding(job64), st)
+	}
+	if other := (JobID{Kernel: "other", Problem: "64"}); nc.Holding(other) {
+		t.Fatal("a job with no restored offer is said to be held")
 	}
 
 	// Out of reach: served at once. The daemon reloads its trust at every
@@ -105,7 +108,7 @@ func TestRestore(t *testing.T) {
 	dctx, dcancel := context.WithCancel(ctx)
 	ddone := make(chan struct{})
 	go func() { nd.Run(dctx); close(ddone) }()
-	for deadline := time.Now().Add(HoldRestored / 2); nd.Holding(); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(HoldRestored / 2); nd.Holding(job64); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("restored offers still held back with the fleet out of reach")
 		}
@@ -186,8 +189,8 @@ func TestRestore(t *testing.T) {
 			t.Fatalf("restored from an old backup: revoked offer %.12s served (sample %d)", o.Cert.ID, samples)
 		}
 	}
-	if _, ok := ne.Best(job64); ok || ne.Holding() {
-		t.Errorf("after joining: offer of 64 served %v, holding %v", ok, ne.Holding())
+	if _, ok := ne.Best(job64); ok || ne.Holding(job64) {
+		t.Errorf("after joining: offer of 64 served %v, holding %v", ok, ne.Holding(job64))
 	}
 	t.Logf("restored from an old backup: the revoked offer never served in %d samples until the bucket replayed", samples)
 }
