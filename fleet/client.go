@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -69,7 +70,8 @@ type Client struct {
 	synced    time.Time         // when the view was last in step
 	restored  int               // records taken from Restore
 	stale     map[string]bool   // restored offers the bucket has not replayed yet
-	holding   bool              // stale offers are held back (HoldRestored)
+	holding   bool              // restored offers are held back (HoldRestored)
+	held      map[string]bool   // the restored offers' keys, hidden while holding: until the replay's end, not each key's own
 	raw       map[string][]byte // every record the view was given, trusted or not, by key (SetTrust reads them again)
 	published int
 	kick      chan struct{} // the outbox has something new, or the connection is back
@@ -241,7 +243,10 @@ func (c *Client) Restore(recs []Record, synced time.Time) int {
 	}
 	c.restored += n
 	if len(c.stale) > 0 {
-		c.holding, c.view.Held = true, c.stale
+		// Held until the replay ends, not as each key is replayed: a
+		// certificate's revocation may come in later in the replay.
+		c.holding, c.held = true, maps.Clone(c.stale)
+		c.view.Held = c.held
 	}
 	if synced.After(c.synced) {
 		c.synced = synced
@@ -510,7 +515,7 @@ func (c *Client) dropStale() {
 		}
 		keys = append(keys, k)
 	}
-	c.stale, c.holding, c.view.Held = nil, false, nil
+	c.stale, c.holding, c.held, c.view.Held = nil, false, nil, nil
 	c.mu.Unlock()
 	for _, k := range keys {
 		if c.cfg.OnRecord != nil {
@@ -538,12 +543,13 @@ func (c *Client) release(why string) {
 	}
 	c.holding, c.view.Held = false, nil
 	jobs := map[JobID]bool{}
-	for k := range c.stale {
+	for k := range c.held {
 		if j, ok := c.view.byKey[k]; ok {
 			jobs[j] = true
 		}
 	}
-	n := len(c.stale)
+	n := len(c.held)
+	c.held = nil
 	c.mu.Unlock()
 	c.cfg.Log.Info().Int("offers", n).Str("why", why).Msg("fleet: serving the offers kept from the last run")
 	if c.cfg.OnChange != nil {
@@ -563,7 +569,7 @@ func (c *Client) Holding(job JobID) bool {
 		return false
 	}
 	for k := range c.view.offers[job] {
-		if c.stale[k] {
+		if c.held[k] {
 			return true
 		}
 	}
@@ -869,7 +875,7 @@ func (c *Client) SetTrust(t *Trust) {
 		jobs[j] = true
 	}
 	if c.holding {
-		v.Held = c.stale
+		v.Held = c.held
 	}
 	c.cfg.Trust, c.view = nt, v
 	c.mu.Unlock()
