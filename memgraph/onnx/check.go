@@ -42,14 +42,24 @@ func CheckPlan(data []byte, plan []Placement) error {
 	for _, p := range plan {
 		placed[p.Tensor] = true
 	}
-	holder := map[string]int{} // op ids of nodes, as Read names them
-	for i := range g.nodes {
-		holder["node"+strconv.Itoa(i)] = i
+	// holder: the node a "#subgraphs" tensor's op id names, as Read
+	// names ops: its name, else nodeN. Read skips constants and folded
+	// nodes, so a name can also be a skipped node's: the first node of
+	// that id that holds subgraphs is the one.
+	holder := map[string]int{}
+	ids := func(i int, n *node) []string {
+		if n.name != "" {
+			return []string{n.name, "node" + strconv.Itoa(i)}
+		}
+		return []string{"node" + strconv.Itoa(i)}
 	}
 	for i, n := range g.nodes {
-		if n.name != "" {
-			if _, dup := holder[n.name]; !dup {
-				holder[n.name] = i
+		if len(n.subgraphs()) == 0 {
+			continue
+		}
+		for _, id := range ids(i, n) {
+			if _, dup := holder[id]; !dup {
+				holder[id] = i
 			}
 		}
 	}
