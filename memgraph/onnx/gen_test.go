@@ -94,7 +94,10 @@ func genModel(src []byte) ([]byte, map[string][]int64) {
 			}
 			out = g.node("Transpose", []string{x}, aInts("perm", perm...))
 		case 3: // Reshape to [-1] or [d0, -1]
-			if g.next()%2 == 0 || r == 1 {
+			if mulDims(s) == 0 {
+				// No elements: a -1 could be anything (numpy refuses it).
+				out, want = g.node("Relu", []string{x}), s
+			} else if g.next()%2 == 0 || r == 1 {
 				out, want = g.node("Reshape", []string{x, g.init(-1)}), []int64{mulDims(s)}
 			} else {
 				out, want = g.node("Reshape", []string{x, g.init(0, -1)}), []int64{s[0], mulDims(s[1:])}
