@@ -74,6 +74,19 @@ func (ts *testServer) fakeConfig(t *testing.T) api.Config {
 	return c
 }
 
+// fleetKeys are a tuner's key, a follower's, and a trust directory
+// holding the tuner's public key.
+func fleetKeys(t *testing.T) (tuner, follower ed25519.PrivateKey, trust string) {
+	t.Helper()
+	pub, tuner, _ := ed25519.GenerateKey(nil)
+	_, follower, _ = ed25519.GenerateKey(nil)
+	trust = t.TempDir()
+	if err := os.WriteFile(filepath.Join(trust, "tuner.pub"), []byte(certs.FormatPublicKey(pub)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return tuner, follower, trust
+}
+
 // fleetTuner certifies ok,3 of kd's kernel at problem with key and offers
 // it to fleet "rtest" on cl; it returns what it served.
 func fleetTuner(t *testing.T, ctx context.Context, cl *fleettest.Cluster, kd, problem string, key ed25519.PrivateKey) store.Served {
@@ -123,12 +136,7 @@ func fleetTunerAt(t *testing.T, ctx context.Context, cl *fleettest.Cluster, kd, 
 func TestFleetRestartWithoutNATS(t *testing.T) {
 	cl := fleettest.Start(t, 1)
 	kd, _ := fakeKernelDir(t)
-	pub2, key2, _ := ed25519.GenerateKey(nil)
-	_, key1, _ := ed25519.GenerateKey(nil)
-	trust := t.TempDir()
-	if err := os.WriteFile(filepath.Join(trust, "tuner.pub"), []byte(certs.FormatPublicKey(pub2)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	key2, key1, trust := fleetKeys(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sv := fleetTuner(t, ctx, cl, kd, "64", key2)
@@ -184,12 +192,7 @@ func TestFleetRestartWithoutNATS(t *testing.T) {
 func TestFleetNearest(t *testing.T) {
 	cl := fleettest.Start(t, 1)
 	kd, _ := fakeKernelDirAt(t, `"64", "4096"`)
-	pub2, key2, _ := ed25519.GenerateKey(nil)
-	_, key1, _ := ed25519.GenerateKey(nil)
-	trust := t.TempDir()
-	if err := os.WriteFile(filepath.Join(trust, "tuner.pub"), []byte(certs.FormatPublicKey(pub2)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	key2, key1, trust := fleetKeys(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sv := fleetTuner(t, ctx, cl, kd, "64", key2)
@@ -225,12 +228,7 @@ func TestFleetNearest(t *testing.T) {
 func TestFleetRevocationAwaitsReplacement(t *testing.T) {
 	cl := fleettest.Start(t, 1)
 	kd, _ := fakeKernelDir(t)
-	pub2, key2, _ := ed25519.GenerateKey(nil)
-	_, key1, _ := ed25519.GenerateKey(nil)
-	trust := t.TempDir()
-	if err := os.WriteFile(filepath.Join(trust, "tuner.pub"), []byte(certs.FormatPublicKey(pub2)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	key2, key1, trust := fleetKeys(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	first := fleetTuner(t, ctx, cl, kd, "64", key2)
@@ -290,12 +288,7 @@ func TestFleetRevocationAwaitsReplacement(t *testing.T) {
 func TestFleetNearestWhileAwaitingReplacement(t *testing.T) {
 	cl := fleettest.Start(t, 1)
 	kd, _ := fakeKernelDirAt(t, `"64", "4096"`)
-	pub2, key2, _ := ed25519.GenerateKey(nil)
-	_, key1, _ := ed25519.GenerateKey(nil)
-	trust := t.TempDir()
-	if err := os.WriteFile(filepath.Join(trust, "tuner.pub"), []byte(certs.FormatPublicKey(pub2)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	key2, key1, trust := fleetKeys(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	at64 := fleetTuner(t, ctx, cl, kd, "64", key2)
@@ -355,12 +348,7 @@ func TestFleetNearestWhileAwaitingReplacement(t *testing.T) {
 func TestFleetClockSkew(t *testing.T) {
 	cl := fleettest.Start(t, 1)
 	kd, _ := fakeKernelDir(t)
-	pub2, key2, _ := ed25519.GenerateKey(nil)
-	_, key1, _ := ed25519.GenerateKey(nil)
-	trust := t.TempDir()
-	if err := os.WriteFile(filepath.Join(trust, "tuner.pub"), []byte(certs.FormatPublicKey(pub2)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	key2, key1, trust := fleetKeys(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ahead := func() time.Time { return time.Now().Add(3 * time.Hour) }
