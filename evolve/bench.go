@@ -38,8 +38,8 @@ type BenchSpace struct {
 	Name    string
 	Space   *genome.Space
 	Measure func(genome.Config) (Measurement, error)
-	// Prefetch, when set, is told the rest of each batch before its first
-	// config is measured, as the tuner tells a Prefetcher.
+	// Prefetch, when set, is told each batch of more than one config before
+	// its first is measured, as the tuner tells a Prefetcher.
 	Prefetch func([]genome.Config)
 	Optimum  float64 // smallest valid time in the recording
 	Size     int     // number of recorded configs, valid or failed
@@ -124,7 +124,7 @@ func Run(ctx context.Context, bs BenchSpace, f Factory, seed uint64, opt RunOpti
 			break // space exhausted
 		}
 		if bs.Prefetch != nil && len(cfgs) > 1 {
-			bs.Prefetch(cfgs[1:])
+			bs.Prefetch(cfgs)
 		}
 		results := make([]Result, len(cfgs))
 		for i, c := range cfgs {

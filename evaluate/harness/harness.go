@@ -558,15 +558,30 @@ func (h *Harness) exchange(ctx context.Context, req func(id int) any, parse func
 // not running is not started for it, and a failed write is left to the
 // next request to find.
 func (h *Harness) Notify(msg any) {
+	h.notify(msg, true)
+}
+
+// TryNotify is Notify when no run is in flight, so the line comes before
+// the next request; it reports false, writing nothing, when one is.
+func (h *Harness) TryNotify(msg any) bool {
+	return h.notify(msg, false)
+}
+
+func (h *Harness) notify(msg any, wait bool) bool {
 	line, err := json.Marshal(msg)
 	if err != nil {
-		return
+		return true
 	}
-	h.mu.Lock()
+	if wait {
+		h.mu.Lock()
+	} else if !h.mu.TryLock() {
+		return false
+	}
 	defer h.mu.Unlock()
 	if h.p != nil && !h.closed {
 		h.p.stdin.Write(append(line, '\n'))
 	}
+	return true
 }
 
 // parseResult reads the answer line b to run id: the result and its

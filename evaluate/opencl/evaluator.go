@@ -84,13 +84,15 @@ func (e *Evaluator) Prefetch(cs []genome.Config, p evaluate.Problem) {
 	if err != nil {
 		return
 	}
-	msg := prepareRequest{Type: "prepare"}
+	msg := prepareRequest{Type: "prepare", Problem: p.Dims}
 	for _, c := range cs {
 		if sp.InRange(c) {
 			msg.Configs = append(msg.Configs, sp.ConfigMap(c))
 		}
 	}
-	go e.Notify(msg) // never waits for a run in flight
+	if !e.TryNotify(msg) {
+		go e.Notify(msg) // never waits for a run in flight
+	}
 }
 
 // Discover runs worker --list, with env added to its environment, and

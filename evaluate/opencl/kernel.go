@@ -49,10 +49,13 @@ type Kernel struct {
 	Device  Select      `json:"device,omitzero"`
 	// CacheDir holds compiled program binaries (empty: no disk cache).
 	CacheDir string `json:"cache_dir,omitempty"`
-	// CompileAhead says whether the worker compiles the configs it is
-	// told come next while the device runs the current one: "on", "off",
-	// or "" (auto): on, unless the device is the CPU, where the compiler
-	// and the kernel would share the cores and the timing.
+	// CompileAhead says how the worker compiles the configs it is told
+	// come next while the device runs the current one: "thread" ("on")
+	// on a thread of its own; "process" in helper processes that fill
+	// pocl's kernel cache, stopped while the worker launches (pocl builds
+	// under one lock per process); "off"; or "" (auto): a thread unless
+	// the device is the CPU, helpers on pocl's CPU device with its cache
+	// on and more than one core, else off.
 	CompileAhead string `json:"compile_ahead,omitempty"`
 	// PrepareTimeout bounds preparing each of Problems (the reference
 	// run); a worker that cannot prepare one in time exits saying so.
@@ -339,9 +342,9 @@ func (k *Kernel) Compile() (*Geometry, error) {
 		}
 	}
 	switch k.CompileAhead {
-	case "", "auto", "on", "off":
+	case "", "auto", "on", "thread", "process", "off":
 	default:
-		return nil, ferr("compile_ahead", "%q: want auto, on or off", k.CompileAhead)
+		return nil, ferr("compile_ahead", "%q: want auto, thread, process or off", k.CompileAhead)
 	}
 	if k.Check.Abs < 0 || k.Check.Rel < 0 || math.IsNaN(k.Check.Abs) || math.IsNaN(k.Check.Rel) {
 		return nil, ferr("check.tolerance", "negative or NaN")

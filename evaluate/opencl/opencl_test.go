@@ -203,3 +203,72 @@ func TestReferenceKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileHelpers runs compile helpers on pocl: prepared configs are
+// built and launched once in helper processes, which leave them in
+// pocl's kernel cache before the worker runs them, and a helper meeting
+// a fault (a compile error, a hang, a crash) changes no trial's outcome.
+func TestCompileHelpers(t *testing.T) {
+	d := needDevice(t)
+	if !strings.Contains(d.Devices[0].Platform, "Portable Computing Language") || !helpersWork {
+		t.Skipf("compile helpers fill pocl's kernel cache; device %s is not pocl's", d.Devices[0].Name)
+	}
+	k := scaleKernel(t)
+	k.CompileAhead = "process"
+	cache := t.TempDir()
+	ev, err := New(k, Options{Worker: workerCmd(), Timeout: 5 * time.Second,
+		Env: []string{"POCL_CACHE_DIR=" + cache, "POCL_KERNEL_CACHE=1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	p := evaluate.Problem{Dims: []int{10000}, Names: []string{"n"}}
+	kernels := func() int { // work-group code pocl generated, one file a config and size
+		n := 0
+		filepath.WalkDir(cache, func(path string, e os.DirEntry, err error) error {
+			if err == nil && strings.HasSuffix(path, ".so") {
+				n++
+			}
+			return nil
+		})
+		return n
+	}
+	before := kernels() // the reference config's
+	ok := []genome.Config{{0, 1, 0}, {1, 0, 0}, {2, 2, 0}, {1, 1, 0}}
+	ev.Prefetch(ok, p)
+	deadline := time.Now().Add(60 * time.Second)
+	for kernels() < before+len(ok) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := kernels(); n < before+len(ok) {
+		t.Fatalf("pocl's cache holds %d kernels, want %d: the helpers did not build the %d prepared configs", n, before+len(ok), len(ok))
+	}
+	for _, c := range ok {
+		if tr, err := ev.Evaluate(context.Background(), c, p); err != nil || !tr.OK() {
+			t.Fatalf("Evaluate(%v) = %+v, %v", c, tr, err)
+		}
+	}
+	tests := []struct {
+		cfg    genome.Config
+		status evaluate.Status
+	}{
+		{genome.Config{0, 0, 1}, evaluate.StatusWrongResult},
+		{genome.Config{0, 0, 2}, evaluate.StatusCompile},
+		{genome.Config{3, 0, 0}, evaluate.StatusInvalid},
+		{genome.Config{0, 0, 4}, evaluate.StatusRuntime}, // a helper crashes on it first
+		{genome.Config{0, 2, 0}, evaluate.StatusOK},
+		{genome.Config{0, 0, 3}, evaluate.StatusTimeout}, // a helper hangs on it first
+		{genome.Config{2, 0, 0}, evaluate.StatusOK},
+	}
+	var all []genome.Config
+	for _, tt := range tests {
+		all = append(all, tt.cfg)
+	}
+	ev.Prefetch(all, p)
+	for _, tt := range tests {
+		tr, err := ev.Evaluate(context.Background(), tt.cfg, p)
+		if err != nil || tr.Status != tt.status {
+			t.Errorf("Evaluate(%v) = %s %q, %v; want %s", tt.cfg, tr.Status, tr.Error, err, tt.status)
+		}
+	}
+}

@@ -33,6 +33,7 @@ func WorkerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	list := fs.Bool("list", false, "print the OpenCL devices as JSON and exit")
 	kernel := fs.String("kernel", "", "the kernel to measure, as JSON (opencl.Kernel)")
+	helper := fs.Bool("helper", false, "be a compile helper of a worker (helpers.go)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -53,10 +54,24 @@ func WorkerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: --kernel: %v\n", WorkerMode, err)
 		return 2
 	}
+	if *helper {
+		if err := helperMain(&k, stdin, stdout); err != nil {
+			fmt.Fprintf(stderr, "%s --helper: %s: %v\n", WorkerMode, k.Name, err)
+			return 1
+		}
+		return 0
+	}
 	w, err := newWorker(&k)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %s: %v\n", WorkerMode, k.Name, err)
 		return 1
+	}
+	if usesHelpers(&k, w.dev) {
+		if w.helpers, err = newHelpers(&k, stderr); err != nil {
+			fmt.Fprintf(stderr, "%s: %s: compile helpers: %v\n", WorkerMode, k.Name, err)
+		} else {
+			defer w.helpers.close()
+		}
 	}
 	if err := w.prepareProblems(stderr); err != nil {
 		fmt.Fprintf(stderr, "%s: %s: %v\n", WorkerMode, k.Name, err)
@@ -81,6 +96,7 @@ type worker struct {
 	progs    map[string]*program // by build options
 	order    []string            // build options, least recently used first
 	ahead    *compiler           // compiles prepared configs; nil when off
+	helpers  *helpers            // or helper processes do; nil when not
 	problems map[string]*problemState
 	checked  map[string]string // problem|config key -> "" (passed) or the mismatch
 }
@@ -134,7 +150,7 @@ func newWorker(k *Kernel) (*worker, error) {
 		k: k, geom: g, params: params, src: src, ctx: ctx, dev: fromCL(d),
 		progs: map[string]*program{}, problems: map[string]*problemState{}, checked: map[string]string{},
 	}
-	if k.CompileAhead == "on" || (k.CompileAhead != "off" && w.dev.Type != "cpu") {
+	if k.CompileAhead == "on" || k.CompileAhead == "thread" || ((k.CompileAhead == "" || k.CompileAhead == "auto") && w.dev.Type != "cpu") {
 		w.ahead = newCompiler(w.build)
 	}
 	return w, nil
@@ -208,6 +224,7 @@ func (w *worker) hello() harness.Hello {
 type prepareRequest struct {
 	Type    string           `json:"type"`
 	Configs []map[string]any `json:"configs"`
+	Problem []int            `json:"problem,omitempty"`
 }
 
 // request is a line from quasimd: a run, a prepare or a shutdown.
@@ -257,7 +274,7 @@ func (w *worker) serve(r io.Reader, out io.Writer) error {
 		case "shutdown":
 			return nil
 		case "prepare":
-			w.prepare(req.Configs)
+			w.prepare(req.Configs, req.Problem)
 		case "run":
 			if err := enc.Encode(w.run(req)); err != nil {
 				return err
@@ -317,6 +334,10 @@ func (w *worker) run(req request) harness.Result {
 	}
 	reps := max(req.Repetitions, 1)
 	var times []float64
+	if w.helpers != nil {
+		w.helpers.pause()
+		defer w.helpers.resume()
+	}
 	first, err := w.ctx.Run(prog.k, launch.Global, launch.Local)
 	if err != nil {
 		return fail(req.ID, runStatus(err), "launch %v over %v: %v", launch.Local, launch.Global, err)
@@ -424,6 +445,8 @@ func (w *worker) program(cfg []genome.Value) (*program, bool, error) {
 	var err error
 	if w.ahead != nil {
 		p, err = w.ahead.take(opts) // waits for a compile in progress
+	} else if w.helpers != nil {
+		w.helpers.take(opts) // waits for a helper on it; the build below then finds pocl's cache
 	}
 	if p == nil && err == nil {
 		p, err = w.build(w.src, opts, w.k.Kernel)
@@ -443,9 +466,10 @@ func (w *worker) program(cfg []genome.Value) (*program, bool, error) {
 	return p, true, nil
 }
 
-// prepare hands the configs that come next to the compiler ahead.
-func (w *worker) prepare(cfgs []map[string]any) {
-	if w.ahead == nil {
+// prepare hands the configs that come next, on problem dims, to the
+// compiler ahead or the helpers.
+func (w *worker) prepare(cfgs []map[string]any, dims []int) {
+	if w.ahead == nil && w.helpers == nil {
 		return
 	}
 	for _, m := range cfgs {
@@ -453,8 +477,13 @@ func (w *worker) prepare(cfgs []map[string]any) {
 		if err != nil {
 			continue
 		}
-		if opts := w.geom.Defines(cfg); w.progs[opts] == nil {
+		opts := w.geom.Defines(cfg)
+		switch {
+		case w.progs[opts] != nil:
+		case w.ahead != nil:
 			w.ahead.add(opts, w.src, w.k.Kernel)
+		default:
+			w.helpers.add(helperJob{Opts: opts, Config: m, Problem: dims})
 		}
 	}
 }
@@ -550,6 +579,20 @@ func (w *worker) fits(k *cl.Kernel, l Launch) error {
 
 // problem returns (making it once) the buffers and reference of dims.
 func (w *worker) problem(dims []int) (*problemState, error) {
+	if ps, ok := w.problems[fmt.Sprint(dims)]; ok {
+		return ps, nil
+	}
+	ps, err := w.buffers(dims)
+	if err != nil {
+		return nil, err
+	}
+	ps.refErr = w.reference(ps)
+	return ps, nil
+}
+
+// buffers returns (making them once) the buffers of dims, without the
+// reference output.
+func (w *worker) buffers(dims []int) (*problemState, error) {
 	key := fmt.Sprint(dims)
 	if ps, ok := w.problems[key]; ok {
 		return ps, nil
@@ -575,7 +618,6 @@ func (w *worker) problem(dims []int) (*problemState, error) {
 		ps.bufs[i] = b
 	}
 	w.problems[key] = ps
-	ps.refErr = w.reference(ps)
 	return ps, nil
 }
 

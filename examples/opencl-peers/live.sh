@@ -1,9 +1,11 @@
 #!/bin/bash
 # Side by side on this machine's OpenCL device: quasim (quasimctl bench live)
 # and Kernel Tuner (run_kt.py) on the same kernel, problem and budget,
-# interleaved seed by seed, one process at a time. Compile caches are off
-# for both (POCL_KERNEL_CACHE=0; PYOPENCL_NO_CACHE=1), so every compilation
-# is paid as on a first run. Run it on an otherwise idle machine.
+# interleaved seed by seed, one tuner at a time. Each run starts with an
+# empty pocl kernel cache of its own (bench live's default; run_kt.py's
+# --compile-cache fresh, with PYOPENCL_NO_CACHE=1), so every config is
+# compiled once a run, as on a first run; quasim's compile helpers build a
+# generation side by side through it. Run it on an otherwise idle machine.
 #
 #   live.sh KERNEL BRUTE_FORCE_CACHE OUT_DIR [KT_STRATEGY...]
 #     KERNEL: matmul or convolution (examples/opencl/KERNEL.yaml and KERNEL_cl_256.json here)
@@ -28,6 +30,6 @@ for s in ${SEEDS:-1 2 3 4 5}; do
 	for st in $strategies; do
 		echo "$(date +%T) $k $st seed $s" >&2
 		PEERS=$PEERS "$PEERS/venv/bin/python" "$here/run_kt.py" "$here/${k}_cl_256.json" --strategy "$st" \
-			--max-fevals "$B" --budget unique --seed "$s" --out "$out/$k.$st.b$B.s$s.json" --compile-cache off --quiet 2>/dev/null
+			--max-fevals "$B" --budget unique --seed "$s" --out "$out/$k.$st.b$B.s$s.json" --compile-cache fresh --quiet 2>/dev/null
 	done
 done

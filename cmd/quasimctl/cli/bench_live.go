@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,8 +59,11 @@ As in quasimd, a config whose first runs already put it well above the
 best time so far (evaluate.Reps.Outpaced) is not measured further;
 --no-race measures every config to the full repetition rule.
 
-pocl keeps its own cache of compiled kernels; it is off (POCL_KERNEL_CACHE=0)
-unless --pocl-cache, so that compile times are paid as on a first run.`,
+pocl keeps its own cache of compiled kernels. Unless --pocl-cache, each run
+gives it an empty directory of its own (POCL_CACHE_DIR), removed after the
+run, so every config is compiled once a run, as on a first run; within the
+run the worker's compile helpers (opencl.compile_ahead) hand programs to
+the worker through it.`,
 		Args: exactArgs(1, "SPEC"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBenchLive(cmd.Context(), args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -68,7 +72,7 @@ unless --pocl-cache, so that compile times are paid as on a first run.`,
 	fs := cmd.Flags()
 	fs.StringSliceVar(&o.strategies, "strategy", []string{"portfolio"}, "strategies to run, comma separated ("+strings.Join(strategies.Names(), ", ")+")")
 	fs.IntVar(&o.budget, "budget", 50, "unique evaluations per run")
-	fs.IntVar(&o.batch, "batch", 1, "configs the strategy proposes at once (quasimd asks 4); with compile_ahead the worker builds the rest of a batch ahead")
+	fs.IntVar(&o.batch, "batch", 4, "configs the strategy proposes at once, as quasimd asks them; the worker builds a batch side by side (opencl.compile_ahead)")
 	fs.IntVar(&o.seeds, "seeds", 1, "runs per strategy, seeds --seed, --seed+1, ...")
 	fs.Uint64Var(&o.firstSeed, "seed", 1, "first seed")
 	fs.StringVar(&o.problem, "problem", "", "problem to tune (default: the spec's first)")
@@ -116,11 +120,7 @@ func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw 
 	if err != nil {
 		return err
 	}
-	var env []string
-	if !o.poclCache {
-		env = append(env, "POCL_KERNEL_CACHE=0")
-	}
-	sp.OpenCLRun = &spec.OpenCLRun{Worker: []string{exe, opencl.WorkerMode}, Env: env}
+	sp.OpenCLRun = &spec.OpenCLRun{Worker: []string{exe, opencl.WorkerMode}}
 	if o.problem != "" {
 		dims, err := evaluate.ParseDims(o.problem)
 		if err != nil {
@@ -178,6 +178,11 @@ func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw 
 // a time until the budget is spent or the space exhausted.
 func liveOnce(ctx context.Context, sp *spec.Spec, f evolve.Factory, name string, seed uint64, o benchLiveOptions, progress func(string, ...any)) (liveRun, error) {
 	start := time.Now()
+	sp, done, err := freshPoclCache(sp, o)
+	if err != nil {
+		return liveRun{}, err
+	}
+	defer done()
 	jobs, err := sp.Jobs()
 	if err != nil {
 		return liveRun{}, err
@@ -210,6 +215,22 @@ func liveOnce(ctx context.Context, sp *spec.Spec, f evolve.Factory, name string,
 	r.Evals = len(r.Trace)
 	r.WallS = time.Since(start).Seconds()
 	return r, nil
+}
+
+// freshPoclCache gives sp's worker an empty pocl cache directory, unless
+// --pocl-cache; done removes it.
+func freshPoclCache(sp *spec.Spec, o benchLiveOptions) (*spec.Spec, func(), error) {
+	if o.poclCache {
+		return sp, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "quasim-pocl-")
+	if err != nil {
+		return nil, nil, err
+	}
+	c, run := *sp, *sp.OpenCLRun
+	run.Env = append(slices.Clip(run.Env), "POCL_CACHE_DIR="+dir, "POCL_KERNEL_CACHE=1")
+	c.OpenCLRun = &run
+	return &c, func() { os.RemoveAll(dir) }, nil
 }
 
 func closeEvaluator(ev evaluate.Evaluator) {
@@ -290,6 +311,11 @@ func printLive(w io.Writer, runs []liveRun, scored bool) {
 // bruteForce measures every valid config and writes a Kernel Tuner cache.
 func bruteForce(ctx context.Context, sp *spec.Spec, o benchLiveOptions, w io.Writer, progress func(string, ...any)) error {
 	start := time.Now()
+	sp, done, err := freshPoclCache(sp, o)
+	if err != nil {
+		return err
+	}
+	defer done()
 	jobs, err := sp.Jobs()
 	if err != nil {
 		return err
@@ -302,7 +328,11 @@ func bruteForce(ctx context.Context, sp *spec.Spec, o benchLiveOptions, w io.Wri
 	params := job.Space.Params()
 	best, bestKey := math.Inf(1), ""
 	counts := map[evaluate.Status]int{}
+	pf, _ := job.Evaluator.(evaluate.Prefetcher)
 	for i, c := range all {
+		if pf != nil && i%8 == 0 { // the worker builds the next ones ahead
+			pf.Prefetch(all[i+1:min(len(all), i+9)], job.Problem)
+		}
 		tr, err := job.Evaluator.Evaluate(ctx, c, job.Problem)
 		if err != nil {
 			return err
