@@ -139,8 +139,10 @@ type Evaluator interface {
 // Prefetcher is implemented by evaluators that can prepare configs before
 // they are measured, such as compiling source kernels side by side or
 // while the device runs the one before. The tuner tells it each
-// generation, in the order it measures them, before the first. Prefetch
-// returns at once; a config it could not prepare is measured as any other.
+// generation of more than one config, in the order it measures them,
+// before the first; configs told before and not again are not coming.
+// Prefetch returns at once; a config it could not prepare is measured as
+// any other.
 type Prefetcher interface {
 	Prefetch(cs []genome.Config, p Problem)
 }

@@ -561,8 +561,9 @@ func (h *Harness) Notify(msg any) {
 	h.notify(msg, true)
 }
 
-// TryNotify is Notify when no run is in flight, so the line comes before
-// the next request; it reports false, writing nothing, when one is.
+// TryNotify is Notify when the harness is free now (no run in flight),
+// so the line comes before the next request; it reports false, writing
+// nothing, when it is busy.
 func (h *Harness) TryNotify(msg any) bool {
 	return h.notify(msg, false)
 }

@@ -64,3 +64,26 @@ func (c *compiler) take(opts string) (*program, error) {
 	<-j.done
 	return j.p, j.err
 }
+
+// drop forgets the built jobs whose options are not in keep (built for a
+// cycle cut short), returning their programs for the main goroutine to
+// release; jobs still building stay until a later drop.
+func (c *compiler) drop(keep map[string]bool) []*program {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*program
+	for o, j := range c.jobs {
+		if keep[o] {
+			continue
+		}
+		select {
+		case <-j.done:
+			if j.p != nil {
+				out = append(out, j.p)
+			}
+			delete(c.jobs, o)
+		default:
+		}
+	}
+	return out
+}

@@ -104,6 +104,9 @@ type Mismatch struct {
 }
 
 func (m *Mismatch) String() string {
+	if m.Index < 0 {
+		return fmt.Sprintf("output %s sums to %s, the reference to %s", m.Arg, genome.PyFloat(m.Got), genome.PyFloat(m.Want))
+	}
 	return fmt.Sprintf("output %s differs from the reference at %d of %d elements; first at [%d]: got %s, want %s",
 		m.Arg, m.Bad, m.Total, m.Index, genome.PyFloat(m.Got), genome.PyFloat(m.Want))
 }
@@ -112,6 +115,19 @@ func (m *Mismatch) String() string {
 // tolerance of c, returning nil when every element passes.
 func compare(name string, got, want []byte, t Type, c Check) *Mismatch {
 	n := len(want) / t.Size
+	if c.Sum {
+		var g, w, mag float64
+		for i := range n {
+			g += get(got, t, i)
+			w += get(want, t, i)
+			mag += math.Abs(get(want, t, i))
+		}
+		d := math.Abs(g - w)
+		if g == w || (!math.IsNaN(d) && (d <= c.Abs || (c.Rel > 0 && d <= c.Rel*max(math.Abs(w), mag)))) {
+			return nil
+		}
+		return &Mismatch{Arg: name, Index: -1, Got: g, Want: w, Bad: 1, Total: 1}
+	}
 	var meanAbs float64
 	if c.Rel > 0 {
 		for i := range n {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,9 +21,11 @@ import (
 // configs they are sent and launch them once on buffers of their own:
 // pocl's kernel cache, shared through POCL_CACHE_DIR, then holds each
 // program and its work-group code when the worker comes to it, and the
-// worker's build and first launch are cache hits. The worker stops the
-// helpers (SIGSTOP) while it launches, so no compiler shares the cores
-// with a timed run.
+// worker's build and first launch are cache hits. Helpers run only while
+// the worker answers a run request and is not launching: the worker stops
+// them (SIGSTOP, to their process groups) for its launches and between
+// requests, when the device may be another job's, so no helper shares the
+// cores with a timed run.
 
 // helperJob is a line to a helper: a config to build and launch once.
 type helperJob struct {
@@ -130,21 +133,22 @@ type helpers struct {
 	n      int
 	limit  time.Duration // a job running longer is killed with its helper
 
-	mu      sync.Mutex
-	changed *sync.Cond
-	queue   []*hjob
-	jobs    map[string]*hjob // by options: queued, running, or done and not taken
-	procs   []*helperProc
-	deaths  int  // helpers that died in a row, with no job done between
-	paused  bool // the worker is launching: helpers are stopped
-	closed  bool
+	mu       sync.Mutex
+	changed  *sync.Cond
+	queue    []*hjob
+	jobs     map[string]*hjob // by options: queued, running, or done and not taken
+	procs    []*helperProc
+	deaths   int       // helpers that died in a row, with no job done between
+	paused   bool      // helpers are stopped
+	pausedAt time.Time // since when
+	closed   bool
 }
 
 type hjob struct {
 	helperJob
 	running, done bool
 	proc          *helperProc
-	started       time.Time
+	started       time.Time // moved on by the time stopped, so limit counts running time
 }
 
 type helperProc struct {
@@ -159,7 +163,7 @@ type helperProc struct {
 const maxDeaths = 3
 
 func newHelpers(k *Kernel, stderr io.Writer) (*helpers, error) {
-	exe, err := os.Executable()
+	exe, err := selfExe()
 	if err != nil {
 		return nil, err
 	}
@@ -167,33 +171,45 @@ func newHelpers(k *Kernel, stderr io.Writer) (*helpers, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A job is a build and one launch; the worker waits for it within its
+	// own run timeout, which kills it and its helpers when it runs out.
 	limit := k.PrepareTimeout
 	if limit <= 0 {
 		limit = 60 * time.Second
 	}
-	h := &helpers{argv: []string{exe, WorkerMode, "--kernel", string(b), "--helper"}, stderr: stderr,
+	h := &helpers{argv: []string{exe, WorkerMode, "--kernel", string(b), "--helper"}, stderr: &prefixed{w: stderr, prefix: WorkerMode + " --helper: "},
 		n: min(runtime.NumCPU(), maxHelpers), limit: limit, jobs: map[string]*hjob{}}
 	h.changed = sync.NewCond(&h.mu)
 	return h, nil
 }
 
-// add queues j unless it is known or too many wait.
-func (h *helpers) add(j helperJob) {
+// set makes js, in order, the configs that come next: jobs queued for
+// others are dropped (left from a cycle cut short), and so are finished
+// ones no longer asked for.
+func (h *helpers) set(js []helperJob) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if _, ok := h.jobs[j.Opts]; ok || len(h.queue) >= maxAhead || h.closed {
+	if h.closed {
 		return
 	}
-	if len(h.jobs) >= 4*maxAhead { // done and never taken: a cycle cut short
-		for o, x := range h.jobs {
-			if x.done {
-				delete(h.jobs, o)
-			}
+	want := map[string]bool{}
+	for _, j := range js {
+		want[j.Opts] = true
+	}
+	h.queue = slices.DeleteFunc(h.queue, func(x *hjob) bool { return !want[x.Opts] })
+	for o, x := range h.jobs {
+		if !want[o] && !x.running {
+			delete(h.jobs, o)
 		}
 	}
-	x := &hjob{helperJob: j}
-	h.jobs[j.Opts] = x
-	h.queue = append(h.queue, x)
+	for _, j := range js {
+		if _, ok := h.jobs[j.Opts]; ok || len(h.queue) >= maxAhead {
+			continue
+		}
+		x := &hjob{helperJob: j}
+		h.jobs[j.Opts] = x
+		h.queue = append(h.queue, x)
+	}
 	h.dispatch()
 }
 
@@ -226,10 +242,14 @@ func (h *helpers) take(opts string) {
 		left := time.Until(x.started.Add(h.limit))
 		if left <= 0 {
 			fmt.Fprintf(h.stderr, "%s: compile helper still on %s after %s: killed\n", WorkerMode, opts, h.limit)
-			x.proc.cmd.Process.Kill()
+			x.proc.kill()
 			return // its reader marks it dead
 		}
-		t := time.AfterFunc(left, h.changed.Broadcast)
+		t := time.AfterFunc(left, func() {
+			h.mu.Lock()
+			h.changed.Broadcast()
+			h.mu.Unlock()
+		})
 		h.changed.Wait()
 		t.Stop()
 	}
@@ -263,7 +283,7 @@ func (h *helpers) dispatch() {
 		x.running, x.proc, x.started = true, p, time.Now()
 		p.job = x
 		if _, err := p.stdin.Write(append(b, '\n')); err != nil {
-			p.cmd.Process.Kill() // its reader ends the job
+			p.kill() // its reader ends the job
 		}
 	}
 }
@@ -272,7 +292,7 @@ func (h *helpers) dispatch() {
 func (h *helpers) start() (*helperProc, error) {
 	cmd := exec.Command(h.argv[0], h.argv[1:]...)
 	cmd.Stderr = h.stderr
-	cmd.SysProcAttr = helperAttr()
+	cmd.SysProcAttr = helperAttr() // a process group of its own, killed with the worker
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -285,6 +305,9 @@ func (h *helpers) start() (*helperProc, error) {
 		return nil, err
 	}
 	p := &helperProc{cmd: cmd, stdin: stdin}
+	if h.paused {
+		p.signal(syscall.SIGSTOP)
+	}
 	h.procs = append(h.procs, p)
 	go h.read(p, stdout)
 	go h.watch(p)
@@ -337,27 +360,31 @@ func (h *helpers) watch(p *helperProc) {
 	for {
 		time.Sleep(time.Second)
 		h.mu.Lock()
-		dead, x := p.dead, p.job
+		dead, x, paused := p.dead, p.job, h.paused
+		over := x != nil && !paused && time.Since(x.started) > h.limit
 		h.mu.Unlock()
 		if dead {
 			return
 		}
-		if x != nil && time.Since(x.started) > h.limit {
+		if over {
 			fmt.Fprintf(h.stderr, "%s: compile helper on %s for over %s: killed\n", WorkerMode, x.Opts, h.limit)
-			p.cmd.Process.Kill()
+			p.kill()
 			return
 		}
 	}
 }
 
-// pause stops every helper until resume, so the worker's launches have
-// the cores to themselves.
+// pause stops every helper until resume.
 func (h *helpers) pause() {
 	h.mu.Lock()
-	h.paused = true
+	if h.paused {
+		h.mu.Unlock()
+		return
+	}
+	h.paused, h.pausedAt = true, time.Now()
 	var pids []int
 	for _, p := range h.procs {
-		if !p.dead && p.cmd.Process.Signal(syscall.SIGSTOP) == nil {
+		if !p.dead && p.signal(syscall.SIGSTOP) == nil {
 			pids = append(pids, p.cmd.Process.Pid)
 		}
 	}
@@ -370,10 +397,17 @@ func (h *helpers) pause() {
 func (h *helpers) resume() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if !h.paused {
+		return
+	}
 	h.paused = false
+	stopped := time.Since(h.pausedAt)
 	for _, p := range h.procs {
 		if !p.dead {
-			p.cmd.Process.Signal(syscall.SIGCONT)
+			p.signal(syscall.SIGCONT)
+			if p.job != nil {
+				p.job.started = p.job.started.Add(stopped)
+			}
 		}
 	}
 	h.dispatch()
@@ -385,6 +419,41 @@ func (h *helpers) close() {
 	defer h.mu.Unlock()
 	h.closed = true
 	for _, p := range h.procs {
-		p.cmd.Process.Kill()
+		p.kill()
 	}
+}
+
+// signal sends sig to p's process group: pocl may run the linker as a
+// child of the helper.
+func (p *helperProc) signal(sig syscall.Signal) error {
+	return syscall.Kill(-p.cmd.Process.Pid, sig)
+}
+
+func (p *helperProc) kill() { p.signal(syscall.SIGKILL) }
+
+// prefixed writes each line after a prefix, so that the worker's stderr,
+// which the harness quotes when the worker fails, tells a helper's lines
+// from its own.
+type prefixed struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	mid    bool // within a line
+}
+
+func (p *prefixed) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []byte
+	for _, c := range b {
+		if !p.mid {
+			out = append(out, p.prefix...)
+		}
+		out = append(out, c)
+		p.mid = c != '\n'
+	}
+	if _, err := p.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }

@@ -3,6 +3,7 @@ package opencl
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -10,26 +11,35 @@ import (
 
 const helpersWork = true
 
-// helperAttr kills a helper with the worker, however the worker ends.
+// helperAttr puts a helper in a process group of its own, which the
+// worker stops and continues as one (pocl may run the linker as its
+// child), and kills it with the worker, however the worker ends.
 func helperAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// waitStopped waits, up to 100 ms, until process pid is stopped or gone:
-// a SIGSTOP is delivered when the process is next scheduled.
+// selfExe is the worker's own binary, even if its file was replaced since.
+func selfExe() (string, error) { return "/proc/self/exe", nil }
+
+// waitStopped waits, up to 100 ms, until every thread of process pid is
+// stopped or gone: a SIGSTOP takes effect as each is next scheduled.
 func waitStopped(pid int) {
-	path := "/proc/" + strconv.Itoa(pid) + "/stat"
+	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/stat")
 	for range 500 {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return
-		}
-		// The state follows the command name, which ends at the last ')'.
-		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
-			switch b[i+2] {
-			case 'T', 't', 'Z', 'X':
-				return
+		stopped := true
+		for _, t := range tasks {
+			b, err := os.ReadFile(t)
+			if err != nil {
+				continue // gone
 			}
+			// The state follows the command name, which ends at the last ')'.
+			if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && !bytes.ContainsRune([]byte("TtZX"), rune(b[i+2])) {
+				stopped = false
+				break
+			}
+		}
+		if stopped {
+			return
 		}
 		time.Sleep(200 * time.Microsecond)
 	}

@@ -122,6 +122,12 @@ type Check struct {
 	// buffer). Both zero means exact.
 	Abs float64 `json:"abs,omitempty"`
 	Rel float64 `json:"rel,omitempty"`
+	// Sum compares each output's sum instead of its elements, under the
+	// same tolerance (want: the reference's sum, its mean magnitude the
+	// sum of magnitudes): for partial results whose layout depends on
+	// the config, such as a reduction's per-work-group sums (Kernel
+	// Tuner's reduction example checks so).
+	Sum bool `json:"sum,omitempty"`
 }
 
 // Select picks the device: the first whose platform and device names

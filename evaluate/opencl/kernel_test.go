@@ -1,7 +1,9 @@
 package opencl
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -129,4 +131,28 @@ func FuzzKernel(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCompareSum checks outputs by their sums: per-work-group partial
+// sums laid out differently pass when they add up to the reference's.
+func TestCompareSum(t *testing.T) {
+	f32 := func(xs ...float32) []byte {
+		b := make([]byte, 4*len(xs))
+		for i, x := range xs {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+		}
+		return b
+	}
+	want := f32(6, 0, 0, 0)
+	sum := Check{Sum: true, Rel: 1e-6}
+	if m := compare("sum", f32(1, 2, 3, 0), want, Types["float"], sum); m != nil {
+		t.Errorf("partials 1+2+3 against 6: %s", m)
+	}
+	m := compare("sum", f32(1, 2, 4, 0), want, Types["float"], sum)
+	if m == nil || m.String() != "output sum sums to 7.0, the reference to 6.0" {
+		t.Errorf("partials 1+2+4 against 6: %v", m)
+	}
+	if m := compare("sum", f32(1, 2, 3, 0), want, Types["float"], Check{Rel: 1e-6}); m == nil || m.Bad != 3 {
+		t.Errorf("element by element: %v, want 3 elements differing", m)
+	}
 }

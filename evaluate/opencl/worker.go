@@ -72,6 +72,9 @@ func WorkerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		} else {
 			defer w.helpers.close()
 		}
+	} else if k.CompileAhead == "process" {
+		fmt.Fprintf(stderr, "%s: %s: compile_ahead process needs pocl's CPU device with its kernel cache on, on Linux; building ahead on a thread instead\n", WorkerMode, k.Name)
+		w.ahead = newCompiler(w.build)
 	}
 	if err := w.prepareProblems(stderr); err != nil {
 		fmt.Fprintf(stderr, "%s: %s: %v\n", WorkerMode, k.Name, err)
@@ -111,11 +114,12 @@ type program struct {
 
 // problemState is one problem's buffers and reference output.
 type problemState struct {
-	dims   []int
-	bufs   []*cl.Buffer // nil for scalars
-	init   [][]byte     // each buffer's initial content
-	ref    [][]byte     // each output's reference content (nil for others)
-	refErr error        // why there is no reference
+	dims    []int
+	bufs    []*cl.Buffer // nil for scalars
+	init    [][]byte     // each buffer's initial content
+	ref     [][]byte     // each output's reference content (nil for others)
+	refErr  error        // why there is no reference
+	refDone bool         // ref and refErr are set (helpers make none)
 }
 
 func newWorker(k *Kernel) (*worker, error) {
@@ -294,6 +298,10 @@ func fail(id int, class evaluate.Status, format string, args ...any) harness.Res
 // run answers one run request.
 func (w *worker) run(req request) harness.Result {
 	start := time.Now()
+	if w.helpers != nil {
+		w.helpers.resume()
+		defer w.helpers.pause()
+	}
 	cfg, key, err := w.config(req.Config)
 	if err != nil {
 		return fail(req.ID, evaluate.StatusInvalid, "%v", err)
@@ -335,8 +343,7 @@ func (w *worker) run(req request) harness.Result {
 	reps := max(req.Repetitions, 1)
 	var times []float64
 	if w.helpers != nil {
-		w.helpers.pause()
-		defer w.helpers.resume()
+		w.helpers.pause() // until the next request's build; see helpers.go
 	}
 	first, err := w.ctx.Run(prog.k, launch.Global, launch.Local)
 	if err != nil {
@@ -472,19 +479,30 @@ func (w *worker) prepare(cfgs []map[string]any, dims []int) {
 	if w.ahead == nil && w.helpers == nil {
 		return
 	}
+	var jobs []helperJob
 	for _, m := range cfgs {
 		cfg, _, err := w.config(m)
 		if err != nil {
 			continue
 		}
-		opts := w.geom.Defines(cfg)
-		switch {
-		case w.progs[opts] != nil:
-		case w.ahead != nil:
-			w.ahead.add(opts, w.src, w.k.Kernel)
-		default:
-			w.helpers.add(helperJob{Opts: opts, Config: m, Problem: dims})
+		if opts := w.geom.Defines(cfg); w.progs[opts] == nil {
+			jobs = append(jobs, helperJob{Opts: opts, Config: m, Problem: dims})
 		}
+	}
+	if w.helpers != nil {
+		w.helpers.set(jobs)
+		return
+	}
+	keep := map[string]bool{}
+	for _, j := range jobs {
+		keep[j.Opts] = true
+	}
+	for _, p := range w.ahead.drop(keep) {
+		p.k.Release()
+		p.p.Release()
+	}
+	for _, j := range jobs {
+		w.ahead.add(j.Opts, w.src, w.k.Kernel)
 	}
 }
 
@@ -579,14 +597,13 @@ func (w *worker) fits(k *cl.Kernel, l Launch) error {
 
 // problem returns (making it once) the buffers and reference of dims.
 func (w *worker) problem(dims []int) (*problemState, error) {
-	if ps, ok := w.problems[fmt.Sprint(dims)]; ok {
-		return ps, nil
-	}
 	ps, err := w.buffers(dims)
 	if err != nil {
 		return nil, err
 	}
-	ps.refErr = w.reference(ps)
+	if !ps.refDone {
+		ps.refErr, ps.refDone = w.reference(ps), true
+	}
 	return ps, nil
 }
 

@@ -8,7 +8,8 @@
 # generation side by side through it. Run it on an otherwise idle machine.
 #
 #   live.sh KERNEL BRUTE_FORCE_CACHE OUT_DIR [KT_STRATEGY...]
-#     KERNEL: matmul or convolution (examples/opencl/KERNEL.yaml and KERNEL_cl_256.json here)
+#     KERNEL: matmul or convolution (examples/opencl/KERNEL.yaml and KERNEL_cl_256.json here),
+#       or any other with SPEC (quasim's spec) and KTJSON (run_kt.py's description) set
 #   env: PEERS (setup.sh's prefix, default /work/peers), QUASIMCTL (default quasimctl),
 #        BUDGET (default 50), SEEDS (default "1 2 3 4 5"),
 #        QUASIM (default "race"; "race norace" also runs quasim with --no-race)
@@ -24,12 +25,12 @@ for s in ${SEEDS:-1 2 3 4 5}; do
 		name=quasim flag=
 		[ "$q" = norace ] && name=quasim-norace flag=--no-race
 		echo "$(date +%T) $k $name seed $s" >&2
-		"$QUASIMCTL" bench live "$here/../opencl/$k.yaml" --strategy portfolio --budget "$B" --seed "$s" $flag \
+		"$QUASIMCTL" bench live "${SPEC:-$here/../opencl/$k.yaml}" --strategy portfolio --budget "$B" --seed "$s" $flag \
 			--optimum "$cache" --json "$out/$k.$name.b$B.s$s.json" --quiet >/dev/null
 	done
 	for st in $strategies; do
 		echo "$(date +%T) $k $st seed $s" >&2
-		PEERS=$PEERS "$PEERS/venv/bin/python" "$here/run_kt.py" "$here/${k}_cl_256.json" --strategy "$st" \
+		PEERS=$PEERS "$PEERS/venv/bin/python" "$here/run_kt.py" "${KTJSON:-$here/${k}_cl_256.json}" --strategy "$st" \
 			--max-fevals "$B" --budget unique --seed "$s" --out "$out/$k.$st.b$B.s$s.json" --compile-cache fresh --quiet 2>/dev/null
 	done
 done

@@ -413,7 +413,7 @@ func decodeCheck(d decoder, s *Spec, sec *openclSection, n *node) error {
 	if err != nil {
 		return err
 	}
-	if err := d.knownKeys("opencl.check", m, []string{"reference", "reference_source", "reference_kernel", "tolerance"}); err != nil {
+	if err := d.knownKeys("opencl.check", m, []string{"reference", "reference_source", "reference_kernel", "tolerance", "compare"}); err != nil {
 		return err
 	}
 	c := &sec.k.Check
@@ -467,6 +467,19 @@ func decodeCheck(d decoder, s *Spec, sec *openclSection, n *node) error {
 		}
 	} else if v := m.get("reference_kernel"); !v.isNull() {
 		return d.errf("opencl.check.reference_kernel", v, "needs reference_source")
+	}
+	if v := m.get("compare"); !v.isNull() {
+		how, err := d.str("opencl.check.compare", v)
+		if err != nil {
+			return err
+		}
+		switch how {
+		case "elements":
+		case "sum":
+			c.Sum = true
+		default:
+			return d.errf("opencl.check.compare", v, "%q: want elements or sum", how)
+		}
 	}
 	if v := m.get("tolerance"); !v.isNull() {
 		b, err := decodeBudget(d, "opencl.check.tolerance", v)

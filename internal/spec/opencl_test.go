@@ -74,8 +74,12 @@ func TestParseOpenCL(t *testing.T) {
 	if k.Args[1].Fill.Kind != "random" || k.Args[1].Fill.Seed != 7 || k.Args[0].Fill.Value != 1 || !k.Args[0].Output {
 		t.Errorf("args %+v", k.Args)
 	}
-	if k.Check.Rel != 1e-5 || k.Check.Reference["block_size_x"] != int64(64) {
+	if k.Check.Rel != 1e-5 || k.Check.Reference["block_size_x"] != int64(64) || k.Check.Sum {
 		t.Errorf("check %+v", k.Check)
+	}
+	sumPath, sumData := writeOpenCL(t, "tolerance: {rel: 1e-5}", "tolerance: {rel: 1e-5}\n    compare: sum")
+	if s, err := Parse(sumPath, sumData); err != nil || !s.OpenCL.Check.Sum {
+		t.Errorf("check.compare sum: %v", err)
 	}
 	// An edited source is a new version of the spec.
 	if err := os.WriteFile(k.Sources[0], []byte(openclSource+"\n// edited\n"), 0o644); err != nil {
@@ -116,6 +120,7 @@ func TestParseOpenCLErrors(t *testing.T) {
 		{"section without evaluator", "evaluator: opencl", "evaluator: builtin:sgemm", `opencl: an opencl section needs evaluator: opencl`},
 		{"keyword param", "    work: [1, 2]", "    read_only: [0, 1]", `opencl.tune_params.read_only "read_only" is an OpenCL C keyword`},
 		{"param is a dim", "    work: [1, 2]", "    n: [1, 2]", `opencl.tune_params.n "n" is also a problem dim`},
+		{"compare", "tolerance: {rel: 1e-5}", "tolerance: {rel: 1e-5}\n    compare: total", `opencl.check.compare "total": want elements or sum`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -264,7 +264,7 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 		var results []evolve.Result
 		var evalErr error
 		if pf, ok := job.Evaluator.(evaluate.Prefetcher); ok && len(cfgs) > 1 {
-			pf.Prefetch(cfgs, job.Problem) // the first too: a helper may build it while another builds the next
+			pf.Prefetch(cfgs, job.Problem) // the first too: compile helpers build a generation side by side
 		}
 		for _, c := range cfgs {
 			tr, err := t.measure(ctx, job, c)

@@ -223,11 +223,11 @@ func reshapeDims(in, target []int64, allowZero bool) ([]int64, error) {
 		switch {
 		case total < 0 || rest < 0:
 			out[infer] = -1
+		case rest == 0 && total != 0:
+			return nil, fmt.Errorf("reshape %v of %v: no size fits -1", target, in)
 		case rest == 0:
-			if total != 0 {
-				return nil, fmt.Errorf("reshape %v of %v: no size fits -1", target, in)
-			}
-			out[infer] = 0
+			// numpy refuses it too: any size fits.
+			return nil, fmt.Errorf("reshape %v of %v: -1 is undetermined, the other dims hold no elements", target, in)
 		case total%rest != 0:
 			return nil, fmt.Errorf("reshape %v of %v: %d elements do not divide by %d", target, in, total, rest)
 		default:

@@ -376,3 +376,15 @@ func TestShadowRefused(t *testing.T) {
 		t.Fatalf("Read = %v, want the shadowing name refused", err)
 	}
 }
+
+// TestReshapeUndetermined: a -1 beside dims with no elements fits any
+// size, so the reshape is refused, as numpy refuses it; a -1 beside dims
+// with elements is still found.
+func TestReshapeUndetermined(t *testing.T) {
+	if _, err := reshapeDims([]int64{0, 3}, []int64{0, -1}, false); err == nil || !strings.Contains(err.Error(), "undetermined") {
+		t.Errorf("reshape [0,3] to [0,-1] = %v, want undetermined", err)
+	}
+	if out, err := reshapeDims([]int64{0, 3}, []int64{-1, 3}, false); err != nil || !slices.Equal(out, []int64{0, 3}) {
+		t.Errorf("reshape [0,3] to [-1,3] = %v, %v; want [0 3]", out, err)
+	}
+}

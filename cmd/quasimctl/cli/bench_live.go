@@ -330,8 +330,8 @@ func bruteForce(ctx context.Context, sp *spec.Spec, o benchLiveOptions, w io.Wri
 	counts := map[evaluate.Status]int{}
 	pf, _ := job.Evaluator.(evaluate.Prefetcher)
 	for i, c := range all {
-		if pf != nil && i%8 == 0 { // the worker builds the next ones ahead
-			pf.Prefetch(all[i+1:min(len(all), i+9)], job.Problem)
+		if pf != nil { // the worker builds the next ones side by side
+			pf.Prefetch(all[i:min(len(all), i+8)], job.Problem)
 		}
 		tr, err := job.Evaluator.Evaluate(ctx, c, job.Problem)
 		if err != nil {
