@@ -49,5 +49,10 @@
 // directory, on disk keyed by source, options, platform, device and
 // driver version.
 //
+// Told the configs that come next (Prefetch), the worker builds them
+// ahead: on pocl in helper processes (helpers.go), which fill pocl's
+// kernel cache and are stopped while the worker launches; elsewhere on a
+// thread of its own (ahead.go).
+//
 // This package has no compatibility promise outside quasim.
 package opencl
