@@ -106,20 +106,31 @@ func (w *worker) warm(j helperJob) error {
 	return err
 }
 
-// usesHelpers says whether the worker of k on d builds ahead in helper
-// processes: asked for ("process"), or by default on pocl's CPU device
-// with its kernel cache on and a core to spare.
-func usesHelpers(k *Kernel, d Device) bool {
-	if !helpersWork || os.Getenv("POCL_KERNEL_CACHE") == "0" || !strings.Contains(d.Platform, "Portable Computing Language") {
-		return false
-	}
+// aheadMode is how the worker of k on d builds the configs it is told
+// come next (Kernel.CompileAhead): "process" (helpers) where asked for
+// or by default on pocl's CPU device with its kernel cache on and a core
+// to spare, and helpers can run; "thread" where asked for (process
+// included, where helpers cannot run) or by default on other devices;
+// else "off".
+func aheadMode(k *Kernel, d Device) string {
+	helpersFit := helpersWork && os.Getenv("POCL_KERNEL_CACHE") != "0" && strings.Contains(d.Platform, "Portable Computing Language")
 	switch k.CompileAhead {
 	case "process":
-		return true
+		if helpersFit {
+			return "process"
+		}
+		return "thread"
+	case "on", "thread":
+		return "thread"
 	case "", "auto":
-		return d.Type == "cpu" && runtime.NumCPU() > 1
+		if d.Type != "cpu" {
+			return "thread"
+		}
+		if helpersFit && runtime.NumCPU() > 1 {
+			return "process"
+		}
 	}
-	return false
+	return "off"
 }
 
 // maxHelpers bounds the helper processes of a worker; each holds its own

@@ -66,14 +66,17 @@ func WorkerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %s: %v\n", WorkerMode, k.Name, err)
 		return 1
 	}
-	if usesHelpers(&k, w.dev) {
+	switch aheadMode(&k, w.dev) {
+	case "process":
 		if w.helpers, err = newHelpers(&k, stderr); err != nil {
 			fmt.Fprintf(stderr, "%s: %s: compile helpers: %v\n", WorkerMode, k.Name, err)
 		} else {
 			defer w.helpers.close()
 		}
-	} else if k.CompileAhead == "process" {
-		fmt.Fprintf(stderr, "%s: %s: compile_ahead process needs pocl's CPU device with its kernel cache on, on Linux; building ahead on a thread instead\n", WorkerMode, k.Name)
+	case "thread":
+		if k.CompileAhead == "process" {
+			fmt.Fprintf(stderr, "%s: %s: compile_ahead process needs pocl's CPU device with its kernel cache on, on Linux; building ahead on a thread instead\n", WorkerMode, k.Name)
+		}
 		w.ahead = newCompiler(w.build)
 	}
 	if err := w.prepareProblems(stderr); err != nil {
@@ -153,9 +156,6 @@ func newWorker(k *Kernel) (*worker, error) {
 	w := &worker{
 		k: k, geom: g, params: params, src: src, ctx: ctx, dev: fromCL(d),
 		progs: map[string]*program{}, problems: map[string]*problemState{}, checked: map[string]string{},
-	}
-	if k.CompileAhead == "on" || k.CompileAhead == "thread" || ((k.CompileAhead == "" || k.CompileAhead == "auto") && w.dev.Type != "cpu") {
-		w.ahead = newCompiler(w.build)
 	}
 	return w, nil
 }
