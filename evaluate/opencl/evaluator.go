@@ -37,9 +37,12 @@ type Options struct {
 // Evaluator measures an OpenCL kernel in a worker process: an exec
 // harness (package harness) whose harness is the worker, so a crash, a
 // hang or a driver fault costs one trial and a restart, never the caller.
-// It implements evaluate.Evaluator and evaluate.Verifier.
+// It implements evaluate.Evaluator, evaluate.Verifier and
+// evaluate.Refresher.
 type Evaluator struct {
 	*harness.Harness
+	kernel Kernel
+	opt    Options
 }
 
 // ErrNoWorker is returned by New without a worker command.
@@ -74,7 +77,22 @@ func New(k Kernel, opt Options) (*Evaluator, error) {
 		msg := strings.ReplaceAll(err.Error(), opt.Worker[0], WorkerMode)
 		return nil, fmt.Errorf("opencl %s: %s", k.Name, msg)
 	}
-	return &Evaluator{Harness: h}, nil
+	return &Evaluator{Harness: h, kernel: k, opt: opt}, nil
+}
+
+// Fresh implements evaluate.Refresher: another worker of the same kernel
+// and options, preparing problem p only.
+func (e *Evaluator) Fresh(ctx context.Context, p evaluate.Problem) (evaluate.Evaluator, func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	k := e.kernel
+	k.Problems = [][]int{p.Dims}
+	ev, err := New(k, e.opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ev, func() { ev.Close() }, nil
 }
 
 // Prefetch implements evaluate.Prefetcher: it tells the worker which

@@ -272,3 +272,32 @@ func TestCompileHelpers(t *testing.T) {
 		}
 	}
 }
+
+// Fresh starts another worker of the same kernel, and evaluate.Confirm measures finalists in such workers: a config
+// whose output is wrong there counts as failed and ranks last.
+func TestFresh(t *testing.T) {
+	needDevice(t)
+	k := scaleKernel(t)
+	k.Problems = [][]int{{10000}, {20000}}
+	ev, err := New(k, Options{Worker: workerCmd(), Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	p := evaluate.Problem{Dims: []int{10000}, Names: []string{"n"}}
+	sp, err := ev.Space(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := []evaluate.Finalist{
+		{Config: genome.Config{0, 0, 1}, Key: sp.Key(genome.Config{0, 0, 1}), TimesMS: []float64{0.001}}, // wrong_result
+		{Config: genome.Config{1, 0, 0}, Key: sp.Key(genome.Config{1, 0, 0}), TimesMS: []float64{1}},
+	}
+	out, err := evaluate.Confirm(context.Background(), ev, p, fs, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0].Key != fs[1].Key || len(out[0].TimesMS) != 3 || out[0].Failed != 0 || out[1].Failed != 2 {
+		t.Fatalf("confirmed %+v; want %s first, measured in both workers, and %s failed in both", out, fs[1].Key, fs[0].Key)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quasim/quasim/certs"
 	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/genome"
 	"github.com/quasim/quasim/internal/store"
 )
 
@@ -85,6 +86,9 @@ func (t *Tuner) Certify(ctx context.Context, job Job, cycle int) (Certification,
 	}
 	cands = kept
 	slices.SortStableFunc(cands, func(a, b store.Trial) int { return cmp.Compare(vals[a.Key], vals[b.Key]) })
+	if err := t.confirm(ctx, job, cands); err != nil {
+		return Certification{}, err
+	}
 	var res Certification
 	tried := 0
 	rejected := map[string]bool{}
@@ -148,6 +152,47 @@ func (t *Tuner) Certify(ctx context.Context, job Job, cycle int) (Certification,
 		return res, err
 	}
 	return res, nil
+}
+
+// confirm measures the first cfg.Finalists of cands (sorted best first)
+// again, each in cfg.ConfirmRounds fresh processes, and reorders them by
+// their medians, where the evaluator measures in processes of its own and
+// the objective is time alone. The trials stored are left as measured.
+func (t *Tuner) confirm(ctx context.Context, job Job, cands []store.Trial) error {
+	r, ok := job.Evaluator.(evaluate.Refresher)
+	if k := job.Objective.Kind; !ok || t.cfg.Finalists < 2 || len(cands) < 2 || (k != "" && k != evaluate.TimeObjective.Kind) {
+		return nil
+	}
+	n := min(len(cands), t.cfg.Finalists)
+	fs := make([]evaluate.Finalist, n)
+	byKey := map[string]store.Trial{}
+	for i, tr := range cands[:n] {
+		c, err := job.Space.ParseKey(tr.Key)
+		if err != nil {
+			return err
+		}
+		fs[i] = evaluate.Finalist{Config: c, Key: tr.Key, TimesMS: []float64{tr.TimeMS}}
+		byKey[tr.Key] = tr
+	}
+	// The device is held throughout: a fresh worker prepares its problem
+	// on it too.
+	unlock, err := t.cfg.Lock(ctx, job.Key.Device)
+	if err != nil {
+		return err
+	}
+	around := func(c genome.Config) (func(), error) { return t.applyKnobs(job, c) }
+	ranked, err := evaluate.Confirm(ctx, r, job.Problem, fs, t.cfg.ConfirmRounds, around)
+	unlock()
+	if err != nil {
+		return fmt.Errorf("measure the finalists again: %w", err)
+	}
+	ev := t.cfg.Log.Info().Str("job_id", job.Key.String()).Int("rounds", t.cfg.ConfirmRounds)
+	for i, f := range ranked {
+		cands[i] = byKey[f.Key]
+		ev = ev.Float64(f.Key, f.MedianMS)
+	}
+	ev.Msg("finalists measured again in fresh processes; verified in order of their medians")
+	return nil
 }
 
 // front is the Pareto front of (time, energy) over the candidates that

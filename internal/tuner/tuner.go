@@ -80,6 +80,14 @@ type Config struct {
 	// Candidates is how many of the best configs a certification verifies
 	// before it gives up and serves the default (default 64).
 	Candidates int
+	// Finalists is how many of a job's best configs a certification
+	// measures again, each once in ConfirmRounds fresh processes, before
+	// it verifies them, where the evaluator measures in processes of its
+	// own (evaluate.Refresher) and the objective is time: they are then
+	// verified in order of their median times (defaults
+	// evaluate.DefaultFinalists and DefaultConfirmRounds; negative: never).
+	Finalists     int
+	ConfirmRounds int
 	// Measured, when set, is told of every trial a cycle measures and the
 	// wall time the measurement took (for metrics).
 	Measured func(job Job, tr evaluate.Trial, took time.Duration)
@@ -141,6 +149,12 @@ func New(cfg Config) *Tuner {
 	}
 	if cfg.Candidates <= 0 {
 		cfg.Candidates = 64
+	}
+	if cfg.Finalists == 0 {
+		cfg.Finalists = evaluate.DefaultFinalists
+	}
+	if cfg.ConfirmRounds <= 0 {
+		cfg.ConfirmRounds = evaluate.DefaultConfirmRounds
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

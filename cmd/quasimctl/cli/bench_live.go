@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,6 +35,8 @@ type benchLiveOptions struct {
 	json       string
 	poclCache  bool
 	noRace     bool
+	finalists  int
+	rounds     int
 	quiet      bool
 }
 
@@ -54,6 +57,13 @@ writes them as a Kernel Tuner cache file that "quasimctl bench --space"
 replays. --optimum names such a file: each run is then scored by the
 brute force's time of the best config it found (optimum / that time), so
 noise in the run's own measurement does not count for or against it.
+
+As in quasimd, the best few configs of the search (--finalists) are then
+measured again, each once in --confirm-rounds fresh worker processes, and
+the one with the lowest median time, the search's included, is the run's
+best: on pocl a config's time moves with the process that measures it, so
+the search's best alone is often the config that drew a lucky process.
+The wall time includes it.
 
 As in quasimd, a config whose first runs already put it well above the
 best time so far (evaluate.Reps.Outpaced) is not measured further;
@@ -82,26 +92,34 @@ the worker through it.`,
 	fs.StringVar(&o.json, "json", "", "write every run (trace included) as JSON to this file")
 	fs.BoolVar(&o.poclCache, "pocl-cache", false, "let pocl reuse kernels it compiled in earlier runs")
 	fs.BoolVar(&o.noRace, "no-race", false, "measure every config fully, even one clearly slower than the best so far (as quasimd races, so does bench live by default)")
+	fs.IntVar(&o.finalists, "finalists", evaluate.DefaultFinalists, "the search's best configs measured again in fresh worker processes before one is crowned (0: the search's best)")
+	fs.IntVar(&o.rounds, "confirm-rounds", evaluate.DefaultConfirmRounds, "fresh worker processes each finalist is measured in")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	return cmd
 }
 
 // liveRun is one strategy's run, as --json writes it.
 type liveRun struct {
-	Strategy string           `json:"strategy"`
-	Seed     uint64           `json:"seed"`
-	Raced    bool             `json:"raced"` // configs clearly slower than the best were raced (not --no-race)
-	Evals    int              `json:"evals"`
-	BestKey  string           `json:"best_key"`
-	BestMS   float64          `json:"best_ms"`          // as this run measured it
-	TrueMS   float64          `json:"true_ms"`          // the brute force's time of BestKey (with --optimum)
-	Fraction float64          `json:"fraction"`         // optimum / TrueMS (with --optimum)
-	To95     int              `json:"evals_to_95"`      // evaluations until within 95% of the optimum; 0: never
-	To95S    float64          `json:"seconds_to_95"`    // seconds from the run's start until then; 0: never
-	WallS    float64          `json:"wall_s"`           // the whole run
-	DoneS    []float64        `json:"done_s,omitempty"` // seconds from the run's start until each evaluation returned
-	CompileS float64          `json:"compile_s"`        // of which compiling
-	Trace    []evaluate.Trial `json:"trace,omitempty"`  // every evaluation in order
+	Strategy string  `json:"strategy"`
+	Seed     uint64  `json:"seed"`
+	Raced    bool    `json:"raced"` // configs clearly slower than the best were raced (not --no-race)
+	Evals    int     `json:"evals"`
+	BestKey  string  `json:"best_key"`
+	BestMS   float64 `json:"best_ms"` // as this run measured it (the median over the finalists' processes)
+	// SearchKey and SearchMS are the search's best before the finalists
+	// were measured again.
+	SearchKey string              `json:"search_key,omitempty"`
+	SearchMS  float64             `json:"search_ms,omitempty"`
+	Finalists []evaluate.Finalist `json:"finalists,omitempty"`
+	ConfirmS  float64             `json:"confirm_s,omitempty"` // of the wall time: measuring the finalists again
+	TrueMS    float64             `json:"true_ms"`             // the brute force's time of BestKey (with --optimum)
+	Fraction  float64             `json:"fraction"`            // optimum / TrueMS (with --optimum)
+	To95      int                 `json:"evals_to_95"`         // evaluations until within 95% of the optimum; 0: never
+	To95S     float64             `json:"seconds_to_95"`       // seconds from the run's start until then; 0: never
+	WallS     float64             `json:"wall_s"`              // the whole run
+	DoneS     []float64           `json:"done_s,omitempty"`    // seconds from the run's start until each evaluation returned
+	CompileS  float64             `json:"compile_s"`           // of which compiling
+	Trace     []evaluate.Trial    `json:"trace,omitempty"`     // every evaluation in order
 }
 
 func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw io.Writer) error {
@@ -213,8 +231,68 @@ func liveOnce(ctx context.Context, sp *spec.Spec, f evolve.Factory, name string,
 		return r, err
 	}
 	r.Evals = len(r.Trace)
+	if err := r.confirm(ctx, job.Evaluator, job.Problem, job.Space, o, progress); err != nil {
+		return r, err
+	}
 	r.WallS = time.Since(start).Seconds()
 	return r, nil
+}
+
+// confirm measures the run's best configs again in fresh workers, as the
+// tuner does before it certifies, and crowns the best by their medians.
+func (r *liveRun) confirm(ctx context.Context, ev evaluate.Evaluator, p evaluate.Problem, sp *genome.Space, o benchLiveOptions, progress func(string, ...any)) error {
+	rf, ok := ev.(evaluate.Refresher)
+	if !ok || o.finalists < 2 || o.rounds < 1 {
+		return nil
+	}
+	best := map[string]float64{}
+	for _, tr := range r.Trace {
+		if t, seen := best[tr.Key]; tr.OK() && (!seen || tr.Time < t) {
+			best[tr.Key] = tr.Time
+		}
+	}
+	var fs []evaluate.Finalist
+	for k, t := range best {
+		c, err := sp.ParseKey(k)
+		if err != nil {
+			return err
+		}
+		fs = append(fs, evaluate.Finalist{Config: c, Key: k, TimesMS: []float64{t}})
+	}
+	if len(fs) < 2 {
+		return nil
+	}
+	slices.SortFunc(fs, func(a, b evaluate.Finalist) int {
+		return cmp.Or(cmp.Compare(a.TimesMS[0], b.TimesMS[0]), strings.Compare(a.Key, b.Key))
+	})
+	fs = fs[:min(len(fs), o.finalists)]
+	t0 := time.Now()
+	ranked, err := evaluate.Confirm(ctx, rf, p, fs, o.rounds, nil)
+	if err != nil {
+		return fmt.Errorf("measuring the finalists again: %w", err)
+	}
+	r.ConfirmS = time.Since(t0).Seconds()
+	r.SearchKey, r.SearchMS = r.BestKey, r.BestMS
+	r.Finalists = ranked
+	if ranked[0].MedianMS > 0 {
+		r.BestKey, r.BestMS = ranked[0].Key, ranked[0].MedianMS
+	}
+	progress("finalists, median of the search and %d fresh processes: %s (%.1f s)", o.rounds, finalistList(ranked), r.ConfirmS)
+	return nil
+}
+
+func finalistList(fs []evaluate.Finalist) string {
+	var b strings.Builder
+	for i, f := range fs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %.4f ms", f.Key, f.MedianMS)
+		if f.Failed > 0 {
+			fmt.Fprintf(&b, " (failed in %d)", f.Failed)
+		}
+	}
+	return b.String()
 }
 
 // freshPoclCache gives sp's worker an empty pocl cache directory, unless
