@@ -36,7 +36,7 @@ type Finalist struct {
 	TimesMS []float64     `json:"times_ms"`         // the search's time first, then one a fresh process that ran it
 	Failed  int           `json:"failed,omitempty"` // fresh processes where it did not run (crash, timeout, error)
 	// MedianMS is the median of TimesMS with each failure as +Inf: what
-	// Confirm ranks by; 0 when that is +Inf (failed in half or more).
+	// Confirm ranks by; 0 when that is +Inf (failures reach the middle).
 	MedianMS float64 `json:"median_ms"`
 }
 
@@ -105,7 +105,9 @@ func confirmRound(ctx context.Context, r Refresher, p Problem, out []Finalist, r
 		if err != nil {
 			return err
 		}
-		if tr.OK() {
+		// A time that cannot be (a broken device or worker) never makes a
+		// config fastest: it counts as a failure.
+		if tr.OK() && tr.Time > 0 && !math.IsInf(tr.Time, 1) {
 			f.TimesMS = append(f.TimesMS, tr.Time)
 		} else {
 			f.Failed++

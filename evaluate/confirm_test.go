@@ -57,7 +57,7 @@ func TestConfirm(t *testing.T) {
 	}
 	r := &procs{space: sp, times: map[string][]float64{
 		"1": {2.0, 2.2, 1.9}, // 1.0 in the search
-		"2": {1.5, 1.4, 1.6},
+		"2": {1.5, 1.4, 0},   // 0 ms cannot be: a failure
 		"3": {-1, -1, 1.0},
 	}}
 	var fs []Finalist
@@ -76,8 +76,8 @@ func TestConfirm(t *testing.T) {
 	if !slices.Equal(keys, []string{"2", "1", "3"}) {
 		t.Fatalf("ranked %v, want 2, 1, 3: %+v", keys, out)
 	}
-	if out[0].MedianMS != 1.45 || len(out[0].TimesMS) != 4 {
-		t.Errorf("2: %+v, want median 1.45 of 4 times", out[0])
+	if out[0].MedianMS != 1.45 || len(out[0].TimesMS) != 3 || out[0].Failed != 1 {
+		t.Errorf("2: %+v, want median 1.45 of 3 times and a failure", out[0])
 	}
 	if out[2].Failed != 2 || out[2].MedianMS != 0 || len(out[2].TimesMS) != 2 {
 		t.Errorf("3: %+v, want 2 failures, no median, 2 times", out[2])
@@ -94,6 +94,12 @@ func TestConfirm(t *testing.T) {
 		return func() {}, nil
 	}); err != nil || calls != 3 {
 		t.Errorf("around called %d times (%v), want once a measurement", calls, err)
+	}
+	knob := errors.New("no privilege")
+	if _, err := Confirm(context.Background(), &procs{space: sp, times: r.times}, Problem{}, fs, 1, func(genome.Config) (func(), error) {
+		return nil, knob
+	}); !errors.Is(err, knob) {
+		t.Errorf("around failing: %v", err)
 	}
 	boom := errors.New("no worker")
 	if _, err := Confirm(context.Background(), &procs{space: sp, err: boom}, Problem{}, fs, 3, nil); !errors.Is(err, boom) {

@@ -80,6 +80,8 @@ func New(k Kernel, opt Options) (*Evaluator, error) {
 	return &Evaluator{Harness: h, kernel: k, opt: opt}, nil
 }
 
+var _ evaluate.Refresher = (*Evaluator)(nil)
+
 // Fresh implements evaluate.Refresher: another worker of the same kernel
 // and options, preparing problem p only.
 func (e *Evaluator) Fresh(ctx context.Context, p evaluate.Problem) (evaluate.Evaluator, func(), error) {

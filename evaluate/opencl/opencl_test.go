@@ -300,4 +300,16 @@ func TestFresh(t *testing.T) {
 	if out[0].Key != fs[1].Key || len(out[0].TimesMS) != 3 || out[0].Failed != 0 || out[1].Failed != 2 {
 		t.Fatalf("confirmed %+v; want %s first, measured in both workers, and %s failed in both", out, fs[1].Key, fs[0].Key)
 	}
+	// A worker of its own: closing it leaves the first one running.
+	fresh, done, err := ev.Fresh(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr, err := fresh.Evaluate(context.Background(), fs[1].Config, p); err != nil || !tr.OK() {
+		t.Fatalf("fresh worker: %+v, %v", tr, err)
+	}
+	done()
+	if tr, err := ev.Evaluate(context.Background(), fs[1].Config, p); err != nil || !tr.OK() {
+		t.Fatalf("the first worker after a fresh one closed: %+v, %v", tr, err)
+	}
 }

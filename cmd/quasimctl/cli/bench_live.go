@@ -112,14 +112,17 @@ type liveRun struct {
 	SearchMS  float64             `json:"search_ms,omitempty"`
 	Finalists []evaluate.Finalist `json:"finalists,omitempty"`
 	ConfirmS  float64             `json:"confirm_s,omitempty"` // of the wall time: measuring the finalists again
-	TrueMS    float64             `json:"true_ms"`             // the brute force's time of BestKey (with --optimum)
-	Fraction  float64             `json:"fraction"`            // optimum / TrueMS (with --optimum)
-	To95      int                 `json:"evals_to_95"`         // evaluations until within 95% of the optimum; 0: never
-	To95S     float64             `json:"seconds_to_95"`       // seconds from the run's start until then; 0: never
-	WallS     float64             `json:"wall_s"`              // the whole run
-	DoneS     []float64           `json:"done_s,omitempty"`    // seconds from the run's start until each evaluation returned
-	CompileS  float64             `json:"compile_s"`           // of which compiling
-	Trace     []evaluate.Trial    `json:"trace,omitempty"`     // every evaluation in order
+	// ConfirmError says why the search's best stands without the
+	// finalists' medians: no fresh worker, or every finalist failed.
+	ConfirmError string           `json:"confirm_error,omitempty"`
+	TrueMS       float64          `json:"true_ms"`          // the brute force's time of BestKey (with --optimum)
+	Fraction     float64          `json:"fraction"`         // optimum / TrueMS (with --optimum)
+	To95         int              `json:"evals_to_95"`      // evaluations until within 95% of the optimum; 0: never
+	To95S        float64          `json:"seconds_to_95"`    // seconds from the run's start until then; 0: never
+	WallS        float64          `json:"wall_s"`           // the whole run
+	DoneS        []float64        `json:"done_s,omitempty"` // seconds from the run's start until each evaluation returned
+	CompileS     float64          `json:"compile_s"`        // of which compiling
+	Trace        []evaluate.Trial `json:"trace,omitempty"`  // every evaluation in order
 }
 
 func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw io.Writer) error {
@@ -268,14 +271,22 @@ func (r *liveRun) confirm(ctx context.Context, ev evaluate.Evaluator, p evaluate
 	fs = fs[:min(len(fs), o.finalists)]
 	t0 := time.Now()
 	ranked, err := evaluate.Confirm(ctx, rf, p, fs, o.rounds, nil)
-	if err != nil {
-		return fmt.Errorf("measuring the finalists again: %w", err)
-	}
 	r.ConfirmS = time.Since(t0).Seconds()
 	r.SearchKey, r.SearchMS = r.BestKey, r.BestMS
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		// As the tuner: the search's best stands, and the run says why.
+		r.ConfirmError = err.Error()
+		progress("finalists not measured again (%v): the search's best stands", err)
+		return nil
+	}
 	r.Finalists = ranked
 	if ranked[0].MedianMS > 0 {
 		r.BestKey, r.BestMS = ranked[0].Key, ranked[0].MedianMS
+	} else {
+		r.ConfirmError = "every finalist failed in the fresh processes"
 	}
 	progress("finalists, median of the search and %d fresh processes: %s (%.1f s)", o.rounds, finalistList(ranked), r.ConfirmS)
 	return nil
