@@ -71,9 +71,13 @@ func Confirm(ctx context.Context, r Refresher, p Problem, finalists []Finalist, 
 			return nil, err
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Finalist) int { return cmp.Compare(a.rank(), b.rank()) })
+	ranks := map[string]float64{}
+	for _, f := range out {
+		ranks[f.Key] = f.rank()
+	}
+	slices.SortStableFunc(out, func(a, b Finalist) int { return cmp.Compare(ranks[a.Key], ranks[b.Key]) })
 	for i := range out {
-		if m := out[i].rank(); !math.IsInf(m, 1) {
+		if m := ranks[out[i].Key]; !math.IsInf(m, 1) {
 			out[i].MedianMS = m
 		}
 	}
