@@ -86,9 +86,18 @@ func (e *Evidence) validate() error {
 
 // ev is the server's Evidence with its defaults.
 func (s *server) ev() Evidence {
+	s.evMu.Lock()
 	e := s.evidence
+	s.evMu.Unlock()
 	e.defaults()
 	return e
+}
+
+// setRecheck sets Evidence.Recheck while reports may be handled.
+func (s *server) setRecheck(d time.Duration) {
+	s.evMu.Lock()
+	s.evidence.Recheck = d
+	s.evMu.Unlock()
 }
 
 // rechecks is the server's state of re-verifications; its zero value is

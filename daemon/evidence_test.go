@@ -145,7 +145,7 @@ func (ts *testServer) rechecked(t *testing.T, n int) {
 // the certificate when the daemon's re-verification reproduces it.
 func TestErrorReportsNeedEvidence(t *testing.T) {
 	ts, job, served, wrong := evidenceServer(t, nil)
-	ts.srv.evidence.Recheck = time.Hour
+	ts.srv.setRecheck(time.Hour)
 	for range 10 {
 		batch := make([]api.Observation, 100)
 		for i := range batch {
@@ -178,7 +178,7 @@ func TestErrorReportsNeedEvidence(t *testing.T) {
 	if err := os.WriteFile(wrong, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ts.srv.evidence.Recheck = time.Millisecond
+	ts.srv.setRecheck(time.Millisecond)
 	posted := time.Now()
 	resp := ts.observeAs(t, 1001, fakeError(0.5))
 	if len(resp.Revoked) != 0 || len(resp.Checking) != 1 {

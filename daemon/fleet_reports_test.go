@@ -61,7 +61,7 @@ func TestFleetFailureReportsNeedEvidence(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("node not joined in 30s")
 	}
-	ts.srv.evidence.Recheck = time.Hour
+	ts.srv.setRecheck(time.Hour)
 	other := fleetReporter(t, ctx, cl, "etest", key2)
 	reporter := "node:" + certs.KeyID(pub2)
 	reported := func(n int) {
@@ -97,7 +97,7 @@ func TestFleetFailureReportsNeedEvidence(t *testing.T) {
 	if err := os.WriteFile(wrong, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ts.srv.evidence.Recheck = time.Millisecond
+	ts.srv.setRecheck(time.Millisecond)
 	posted := time.Now()
 	other.PublishFailure(served.Certificate, "parity: worst checksum 43")
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
@@ -120,7 +120,7 @@ func TestFleetFailureReportsNeedEvidence(t *testing.T) {
 // ids is one reporter; a second key makes the quorum of two.
 func TestFleetFailureQuorum(t *testing.T) {
 	ts, _, served, _ := evidenceServer(t, nil)
-	ts.srv.evidence.Recheck = time.Hour
+	ts.srv.setRecheck(time.Hour)
 	_, key2, _ := ed25519.GenerateKey(nil)
 	_, key3, _ := ed25519.GenerateKey(nil)
 	now := time.Now()
@@ -150,7 +150,7 @@ func TestFleetFailureQuorum(t *testing.T) {
 // replayed now, do not.
 func TestFleetFailureClockSkew(t *testing.T) {
 	ts, _, served, _ := evidenceServer(t, nil)
-	ts.srv.evidence.Recheck = time.Hour
+	ts.srv.setRecheck(time.Hour)
 	_, key2, _ := ed25519.GenerateKey(nil)
 	_, key3, _ := ed25519.GenerateKey(nil)
 	now := time.Now()

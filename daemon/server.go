@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -56,7 +57,8 @@ type server struct {
 	fleet    *fleetNode     // nil without a fleet
 	zoner    *zoner         // zoned pipelines' precision maps; nil in tests that need none
 
-	evidence Evidence // what revokes a certificate on reports (evidence.go)
+	evMu     sync.Mutex // guards evidence, which tests change while reports run
+	evidence Evidence   // what revokes a certificate on reports (evidence.go)
 	rechecks rechecks
 }
 
