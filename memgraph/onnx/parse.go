@@ -234,7 +234,36 @@ func (m *model) parseGraph(b []byte, where string, depth int) (*graph, error) {
 		}
 		return nil
 	})
-	return g, err
+	if err != nil {
+		return g, err
+	}
+	return g, g.checkSSA()
+}
+
+// checkSSA refuses a graph that names a value twice: two nodes with the
+// same output, or a node whose output is a graph input or initializer
+// (ONNX's checker refuses these too). A reader would otherwise have to
+// pick one producer, and a plan made from one pick is wrong for the other.
+func (g *graph) checkSSA() error {
+	by := map[string]string{}
+	for _, in := range g.inputs {
+		by[in] = g.where + ".input"
+	}
+	for name := range g.weights {
+		by[name] = g.where + ".initializer"
+	}
+	for _, n := range g.nodes {
+		for _, out := range n.outputs {
+			if out == "" {
+				continue
+			}
+			if was, dup := by[out]; dup {
+				return fmt.Errorf("%s: output %q: already produced by %s (ONNX graphs are single-assignment)", n.where, out, was)
+			}
+			by[out] = n.where
+		}
+	}
+	return nil
 }
 
 func (m *model) parseNode(mm msg, depth int) (*node, error) {
