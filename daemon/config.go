@@ -53,6 +53,12 @@ type Config struct {
 	// Evidence is what revokes a certificate on runtimes' error reports
 	// and fleet nodes' failure reports (zero fields: the defaults).
 	Evidence Evidence
+	// Finalists is how many of a job's best configs a certification
+	// measures again, each in ConfirmRounds fresh worker processes, before
+	// it verifies them in order of their medians (tuner.Config; zero: the
+	// defaults, negative: the search's best alone).
+	Finalists     int
+	ConfirmRounds int
 	// OpenCLWorker starts an OpenCL worker process (quasimd
 	// opencl-worker); empty: opencl kernels are refused.
 	OpenCLWorker []string
@@ -176,6 +182,9 @@ func (c *Config) Validate() error {
 	}
 	if c.IdleWait < 0 {
 		errs = append(errs, fmt.Errorf("idle-wait %s: must not be negative", c.IdleWait))
+	}
+	if c.ConfirmRounds < 0 {
+		errs = append(errs, fmt.Errorf("confirm-rounds %d: must not be negative", c.ConfirmRounds))
 	}
 	if c.UI && c.MetricsListen == "" {
 		errs = append(errs, errors.New("ui: needs --metrics-listen, the TCP address that serves it"))

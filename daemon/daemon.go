@@ -185,13 +185,15 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 				}
 				return fn.related(job)
 			},
-			Busy:     gate.busy,
-			Meter:    meter,
-			Knobs:    knobs,
-			IdleWait: cfg.IdleWait,
-			IdlePoll: cfg.IdlePoll,
-			Log:      log.With().Str("component", "tuner").Logger(),
-			Now:      cfg.Now,
+			Busy:          gate.busy,
+			Meter:         meter,
+			Knobs:         knobs,
+			IdleWait:      cfg.IdleWait,
+			IdlePoll:      cfg.IdlePoll,
+			Finalists:     cfg.Finalists,
+			ConfirmRounds: cfg.ConfirmRounds,
+			Log:           log.With().Str("component", "tuner").Logger(),
+			Now:           cfg.Now,
 		}),
 	}
 	ceil, err := loadCeilings(cfg.StateDir)

@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/quasim/quasim/daemon"
+	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evaluate/opencl"
 	"github.com/quasim/quasim/internal/sdnotify"
 	"github.com/quasim/quasim/internal/version"
@@ -85,6 +86,8 @@ func run() int {
 	fs.IntVar(&cfg.Evidence.NodeQuorum, "fleet-failure-quorum", daemon.DefaultNodeQuorum, "distinct fleet nodes whose failure reports within --report-window revoke a certificate without this node's check failing (2 or more)")
 	fs.DurationVar(&cfg.Evidence.Window, "report-window", daemon.DefaultReportWindow, "how long an error or failure report counts towards a quorum")
 	fs.DurationVar(&cfg.Evidence.Recheck, "recheck-every", daemon.DefaultRecheck, "a reported config is re-verified here at most once per this; a report in between waits for the next")
+	finalists := fs.Int("finalists", evaluate.DefaultFinalists, "a certification measures this many of a job's best configs again, each in --confirm-rounds fresh worker processes, and verifies them in order of their medians (OpenCL kernels, time objective); 0 or 1: the search's best alone")
+	fs.IntVar(&cfg.ConfirmRounds, "confirm-rounds", evaluate.DefaultConfirmRounds, "fresh worker processes each finalist is measured in")
 	level := fs.String("log-level", "info", "debug, info, warn or error ($QUASIMD_LOG_LEVEL)")
 	format := fs.String("log-format", "json", "json (for journald) or console ($QUASIMD_LOG_FORMAT)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
@@ -124,6 +127,18 @@ func run() int {
 		cfg.KernelsDirGiven = cfg.KernelsDirGiven || f.Name == "kernels"
 		cfg.PriorsGiven = cfg.PriorsGiven || f.Name == "priors"
 	})
+	switch {
+	case *finalists < 0:
+		fmt.Fprintf(os.Stderr, "quasimd: --finalists %d: must not be negative\n", *finalists)
+		return exitConfig
+	case cfg.ConfirmRounds < 1:
+		fmt.Fprintf(os.Stderr, "quasimd: --confirm-rounds %d: want 1 or more\n", cfg.ConfirmRounds)
+		return exitConfig
+	case *finalists < 2:
+		cfg.Finalists = -1 // the tuner's "never"; its zero is the default
+	default:
+		cfg.Finalists = *finalists
+	}
 	lvl, err := zerolog.ParseLevel(*level)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "quasimd: --log-level %q: want debug, info, warn or error\n", *level)

@@ -167,6 +167,9 @@ func TestOpenCLEndToEnd(t *testing.T) {
 		t.Errorf("config scale after the faults = %+v", cfg)
 	}
 	d.stop()
+	if !strings.Contains(d.stderr.String(), "finalists measured again in fresh processes") {
+		t.Errorf("no finalists measured again by default; log:\n%s", tail(d.stderr.String(), 4000))
+	}
 }
 
 // TestOpenCLExamples tunes each kernel of examples/opencl through the real
@@ -204,7 +207,9 @@ func TestOpenCLExamples(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d := start(t, dir, "--priors", stencilPack(t, dir))
+	// Finalists off: TestOpenCLEndToEnd runs them, and here they would
+	// start 3 more workers per kernel.
+	d := start(t, dir, "--priors", stencilPack(t, dir), "--finalists", "0")
 	for _, k := range kernels {
 		if out, errs, code := d.ctl("config", k); code != 0 {
 			t.Fatalf("config %s: exit %d (did its spec load?)\n%s\n%s", k, code, out, errs)
@@ -275,6 +280,9 @@ func TestOpenCLExamples(t *testing.T) {
 	}
 	t.Logf("opencl_gemm:\n%s", out)
 	d.stop()
+	if strings.Contains(d.stderr.String(), "finalists measured again") {
+		t.Errorf("finalists measured again under --finalists 0")
+	}
 }
 
 // stencilPack builds, with quasimctl priors build --source, a pack from a

@@ -97,12 +97,14 @@ func TestUnitRestart(t *testing.T) {
 	if contains(u.restartPrevent, "2") {
 		t.Errorf("RestartPreventExitStatus = %q: 2 is the Go runtime's exit after a panic or SIGABRT (the watchdog), which must restart", u.restartPrevent)
 	}
-	// The real binary on a bad flag.
+	// The real binary on bad flags.
 	qd, _ := binaries(t)
-	err := exec.Command(qd, "--idle-cpu", "lots").Run()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitConfig {
-		t.Errorf("quasimd --idle-cpu lots = %v, want exit %d", err, exitConfig)
+	for _, args := range [][]string{{"--idle-cpu", "lots"}, {"--finalists", "-1"}, {"--confirm-rounds", "0"}} {
+		out, err := exec.Command(qd, args...).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitConfig || !strings.Contains(string(out), strings.TrimLeft(args[0], "-")) {
+			t.Errorf("quasimd %s = %v: %s; want exit %d naming %s", strings.Join(args, " "), err, out, exitConfig, args[0])
+		}
 	}
 }
 

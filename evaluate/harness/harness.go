@@ -158,7 +158,11 @@ func (t *tail) String() string {
 }
 
 // Start runs the harness and reads its hello line.
-func Start(opt Options) (*Harness, error) {
+func Start(opt Options) (*Harness, error) { return StartContext(context.Background(), opt) }
+
+// StartContext is Start that stops waiting for the hello, and kills the
+// harness, when ctx is done.
+func StartContext(ctx context.Context, opt Options) (*Harness, error) {
 	if len(opt.Command) == 0 || opt.Command[0] == "" {
 		return nil, errors.New("exec harness: no command")
 	}
@@ -170,7 +174,7 @@ func Start(opt Options) (*Harness, error) {
 	}
 	opt.Reps = opt.Reps.WithDefaults()
 	h := &Harness{opt: opt, refs: map[string]float64{}}
-	p, hello, err := h.spawn()
+	p, hello, err := h.spawn(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -244,8 +248,9 @@ func params(m Hello) ([]genome.Param, error) {
 	return out, nil
 }
 
-// spawn starts a harness process and reads its hello.
-func (h *Harness) spawn() (*proc, Hello, error) {
+// spawn starts a harness process and reads its hello; it kills the
+// process when ctx is done first.
+func (h *Harness) spawn(ctx context.Context) (*proc, Hello, error) {
 	name := h.opt.Command[0]
 	cmd := exec.Command(name, h.opt.Command[1:]...)
 	cmd.Dir = h.opt.Dir
@@ -304,6 +309,9 @@ func (h *Harness) spawn() (*proc, Hello, error) {
 	case <-time.After(h.opt.HelloTimeout):
 		p.kill()
 		return nil, Hello{}, fmt.Errorf("exec harness %s: no hello within %s", name, h.opt.HelloTimeout)
+	case <-ctx.Done():
+		p.kill()
+		return nil, Hello{}, fmt.Errorf("exec harness %s: waiting for its hello: %w", name, ctx.Err())
 	}
 }
 
@@ -504,8 +512,11 @@ func (h *Harness) exchange(ctx context.Context, req func(id int) any, parse func
 		return "", "", errors.New("exec harness: closed")
 	}
 	if h.p == nil {
-		p, hello, err := h.spawn()
+		p, hello, err := h.spawn(ctx)
 		if err != nil {
+			if ctx.Err() != nil {
+				return "", "", ctx.Err()
+			}
 			return evaluate.StatusRuntime, "restart failed: " + err.Error(), nil
 		}
 		if err := checkHello(hello); err != nil || !sameParams(hello, h.hello) {

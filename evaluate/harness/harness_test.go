@@ -159,6 +159,22 @@ func TestBadHarnesses(t *testing.T) {
 	}
 }
 
+// A harness that never says hello is killed as soon as the caller's ctx
+// is done, long before its hello timeout.
+func TestStartContextCancel(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	t0 := time.Now()
+	_, err := StartContext(ctx, Options{Command: []string{fakeBin}, HelloTimeout: time.Minute, Env: []string{"FAKE_HELLO=none"}})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "waiting for its hello") {
+		t.Fatalf("StartContext cancelled = %v, want context.Canceled while waiting for the hello", err)
+	}
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("StartContext returned %s after its ctx was cancelled at 200ms", d)
+	}
+}
+
 func TestRepetitions(t *testing.T) {
 	t.Parallel()
 	h := start(t)

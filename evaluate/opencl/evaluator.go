@@ -52,7 +52,11 @@ var ErrNoWorker = errors.New("no OpenCL worker command")
 // device, prepares k.Problems (each within k.PrepareTimeout) and says
 // hello. A reference that crashes or hangs fails here, saying so. A kernel that cannot load (no OpenCL, a missing
 // source, no such kernel) fails here with the worker's reason.
-func New(k Kernel, opt Options) (*Evaluator, error) {
+func New(k Kernel, opt Options) (*Evaluator, error) { return NewContext(context.Background(), k, opt) }
+
+// NewContext is New that stops waiting for the worker, and kills it, when
+// ctx is done.
+func NewContext(ctx context.Context, k Kernel, opt Options) (*Evaluator, error) {
 	if _, err := k.Compile(); err != nil {
 		return nil, err
 	}
@@ -70,8 +74,11 @@ func New(k Kernel, opt Options) (*Evaluator, error) {
 	}
 	// The worker prepares each problem within prep before its hello.
 	hello := 30*time.Second + time.Duration(len(k.Problems)+1)*prep
-	h, err := harness.Start(harness.Options{Command: cmd, Timeout: opt.Timeout, Reps: opt.Reps, Stderr: opt.Stderr, Env: opt.Env,
+	h, err := harness.StartContext(ctx, harness.Options{Command: cmd, Timeout: opt.Timeout, Reps: opt.Reps, Stderr: opt.Stderr, Env: opt.Env,
 		HelloTimeout: hello})
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("opencl %s: %w", k.Name, ctx.Err())
+	}
 	if err != nil {
 		// The command line holds the whole kernel: name the worker instead.
 		msg := strings.ReplaceAll(err.Error(), opt.Worker[0], WorkerMode)
@@ -90,7 +97,7 @@ func (e *Evaluator) Fresh(ctx context.Context, p evaluate.Problem) (evaluate.Eva
 	}
 	k := e.kernel
 	k.Problems = [][]int{p.Dims}
-	ev, err := New(k, e.opt)
+	ev, err := NewContext(ctx, k, e.opt)
 	if err != nil {
 		return nil, nil, err
 	}

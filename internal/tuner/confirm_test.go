@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evolve"
@@ -114,6 +115,27 @@ func TestCertifyConfirmsFinalists(t *testing.T) {
 	if res, err = tuner(-1).Certify(context.Background(), job, 3); err != nil || res.Served != best || f.starts != 0 {
 		t.Errorf("finalists off: served %q (%v) after %d fresh processes; want the search's best %s", res.Served, err, f.starts, best)
 	}
+	// A device busy with other work past IdleWait: the search's order
+	// stands; busy for a while only, the finalists wait and are measured.
+	polls := 0
+	busyTuner := func(busyPolls int) *Tuner {
+		polls = 0
+		return New(Config{Store: st, Signer: key, IdleWait: 100 * time.Millisecond, IdlePoll: 5 * time.Millisecond,
+			Busy: func(string) string {
+				if polls++; polls <= busyPolls {
+					return "other work"
+				}
+				return ""
+			},
+			NewStrategy: func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewES(s, seed, evolve.ESOptions{}) }})
+	}
+	if res, err = busyTuner(1<<30).Certify(context.Background(), job, 3); err != nil || res.Served != best || f.starts != 0 || polls < 2 {
+		t.Errorf("busy device: served %q (%v) after %d fresh processes, %d polls; want the search's best %s and none", res.Served, err, f.starts, polls, best)
+	}
+	if res, err = busyTuner(3).Certify(context.Background(), job, 3); err != nil || f.starts != evaluate.DefaultConfirmRounds || polls != 4 {
+		t.Errorf("device busy for 3 polls: %d fresh processes after %d polls (%v); want %d after 4", f.starts, polls, err, evaluate.DefaultConfirmRounds)
+	}
+	f.starts = 0
 	// A worker that cannot start: the search's order stands.
 	f.fail = errors.New("no worker")
 	if res, err = tuner(0).Certify(context.Background(), job, 4); err != nil || res.Served != best {
