@@ -37,6 +37,9 @@ func t1Space(t testing.TB, path string) *Space {
 // TestTreeRanksMatchAll checks the count and every rank of the tree against
 // enumeration: the config of rank r is All()[r].
 func TestTreeRanksMatchAll(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping under -short (CI's race pass): single-goroutine numerics, run in full without -short")
+	}
 	spaces := map[string]*Space{"small": smallSpace(t)}
 	if _, err := os.Stat(filepath.Join("..", "..", "shared", "spaces")); err == nil {
 		for _, k := range []string{"convolution", "dedispersion", "gemm"} {
@@ -79,6 +82,9 @@ func chiSquare(counts map[string]int, n, draws int) (float64, float64) {
 // parameter admits (a tree walk without counts) must fail it, so the test
 // can tell.
 func TestTreeSampleUniform(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping under -short (CI's race pass): single-goroutine numerics, run in full without -short")
+	}
 	s := sharedT1(t, "convolution")
 	tr, err := newTree(s)
 	if err != nil {
@@ -204,6 +210,9 @@ func largeGemm(t testing.TB) *Space {
 // TestLargeSpaceWithoutEnumeration samples, repairs and mutates on a space
 // of over 10^8 valid configs, which All could not hold.
 func TestLargeSpaceWithoutEnumeration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping under -short (CI's race pass): single-goroutine numerics, run in full without -short")
+	}
 	s := largeGemm(t)
 	start := time.Now()
 	n, ok := s.Count()
@@ -281,6 +290,9 @@ func TestRejectSampleUniform(t *testing.T) {
 // constraint reads all six parameters of 30 values each: the table could
 // hold 30^5 states, so the tree gives up at once.
 func TestUncountableSpace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping under -short (CI's race pass): single-goroutine numerics, run in full without -short")
+	}
 	var params []Param
 	var sum string
 	for i := range 6 {

@@ -324,7 +324,7 @@ func TestDrift(t *testing.T) {
 	t.Logf("certified median %.4g ms, p95 %.4g ms; runtimes report %.4g ms", cert.Latency.MedianMS, cert.Latency.P95MS, slow)
 	// A long cycle in flight, so the drift re-tune queues behind it and the
 	// stale mark can be seen.
-	if out, errs, code := d.ctl("tune", "sgemm", "--problem", "256,256,256", "--budget", "150"); code != 0 {
+	if out, errs, code := d.ctl("tune", "sgemm", "--problem", "256,256,256", "--budget", "50"); code != 0 {
 		t.Fatalf("tune: %d %s %s", code, out, errs)
 	}
 	lat := make([]float64, 20)
@@ -356,8 +356,7 @@ func TestDrift(t *testing.T) {
 	}}); err == nil || !strings.Contains(err.Error(), "observations[1].latencies_ms[0]") {
 		t.Errorf("negative latency: %v, want an error naming observations[1].latencies_ms[0]", err)
 	}
-	// The drift re-tune queues behind the 150-evaluation cycle: 21 s alone,
-	// 80 s beside the package's other tests on a loaded 2-core machine.
+	// The drift re-tune queues behind the 50-evaluation cycle.
 	deadline := time.Now().Add(4 * time.Minute)
 	for {
 		var now api.Config

@@ -229,6 +229,9 @@ func threadCPU() time.Duration {
 // values: the same values added in the same order, so the sums are
 // bitwise equal (whether decoded into a buffer or fused into the sum).
 func TestReducedInputSumsDecodedValues(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping under -short (CI's race pass): single-goroutine numerics, run in full without -short")
+	}
 	t.Parallel()
 	for _, n := range []int{5, 777, 100_003} {
 		k := mustNew(t, "reduce", Options{})
@@ -332,6 +335,9 @@ func storedSumsDecoded(t *testing.T, kernel string, dims []int, param string, in
 // TestSgemmStoredBSumsDecodedValues: packing decodes B's panels. n = 45
 // puts B's rows at odd offsets (INT4 nibbles) and across scale blocks.
 func TestSgemmStoredBSumsDecodedValues(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping under -short (CI's race pass): single-goroutine numerics, run in full without -short")
+	}
 	t.Parallel()
 	storedSumsDecoded(t, "sgemm", []int{37, 45, 41}, "b_input", true)
 }
@@ -340,6 +346,9 @@ func TestSgemmStoredBSumsDecodedValues(t *testing.T) {
 // tile of the image. w = 45 puts the tiles' rows at odd offsets and across
 // scale blocks.
 func TestConv2dStoredInputSumsDecodedValues(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping under -short (CI's race pass): single-goroutine numerics, run in full without -short")
+	}
 	t.Parallel()
 	storedSumsDecoded(t, "conv2d", []int{39, 45, 5}, "input", false)
 }

@@ -70,6 +70,9 @@ func TestZoneBoundHoldsOverSeeds(t *testing.T) {
 // most of its bound in the reduce; at 1.1 times its bound the chain
 // certifies it, while budgets of half the total per kernel do not.
 func TestZoneJointCertifiesWhatSplitCannot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping under -short (CI's race pass): single-goroutine numerics, run in full without -short")
+	}
 	t.Parallel()
 	up, down := smallChain(t)
 	ctx := context.Background()
@@ -246,6 +249,9 @@ func BenchmarkZoning(b *testing.B) {
 // against one stage's bound, so each stage's bound and limit are the
 // largest over the seeds, not the ones at the seed with the worst total.
 func TestZoneStageBoundsLargestOverSeeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping under -short (CI's race pass): single-goroutine numerics, run in full without -short")
+	}
 	t.Parallel()
 	up, down := smallChain(t)
 	ctx := context.Background()

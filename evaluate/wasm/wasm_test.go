@@ -48,6 +48,9 @@ func load(t testing.TB, path string, opt Options) *Evaluator {
 }
 
 func TestMatmulKernel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping under -short (CI's race pass): compiling and running matmul under -race takes 30 s; TestFaults races the same paths")
+	}
 	e := load(t, matmulWasm, Options{Reps: evaluate.Reps{Min: 3, Max: 3}})
 	p := evaluate.Problem{Dims: []int{64}}
 	sp, err := e.Space(p)
