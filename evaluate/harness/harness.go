@@ -163,6 +163,9 @@ func Start(opt Options) (*Harness, error) { return StartContext(context.Backgrou
 // StartContext is Start that stops waiting for the hello, and kills the
 // harness, when ctx is done.
 func StartContext(ctx context.Context, opt Options) (*Harness, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if len(opt.Command) == 0 || opt.Command[0] == "" {
 		return nil, errors.New("exec harness: no command")
 	}

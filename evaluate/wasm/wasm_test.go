@@ -49,7 +49,7 @@ func load(t testing.TB, path string, opt Options) *Evaluator {
 
 func TestMatmulKernel(t *testing.T) {
 	if testing.Short() {
-		t.Skip("skipping under -short (CI's race pass): compiling and running matmul under -race takes 30 s; TestFaults races the same paths")
+		t.Skip("skipping under -short (CI's race pass): compiling and running matmul under -race takes 30 s; TestFaults races the evaluator's paths on its own module")
 	}
 	e := load(t, matmulWasm, Options{Reps: evaluate.Reps{Min: 3, Max: 3}})
 	p := evaluate.Problem{Dims: []int{64}}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/quasim/quasim/certs"
 	"github.com/quasim/quasim/evaluate"
@@ -184,12 +183,15 @@ func (t *Tuner) confirm(ctx context.Context, job Job, cands []store.Trial) error
 		byKey[tr.Key] = tr
 	}
 	// Times taken beside other work would rank the finalists by noise.
-	if why, err := t.idle(ctx, job.Key.Device); err != nil {
-		return err
-	} else if why != "" {
-		t.cfg.Log.Warn().Str("job_id", job.Key.String()).Str("busy", why).Dur("waited", t.cfg.IdleWait).
-			Msg("device busy; finalists not measured again; verified in the search's order")
-		return nil
+	// The cycle waited for an idle device before each generation; here a
+	// device busy again keeps the search's order rather than wait a second
+	// time.
+	if t.cfg.Busy != nil {
+		if why := t.cfg.Busy(job.Key.Device); why != "" {
+			t.cfg.Log.Warn().Str("job_id", job.Key.String()).Str("busy", why).
+				Msg("device busy; finalists not measured again; verified in the search's order")
+			return nil
+		}
 	}
 	// The device is held throughout: a fresh worker prepares its problem
 	// on it too.
@@ -232,32 +234,6 @@ func (t *Tuner) confirm(ctx context.Context, job Job, cands []store.Trial) error
 	t.cfg.Log.Info().Str("job_id", job.Key.String()).Int("rounds", t.cfg.ConfirmRounds).Strs("finalists", said).
 		Msg("finalists measured again in fresh processes; verified in order of their medians")
 	return nil
-}
-
-// idle waits up to IdleWait, asking Busy every IdlePoll, for device to be
-// idle of other work; it returns why it is still busy, "" once idle.
-func (t *Tuner) idle(ctx context.Context, device string) (string, error) {
-	if t.cfg.Busy == nil {
-		return "", nil
-	}
-	deadline := time.Now().Add(t.cfg.IdleWait)
-	for i := 0; ; i++ {
-		why := t.cfg.Busy(device)
-		left := time.Until(deadline)
-		if why == "" || left <= 0 {
-			return why, nil
-		}
-		if i == 0 {
-			t.cfg.Log.Info().Str("device", device).Str("busy", why).Msg("device busy; finalists wait for it to be idle")
-		}
-		timer := time.NewTimer(min(t.cfg.IdlePoll, left))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return why, ctx.Err()
-		case <-timer.C:
-		}
-	}
 }
 
 // front is the Pareto front of (time, energy) over the candidates that

@@ -76,7 +76,15 @@ func TestReadErrors(t *testing.T) {
 		{"two producers", modelMsg(
 			part{graphInput, valueInfo("x", 1, 2)},
 			part{graphNode, nodeMsg("n", "Relu", []string{"x"}, []string{"x"})},
-		), Options{}, `output "x": already produced`},
+		), Options{}, `node[0] (Relu "n"): output "x": already produced by model.graph.input`},
+		// The first producer is folded into a constant (the Shape of a
+		// known shape), so only the parse-time check sees both.
+		{"two producers, one folded", modelMsg(
+			part{graphInput, valueInfo("x", 1, 2)},
+			part{graphNode, nodeMsg("sh", "Shape", []string{"x"}, []string{"s"})},
+			part{graphNode, nodeMsg("r", "Relu", []string{"x"}, []string{"s"})},
+			part{graphOutput, valueInfo("s", 1, 2)},
+		), Options{}, `node[1] (Relu "r"): output "s": already produced by model.graph.node[0] (Shape "sh")`},
 		{"huge shape", modelMsg(
 			part{graphInput, valueInfo("x", 1, 1<<30, 1<<30, 1<<30)},
 		), Options{}, `tensor "x": shape overflows`},

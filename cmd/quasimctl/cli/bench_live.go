@@ -92,7 +92,7 @@ the worker through it.`,
 	fs.StringVar(&o.json, "json", "", "write every run (trace included) as JSON to this file")
 	fs.BoolVar(&o.poclCache, "pocl-cache", false, "let pocl reuse kernels it compiled in earlier runs")
 	fs.BoolVar(&o.noRace, "no-race", false, "measure every config fully, even one clearly slower than the best so far (as quasimd races, so does bench live by default)")
-	fs.IntVar(&o.finalists, "finalists", evaluate.DefaultFinalists, "the search's best configs measured again in fresh worker processes before one is crowned (0: the search's best)")
+	fs.IntVar(&o.finalists, "finalists", evaluate.DefaultFinalists, "the search's best configs measured again in fresh worker processes before one is crowned (0 or 1: the search's best alone)")
 	fs.IntVar(&o.rounds, "confirm-rounds", evaluate.DefaultConfirmRounds, "fresh worker processes each finalist is measured in")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	return cmd
@@ -136,6 +136,12 @@ func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw 
 	}
 	if sp.Evaluator != "opencl" {
 		return usagef("%s: evaluator %q: bench live runs opencl specs", path, sp.Evaluator)
+	}
+	if o.finalists < 0 {
+		return usagef("--finalists %d: must not be negative", o.finalists)
+	}
+	if o.rounds < 1 {
+		return usagef("--confirm-rounds %d: want 1 or more", o.rounds)
 	}
 	exe, err := os.Executable()
 	if err != nil {

@@ -358,3 +358,15 @@ func TestBenchLeaveOneOut(t *testing.T) {
 		t.Errorf("bench with a bad option: exit %d, %s", code, errs)
 	}
 }
+
+// bench live refuses finalist counts quasimd refuses, naming the flag,
+// before it starts any worker.
+func TestBenchLiveBadFinalists(t *testing.T) {
+	spec := filepath.Join("..", "..", "..", "examples", "opencl", "matmul.yaml")
+	for _, args := range [][]string{{"--finalists", "-1"}, {"--confirm-rounds", "0"}} {
+		_, errs, code := run(t, append([]string{"bench", "live", spec}, args...)...)
+		if code != 2 || !strings.Contains(errs, args[0]) {
+			t.Errorf("bench live %s: exit %d, stderr %q; want 2 naming %s", strings.Join(args, " "), code, errs, args[0])
+		}
+	}
+}
