@@ -7,6 +7,9 @@ FUZZTIME ?= 100000x
 # Targets whose inputs are slow to run (a state file, a compiled kernel) take
 # fewer.
 FUZZSLOW ?= 20000x
+# Targets whose every input is a synced state-file write or a whole HTML
+# report (150 to 250 a second here) take fewer still.
+FUZZIO ?= 5000x
 # How long each new interesting input is minimized: Go's default is 60 s,
 # which on a loaded machine can stall a smoke pass for a minute per input
 # found; CI passes a count.
@@ -75,7 +78,7 @@ FUZZ_TARGETS = \
 	./evaluate/harness FuzzHello $(FUZZTIME) $(FUZZMIN) \
 	./evaluate/harness FuzzResult $(FUZZTIME) $(FUZZMIN) \
 	./evaluate/harness FuzzPipelineResult $(FUZZTIME) $(FUZZMIN) \
-	./daemon FuzzObservations $(FUZZSLOW) $(FUZZMIN) \
+	./daemon FuzzObservations $(FUZZIO) $(FUZZMIN) \
 	./daemon FuzzParseLookup $(FUZZSLOW) $(FUZZMIN) \
 	./daemon FuzzPolicy $(FUZZTIME) $(FUZZMIN) \
 	./daemon FuzzDecodeCursor $(FUZZTIME) $(FUZZMIN) \
@@ -101,7 +104,7 @@ FUZZ_TARGETS = \
 	./causal FuzzDecodeSpans $(FUZZTIME) $(FUZZMIN) \
 	./causal FuzzImportChrome $(FUZZTIME) $(FUZZMIN) \
 	./causal FuzzInferIterations $(FUZZTIME) $(FUZZMIN) \
-	./report FuzzWrite 5000x $(FUZZMIN) \
+	./report FuzzWrite $(FUZZIO) $(FUZZMIN) \
 	./fleet FuzzApply $(FUZZTIME) $(FUZZMIN) \
 	./client FuzzRetryAfter $(FUZZTIME) $(FUZZMIN)
 
