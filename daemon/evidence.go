@@ -124,8 +124,9 @@ func (s *server) agreeing(cert, kind string, now time.Time) ([]string, error) {
 		return nil, err
 	}
 	var who []string
+	since := now.Add(-s.ev().Window)
 	for _, r := range reps {
-		if strings.HasPrefix(r.Reporter, kind) && !r.Last.Before(now.Add(-s.ev().Window)) {
+		if strings.HasPrefix(r.Reporter, kind) && !r.Last.Before(since) {
 			who = append(who, r.Reporter)
 		}
 	}

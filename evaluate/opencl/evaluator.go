@@ -76,10 +76,10 @@ func NewContext(ctx context.Context, k Kernel, opt Options) (*Evaluator, error) 
 	hello := 30*time.Second + time.Duration(len(k.Problems)+1)*prep
 	h, err := harness.StartContext(ctx, harness.Options{Command: cmd, Timeout: opt.Timeout, Reps: opt.Reps, Stderr: opt.Stderr, Env: opt.Env,
 		HelloTimeout: hello})
-	if err != nil && ctx.Err() != nil {
-		return nil, fmt.Errorf("opencl %s: %w", k.Name, ctx.Err())
-	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("opencl %s: %w", k.Name, ctx.Err())
+		}
 		// The command line holds the whole kernel: name the worker instead.
 		msg := strings.ReplaceAll(err.Error(), opt.Worker[0], WorkerMode)
 		return nil, fmt.Errorf("opencl %s: %s", k.Name, msg)
@@ -92,9 +92,6 @@ var _ evaluate.Refresher = (*Evaluator)(nil)
 // Fresh implements evaluate.Refresher: another worker of the same kernel
 // and options, preparing problem p only.
 func (e *Evaluator) Fresh(ctx context.Context, p evaluate.Problem) (evaluate.Evaluator, func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
 	k := e.kernel
 	k.Problems = [][]int{p.Dims}
 	ev, err := NewContext(ctx, k, e.opt)
