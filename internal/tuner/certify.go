@@ -146,7 +146,13 @@ func (t *Tuner) Certify(ctx context.Context, job Job, cycle int) (Certification,
 		if err != nil {
 			return res, err
 		}
+		if err := t.rebest(job, trials, rejected); err != nil {
+			return res, err
+		}
 		return t.serve(job, tr, *m, front, cycle, res)
+	}
+	if err := t.rebest(job, trials, rejected); err != nil {
+		return res, err
 	}
 	if err := st.ClearServed(job.Key); err != nil {
 		return res, err

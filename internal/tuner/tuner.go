@@ -729,6 +729,18 @@ func (t *Tuner) finish(ctx context.Context, job Job, cy store.Cycle, measureS fl
 		return t.fail(job, cy, err)
 	}
 	cy.State, cy.Ended, cy.Promoted = "done", t.cfg.Now(), res.Served
+	if slices.Contains(res.Rejected, cy.BestKey) {
+		// Its checks failed: the cycle's best is the best that passed.
+		trials, err := t.cfg.Store.Trials(job.Key)
+		if err != nil {
+			return t.fail(job, cy, err)
+		}
+		failed := map[string]bool{}
+		for _, k := range res.Rejected {
+			failed[k] = true
+		}
+		cy.BestKey, cy.BestMS = job.passedBest(trials, cy.ID, failed)
+	}
 	if err := t.cfg.Store.PutCycle(job.Key, cy); err != nil {
 		// Done, all but its record: the caller may write it later.
 		return cy, notWritten(err)
