@@ -415,19 +415,38 @@ const (
 	VerifyRefused = "refused: "
 )
 
+// Speedup is a certified config's speed-up over a baseline config (the
+// job's default): the geometric mean over paired rounds of the baseline's
+// median time over the config's, with its 95% interval.
+type Speedup struct {
+	Baseline string  `json:"baseline"`
+	Ratio    float64 `json:"ratio"`
+	Low      float64 `json:"ci95_low"`
+	High     float64 `json:"ci95_high"`
+	Rounds   int     `json:"rounds"`
+}
+
 // Config is GET /v1/configs/{kernel}: the config a runtime should use.
 type Config struct {
-	Kernel      string         `json:"kernel"`
-	Problem     string         `json:"problem"`
-	Device      string         `json:"device"`
-	Config      map[string]any `json:"config"`
-	Key         string         `json:"key"`
-	Match       Match          `json:"match"`
-	TimeMS      float64        `json:"time_ms,omitempty"`
-	DefaultMS   float64        `json:"default_ms,omitempty"`
-	Certificate string         `json:"certificate"`
-	SpecHash    string         `json:"spec_hash"`
-	From        string         `json:"from_problem,omitempty"` // for nearest: the problem used
+	Kernel  string         `json:"kernel"`
+	Problem string         `json:"problem"`
+	Device  string         `json:"device"`
+	Config  map[string]any `json:"config"`
+	Key     string         `json:"key"`
+	Match   Match          `json:"match"`
+	// TimeMS is the median of the config's certificate latency, measured
+	// after it was selected and never by the search that selected it
+	// (Trial.TimeMS is the search's), with that median's 95% interval.
+	TimeMS       float64 `json:"time_ms,omitempty"`
+	TimeCILowMS  float64 `json:"time_ci95_low_ms,omitempty"`
+	TimeCIHighMS float64 `json:"time_ci95_high_ms,omitempty"`
+	// Speedup is how many times faster the config ran than the default,
+	// from rounds of the certification that measured the two in turn.
+	Speedup     *Speedup `json:"speedup,omitempty"`
+	DefaultMS   float64  `json:"default_ms,omitempty"`
+	Certificate string   `json:"certificate"`
+	SpecHash    string   `json:"spec_hash"`
+	From        string   `json:"from_problem,omitempty"` // for nearest: the problem used
 	// CertifiedFor is the problem Certificate was issued for. Only where it
 	// equals Problem was the config verified at the size asked for; a
 	// nearest answer's config is certified at From until the daemon has

@@ -160,6 +160,13 @@ func margins(ch Check) []string {
 			}
 		}
 		return out
+	case "speedup":
+		r, ok1 := toFloat(res["ratio"])
+		lo, ok2 := toFloat(res["ci95_low"])
+		hi, ok3 := toFloat(res["ci95_high"])
+		if ok1 && ok2 && ok3 {
+			return []string{fmt.Sprintf("speed-up: %.3g× the baseline (95%% CI %.3g–%.3g, paired rounds)", r, lo, hi)}
+		}
 	case "error_bound":
 		bound, ok1 := toFloat(res["bound"])
 		e, ok2 := toFloat(res["measured_err"])

@@ -154,7 +154,9 @@ func (s *server) revoke(id, reason string, rr runRequest) (api.RevokeResponse, e
 				return resp, err
 			}
 		} else {
-			nsv := store.Served{Key: next.Key, TimeMS: s.trialTime(meta.Job, next.Key, next.TimeMS), PromotedAt: time.Now(), Certificate: next.ID, Front: sv.Front}
+			// Its certificate's time, as a promotion serves it.
+			nsv := store.Served{Key: next.Key, TimeMS: next.TimeMS, CILowMS: next.CILowMS, CIHighMS: next.CIHighMS, Speedup: next.Speedup,
+				PromotedAt: time.Now(), Certificate: next.ID, Front: sv.Front}
 			if err := s.st.PutServed(meta.Job, nsv); err != nil {
 				return resp, err
 			}
@@ -188,20 +190,6 @@ func (s *server) nextCertified(job store.JobKey) (*store.CertMeta, error) {
 		}
 	}
 	return nil, nil
-}
-
-// trialTime is the tuned time of a config, falling back to its certified latency.
-func (s *server) trialTime(job store.JobKey, key string, fallback float64) float64 {
-	trials, err := s.st.Trials(job)
-	if err != nil {
-		return fallback
-	}
-	for _, t := range trials {
-		if t.Key == key && t.Status == "ok" {
-			return t.TimeMS
-		}
-	}
-	return fallback
 }
 
 func (s *server) setKey(key ed25519.PrivateKey) {

@@ -569,6 +569,12 @@ func (s *server) answer(j *job, e *servedEntry, match api.Match, problem string,
 		Key: sv.Key, Match: match, TimeMS: sv.TimeMS, Certificate: sv.Certificate, SpecHash: j.key.SpecHash,
 		PromotedAt: &at, Stale: sv.Stale, Note: note, DefaultMS: e.defaultMS,
 	}
+	if sv.Key == e.Served.Key { // the served config, not another point of its front
+		out.TimeCILowMS, out.TimeCIHighMS = sv.CILowMS, sv.CIHighMS
+		if x := sv.Speedup; x != nil {
+			out.Speedup = &api.Speedup{Baseline: x.Baseline, Ratio: x.Ratio, Low: x.Low, High: x.High, Rounds: x.Rounds}
+		}
+	}
 	if front != nil {
 		out.Front = &front.FrontChoice
 	}

@@ -97,7 +97,7 @@ func summary(b *strings.Builder, entries, idle []entry) {
 
 // summaryTable writes the table of the jobs with something measured.
 func summaryTable(b *strings.Builder, entries []entry) {
-	b.WriteString(`<table class="plain"><thead><tr><th>kernel</th><th>problem</th><th>device</th><th>trials</th><th>valid</th><th>cycles</th><th>best ms</th><th>served ms</th><th>certificate median ms (95% CI)</th><th>default ms</th><th>speed-up</th></tr></thead><tbody>`)
+	b.WriteString(`<table class="plain"><thead><tr><th>kernel</th><th>problem</th><th>device</th><th>trials</th><th>valid</th><th>cycles</th><th>best ms</th><th>served ms</th><th>certificate median ms (95% CI)</th><th>default ms (search)</th><th>speed-up (95% CI)</th></tr></thead><tbody>`)
 	for _, e := range entries {
 		j := e.j
 		served, def, speed := "–", "–", "–"
@@ -107,9 +107,9 @@ func summaryTable(b *strings.Builder, entries []entry) {
 			}
 			if j.served.DefaultMS > 0 {
 				def = num(j.served.DefaultMS)
-				if j.served.TimeMS > 0 {
-					speed = num(j.served.DefaultMS/j.served.TimeMS) + "×"
-				}
+			}
+			if x := j.served.Speedup; x != nil {
+				speed = speedup(x)
 			}
 		}
 		best := "–"
@@ -215,12 +215,15 @@ func convergenceNotes(b *strings.Builder, j *job, c convergence) {
 		fmt.Fprintf(b, `; 95%% of it reached at evaluation %d`, k)
 	}
 	if s := j.served; s != nil && s.TimeMS > 0 {
-		fmt.Fprintf(b, `; served %s (%s ms as the search measured it`, esc(s.Key), num(s.TimeMS))
-		if s.DefaultMS > 0 {
-			fmt.Fprintf(b, `, %s× the default's %s ms`, num(s.DefaultMS/s.TimeMS), num(s.DefaultMS))
-		}
+		fmt.Fprintf(b, `; served %s (%s ms, measured after it was selected`, esc(s.Key), num(s.TimeMS))
 		if r, ok := servedAgainstCert(j); ok {
 			fmt.Fprintf(b, `; its certificate's median %s ms`, r.interval())
+		}
+		if x := s.Speedup; x != nil {
+			fmt.Fprintf(b, `; %s the default %s, in %d paired rounds`, speedup(x), esc(x.Baseline), x.Rounds)
+		}
+		if tr := s.Trial; tr != nil && tr.TimeMS > 0 {
+			fmt.Fprintf(b, `; %s ms in the search that selected it`, num(tr.TimeMS))
 		}
 		b.WriteString(`)`)
 	} else {

@@ -291,7 +291,8 @@ func TestWriteBench(t *testing.T) {
 }
 
 // TestServedAgainstCert: a served time is flagged when it lies outside the
-// served certificate's 95% CI widened by servedSlack, on either side.
+// served certificate's 95% CI of its median, on either side, or differs
+// from its median where the interval is unknown.
 func TestServedAgainstCert(t *testing.T) {
 	lat := &Latency{Samples: 30, MedianMS: 10, CILowMS: 9, CIHighMS: 11}
 	tests := []struct {
@@ -301,13 +302,13 @@ func TestServedAgainstCert(t *testing.T) {
 		flag     bool
 	}{
 		{"equal", 10, lat, false},
-		{"inside the widened top", 11 * 1.25 * 0.999, lat, false},
-		{"past the widened top", 11 * 1.25 * 1.001, lat, true},
-		{"inside the widened bottom", 9 / 1.25 * 1.001, lat, false},
-		{"under the widened bottom", 9 / 1.25 * 0.999, lat, true},
-		{"issue 27: 2.37 against 7.92", 2.37, &Latency{Samples: 30, MedianMS: 7.92, CILowMS: 7.8, CIHighMS: 8.1}, true},
-		{"no body: the listing's median", 13, nil, true},
-		{"no body, close", 12, nil, false},
+		{"inside the top", 11 * 0.999, lat, false},
+		{"past the top", 11 * 1.001, lat, true},
+		{"inside the bottom", 9 * 1.001, lat, false},
+		{"under the bottom", 9 * 0.999, lat, true},
+		{"issue 37: 0.253 against 0.459", 0.253, &Latency{Samples: 15, MedianMS: 0.459, CILowMS: 0.448, CIHighMS: 0.479}, true},
+		{"no body: the listing's median", 10, nil, false},
+		{"no body, another time", 12, nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -119,7 +119,7 @@ func putCert(tx *bolt.Tx, job JobKey, meta CertMeta, body []byte) error {
 	}
 	data, err := encode(&certRecord{
 		V:    recordVersion,
-		Meta: certInfo{ID: meta.ID, Key: meta.Key, TimeMS: meta.TimeMS, IssuedAt: meta.IssuedAt},
+		Meta: certInfo{ID: meta.ID, Key: meta.Key, TimeMS: meta.TimeMS, CILowMS: meta.CILowMS, CIHighMS: meta.CIHighMS, Speedup: meta.Speedup, IssuedAt: meta.IssuedAt},
 		Job:  job.String(),
 		Body: body,
 	})
@@ -338,7 +338,8 @@ func certFromRecord(v, id []byte) (certRecord, CertMeta, error) {
 	if len(rec.Body) == 0 {
 		return certRecord{}, CertMeta{}, fmt.Errorf("decode %s: %w: no signed bytes", where, ErrCorrupt)
 	}
-	meta := CertMeta{ID: rec.Meta.ID, Job: job, Key: rec.Meta.Key, TimeMS: rec.Meta.TimeMS, IssuedAt: rec.Meta.IssuedAt}
+	m := rec.Meta
+	meta := CertMeta{ID: m.ID, Job: job, Key: m.Key, TimeMS: m.TimeMS, CILowMS: m.CILowMS, CIHighMS: m.CIHighMS, Speedup: m.Speedup, IssuedAt: m.IssuedAt}
 	return rec, meta, nil
 }
 

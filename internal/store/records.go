@@ -74,8 +74,14 @@ type Cycle struct {
 
 // Served is the config a job serves: its best certified one.
 type Served struct {
-	Key         string    `json:"key"`
+	Key string `json:"key"`
+	// TimeMS is the median of its certificate's latency, measured after
+	// it was selected (never the search's time), with that median's 95%
+	// interval; Speedup is over the default, from the same rounds.
 	TimeMS      float64   `json:"time_ms"`
+	CILowMS     float64   `json:"ci95_low_ms,omitempty"`
+	CIHighMS    float64   `json:"ci95_high_ms,omitempty"`
+	Speedup     *Speedup  `json:"speedup,omitempty"`
 	Cycle       int       `json:"cycle"`
 	PromotedAt  time.Time `json:"promoted_at"`
 	Certificate string    `json:"certificate,omitempty"`
@@ -96,12 +102,26 @@ type FrontPoint struct {
 	Certificate string  `json:"certificate"`
 }
 
+// Speedup is how many times faster a certified config ran than Baseline
+// (the job's default), from rounds that measured the two in turn, with
+// the ratio's 95% interval.
+type Speedup struct {
+	Baseline string  `json:"baseline"`
+	Ratio    float64 `json:"ratio"`
+	Low      float64 `json:"ci95_low"`
+	High     float64 `json:"ci95_high"`
+	Rounds   int     `json:"rounds"`
+}
+
 // CertMeta is what the store knows about a certificate besides its signed bytes.
 type CertMeta struct {
 	ID        string    `json:"id"`
 	Job       JobKey    `json:"-"`       // filled on read from the job index
 	Key       string    `json:"key"`     // config key it certifies
 	TimeMS    float64   `json:"time_ms"` // certified median latency
+	CILowMS   float64   `json:"ci95_low_ms,omitempty"`
+	CIHighMS  float64   `json:"ci95_high_ms,omitempty"`
+	Speedup   *Speedup  `json:"speedup,omitempty"`
 	IssuedAt  time.Time `json:"issued_at"`
 	Revoked   bool      `json:"revoked"`
 	RevokedAt time.Time `json:"revoked_at,omitzero"`
@@ -152,6 +172,9 @@ type (
 		ID       string    `json:"id"`
 		Key      string    `json:"key"`
 		TimeMS   float64   `json:"time_ms"`
+		CILowMS  float64   `json:"ci95_low_ms,omitempty"`
+		CIHighMS float64   `json:"ci95_high_ms,omitempty"`
+		Speedup  *Speedup  `json:"speedup,omitempty"`
 		IssuedAt time.Time `json:"issued_at"`
 	}
 	revocationRecord struct {

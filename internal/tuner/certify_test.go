@@ -119,7 +119,8 @@ func TestCertificateSigned(t *testing.T) {
 	if err != nil {
 		t.Fatalf("stored certificate does not verify: %v", err)
 	}
-	if c.Key != sv.Key || meta.Key != sv.Key || !c.Passed() || len(c.Checks) != 5 {
+	// parity, determinism, error_bound, constraints, latency, speedup
+	if c.Key != sv.Key || meta.Key != sv.Key || !c.Passed() || len(c.Checks) != 6 {
 		t.Errorf("certificate %+v for served %s", c, sv.Key)
 	}
 }

@@ -256,8 +256,9 @@ func (r faultRun) check(t *testing.T, st *store.Store, job Job) faultStats {
 		t.Errorf("%s serves %s: trial %s, certificate %q", job.Key, sv.Key, tr.Status, sv.Certificate)
 	}
 	// Every faster ok trial would have been verified first and failed.
-	if sv.TimeMS > fastest {
-		t.Errorf("%s serves %s at %v ms; an ok trial took %v ms", job.Key, sv.Key, sv.TimeMS, fastest)
+	// (The served time is the certificate's; the search's is the trial's.)
+	if tr := byKey[sv.Key]; tr.TimeMS > fastest {
+		t.Errorf("%s serves %s, %v ms in the search; an ok trial took %v ms", job.Key, sv.Key, tr.TimeMS, fastest)
 	}
 	return s
 }

@@ -36,9 +36,14 @@ func TestKnobsAppliedAndRestored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Five measurements and one verification.
-	if applied != 6 || restored != 6 {
-		t.Errorf("applied %d, restored %d after %d evals; want 6 and 6", applied, restored, cy.Evals)
+	// Five measurements, one verification, and the certified config's
+	// latency rounds, each beside the default unless it is the default.
+	want := 6 + DefaultLatencyRounds
+	if cy.Promoted != job.Space.Key(job.Default) {
+		want += DefaultLatencyRounds
+	}
+	if applied != want || restored != want {
+		t.Errorf("applied %d, restored %d after %d evals; want %d and %d", applied, restored, cy.Evals, want, want)
 	}
 	tn = knobTuner(t, func(string, map[string]any) (func() error, error) {
 		return nil, errors.New("nvml_pwr_limit on nvidia/x: NVML refused: no permission")

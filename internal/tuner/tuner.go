@@ -88,6 +88,11 @@ type Config struct {
 	// evaluate.DefaultFinalists and DefaultConfirmRounds; negative: never).
 	Finalists     int
 	ConfirmRounds int
+	// LatencyRounds is how many rounds a certification measures a config
+	// that passed its checks in, as the search measures, each beside the
+	// job's default (default DefaultLatencyRounds): its latency and its
+	// speed-up over the default come from them.
+	LatencyRounds int
 	// Measured, when set, is told of every trial a cycle measures and the
 	// wall time the measurement took (for metrics).
 	Measured func(job Job, tr evaluate.Trial, took time.Duration)
@@ -155,6 +160,9 @@ func New(cfg Config) *Tuner {
 	}
 	if cfg.ConfirmRounds <= 0 {
 		cfg.ConfirmRounds = evaluate.DefaultConfirmRounds
+	}
+	if cfg.LatencyRounds <= 0 {
+		cfg.LatencyRounds = DefaultLatencyRounds
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

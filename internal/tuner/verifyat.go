@@ -47,7 +47,7 @@ func (t *Tuner) VerifyAt(ctx context.Context, job Job, key string) (Verdict, err
 	if err != nil {
 		return Verdict{}, fmt.Errorf("encode certificate: %w", err)
 	}
-	meta := store.CertMeta{ID: cert.ID, Key: key, TimeMS: cert.Latency.MedianMS, IssuedAt: cert.IssuedAt}
+	meta := certMeta(cert)
 	if err := st.PutCert(job.Key, meta, body); err != nil {
 		return Verdict{}, fmt.Errorf("store certificate: %w", err)
 	}

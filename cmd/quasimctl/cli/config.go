@@ -82,8 +82,11 @@ func printConfig(cmd *cobra.Command, cfg api.Config) error {
 		match += " (from problem " + dash(cfg.From) + ", confidence " + strconv.FormatFloat(cfg.Confidence, 'f', 2, 64) + ")"
 	}
 	timeMS := fmtMS(cfg.TimeMS, 4)
-	if cfg.DefaultMS > 0 {
-		timeMS += " (default " + fmtMS(cfg.DefaultMS, 4) + ")"
+	if cfg.TimeCILowMS > 0 && cfg.TimeCIHighMS > 0 {
+		timeMS += " (95% CI " + fmtMS(cfg.TimeCILowMS, 4) + "–" + fmtMS(cfg.TimeCIHighMS, 4) + ", its certificate's)"
+	}
+	if cfg.DefaultMS > 0 && cfg.Speedup == nil {
+		timeMS += " (default " + fmtMS(cfg.DefaultMS, 4) + " in the search)"
 	}
 	t = newTable(w)
 	t.row("kernel:", cfg.Kernel)
@@ -92,6 +95,9 @@ func printConfig(cmd *cobra.Command, cfg api.Config) error {
 	t.row("key:", dash(cfg.Key))
 	t.row("match:", match)
 	t.row("time_ms:", timeMS)
+	if x := cfg.Speedup; x != nil {
+		t.row("speed-up:", fmtRatio(x.Ratio, x.Low, x.High)+" over the default "+x.Baseline+fmt.Sprintf(" (%d paired rounds)", x.Rounds))
+	}
 	cert := dash(cfg.Certificate)
 	if cfg.CertifiedFor != "" && cfg.CertifiedFor != cfg.Problem {
 		cert += " (issued for problem " + cfg.CertifiedFor + ", not verified at this one)"

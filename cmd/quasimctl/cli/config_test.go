@@ -24,7 +24,8 @@ problem:       300,300,300
 device:        cpu/test
 key:           16,True,tiled
 match:         nearest (from problem 128,128,128, confidence 0.80)
-time_ms:       4.213 (default 9.500)
+time_ms:       4.213 (95% CI 4.100–4.400, its certificate's)
+speed-up:      2.25× (95% CI 2.10–2.41) over the default 32,False,naive (6 paired rounds)
 certificate:   cert-123 (issued for problem 128,128,128, not verified at this one)
 verification:  pending
 `

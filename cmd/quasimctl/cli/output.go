@@ -159,3 +159,12 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	return err
 }
+
+// fmtRatio formats a ratio with its 95% interval: "2.31× (95% CI 2.10–2.55)".
+func fmtRatio(r, lo, hi float64) string {
+	s := fmtSig(r, 3) + "×"
+	if lo > 0 && hi > 0 {
+		s += " (95% CI " + fmtSig(lo, 3) + "–" + fmtSig(hi, 3) + ")"
+	}
+	return s
+}

@@ -58,6 +58,7 @@ var (
 	fakeConfig = api.Config{
 		Kernel: "sgemm", Problem: "256,256,256", Device: "cpu/test", Config: map[string]any{"bx": 16.0, "unroll": true, "kind": "tiled"},
 		Key: "16,True,tiled", Match: api.MatchNearest, From: "128,128,128", Confidence: 0.8, TimeMS: 4.2134, DefaultMS: 9.5,
+		TimeCILowMS: 4.1, TimeCIHighMS: 4.4, Speedup: &api.Speedup{Baseline: "32,False,naive", Ratio: 2.254, Low: 2.1, High: 2.41, Rounds: 6},
 		Certificate: "cert-123", SpecHash: "h", CertifiedFor: "128,128,128", Verification: api.VerifyPending,
 	}
 )
