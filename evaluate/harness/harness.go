@@ -94,11 +94,29 @@ type Result struct {
 	Checksum *float64  `json:"checksum,omitempty"`
 	Output   string    `json:"output,omitempty"`
 	Accuracy *Accuracy `json:"accuracy,omitempty"`
+	// Parity, on a verify run, is the harness's own comparison of the
+	// run's outputs with its reference, element by element; without it
+	// the checksum is compared with the default config's.
+	Parity *Parity `json:"parity,omitempty"`
 	// PhasesMS is where the request's wall time went, in ms, under the
 	// FAIR T4 names (compilation, benchmark, validation, framework).
 	PhasesMS   map[string]float64 `json:"phases_ms,omitempty"`
 	ErrorClass string             `json:"error_class,omitempty"`
 	Error      string             `json:"error,omitempty"`
+}
+
+// Parity is a harness's comparison of a verify run's outputs with its
+// own reference (the OpenCL worker's reference config or kernel).
+type Parity struct {
+	Reference string  `json:"reference"`      // what the outputs were compared with
+	Tolerance string  `json:"tolerance_kind"` // abs, rel, abs_or_rel or exact; "sum of " in front when sums were compared
+	Abs       float64 `json:"abs,omitempty"`
+	Rel       float64 `json:"rel,omitempty"`
+	MaxAbsErr float64 `json:"max_abs_err"`
+	MaxRelErr float64 `json:"max_rel_err"`
+	Worst     string  `json:"worst"` // the worst element, its value, the reference's and its error
+	Bad       int     `json:"bad"`   // elements outside the tolerance
+	Total     int     `json:"total"` // elements compared
 }
 
 // Harness is an evaluate.Evaluator and evaluate.Verifier backed by a child

@@ -162,3 +162,84 @@ func checksum(b []byte, t Type) float64 {
 	}
 	return s
 }
+
+// errStats is how far got is from want (both n elements of type t) under
+// the tolerance of c: the largest absolute and relative errors, the
+// element where the error is largest against what the tolerance allows,
+// and how many elements are outside it. With c.Sum the one element
+// compared is the sum.
+type errStats struct {
+	maxAbs, maxRel float64
+	worst          int // -1 for the sum
+	worstGot       float64
+	worstWant      float64
+	worstRatio     float64 // error over what the tolerance allows there (+Inf for exact)
+	bad, total     int
+}
+
+func measureErr(got, want []byte, t Type, c Check) errStats {
+	n := len(want) / t.Size
+	st := errStats{worst: -2}
+	note := func(i int, g, w, scale float64) {
+		d := math.Abs(g - w)
+		if math.IsNaN(d) {
+			d = math.Inf(1)
+		}
+		st.total++
+		st.maxAbs = max(st.maxAbs, d)
+		rel := d / max(scale, math.SmallestNonzeroFloat32)
+		st.maxRel = max(st.maxRel, rel)
+		allowed := max(c.Abs, c.Rel*scale)
+		ratio := 0.0
+		switch {
+		case d == 0:
+		case allowed > 0:
+			ratio = d / allowed
+		default:
+			ratio = math.Inf(1)
+		}
+		if d > allowed || math.IsInf(d, 1) {
+			st.bad++
+		}
+		if st.worst == -2 || ratio > st.worstRatio {
+			st.worst, st.worstGot, st.worstWant, st.worstRatio = i, g, w, ratio
+		}
+	}
+	if c.Sum {
+		var g, w, mag float64
+		for i := range n {
+			g += get(got, t, i)
+			w += get(want, t, i)
+			mag += math.Abs(get(want, t, i))
+		}
+		note(-1, g, w, max(math.Abs(w), mag))
+		return st
+	}
+	var meanAbs float64
+	for i := range n {
+		meanAbs += math.Abs(get(want, t, i))
+	}
+	meanAbs /= float64(max(n, 1))
+	for i := range n {
+		w := get(want, t, i)
+		note(i, get(got, t, i), w, max(math.Abs(w), meanAbs))
+	}
+	return st
+}
+
+// toleranceKind names the tolerance of c as a certificate records it.
+func toleranceKind(c Check) string {
+	k := "exact"
+	switch {
+	case c.Abs > 0 && c.Rel > 0:
+		k = "abs_or_rel"
+	case c.Abs > 0:
+		k = "abs"
+	case c.Rel > 0:
+		k = "rel"
+	}
+	if c.Sum {
+		k = "sum of " + k
+	}
+	return k
+}

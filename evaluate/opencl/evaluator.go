@@ -243,3 +243,7 @@ func argName(a Arg, i int) string {
 var _ evaluate.Evaluator = (*Evaluator)(nil)
 var _ evaluate.Prefetcher = (*Evaluator)(nil)
 var _ evaluate.Verifier = (*Evaluator)(nil)
+
+// ReferenceKey is the key of the config the worker compares every
+// config's output with; "" when that is a reference kernel.
+func (e *Evaluator) ReferenceKey() (string, error) { return e.kernel.ReferenceKey() }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 // TestMain makes the test binary an OpenCL worker when started as one,
@@ -68,7 +69,7 @@ func TestEvaluateFaults(t *testing.T) {
 	needDevice(t)
 	k := scaleKernel(t)
 	k.CacheDir = t.TempDir()
-	ev, err := New(k, Options{Worker: workerCmd(), Timeout: 3 * time.Second})
+	ev, err := New(k, Options{Worker: workerCmd(), Timeout: testload.Scale(3 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestCompileAhead(t *testing.T) {
 	needDevice(t)
 	k := scaleKernel(t)
 	k.CompileAhead = "on"
-	ev, err := New(k, Options{Worker: workerCmd(), Timeout: 10 * time.Second})
+	ev, err := New(k, Options{Worker: workerCmd(), Timeout: testload.Scale(10 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,13 +165,14 @@ func TestReferenceFaults(t *testing.T) {
 	needDevice(t)
 	for _, tt := range []struct {
 		fault int
+		limit time.Duration // a crash needs no short limit: a loaded machine compiles slowly
 		want  string
-	}{{4, "signal"}, {3, "did not come within 2s"}} {
+	}{{4, time.Minute, "signal"}, {3, 2 * time.Second, "did not come within 2s"}} {
 		k := scaleKernel(t)
 		k.Params[2].Values = []any{tt.fault}
 		k.Problems = [][]int{{10000}}
-		k.PrepareTimeout = 2 * time.Second
-		ev, err := New(k, Options{Worker: workerCmd(), Timeout: 5 * time.Second})
+		k.PrepareTimeout = tt.limit
+		ev, err := New(k, Options{Worker: workerCmd(), Timeout: testload.Scale(5 * time.Second)})
 		if err == nil {
 			ev.Close()
 			t.Fatalf("New(FAULT=%d) started", tt.fault)
@@ -187,7 +189,7 @@ func TestReferenceKernel(t *testing.T) {
 	k := scaleKernel(t)
 	ref, _ := filepath.Abs("testdata/scale_ref.cl")
 	k.Check.ReferenceSources, k.Check.ReferenceKernel = []string{ref}, "scale_ref"
-	ev, err := New(k, Options{Worker: workerCmd(), Timeout: 10 * time.Second})
+	ev, err := New(k, Options{Worker: workerCmd(), Timeout: testload.Scale(10 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +218,7 @@ func TestCompileHelpers(t *testing.T) {
 	k := scaleKernel(t)
 	k.CompileAhead = "process"
 	cache := t.TempDir()
-	ev, err := New(k, Options{Worker: workerCmd(), Timeout: 5 * time.Second,
+	ev, err := New(k, Options{Worker: workerCmd(), Timeout: testload.Scale(5 * time.Second),
 		Env: []string{"POCL_CACHE_DIR=" + cache, "POCL_KERNEL_CACHE=1"}})
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +238,7 @@ func TestCompileHelpers(t *testing.T) {
 	before := kernels() // the reference config's
 	ok := []genome.Config{{0, 1, 0}, {1, 0, 0}, {2, 2, 0}, {1, 1, 0}}
 	ev.Prefetch(ok, p)
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for kernels() < before+len(ok) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -279,7 +281,7 @@ func TestFresh(t *testing.T) {
 	needDevice(t)
 	k := scaleKernel(t)
 	k.Problems = [][]int{{10000}, {20000}}
-	ev, err := New(k, Options{Worker: workerCmd(), Timeout: 10 * time.Second})
+	ev, err := New(k, Options{Worker: workerCmd(), Timeout: testload.Scale(10 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}

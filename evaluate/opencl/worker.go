@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -238,9 +239,11 @@ type request struct {
 }
 
 // prepareProblems prepares the kernel's problems before the hello, each
-// within the prepare timeout: a reference that crashes the worker, or
-// never returns, is said on stderr (which quasimd quotes) and the worker
-// exits. Other errors are kept and answered to the runs.
+// within the prepare timeout: a reference that crashes the worker, never
+// returns or fails to run is said on stderr (which quasimd quotes) and
+// the worker exits, so the kernel fails to load saying why, rather than
+// every config failing its check against nothing. Buffer errors are kept
+// and answered to the runs.
 func (w *worker) prepareProblems(stderr io.Writer) error {
 	limit := w.k.PrepareTimeout
 	if limit <= 0 {
@@ -248,13 +251,16 @@ func (w *worker) prepareProblems(stderr io.Writer) error {
 	}
 	for _, dims := range w.k.Problems {
 		fmt.Fprintf(stderr, "%s: %s: preparing problem %v (buffers and the reference output)\n", WorkerMode, w.k.Name, dims)
-		done := make(chan struct{})
+		done := make(chan *problemState, 1)
 		go func() {
-			w.problem(dims)
-			close(done)
+			ps, _ := w.problem(dims)
+			done <- ps
 		}()
 		select {
-		case <-done:
+		case ps := <-done:
+			if ps != nil && ps.refErr != nil {
+				return fmt.Errorf("problem %v: the reference (%s) did not run: %v", dims, w.referenceName(), ps.refErr)
+			}
 		case <-time.After(limit):
 			return fmt.Errorf("the reference output of problem %v did not come within %s", dims, limit)
 		}
@@ -385,7 +391,54 @@ func (w *worker) run(req request) harness.Result {
 	res := harness.Result{Type: "result", ID: req.ID, TimesMS: times, Checksum: &sum,
 		PhasesMS: map[string]float64{"compilation": compileMS, "benchmark": bench, "validation": valMS,
 			"framework": max(0, wall-compileMS-bench-valMS)}}
+	if req.Verify {
+		res.Parity = w.parity(ps, outs)
+	}
 	return res
+}
+
+// parity is the comparison of outs with ps's reference for a verify
+// run's answer: what the reference was, the tolerance, and the worst
+// element over every output.
+func (w *worker) parity(ps *problemState, outs [][]byte) *harness.Parity {
+	c := w.k.Check
+	p := &harness.Parity{Tolerance: toleranceKind(c), Abs: c.Abs, Rel: c.Rel, Reference: w.referenceName()}
+	worstRatio := -1.0
+	for i, a := range w.k.Args {
+		if !a.Output {
+			continue
+		}
+		st := measureErr(outs[i], ps.ref[i], Types[a.Type], c)
+		p.MaxAbsErr, p.MaxRelErr = max(p.MaxAbsErr, st.maxAbs), max(p.MaxRelErr, st.maxRel)
+		p.Bad += st.bad
+		p.Total += st.total
+		if st.total > 0 && st.worstRatio > worstRatio {
+			worstRatio = st.worstRatio
+			where := fmt.Sprintf("%s[%d]", a.Name, st.worst)
+			if st.worst < 0 {
+				where = "sum of " + a.Name
+			}
+			p.Worst = fmt.Sprintf("%s: got %s, want %s (abs err %.3g, %.3g of the tolerance)", where,
+				genome.PyFloat(st.worstGot), genome.PyFloat(st.worstWant), math.Abs(st.worstGot-st.worstWant), st.worstRatio)
+		}
+	}
+	return p
+}
+
+// referenceName says what the outputs are compared with.
+func (w *worker) referenceName() string {
+	if c := w.k.Check; c.ReferenceKernel != "" {
+		return "the output of reference kernel " + c.ReferenceKernel
+	}
+	cfg, err := w.referenceConfig()
+	if err != nil {
+		return "the reference config (" + err.Error() + ")"
+	}
+	keys := make([]string, len(cfg))
+	for i, v := range cfg {
+		keys[i] = v.String()
+	}
+	return "the output of the reference config " + strings.Join(keys, ",")
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -426,10 +479,16 @@ func (w *worker) config(m map[string]any) ([]genome.Value, string, error) {
 // defaultConfig is the kernel's default config, with the check's
 // reference values over it.
 func (w *worker) referenceConfig() ([]genome.Value, error) {
-	cfg := make([]genome.Value, len(w.params))
-	for i, p := range w.params {
+	return referenceValues(w.params, w.k.Check.Reference)
+}
+
+// referenceValues is the config of params' defaults with the values of
+// ref over them.
+func referenceValues(params []genome.Param, ref map[string]any) ([]genome.Value, error) {
+	cfg := make([]genome.Value, len(params))
+	for i, p := range params {
 		cfg[i] = p.Values[p.Default]
-		if a, ok := w.k.Check.Reference[p.Name]; ok {
+		if a, ok := ref[p.Name]; ok {
 			j, err := valueIndex(p, a)
 			if err != nil {
 				return nil, ferr("check.reference."+p.Name, "%w", err)
@@ -438,6 +497,37 @@ func (w *worker) referenceConfig() ([]genome.Value, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// ReferenceKey is the canonical key of the config whose output every
+// config's is compared with (check.reference over the parameters'
+// defaults); "" when a reference kernel is the reference.
+func (k Kernel) ReferenceKey() (string, error) {
+	if k.Check.ReferenceKernel != "" {
+		return "", nil
+	}
+	// As the worker reads them: from the JSON it is started with.
+	b, err := json.Marshal(k)
+	if err != nil {
+		return "", err
+	}
+	var wk Kernel
+	if err := json.Unmarshal(b, &wk); err != nil {
+		return "", err
+	}
+	params, err := genomeParams(wk.Params)
+	if err != nil {
+		return "", err
+	}
+	cfg, err := referenceValues(params, wk.Check.Reference)
+	if err != nil {
+		return "", err
+	}
+	keys := make([]string, len(cfg))
+	for i, v := range cfg {
+		keys[i] = v.String()
+	}
+	return strings.Join(keys, ","), nil
 }
 
 // program builds (or finds) the program of cfg; compiled says whether it

@@ -239,7 +239,41 @@ func (s *Spec) job(ev evaluate.Evaluator, p evaluate.Problem, field string) (Job
 	case err != nil:
 		return Job{}, s.errf("default", "%w", err)
 	}
+	if err := s.checkReference(ev, space, p); err != nil {
+		return Job{}, err
+	}
 	return Job{Spec: s, Problem: p, Evaluator: ev, Space: space, Default: c, DefaultNote: note}, nil
+}
+
+// checkReference refuses an OpenCL spec whose reference config, the one
+// every config's output is compared with (check.reference, else the
+// default), is not a valid config of the job's space: every config would
+// be checked against a run that breaks the spec's own rules.
+func (s *Spec) checkReference(ev evaluate.Evaluator, space *genome.Space, p evaluate.Problem) error {
+	oe, ok := ev.(*opencl.Evaluator)
+	if !ok {
+		return nil
+	}
+	key, err := oe.ReferenceKey()
+	if err != nil || key == "" {
+		return err
+	}
+	c, err := space.ParseKey(key)
+	if err == nil {
+		err = space.Check(c)
+	}
+	if err == nil {
+		return nil
+	}
+	field, what := "check.reference", "the check's reference config"
+	switch {
+	case s.OpenCL.Check.Reference != nil:
+	case len(s.Default) > 0:
+		field, what = "default", "the default config, the check's reference without check.reference,"
+	default:
+		field, what = "check.reference", "with no check.reference and no default, the reference is every parameter's first value:"
+	}
+	return s.errf(field, "%s %s is not a valid config at problem %s (%v): name a valid config in check.reference", what, key, p.Name, err)
 }
 
 // t1Jobs is the one job of a bare T1 spec.
