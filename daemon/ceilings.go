@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +22,9 @@ import (
 // ceilingsFile, in the state directory, keeps the roofs measured per
 // device class, so a class is measured once, not at every start.
 const ceilingsFile = "ceilings.json"
+
+// probeNote starts the levels note of ceilings measured by the probe.
+const probeNote = "sysfs lists no caches"
 
 // ceilings are the roofline's roofs per device class: read from the state
 // directory, measured once for a class that has none.
@@ -89,8 +93,8 @@ func (c *ceilings) set(class string, v api.Ceilings) error {
 // measure again, remove the class from the state directory's ceilings.json
 // and restart.
 func (c *ceilings) measureCPU(ctx context.Context, class string, threads int, lock func(context.Context, string) (func(), error), busy func(string) string, now func() time.Time, log zerolog.Logger) {
-	if v := c.get(class); v != nil && (len(v.Levels) > 0 || v.LevelsNote != "") {
-		return // measured (a record from before cache levels were measured is measured again)
+	if v := c.get(class); v != nil && (len(v.Levels) > 0 || strings.HasPrefix(v.LevelsNote, probeNote)) {
+		return // measured (a record without levels, from before the probe, is measured again)
 	}
 	for logged := false; ; {
 		why := busy(class)
@@ -116,6 +120,11 @@ func (c *ceilings) measureCPU(ctx context.Context, class string, threads int, lo
 	}
 	defer unlock()
 	caches, cerr := introspect.ReadCaches(os.DirFS("/"))
+	if cerr != nil {
+		// No cache sizes to place jobs by: a copy probe at set working
+		// sets stands in, so no job is placed against memory's roof alone.
+		caches = introspect.ProbeCaches()
+	}
 	r, err := introspect.MeasureCeilings(ctx, introspect.CeilingOptions{Threads: max(threads, 1), Time: 60 * time.Millisecond, Reps: 5, Caches: caches})
 	debug.FreeOSMemory()
 	if err != nil {
@@ -128,11 +137,11 @@ func (c *ceilings) measureCPU(ctx context.Context, class string, threads int, lo
 	for _, l := range r.Levels {
 		v.Levels = append(v.Levels, api.CacheCeiling{Name: l.Name, Bytes: l.Bytes, BufferBytes: l.BufferBytes, BandwidthGBs: l.BandwidthGBs})
 	}
-	if len(v.Levels) == 0 {
+	switch {
+	case cerr != nil:
+		v.LevelsNote = fmt.Sprintf("%s (%v): its levels are a copy probe at working sets of 32 KiB to 16 MiB, not cache sizes", probeNote, cerr)
+	case len(v.Levels) == 0:
 		v.LevelsNote = "no cache level measured"
-		if cerr != nil {
-			v.LevelsNote += ": " + cerr.Error()
-		}
 	}
 	if err := c.set(class, v); err != nil {
 		log.Warn().Err(err).Msg("ceilings measured but not recorded")

@@ -24,7 +24,7 @@ func ReadCaches(fsys fs.FS) ([]Cache, error) {
 	const dir = "sys/devices/system/cpu/cpu0/cache"
 	ents, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("caches: %w", err)
+		return nil, fmt.Errorf("caches: %w", rooted(err))
 	}
 	var out []Cache
 	for _, e := range ents {
@@ -48,6 +48,40 @@ func ReadCaches(fsys fs.FS) ([]Cache, error) {
 	}
 	slices.SortFunc(out, func(a, b Cache) int { return a.Level - b.Level })
 	return out, nil
+}
+
+// rooted gives a path error of fsys (the root of the file system, whose
+// paths have no leading slash) the absolute path it names.
+func rooted(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && !strings.HasPrefix(pe.Path, "/") {
+		return &fs.PathError{Op: pe.Op, Path: "/" + pe.Path, Err: pe.Err}
+	}
+	return err
+}
+
+// probeSizes are the working sets ProbeCaches stands for.
+var probeSizes = []int64{32 << 10, 256 << 10, 2 << 20, 16 << 20}
+
+// ProbeCaches are levels to measure a copy bandwidth at where sysfs lists
+// no caches (a container, a virtual machine): working sets of 32 KiB to
+// 16 MiB, named by their size, not cache sizes. Each holds one thread's
+// buffers, so a job is placed against the roof of the smallest probe its
+// working set fits, as against a cache level.
+func ProbeCaches() []Cache {
+	out := make([]Cache, len(probeSizes))
+	for i, b := range probeSizes {
+		out[i] = Cache{Name: "≤" + sizeText(b), Level: i + 1, Bytes: b, SharedBy: 1}
+	}
+	return out
+}
+
+// sizeText is b in KiB or MiB.
+func sizeText(b int64) string {
+	if b >= 1<<20 {
+		return strconv.FormatInt(b>>20, 10) + " MiB"
+	}
+	return strconv.FormatInt(b>>10, 10) + " KiB"
 }
 
 // parseCache reads one sysfs cache index: its level ("2"), type ("Data",

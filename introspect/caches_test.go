@@ -1,6 +1,7 @@
 package introspect
 
 import (
+	"strings"
 	"testing"
 	"testing/fstest"
 )
@@ -49,4 +50,20 @@ func FuzzParseCache(f *testing.F) {
 			t.Fatalf("parseCache(%q, %q, %q, %q) = %+v", level, typ, size, shared, c)
 		}
 	})
+}
+
+// Without cache directories the error names the absolute path, and the
+// probe stands in with levels measured at set working sets.
+func TestNoCachesProbe(t *testing.T) {
+	_, err := ReadCaches(fstest.MapFS{})
+	if err == nil || !strings.Contains(err.Error(), "open /sys/devices/system/cpu/cpu0/cache:") {
+		t.Errorf("ReadCaches(empty) = %v, want the absolute path named", err)
+	}
+	p := ProbeCaches()
+	if len(p) != 4 || p[0].Name != "≤32 KiB" || p[3].Name != "≤16 MiB" || p[3].Bytes != 16<<20 {
+		t.Errorf("ProbeCaches() = %+v", p)
+	}
+	if got := levelBuffers(p, 2, 64<<20); len(got) != 4 || got[0].BufferBytes != 8<<10 {
+		t.Errorf("probe buffers %+v, want 4 levels, the first of 8 KiB per thread", got)
+	}
 }

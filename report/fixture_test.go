@@ -54,7 +54,7 @@ func fixture() Input {
 	trials = append(trials,
 		api.Trial{Key: "8,1,naive", Status: "runtime", Error: "segfault", At: t0, Problem: "512", Device: "cpu/x", Cycle: 1},
 		api.Trial{Key: "8,2,naive", Status: "timeout", At: t0, Problem: "512", Device: "cpu/x", Cycle: 1},
-		api.Trial{Key: "16,1,tiled", Status: "ok", TimeMS: 3.5, At: t0, Problem: "1024", Device: "cpu/x", Cycle: 1},
+		api.Trial{Key: "16,1,tiled", Status: "ok", TimeMS: 5, At: t0, Problem: "1024", Device: "cpu/x", Cycle: 1},
 	)
 	for i := 0; i < 30; i++ {
 		trials = append(trials, api.Trial{Key: fmt.Sprintf("%d,%d,naive", 8<<(i%4), 1+i%3), Status: "ok", TimeMS: 1 + float64(i%7), At: t0, Problem: "256", Device: "nvidia/GPU"})

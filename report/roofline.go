@@ -60,9 +60,31 @@ func rooflineSection(b *strings.Builder, entries []entry, c *api.Ceilings, devic
 		b.WriteString(empty("No ceilings: the daemon has not measured this machine's FMA peak and copy bandwidth yet (it does once per device class, shortly after its first start, when the CPU is idle; quasimctl devices shows them)."))
 		return
 	}
+	var hidden []string
 	for i := range rows {
-		rows[i].roof = roofFor(c, rows[i].e.j.work.Bytes)
+		r := &rows[i]
+		var over []rooflinePoint
+		r.roof, over = placeRoof(c, r.e.j.work.Bytes, r.points)
+		if len(over) > 0 {
+			// Above every roof measured: drawn, they would sit above the
+			// roof they are placed against.
+			kept := r.points[:0]
+			for _, p := range r.points {
+				if !slices.Contains(over, p) {
+					kept = append(kept, p)
+				}
+			}
+			r.points = kept
+			hidden = append(hidden, fmt.Sprintf("%s %s: %d of its trials (best %s GFLOP/s)", r.e.j.kernel, r.e.j.problem, len(over), num(slices.MaxFunc(over, func(a, b rooflinePoint) int { return cmp.Compare(a.gflops, b.gflops) }).gflops)))
+		}
+		r.best = rooflinePoint{}
+		for _, p := range r.points {
+			if p.gflops > r.best.gflops {
+				r.best = p
+			}
+		}
 	}
+	rows = slices.DeleteFunc(rows, func(r row) bool { return len(r.points) == 0 })
 	levels := roofLevels(c)
 	fmt.Fprintf(b, `<p class="meta">Ceilings of %s measured by quasimd (%s): float32 FMA peak %s GFLOP/s on %d threads, %s on one; streaming copy %s GB/s from memory`,
 		esc(device), esc(c.MeasuredAt.UTC().Format("2006-01-02 15:04")), num(c.GFLOPS), c.Threads, num(c.GFLOPSThread), num(c.BandwidthGBs))
@@ -70,6 +92,9 @@ func rooflineSection(b *strings.Builder, entries []entry, c *api.Ceilings, devic
 		fmt.Fprintf(b, `, %s GB/s in %s (%s)`, num(l.BandwidthGBs), esc(l.Name), esc(bytesText(float64(l.Bytes))))
 	}
 	fmt.Fprintf(b, `. %s</p>`, esc(c.How))
+	if len(levels) > 0 && c.LevelsNote != "" {
+		fmt.Fprintf(b, `<p class="note roof-note">%s.</p>`, esc(c.LevelsNote))
+	}
 	if len(levels) == 0 {
 		why := "the daemon measured none (a record from before quasim measured them; it measures again at its next start)"
 		if c.LevelsNote != "" {
@@ -77,8 +102,11 @@ func rooflineSection(b *strings.Builder, entries []entry, c *api.Ceilings, devic
 		}
 		b.WriteString(empty("No per-level roofs: %s. Every job is placed against the memory roof, which a working set that fits in a cache can pass.", why))
 	}
+	if len(hidden) > 0 {
+		b.WriteString(`<p class="flag roof-hidden">Not drawn, above every roof measured on this machine (the roofs were measured while it was busier, or the kernel reuses data in registers the copy probe cannot): ` + esc(strings.Join(hidden, "; ")) + `.</p>`)
+	}
 	if len(rows) == 0 {
-		b.WriteString(empty("No job with known work has a valid trial: the roofline places the builtin kernels (their flops and bytes per problem are known); other evaluators do not report them."))
+		b.WriteString(empty("No job with known work has a valid trial under the roofs: the roofline places the builtin kernels (their flops and bytes per problem are known); other evaluators do not report them."))
 		return
 	}
 	ilo, ihi := math.Inf(1), math.Inf(-1)
@@ -181,6 +209,44 @@ type jobRoof struct {
 	name string // "L2", or "memory"
 	bw   float64
 	text string // "L2 (512 KiB), 200 GB/s"
+}
+
+// placeRoof is the roof a job's points stand under: the roof of the
+// level its working set fits in (roofFor) when that bounds them all, else
+// the first faster one that does, saying so (its data is reused in a
+// cache its compulsory bytes do not fit). Points above every roof are
+// returned in over, placed against none.
+func placeRoof(c *api.Ceilings, workingSet float64, pts []rooflinePoint) (jobRoof, []rooflinePoint) {
+	home := roofFor(c, workingSet)
+	cands := []jobRoof{home}
+	levels := roofLevels(c)
+	for i := len(levels) - 1; i >= 0; i-- { // larger levels are slower
+		l := levels[i]
+		if l.BandwidthGBs > home.bw {
+			cands = append(cands, jobRoof{l.Name, l.BandwidthGBs, fmt.Sprintf("%s (%s), %s GB/s", l.Name, bytesText(float64(l.Bytes)), num(l.BandwidthGBs))})
+		}
+	}
+	slices.SortStableFunc(cands[1:], func(a, b jobRoof) int { return cmp.Compare(a.bw, b.bw) })
+	under := func(r jobRoof, p rooflinePoint) bool { return p.gflops <= min(c.GFLOPS, r.bw*p.intensity) }
+	for _, r := range cands {
+		if !slices.ContainsFunc(pts, func(p rooflinePoint) bool { return !under(r, p) }) {
+			if r.name != home.name {
+				r.text += fmt.Sprintf("; its trials pass the %s roof its working set alone would give: data reused in %s", home.name, r.name)
+			}
+			return r, nil
+		}
+	}
+	top := cands[len(cands)-1]
+	var over []rooflinePoint
+	for _, p := range pts {
+		if !under(top, p) {
+			over = append(over, p)
+		}
+	}
+	if top.name != home.name {
+		top.text += fmt.Sprintf("; its trials pass the %s roof its working set alone would give: data reused in %s", home.name, top.name)
+	}
+	return top, over
 }
 
 // roofFor picks the smallest level of c that holds workingSet bytes.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -29,11 +30,11 @@ func TestRoofline(t *testing.T) {
 	if n := strings.Count(sec, "<td><a href="); n != 2 {
 		t.Errorf("%d jobs in the roofline table, want 2 (the two with work and a valid trial)", n)
 	}
-	// sgemm 1024: 2^31 flops in 3.5 ms = 613.6 GFLOP/s, 1.23 of the
-	// 500 GFLOP/s peak, 2.45 of the one-thread 250; intensity 2^31 /
+	// sgemm 1024: 2^31 flops in 5 ms = 429.5 GFLOP/s, 0.859 of the
+	// 500 GFLOP/s peak, 1.72 of the one-thread 250; intensity 2^31 /
 	// (12 MiB) = 170.7 flop/byte, past the ridge (10), so compute bound;
 	// its 12 MiB fit L3 (32 MiB), not L2.
-	g := float64(2<<30) / 3.5e6
+	g := float64(2<<30) / 5e6
 	for _, want := range []string{num(g), num(g / 500), num(g / 250), num(float64(2<<30) / float64(12<<20)), "compute", "12 MiB", "L3 (32 MiB), 100 GB/s"} {
 		if !strings.Contains(sec, "<td>"+want+"</td>") {
 			t.Errorf("roofline table lacks %q:\n%s", want, sec[strings.Index(sec, "<table"):])
@@ -146,7 +147,11 @@ func TestRooflineLevels(t *testing.T) {
 	if !strings.Contains(row, "<td>0.4</td><td>L1 bandwidth</td>") || !strings.Contains(row, "<td>32 KiB</td>") {
 		t.Errorf("stencil 64,64 row: %q", row)
 	}
-	for _, want := range []string{`<tr data-roof="memory"><td><a href="#job-12">`, `L1 roof, 400 GB/s (working set ≤ 32 KiB)`} {
+	// The stencils run at 100 GFLOP/s at 0.625 flop/byte whatever their
+	// size: those whose working set fits no cache pass the memory roof
+	// (31.25 there), so they stand under the first faster roof that
+	// bounds them, saying why.
+	for _, want := range []string{`<tr data-roof="L2"><td><a href="#job-12">`, `its trials pass the memory roof its working set alone would give: data reused in L2`, `L1 roof, 400 GB/s (working set ≤ 32 KiB)`} {
 		if !strings.Contains(sec, want) {
 			t.Errorf("roofline lacks %q", want)
 		}
@@ -155,5 +160,46 @@ func TestRooflineLevels(t *testing.T) {
 	in.Ceilings.Levels, in.Ceilings.LevelsNote = nil, "no cache level measured: caches: sysfs lists no data cache"
 	if page := render(t, in); !strings.Contains(page, "No per-level roofs: no cache level measured: caches: sysfs lists no data cache.") {
 		t.Error("without levels the roofline does not say why")
+	}
+}
+
+// TestRooflineNeverAbove: no drawn point stands above the roof it is
+// placed against, with cache levels and without (sysfs listing none):
+// a job faster than its working set's roof moves to the first faster
+// roof that bounds it, and trials above every roof are not drawn and are
+// listed.
+func TestRooflineNeverAbove(t *testing.T) {
+	for _, levels := range []bool{true, false} {
+		in := crowdedFixture()
+		if !levels {
+			in.Ceilings.Levels, in.Ceilings.LevelsNote = nil, "caches: sysfs lists no data cache"
+		}
+		// A sgemm trial above the 500 GFLOP/s peak: 2^31 flops in 2 ms.
+		in.Kernels[0].Trials = append(in.Kernels[0].Trials, api.Trial{Key: "32,2,tiled", Status: "ok", TimeMS: 2, Problem: "1024", Device: "cpu/x", Cycle: 1})
+		page := render(t, in)
+		sec := page[strings.Index(page, `id="roofline"`):]
+		sec = sec[:strings.Index(sec, "</section>")]
+		if !strings.Contains(sec, "Not drawn, above every roof measured on this machine") || !strings.Contains(sec, "sgemm 1024: 1 of its trials (best 1074 GFLOP/s)") {
+			t.Errorf("levels %v: the trial above the peak is not listed as not drawn", levels)
+		}
+		c := in.Ceilings
+		rows := regexp.MustCompile(`<tr data-roof="([^"]+)"><td><a href="#[^"]+">[^<]*</a></td><td>([^<]+)</td><td>[^<]*</td><td>[^<]*</td><td>([^<]+)</td>`).FindAllStringSubmatch(sec, -1)
+		if len(rows) < 8 {
+			t.Fatalf("levels %v: %d roofline rows", levels, len(rows))
+		}
+		for _, m := range rows {
+			bw := c.BandwidthGBs
+			for _, l := range c.Levels {
+				if l.Name == m[1] {
+					bw = l.BandwidthGBs
+				}
+			}
+			var in, g float64
+			fmt.Sscan(m[2], &in)
+			fmt.Sscan(m[3], &g)
+			if roof := min(c.GFLOPS, bw*in); g > roof*1.01 { // num rounds to 3 digits
+				t.Errorf("levels %v: a %s GFLOP/s point at intensity %s stands above its %s roof %v", levels, m[3], m[2], m[1], roof)
+			}
+		}
 	}
 }

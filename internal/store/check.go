@@ -98,7 +98,7 @@ func CheckFile(path string, opt Options) (*Report, error) {
 	// not worth reading.
 	lf, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, openPath(path, err)
 	}
 	defer lf.Close()
 	if err := flockShared(lf, opt.lockTimeout()); err != nil {
@@ -133,7 +133,7 @@ func CheckFile(path string, opt Options) (*Report, error) {
 // check reads everything in the caller's goroutine.
 func openReadOnly(path string, opt Options) (*bolt.DB, error) {
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, openPath(path, err)
 	}
 	db, err := openBolt(path, &bolt.Options{Timeout: opt.lockTimeout(), ReadOnly: true, PreLoadFreelist: true})
 	if err != nil {

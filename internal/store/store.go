@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -120,6 +121,16 @@ func openError(path string, err error) error {
 	if errors.Is(err, bolterrors.ErrInvalid) || errors.Is(err, bolterrors.ErrChecksum) || errors.Is(err, bolterrors.ErrVersionMismatch) ||
 		strings.Contains(err.Error(), "file size too small") {
 		return fmt.Errorf("open %s: %w: %v", path, ErrDamaged, err)
+	}
+	return openPath(path, err)
+}
+
+// openPath is err of opening path, with the path in front where err does
+// not already name it (an *fs.PathError of path says "open PATH: ...").
+func openPath(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return err
 	}
 	return fmt.Errorf("open %s: %w", path, err)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -992,5 +993,20 @@ func TestAddObservationsKeepsNewest(t *testing.T) {
 	}
 	if len(got) != 25 || got[0].LatencyMS != 5 || got[24].LatencyMS != 29 {
 		t.Fatalf("kept %d observations, %v .. %v; want the newest 25 (5..29)", len(got), got[0].LatencyMS, got[len(got)-1].LatencyMS)
+	}
+}
+
+// An error opening the state file names its path once, not "open X: open
+// X: ...".
+func TestOpenErrorNamesPathOnce(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(file, "quasim.db") // under a file: not a directory
+	_, err := store.Open(path, store.Options{})
+	if err == nil || strings.Count(err.Error(), path) != 1 {
+		t.Errorf("Open = %v, want an error naming %s once", err, path)
 	}
 }
