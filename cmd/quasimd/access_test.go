@@ -16,6 +16,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/client"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 // asUser runs cmd as nobody (65534) with only the environment given: no
@@ -149,7 +150,7 @@ func TestSigtermDuringLongMeasurement(t *testing.T) {
 	d := start(t, dir)
 	// Inputs take about a second of CPU, one run of any config far more
 	// than 4: once the daemon has used 4 s of CPU, a run is in progress.
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(testload.Scale(3 * time.Minute))
 	for cpuSeconds(t, d.cmd.Process.Pid) < 4 {
 		if time.Now().After(deadline) {
 			t.Fatalf("quasimd used under 4 s of CPU in 3 minutes")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 // TestCeilings: a daemon measures the CPU's roofline ceilings once, shows
@@ -22,7 +23,7 @@ func TestCeilings(t *testing.T) {
 	dir := newDir(t, map[string]string{"reduce.yaml": reduceSpec})
 	d := start(t, dir, "--no-ceilings=false")
 	var devs api.Devices
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for d.ctlJSON(&devs, "devices"); devs.CPU.Ceilings == nil; d.ctlJSON(&devs, "devices") {
 		if time.Now().After(deadline) {
 			t.Fatal("no ceilings measured in 60 s")

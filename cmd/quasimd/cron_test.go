@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 // A spec's schedule fires cycles by itself: with "@every 1s", after the
@@ -19,7 +20,7 @@ func TestCronCycle(t *testing.T) {
 	}
 	d := start(t, newDir(t, map[string]string{"reduce.yaml": spec}))
 	var cycles api.Cycles
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for {
 		d.ctlJSON(&cycles, "cycles", "reduce")
 		done := 0

@@ -15,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 // goodState runs quasimd until the reduce job is served after two cycles,
@@ -56,7 +57,7 @@ func runDaemon(t *testing.T, dir string) (int, string) {
 	go func() { done <- cmd.Wait() }()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	deadline := time.After(30 * time.Second)
+	deadline := time.After(testload.Scale(30 * time.Second))
 	for {
 		select {
 		case err := <-done:

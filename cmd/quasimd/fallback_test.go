@@ -8,6 +8,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/client"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 // A runtime reporting an error above the bound a served map's certificate
@@ -75,7 +76,7 @@ func TestErrorFallback(t *testing.T) {
 		t.Errorf("certs list has no %s: %+v", served.Certificate, list.Certs)
 	}
 	// The re-tune certifies another map; the revoked one is never served again.
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(testload.Scale(90 * time.Second))
 	for {
 		var cycles api.Cycles
 		d.ctlJSON(&cycles, "cycles", "reduce")

@@ -11,6 +11,7 @@ import (
 	"github.com/quasim/quasim/client"
 	"github.com/quasim/quasim/fleet"
 	"github.com/quasim/quasim/fleet/fleettest"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 // restartSpec is fleetSpec with two problems: enough to see a job tuned
@@ -67,7 +68,7 @@ func TestFleetFollowerRestarts(t *testing.T) {
 					first = time.Since(started)
 					end = time.Now().Add(d)
 				case ok:
-				case first == 0 && cfg.Match == api.MatchDefault && time.Since(started) < fleet.HoldRestored+5*time.Second:
+				case first == 0 && cfg.Match == api.MatchDefault && time.Since(started) < fleet.HoldRestored+testload.Scale(5*time.Second):
 				default:
 					t.Fatalf("%s: answer %d at %s is %s (certificate %.12q, source %q, match %s); want a's %.12s; log:\n%s", what, n, p, cfg.Key, cfg.Certificate, cfg.Source, cfg.Match, want[p], b.stderr)
 				}

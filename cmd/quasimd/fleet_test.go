@@ -21,6 +21,7 @@ import (
 	"github.com/quasim/quasim/client"
 	"github.com/quasim/quasim/fleet"
 	"github.com/quasim/quasim/fleet/fleettest"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 // fleetProblems are the jobs the fleet test tunes on one node.
@@ -138,7 +139,7 @@ func fleetServes(t *testing.T, kill bool) {
 	for fi, d := range followers {
 		c := &client.Client{Socket: d.socket}
 		for _, p := range fleetProblems {
-			deadline := time.Now().Add(60 * time.Second)
+			deadline := time.Now().Add(testload.Scale(60 * time.Second))
 			for {
 				cfg, err := c.Config(context.Background(), "reduce", p, "")
 				if err != nil {
@@ -339,7 +340,7 @@ func TestFleetLocalVerificationFails(t *testing.T) {
 
 	// The broken one records the failure, and then answers its own.
 	cb := &client.Client{Socket: broken.socket}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for {
 		tr, err := cb.Trials(context.Background(), "fake", "64")
 		if err != nil {
@@ -383,7 +384,7 @@ func TestFleetLocalVerificationFails(t *testing.T) {
 // after 60 s.
 func waitConfig(t *testing.T, c *client.Client, kernel, problem string, ok func(api.Config) bool) api.Config {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for {
 		cfg, err := c.Config(context.Background(), kernel, problem, "")
 		if err != nil {
@@ -413,7 +414,7 @@ func TestFleetTunerKilledMidPublish(t *testing.T) {
 	cl.WaitBucket(t, "quasim-fleet-ktest", 30*time.Second)
 	a := start(t, dirA, args...)
 	// Killed as soon as its first offer is in the bucket.
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for len(cl.Entries(t, "quasim-fleet-ktest", "cert.>")) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("no offer published in 60s")

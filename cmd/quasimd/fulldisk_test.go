@@ -12,6 +12,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/internal/store"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 // fill writes path until the file system is full (ENOSPC).
@@ -111,7 +112,7 @@ func TestFullDisk(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for {
 		d.ctlJSON(&cycles, "cycles", "reduce")
 		unsaved := 0

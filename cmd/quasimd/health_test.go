@@ -13,6 +13,7 @@ import (
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/daemon"
 	"github.com/quasim/quasim/evaluate/builtin"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 // While every cycle fails (here the CPU's lock file cannot be opened),
@@ -112,7 +113,7 @@ func TestLockFileOfAnotherUser(t *testing.T) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 		cmd.Env = append(cmd.Env, "HOME=/nonexistent")
 	})
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for {
 		var cycles api.Cycles
 		d.ctlJSON(&cycles, "cycles", "reduce")

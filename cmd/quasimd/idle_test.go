@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 // spin loads every CPU with busy-looping processes outside quasimd until
@@ -47,7 +48,7 @@ func TestIdleGating(t *testing.T) {
 	d := start(t, dir, "--idle-cpu", "0.3", "--idle-wait", "3s", "--idle-poll", "200ms")
 	var cy api.Cycle
 	sawWaiting := false
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for time.Now().Before(deadline) {
 		var cycles api.Cycles
 		d.ctlJSON(&cycles, "cycles", "reduce")
@@ -92,7 +93,7 @@ func TestTuneWaitBusyDevice(t *testing.T) {
 	spin(t)
 	// The gate samples once a second: wait until it sees the load.
 	loadRE := regexp.MustCompile(`(?m)^quasim_cpu_load_others ([0-9.e+-]+)$`)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testload.Scale(30 * time.Second))
 	for {
 		_, body := d.rawGet("/metrics")
 		if m := loadRE.FindSubmatch(body); m != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/internal/store"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 var (
@@ -174,7 +175,7 @@ func tail(s string, n int) string {
 
 func (d *proc) readNotify(timeout time.Duration) string {
 	buf := make([]byte, 256)
-	d.notify.SetReadDeadline(time.Now().Add(timeout))
+	d.notify.SetReadDeadline(time.Now().Add(testload.Scale(timeout)))
 	n, err := d.notify.Read(buf)
 	if err != nil {
 		return "error: " + err.Error()
@@ -219,7 +220,7 @@ func (d *proc) stop() {
 		if err != nil {
 			d.t.Fatalf("quasimd exited with %v after SIGTERM; log:\n%s", err, tail(d.stderr.String(), 4000))
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(testload.Scale(10 * time.Second)):
 		d.t.Fatalf("quasimd still running 10 s after SIGTERM")
 	}
 }
@@ -428,7 +429,7 @@ budget: {evals: %d}
 		want := 1 + rng.IntN(3)
 		var trials api.Trials
 		var cycles api.Cycles
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(testload.Scale(20 * time.Second))
 		for {
 			d.ctlJSON(&trials, "trials", "reduce")
 			d.ctlJSON(&cycles, "cycles", "reduce")
@@ -465,7 +466,7 @@ budget: {evals: %d}
 	}
 	// Let it finish.
 	d := start(t, dir)
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(testload.Scale(3 * time.Minute))
 	var cycles api.Cycles
 	for time.Now().Before(deadline) {
 		d.ctlJSON(&cycles, "cycles", "reduce")

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 // /metrics on the socket parses with the Prometheus text parser and has
@@ -115,7 +116,7 @@ func TestDevices(t *testing.T) {
 	if devs.CPU.Lock == "" || !strings.Contains(out, devs.CPU.Lock) {
 		t.Errorf("no lock file shown: %q\n%s", devs.CPU.Lock, out)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for _, err := os.Stat(devs.CPU.Lock); err != nil; _, err = os.Stat(devs.CPU.Lock) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no cycle locked %s: %v", devs.CPU.Lock, err)

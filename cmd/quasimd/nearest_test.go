@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 // A nearest answer says its certificate is another problem's, and the
@@ -28,7 +29,7 @@ func TestNearestVerified(t *testing.T) {
 		t.Fatalf("config at 30000 (exit %d) does not say its certificate is 65536's and pending:\n%s", code, out)
 	}
 	var c api.Config
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for {
 		c = api.Config{} // JSON leaves the fields an answer omits as they were
 		d.ctlJSON(&c, "config", "reduce", "--problem", "30000")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 // needOpenCL skips a test on a machine whose OpenCL worker finds no
@@ -93,7 +94,10 @@ opencl:
 `
 
 func openclDir(t *testing.T) string {
-	dir := newDir(t, map[string]string{"scale.yaml": scaleSpec, "faulty.yaml": faultySpec})
+	// A hang is found by the spec's timeout; a loaded machine builds and
+	// prepares more slowly, so it is scaled.
+	faulty := strings.Replace(faultySpec, "timeout: 8s", fmt.Sprintf("timeout: %ds", int(testload.Scale(8*time.Second).Seconds())), 1)
+	dir := newDir(t, map[string]string{"scale.yaml": scaleSpec, "faulty.yaml": faulty})
 	src, err := os.ReadFile("../../evaluate/opencl/testdata/scale.cl")
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +220,7 @@ func TestOpenCLExamples(t *testing.T) {
 		}
 	}
 	served := map[string]api.Config{}
-	deadline := time.Now().Add(5 * time.Minute)
+	deadline := time.Now().Add(testload.Scale(5 * time.Minute))
 	for len(served) < len(kernels) {
 		for _, k := range kernels {
 			if _, done := served[k]; done {

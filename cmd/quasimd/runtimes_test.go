@@ -14,6 +14,7 @@ import (
 	"github.com/quasim/quasim/certs"
 	"github.com/quasim/quasim/client"
 	"github.com/quasim/quasim/evaluate"
+	"github.com/quasim/quasim/internal/testload"
 	"github.com/quasim/quasim/runtime"
 )
 
@@ -29,7 +30,7 @@ budget: {evals: 6}
 func startServed(t *testing.T) *proc {
 	t.Helper()
 	d := start(t, newDir(t, map[string]string{"reduce.yaml": reduceSpec}))
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for {
 		var cfg api.Config
 		out, _, code := d.ctl("config", "reduce", "--problem", "65536", "--json")
@@ -155,7 +156,7 @@ func BenchmarkCClient(b *testing.B) {
 		b.Fatalf("gcc: %v\n%s", err, out)
 	}
 	d := start(b, newDir(b, map[string]string{"reduce.yaml": reduceSpec}))
-	for deadline := time.Now().Add(60 * time.Second); ; {
+	for deadline := time.Now().Add(testload.Scale(60 * time.Second)); ; {
 		out, _, code := d.ctl("config", "reduce", "--problem", "65536", "--json")
 		if code == 0 && strings.Contains(out, `"match": "exact"`) {
 			break
@@ -276,7 +277,7 @@ func waitServed(t *testing.T, d *proc, problem string) api.Config {
 // answer.
 func waitServedKernel(t *testing.T, d *proc, kernel, problem string) api.Config {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for {
 		var cfg api.Config
 		out, _, code := d.ctl("config", kernel, "--problem", problem, "--json")
@@ -357,7 +358,7 @@ func TestDrift(t *testing.T) {
 		t.Errorf("negative latency: %v, want an error naming observations[1].latencies_ms[0]", err)
 	}
 	// The drift re-tune queues behind the 50-evaluation cycle.
-	deadline := time.Now().Add(4 * time.Minute)
+	deadline := time.Now().Add(testload.Scale(4 * time.Minute))
 	for {
 		var now api.Config
 		d.ctlJSON(&now, "config", "sgemm", "--problem", "256,256,256")
@@ -401,7 +402,7 @@ func TestDriftSameConfig(t *testing.T) {
 	if err != nil || len(resp.Drift) != 1 {
 		t.Fatalf("20 slow runs: %+v, %v; want drift", resp, err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for {
 		var cycles api.Cycles
 		d.ctlJSON(&cycles, "cycles", "reduce")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/client"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 const inferPipeline = "pipeline: infer\nkernels: [conv2d, reduce]\nzoning: {chain: [conv2d, reduce], error_budget: {rel: 1e-3}, inputs: positive}\n"
@@ -204,7 +205,7 @@ func TestZonedErrorFallback(t *testing.T) {
 		t.Errorf("certs verify of the revoked certificate: exit %d %s", code, errs)
 	}
 	// The tuning queued serves a new certified map, never the revoked one.
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for {
 		now = api.Zoning{} // ctlJSON leaves the fields the answer omits as they were
 		d.ctlJSON(&now, "zoning", "infer")

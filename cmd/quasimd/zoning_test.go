@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 const zoneConvSpec = `name: conv2d
@@ -119,7 +120,7 @@ func sameParams(a, b string) bool {
 func waitZoned(t *testing.T, d *proc, pipeline string, conv, red api.Config) api.Zoning {
 	t.Helper()
 	var z api.Zoning
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for {
 		d.ctlJSON(&z, "zoning", pipeline)
 		if z.State == api.ZoningDone && z.Map != nil && sameParams(z.Map.Stages[0].Key, conv.Key) && z.Default != nil && sameParams(z.Default.Stages[1].Key, red.Key) {
