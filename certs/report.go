@@ -160,7 +160,7 @@ func margins(ch Check) []string {
 			}
 		}
 		return out
-	case "speedup":
+	case "speedup", "speedup_over_served":
 		r, ok1 := toFloat(res["ratio"])
 		lo, ok2 := toFloat(res["ci95_low"])
 		hi, ok3 := toFloat(res["ci95_high"])

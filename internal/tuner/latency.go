@@ -10,55 +10,62 @@ import (
 )
 
 // DefaultLatencyRounds is how many rounds a certification measures a
-// config in, each round beside the job's default.
+// config in, each round beside its baselines.
 const DefaultLatencyRounds = 6
 
-// rounds is a certified config's latency and its speed-up over a
-// baseline, measured after it was selected.
+// baseline is a config a certified one is compared with in every round.
+type baseline struct {
+	check string        // the certificate check: speedup, speedup_over_served
+	what  string        // "the default", "the config served before"
+	c     genome.Config // nil: none, and why says why
+	why   string
+	times []float64 // each round's median
+	err   string    // why a round of it did not run
+}
+
+// rounds is a certified config's latency, measured after it was
+// selected.
 type rounds struct {
 	times   []float64 // every timed run of the config, round by round
 	medians []float64 // each round's median of the config
-	base    []float64 // each round's median of the baseline (none without one)
 	failed  string    // why a round of the config did not run; "" when all did
-	baseErr string    // why a round of the baseline did not run
 }
 
 // measureRounds measures c in n rounds exactly as the search measures a
 // config (t.measure: the device lock, the config's knobs, the evaluator's
-// repetition rule, in the search's process), each round beside base where
-// base is set, the two in turn first (ABBA...), so that what loads the
-// machine in a round slows both.
-func (t *Tuner) measureRounds(ctx context.Context, job Job, c, base genome.Config, n int) (rounds, error) {
+// repetition rule, in the search's process), each round beside every
+// baseline, the order turned by one each round, so that what loads the
+// machine in a round slows all of them.
+func (t *Tuner) measureRounds(ctx context.Context, job Job, c genome.Config, bases []*baseline, n int) (rounds, error) {
 	var r rounds
 	for i := range n {
-		order := [2]int{0, 1} // 0 is c, 1 the baseline
-		if i%2 == 1 {
-			order = [2]int{1, 0}
-		}
-		for _, which := range order {
+		order := []*baseline{nil} // nil is c
+		order = append(order, bases...)
+		k := i % len(order)
+		order = append(order[k:], order[:k]...)
+		for _, b := range order {
+			if b != nil && (b.c == nil || b.err != "") {
+				continue
+			}
 			x := c
-			if which == 1 {
-				if base == nil {
-					continue
-				}
-				x = base
+			if b != nil {
+				x = b.c
 			}
 			tr, err := t.measure(ctx, job, x)
 			if err != nil {
 				return r, err
 			}
 			switch {
-			case which == 0 && !tr.OK():
+			case b == nil && !tr.OK():
 				r.failed = fmt.Sprintf("round %d: %s: %s", i+1, tr.Status, tr.Error)
 				return r, nil
-			case which == 0:
+			case b == nil:
 				r.times = append(r.times, tr.Times...)
 				r.medians = append(r.medians, tr.Time)
 			case !tr.OK():
-				r.baseErr = fmt.Sprintf("the baseline did not run in round %d: %s: %s", i+1, tr.Status, tr.Error)
-				base, r.base = nil, nil
+				b.err = fmt.Sprintf("%s did not run in round %d: %s: %s", b.what, i+1, tr.Status, tr.Error)
 			default:
-				r.base = append(r.base, tr.Time)
+				b.times = append(b.times, tr.Time)
 			}
 		}
 	}
@@ -66,20 +73,29 @@ func (t *Tuner) measureRounds(ctx context.Context, job Job, c, base genome.Confi
 }
 
 // latencyChecks measures c (which passed its output checks) in rounds
-// beside the job's default and returns its latency and the latency and
-// speed-up checks for its certificate; a config that fails to run in a
-// round fails the latency check.
+// beside the job's default and the config served before, and returns its
+// latency and the latency and speed-up checks for its certificate; a
+// config that fails to run in a round fails the latency check.
 func (t *Tuner) latencyChecks(ctx context.Context, job Job, c genome.Config, seed uint64) (certs.Latency, []certs.Check, error) {
-	n := t.cfg.LatencyRounds
-	base := job.Default
-	var why string
+	key := job.Space.Key(c)
+	def := &baseline{check: "speedup", what: "the default", c: job.Default}
 	switch {
-	case base == nil || !job.Space.Valid(base):
-		base, why = nil, "the job has no valid default config to compare with"
-	case job.Space.Key(base) == job.Space.Key(c):
-		base, why = nil, "the certified config is the default"
+	case def.c == nil || !job.Space.Valid(def.c):
+		def.c, def.why = nil, "the job has no valid default config to compare with"
+	case job.Space.Key(def.c) == key:
+		def.c, def.why = nil, "the certified config is the default"
 	}
-	r, err := t.measureRounds(ctx, job, c, base, n)
+	bases := []*baseline{def}
+	if sv, ok, err := t.cfg.Store.Served(job.Key); err != nil {
+		return certs.Latency{}, nil, err
+	} else if ok && sv.Key != key && (def.c == nil || sv.Key != job.Space.Key(def.c)) {
+		// A promotion says how much faster than what it replaces.
+		if pc, err := job.Space.ParseKey(sv.Key); err == nil && job.Space.Valid(pc) {
+			bases = append(bases, &baseline{check: "speedup_over_served", what: "the config served before", c: pc})
+		}
+	}
+	n := t.cfg.LatencyRounds
+	r, err := t.measureRounds(ctx, job, c, bases, n)
 	if err != nil {
 		return certs.Latency{}, nil, err
 	}
@@ -93,20 +109,29 @@ func (t *Tuner) latencyChecks(ctx context.Context, job Job, c genome.Config, see
 	if r.failed != "" {
 		check.Note = "did not run: " + r.failed
 	}
-	speed := certs.Check{Name: "speedup"}
-	switch {
-	case why != "":
-		speed.NotChecked = why
-	case r.baseErr != "":
-		speed.NotChecked = r.baseErr
-	case r.failed != "":
-		speed.NotChecked = "the config did not run in every round"
-	default:
-		ratio := evaluate.PairedRatio(r.base, r.medians)
-		speed.Passed = true
-		speed.Inputs = map[string]any{"baseline": job.Space.Key(base), "rounds": ratio.Rounds, "order": "interleaved, each in turn first"}
-		speed.Results = map[string]any{"ratio": ratio.Ratio, "ci95_low": ratio.Low, "ci95_high": ratio.High,
-			"baseline_median_ms": evaluate.Median(r.base)}
+	checks := []certs.Check{check}
+	for _, b := range bases {
+		checks = append(checks, speedupCheck(job, b, r))
 	}
-	return lat, []certs.Check{check, speed}, nil
+	return lat, checks, nil
+}
+
+// speedupCheck is the check of c's speed-up over b from the rounds.
+func speedupCheck(job Job, b *baseline, r rounds) certs.Check {
+	ch := certs.Check{Name: b.check}
+	switch {
+	case b.c == nil:
+		ch.NotChecked = b.why
+	case b.err != "":
+		ch.NotChecked = b.err
+	case r.failed != "":
+		ch.NotChecked = "the config did not run in every round"
+	default:
+		ratio := evaluate.PairedRatio(b.times, r.medians)
+		ch.Passed = true
+		ch.Inputs = map[string]any{"baseline": job.Space.Key(b.c), "rounds": ratio.Rounds, "order": "interleaved, each in turn first"}
+		ch.Results = map[string]any{"ratio": ratio.Ratio, "ci95_low": ratio.Low, "ci95_high": ratio.High,
+			"baseline_median_ms": evaluate.Median(b.times)}
+	}
+	return ch
 }

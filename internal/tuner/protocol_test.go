@@ -6,6 +6,7 @@ import (
 
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/internal/store"
 	"github.com/quasim/quasim/internal/store/storetest"
 )
 
@@ -52,5 +53,40 @@ func TestCertificateMeasuresAsTheSearch(t *testing.T) {
 	}
 	if sv.Key != job.Space.Key(job.Default) && (sv.Speedup == nil || sv.Speedup.Ratio != 1 || sv.Speedup.Rounds != DefaultLatencyRounds) {
 		t.Errorf("speed-up %+v: want 1 over %d rounds (every config takes 2 ms)", sv.Speedup, DefaultLatencyRounds)
+	}
+}
+
+// A promotion over a served config measures the new config beside the
+// default and the config served before, in turn, and its certificate
+// gives the speed-up over each.
+func TestPromotionSpeedupOverServed(t *testing.T) {
+	st := storetest.New(t)
+	job := reduceJob(t)
+	job.Evaluator = &fixedTimes{Evaluator: job.Evaluator, v: job.Evaluator.(evaluate.Verifier)}
+	tn := newTuner(st)
+	var others []genome.Config
+	for _, c := range job.Space.All() {
+		if job.Space.Key(c) != job.Space.Key(job.Default) && len(others) < 2 {
+			others = append(others, c)
+		}
+	}
+	old, next := job.Space.Key(others[0]), others[1]
+	if err := st.PutServed(job.Key, store.Served{Key: old, TimeMS: 2, Certificate: "c0"}); err != nil {
+		t.Fatal(err)
+	}
+	_, checks, err := tn.latencyChecks(context.Background(), job, next, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, ch := range checks {
+		b, _ := ch.Inputs["baseline"].(string)
+		got[ch.Name] = b
+		if ch.Name != "latency" && (ch.Results["ratio"] != 1.0 || ch.Inputs["rounds"] != DefaultLatencyRounds) {
+			t.Errorf("%s: %+v, want a ratio of 1 over %d rounds", ch.Name, ch, DefaultLatencyRounds)
+		}
+	}
+	if len(checks) != 3 || got["speedup"] != job.Space.Key(job.Default) || got["speedup_over_served"] != old {
+		t.Errorf("checks %v, want latency, speedup over the default and speedup_over_served over %s", got, old)
 	}
 }
