@@ -17,7 +17,14 @@ func newCyclesCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cycles KERNEL [--problem P]",
 		Short: "List a kernel's tuning cycles, running and past",
-		Args:  exactArgs(1, "KERNEL"),
+		Long: `cycles lists a kernel's tuning cycles, running and past, one line each:
+when it started and how long it ran, its evaluations, its best config and
+that config's time as the search measured it (BEST_MS: the best trial of the
+cycle that passed its checks; a config certification found wrong is never
+best), the config it promoted, how the portfolio split its evaluations, and
+how long it waited for an idle device. The time a promoted config is served
+at is its certificate's (quasimctl config).`,
+		Args: exactArgs(1, "KERNEL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cs, err := g.client(cmd).CyclesOf(cmd.Context(), args[0], problem)
 			if err != nil {

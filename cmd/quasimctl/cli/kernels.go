@@ -14,7 +14,9 @@ func newKernelsCommand(g *globalOptions) *cobra.Command {
 		Short: "List the kernels quasimd tunes and their jobs",
 		Long: `kernels lists every kernel spec the daemon has loaded, one line per job
 (problem size and device class), with the job's trial count and the config it
-serves, as name=value per parameter, and its measured time. A job marked
+serves, as name=value per parameter, and its time (TIME_MS: the median of
+its certificate's latency, measured after it was selected; the search's own
+time is in quasimctl trials). A job marked
 "foreign" holds trials this daemon does not tune (imported for another device
 class or problem, or left by a former device): they are listed, exported and
 warm-start the kernel's jobs. Jobs that a runtime's lookup added
