@@ -279,7 +279,8 @@ func (t *Tuner) front(cands []store.Trial, rejected map[string]bool, certify fun
 				redraw = true
 				break
 			}
-			out = append(out, store.FrontPoint{Key: p.Key, TimeMS: p.TimeMS, EnergyMJ: p.EnergyMJ, Certificate: m.ID})
+			// Drawn by the search's times; shown at its certificate's.
+			out = append(out, store.FrontPoint{Key: p.Key, TimeMS: cmp.Or(m.TimeMS, p.TimeMS), EnergyMJ: p.EnergyMJ, Certificate: m.ID})
 		}
 		if !redraw {
 			return out, nil
