@@ -82,8 +82,15 @@ func FuzzResult(f *testing.F) {
 	f.Add([]byte(`{"type":"result","id":8,"times_ms":[1]}`), false)
 	f.Add([]byte(`not json`), false)
 	f.Add([]byte(`{"type":"result","id":7,"times_ms":[1],"checksum":2,"accuracy":{"kind":"rel","measured":1e-3,"bound":9e-3,"stages":[{"stage":"input","bound":8e-3}]}}`), true)
+	f.Add([]byte(`{"type":"result","id":7,"times_ms":[1],"checksum":2,"parity":{"reference":"the output of the reference config 1,2","tolerance_kind":"rel","rel":1e-4,"max_abs_err":1e-6,"max_rel_err":1e-7,"worst":"y[3]","bad":0,"total":10}}`), true)
+	f.Add([]byte(`{"type":"result","id":7,"times_ms":[1],"checksum":2,"parity":{"bad":2,"total":1}}`), true)
 	f.Fuzz(func(t *testing.T, line []byte, verify bool) {
 		res, status, note, ok := parseResult(line, 7, verify)
+		// A parity used for a certificate compared something and found
+		// every element within its tolerance.
+		if p := res.Parity; status == evaluate.StatusOK && p != nil && (!verify || p.Total <= 0 || p.Bad != 0 || !(p.MaxAbsErr >= 0) || !(p.MaxRelErr >= 0)) {
+			t.Fatalf("parity accepted: %+v", p)
+		}
 		// An accuracy answer is used only when it is one of the kind asked
 		// for, with errors that are numbers >= 0.
 		if a := res.Accuracy; checkAccuracy(a, "rel") == "" {

@@ -645,6 +645,19 @@ func parseResult(b []byte, id int, verify bool) (res Result, status evaluate.Sta
 	if verify && (res.Checksum == nil || math.IsNaN(*res.Checksum) || math.IsInf(*res.Checksum, 0)) {
 		return res, evaluate.StatusRuntime, "harness answered a verify run without a finite checksum", true
 	}
+	if p := res.Parity; p != nil {
+		// A comparison that compared nothing, or whose errors are not
+		// numbers, certifies nothing; one that found bad elements is a
+		// wrong result whatever the harness called it.
+		switch {
+		case !verify:
+			res.Parity = nil
+		case p.Total <= 0 || p.Bad < 0 || p.Bad > p.Total || !(p.MaxAbsErr >= 0) || !(p.MaxRelErr >= 0) || p.Abs < 0 || p.Rel < 0:
+			return res, evaluate.StatusRuntime, fmt.Sprintf("harness answered a parity of %d of %d elements bad, errors %v and %v", p.Bad, p.Total, p.MaxAbsErr, p.MaxRelErr), true
+		case p.Bad > 0:
+			return res, evaluate.StatusWrongResult, fmt.Sprintf("%d of %d elements outside the tolerance; worst %s", p.Bad, p.Total, p.Worst), true
+		}
+	}
 	return res, evaluate.StatusOK, "", true
 }
 
