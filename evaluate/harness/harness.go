@@ -117,6 +117,9 @@ type Parity struct {
 	Worst     string  `json:"worst"` // the worst element, its value, the reference's and its error
 	Bad       int     `json:"bad"`   // elements outside the tolerance
 	Total     int     `json:"total"` // elements compared
+	// NotChecked says why no output was compared (a kernel tuned without
+	// an answer); the other fields are then empty.
+	NotChecked string `json:"not_checked,omitempty"`
 }
 
 // Harness is an evaluate.Evaluator and evaluate.Verifier backed by a child
@@ -652,6 +655,8 @@ func parseResult(b []byte, id int, verify bool) (res Result, status evaluate.Sta
 		switch {
 		case !verify:
 			res.Parity = nil
+		case p.NotChecked != "":
+			*p = Parity{NotChecked: p.NotChecked}
 		case p.Total <= 0 || p.Bad < 0 || p.Bad > p.Total || !(p.MaxAbsErr >= 0) || !(p.MaxRelErr >= 0) || p.Abs < 0 || p.Rel < 0:
 			return res, evaluate.StatusRuntime, fmt.Sprintf("harness answered a parity of %d of %d elements bad, errors %v and %v", p.Bad, p.Total, p.MaxAbsErr, p.MaxRelErr), true
 		case p.Bad > 0:

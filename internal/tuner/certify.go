@@ -399,6 +399,9 @@ func (t *Tuner) verify(ctx context.Context, job Job, tr store.Trial) (*certs.Cer
 	if !d.Identical && d.Passed {
 		cert.Checks[1].Note = "not bitwise deterministic; certified as such by the spec's policy"
 	}
+	if p.NotChecked != "" {
+		cert.Checks[0] = certs.Check{Name: "parity", NotChecked: p.NotChecked}
+	}
 	if bud := job.Verify.Budget; !bud.IsZero() {
 		cert.Checks = append(cert.Checks, budgetCheck(bud, rep.Budget))
 	}
