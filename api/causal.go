@@ -125,6 +125,34 @@ type ImportReport struct {
 	Warning         string          `json:"warning,omitempty"`
 	CutOff          bool            `json:"cut_off,omitempty"`
 	Dropped         []ImportDropped `json:"dropped"`
+	// Bind and Steps: with ProfilerStep#N markers, how GPU work was bound
+	// to steps and what each step is (causal.BindReport, StepReport).
+	Bind  ImportBind   `json:"bind"`
+	Steps []ImportStep `json:"steps,omitempty"`
+}
+
+// ImportBind counts GPU events by how they were bound to a step: by their
+// launch's correlation id (GraphKernels of them shared it with others),
+// by the time they ran, or dropped.
+type ImportBind struct {
+	ByLaunch     int `json:"by_launch"`
+	GraphKernels int `json:"graph_kernels"`
+	ByTime       int `json:"by_time"`
+	Dropped      int `json:"dropped"`
+}
+
+// ImportStep is one ProfilerStep#N: its period (to the next step's start,
+// the last to its last GPU op), its GPU busy time, whether it is
+// GPU-bound (its host ran ahead; its HostCalls runtime calls, HostCallNs
+// long, waited for the launch queue and are left out of its graph).
+type ImportStep struct {
+	N          int   `json:"n"`
+	StartNs    int64 `json:"start_ns"`
+	PeriodNs   int64 `json:"period_ns"`
+	GPUBusyNs  int64 `json:"gpu_busy_ns"`
+	GPUBound   bool  `json:"gpu_bound"`
+	HostCalls  int   `json:"host_calls,omitempty"`
+	HostCallNs int64 `json:"host_call_ns,omitempty"`
 }
 
 // ImportGaps counts the idle gaps on GPU streams by how the model took

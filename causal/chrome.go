@@ -25,6 +25,10 @@ type ChromeReport struct {
 	RepeatingTracks int    `json:"repeating_tracks,omitempty"`
 	// Gaps says how idle gaps on GPU streams were modelled.
 	Gaps GapReport `json:"gaps"`
+	// Bind says how GPU work was bound to steps (with markers).
+	Bind BindReport `json:"bind"`
+	// Steps describes each ProfilerStep#N, in time order.
+	Steps []StepReport `json:"steps,omitempty"`
 	// Warning says what the figures mean when no iterations were found.
 	Warning string `json:"warning,omitempty"`
 	// CutOff is set when the array form ended early (allowed: a trace
@@ -54,6 +58,8 @@ type slice struct {
 	dropped    bool
 	gpu, sync  bool // GPU work; a call that waits for GPU work
 	hostWait   bool // a gap before it is modelled as waiting for the host
+	launch     bool // a runtime call (cuda_runtime, cuda_driver): may launch GPU work
+	corr       string
 }
 
 type flowEvent struct {
@@ -72,6 +78,10 @@ type importer struct {
 	flows   map[string][]flowEvent
 	open    map[string][]openB // pid/tid → stack of "B" events
 	names   []string           // event index → name
+	opt     ChromeOptions
+	// launches are the runtime calls by correlation id, kept or not: a
+	// kernel's step is its launch's.
+	launches map[string]*slice
 }
 
 type openB struct {
@@ -123,11 +133,25 @@ var profilerStep = regexp.MustCompile(`^ProfilerStep#(\d{1,9})$`)
 // duration. Not mapped: waits between GPU streams (cudaStreamWaitEvent),
 // async ("b"/"e") events.
 func ImportChrome(data []byte, pipeline string) ([]Span, ChromeReport, error) {
+	return ImportChromeWith(data, pipeline, ChromeOptions{})
+}
+
+// ChromeOptions changes what ImportChrome makes of a trace.
+type ChromeOptions struct {
+	// InputDims keeps each span's input dims as its Problem, so a kernel
+	// launched at several shapes on several streams is a row per shape
+	// (SplitKernels). Off, rows are by kernel name: a launch call inherits
+	// every op's dims, which would split it into a row per shape.
+	InputDims bool
+}
+
+// ImportChromeWith is ImportChrome with options.
+func ImportChromeWith(data []byte, pipeline string, opt ChromeOptions) ([]Span, ChromeReport, error) {
 	if pipeline == "" {
 		return nil, ChromeReport{}, fmt.Errorf("%w: no pipeline name", ErrInvalidTrace)
 	}
 	im := &importer{drops: map[string]int{}, markers: map[string][]marker{},
-		flows: map[string][]flowEvent{}, open: map[string][]openB{}}
+		flows: map[string][]flowEvent{}, open: map[string][]openB{}, opt: opt, launches: map[string]*slice{}}
 	cut, err := eachEvent(data, im.event)
 	if err != nil {
 		return nil, ChromeReport{}, err
@@ -242,15 +266,22 @@ func (im *importer) event(e *chromeEvent) {
 }
 
 func (im *importer) addSlice(i int, e *chromeEvent, pid, tid string, start, end int64) {
-	if m := profilerStep.FindStringSubmatch(e.Name); m != nil {
+	cat := strings.ToLower(e.Cat)
+	if m := profilerStep.FindStringSubmatch(e.Name); m != nil && cat != gpuAnnotation {
 		var n int
 		fmt.Sscan(m[1], &n)
 		im.markers[pid] = append(im.markers[pid], marker{start, end, n})
 		im.rep.Iterations++
 		return
 	}
+	if why := envelope(cat, e.Name); why != "" {
+		im.drop(i, why)
+		return
+	}
 	s := &slice{ev: i, name: e.Name, pid: pid, tid: tid, start: start, end: end, iter: -1,
-		in: e.FlowIn, out: e.FlowOut, gpu: gpuCats[strings.ToLower(e.Cat)], sync: syncCalls[e.Name]}
+		in: e.FlowIn, out: e.FlowOut, gpu: gpuCats[cat], sync: syncCalls[e.Name],
+		launch: launchCats[cat], corr: string(e.Args.Correlation)}
+
 	if s.in || s.out {
 		s.bind = string(e.BindID)
 	}
@@ -263,6 +294,9 @@ func (im *importer) addSlice(i int, e *chromeEvent, pid, tid string, start, end 
 	if e.Name == "" {
 		im.drop(i, "event without name")
 		return
+	}
+	if s.launch && s.corr != "" && im.launches[s.corr] == nil {
+		im.launches[s.corr] = s
 	}
 	im.slices = append(im.slices, s)
 }

@@ -27,7 +27,8 @@ type chromeEvent struct {
 	FlowIn  bool        `json:"flow_in"`
 	FlowOut bool        `json:"flow_out"`
 	Args    struct {
-		InputDims json.RawMessage `json:"Input Dims"`
+		InputDims   json.RawMessage `json:"Input Dims"`
+		Correlation key             `json:"correlation"`
 	} `json:"args"`
 }
 

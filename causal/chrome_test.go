@@ -29,15 +29,17 @@ func dropCounts(rep ChromeReport) map[string]int {
 }
 
 func TestImportPyTorchTrace(t *testing.T) {
-	spans, rep, err := ImportChrome(readFixture(t, "pytorch_profiler.json"), "train")
+	spans, rep, err := ImportChromeWith(readFixture(t, "pytorch_profiler.json"), "train", ChromeOptions{InputDims: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Events != 42 || rep.Spans != 13 || rep.Deps != 8 || rep.Waits != 1 || rep.Iterations != 2 {
+	if rep.Events != 42 || rep.Spans != 13 || rep.Deps != 8 || rep.Waits != 1 || rep.Iterations != 2 ||
+		rep.Bind != (BindReport{ByLaunch: 6}) {
 		t.Errorf("report %+v", rep)
 	}
 	want := map[string]int{
-		"encloses other events on its thread (they are kept)": 8,
+		"launch flow: the correlation id ties the launch to its GPU work instead": 12,
+		"encloses other events on its thread (they are kept)":                     8,
 		"metadata event (M)":         4,
 		"instant event: no duration": 1,
 		"counter event (C)":          1,

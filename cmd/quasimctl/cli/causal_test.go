@@ -22,7 +22,8 @@ func TestCausalImportOffline(t *testing.T) {
 	}
 	mustContain(t, "causal import --offline", out,
 		"pytorch_profiler.json: 42 events read; mapped 13 spans, 8 dependencies (1 from GPU waits), 2 iterations (ProfilerStep#N)\n",
-		"  1      flow without end                                     event 35 \"ac2g\"\n",
+		"  1      flow without end                                                         event 35 \"ac2g\"\n",
+		"GPU work in steps: 6 events by their launch's correlation id (0 of them kernels of a CUDA graph launch), 0 by when they ran on their stream (no launch in the trace), 0 in no step\n",
 		"pipeline trace: 2 iterations, 13 spans (1 batch); end to end 136.5µs [131µs, 142µs]\n",
 		"sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32         76.9% [76.3%, 77.5%]  76.9% [76.3%, 77.5%]  0.769 [0.763, 0.775]  0s [0s, 0s]        unknown        -\n",
 		"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<flo…  14.7% [14.1%, 15.3%]  0.0% [0.0%, 0.0%]     0.000 [0.000, 0.000]  41µs [36µs, 46µs]  unknown        -\n",
@@ -38,7 +39,7 @@ func TestCausalImportOffline(t *testing.T) {
 		Import api.ImportReport `json:"import"`
 		Causal api.Causal       `json:"causal"`
 	}](t, out)
-	if got.Import.Spans != 13 || got.Import.Iterations != 2 || len(got.Import.Dropped) != 5 ||
+	if got.Import.Spans != 13 || got.Import.Iterations != 2 || len(got.Import.Dropped) != 6 || got.Import.Bind.ByLaunch != 6 || len(got.Import.Steps) != 2 ||
 		got.Causal.Pipeline != "fwd" || got.Causal.Iterations != 2 || len(got.Causal.Kernels) != 5 || len(got.Causal.Kernels[0].Curve) != causal.CurveSteps {
 		t.Errorf("causal import --offline --json = %+v", got)
 	}
@@ -142,10 +143,11 @@ func TestCausalImportTorchTrace(t *testing.T) {
 	}
 	t.Logf("quasimctl causal import --offline %s\n%s", trace, out)
 	mustContain(t, "causal import --offline (torch)", out,
-		"torch_cpu_trace.json: 280 events read; mapped 144 spans, 0 dependencies (0 from GPU waits), 5 iterations (ProfilerStep#N)\n",
+		"torch_cpu_trace.json: 280 events read; mapped 153 spans, 0 dependencies (0 from GPU waits), 5 iterations (ProfilerStep#N)\n",
+		"steps: 5, median period 2.763ms (a step's start to the next's; the last to its last GPU op)\n",
 		"  116    encloses other events on its thread (they are kept)  event 0 \"aten::zeros\"\n",
-		"  11     outside every ProfilerStep#N                         event 1 \"aten::empty\"\n",
-		"pipeline trace: 5 iterations, 144 spans (1 batch); end to end 2.723ms [304µs, 8.702ms]\n",
+		"  2      outside every ProfilerStep#N                         event 1 \"aten::empty\"\n",
+		"pipeline trace: 5 iterations, 153 spans (1 batch); end to end 2.757ms [304µs, 8.752ms]\n",
 		"KERNEL               SHARE                 CRITICAL PATH         INFLUENCE             SLACK                GAIN IF TUNED  MEASURED\n",
 		"forward              97.4% [97.4%, 97.4%]  97.4% [97.4%, 97.4%]  0.526 [0.526, 0.526]  0s [0s, 0s]          unknown        -\n",
 	)
