@@ -53,6 +53,20 @@ type Causal struct {
 	// CurveStep, 2×CurveStep, ... of kernel speedup.
 	CurveStep float64        `json:"curve_step"`
 	Kernels   []CausalKernel `json:"kernels"` // by influence, highest first
+	// Attributed is the share of an iteration's critical path spent in
+	// rows' spans (the rest is lag: host work, launch latency and waits
+	// no span shows); Tracks each device and stream's busy share of an
+	// iteration, never above 1 (rows on different tracks add past 1 when
+	// the tracks run at once).
+	Attributed Estimate      `json:"attributed"`
+	Tracks     []CausalTrack `json:"tracks,omitempty"`
+}
+
+// CausalTrack is one device and stream (or thread) of a pipeline.
+type CausalTrack struct {
+	Device string   `json:"device"`
+	Stream string   `json:"stream"`
+	Busy   Estimate `json:"busy"`
 }
 
 // CausalKernel is one kernel of a pipeline's profile; the fractions are of

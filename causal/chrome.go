@@ -29,6 +29,9 @@ type ChromeReport struct {
 	Bind BindReport `json:"bind"`
 	// Steps describes each ProfilerStep#N, in time order.
 	Steps []StepReport `json:"steps,omitempty"`
+	// Coverage compares the GPU busy time inside the steps with the GPU
+	// busy time in spans (with markers).
+	Coverage Coverage `json:"coverage"`
 	// Warning says what the figures mean when no iterations were found.
 	Warning string `json:"warning,omitempty"`
 	// CutOff is set when the array form ended early (allowed: a trace
@@ -59,6 +62,7 @@ type slice struct {
 	gpu, sync  bool // GPU work; a call that waits for GPU work
 	hostWait   bool // a gap before it is modelled as waiting for the host
 	launch     bool // a runtime call (cuda_runtime, cuda_driver): may launch GPU work
+	boundary   bool // a step's start or end (Span.Boundary)
 	corr       string
 }
 
@@ -82,6 +86,10 @@ type importer struct {
 	// launches are the runtime calls by correlation id, kept or not: a
 	// kernel's step is its launch's.
 	launches map[string]*slice
+	// stepsEnd is the end of the last step's window (with markers): a
+	// slice after it takes no step from its dependencies.
+	stepsEnd int64
+	gpuRaw   [][2]int64 // every GPU event read, kept or not
 }
 
 type openB struct {
@@ -93,6 +101,7 @@ type openB struct {
 type marker struct {
 	start, end int64
 	n          int
+	pid, tid   string
 }
 
 var profilerStep = regexp.MustCompile(`^ProfilerStep#(\d{1,9})$`)
@@ -267,10 +276,13 @@ func (im *importer) event(e *chromeEvent) {
 
 func (im *importer) addSlice(i int, e *chromeEvent, pid, tid string, start, end int64) {
 	cat := strings.ToLower(e.Cat)
+	if gpuCats[cat] {
+		im.gpuRaw = append(im.gpuRaw, [2]int64{start, end})
+	}
 	if m := profilerStep.FindStringSubmatch(e.Name); m != nil && cat != gpuAnnotation {
 		var n int
 		fmt.Sscan(m[1], &n)
-		im.markers[pid] = append(im.markers[pid], marker{start, end, n})
+		im.markers[pid] = append(im.markers[pid], marker{start: start, end: end, n: n, pid: pid, tid: tid})
 		im.rep.Iterations++
 		return
 	}

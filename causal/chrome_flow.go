@@ -136,7 +136,7 @@ func (im *importer) spans(pipeline string, edges []edge) []Span {
 	}
 	for _, s := range im.slices { // sources come first
 		for _, d := range deps[s] {
-			if s.iter < 0 && d.iter >= 0 && !s.dropped {
+			if s.iter < 0 && d.iter >= 0 && !s.dropped && (len(im.markers) == 0 || s.start < im.stepsEnd) {
 				s.iter = d.iter
 			}
 			if s.problem == "" {
@@ -152,7 +152,10 @@ func (im *importer) spans(pipeline string, edges []edge) []Span {
 				s.dropped = true
 			}
 		}
-		im.steps()
+		for _, e := range im.steps() {
+			deps[e.to] = append(deps[e.to], e.from)
+		}
+		im.coverage()
 	} else {
 		im.inferIterations(edges)
 	}
@@ -165,7 +168,7 @@ func (im *importer) spans(pipeline string, edges []edge) []Span {
 			continue
 		}
 		sp := Span{ID: s.id, Pipeline: pipeline, Iteration: max(s.iter, 0), Kernel: s.name,
-			Device: s.pid, Stream: s.tid, Start: s.start, End: s.end, HostWait: s.hostWait}
+			Device: s.pid, Stream: s.tid, Start: s.start, End: s.end, HostWait: s.hostWait, Boundary: s.boundary}
 		if im.opt.InputDims {
 			sp.Problem = s.problem
 		}

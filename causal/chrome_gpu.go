@@ -44,6 +44,10 @@ type BindReport struct {
 	// ByTime: no launch in the trace; bound to the step in whose window
 	// it started on its stream.
 	ByTime int `json:"by_time"`
+	// Later: of ByLaunch, work of a step the GPU did not bound that
+	// started only after the next step began; it is bound to the step in
+	// whose window it started (the host had moved on).
+	Later int `json:"later"`
 	// Dropped: GPU events in no step (their reasons are in Dropped).
 	Dropped int `json:"dropped"`
 }
@@ -126,6 +130,7 @@ func (im *importer) bindSteps() {
 			last.end = max(last.end, s.end)
 		}
 	}
+	im.stepsEnd = global[len(global)-1].end
 	for _, s := range byTime {
 		if s.iter = in(global, s.start); s.iter >= 0 {
 			im.rep.Bind.ByTime++

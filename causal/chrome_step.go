@@ -2,6 +2,7 @@ package causal
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 )
 
@@ -35,17 +36,27 @@ type StepReport struct {
 }
 
 // steps describes each step and leaves the host spans of GPU-bound ones
-// out of the graph.
-func (im *importer) steps() {
+// out of the graph. Each other step gets boundaries (Span.Boundary) at its
+// start and at the next step's start (the last: its marker's end) on a
+// track of their own; the end depends on the host's last span on the
+// marker's thread, so the iteration lasts its period, and host work that
+// gets faster ends it sooner. It returns the end boundaries' edges.
+func (im *importer) steps() []edge {
 	type acc struct {
-		rep  StepReport
-		next int64 // the next step's start; 0 for the last
-		end  int64 // the marker's end
-		gpu  [][2]int64
+		rep      StepReport
+		next     int64 // the next step's start; 0 for the last
+		end      int64 // the marker's end
+		pid, tid string
+		last     *slice // the latest kept host span on the marker's thread
+		spans    bool
+		gpu      [][2]int64
 	}
 	var all []marker
 	for _, ms := range im.markers {
 		all = append(all, ms...)
+	}
+	if len(all) == 0 {
+		return nil
 	}
 	slices.SortFunc(all, func(a, b marker) int { return cmp.Compare(a.start, b.start) })
 	by := map[int]*acc{}
@@ -54,37 +65,63 @@ func (im *importer) steps() {
 		if by[m.n] != nil {
 			continue // a number seen twice: the first marker's window
 		}
-		a := &acc{rep: StepReport{N: m.n, Start: m.start}, end: m.end}
+		a := &acc{rep: StepReport{N: m.n, Start: m.start}, end: m.end, pid: m.pid, tid: m.tid}
 		if k+1 < len(all) {
 			a.next = all[k+1].start
 		}
 		by[m.n] = a
 		order = append(order, a)
 	}
-	for _, s := range im.slices {
-		if a := by[s.iter]; a != nil && s.gpu && !s.dropped {
-			a.gpu = append(a.gpu, [2]int64{s.start, s.end})
+	gpuStats := func() {
+		for _, a := range order {
+			a.gpu = a.gpu[:0]
+		}
+		for _, s := range im.slices {
+			if a := by[s.iter]; a != nil && s.gpu && !s.dropped {
+				a.gpu = append(a.gpu, [2]int64{s.start, s.end})
+			}
+		}
+		for _, a := range order {
+			r := &a.rep
+			r.GPUStart, r.GPUEnd, r.GPUBusy = 0, 0, 0
+			if len(a.gpu) > 0 {
+				r.GPUStart, r.GPUEnd = a.gpu[0][0], a.gpu[0][1]
+				for _, g := range a.gpu {
+					r.GPUStart, r.GPUEnd = min(r.GPUStart, g[0]), max(r.GPUEnd, g[1])
+				}
+				r.GPUBusy = union(a.gpu)
+			}
+			r.Period = a.next - r.Start
+			if a.next == 0 {
+				r.Period = max(a.end, r.GPUEnd) - r.Start
+			}
 		}
 	}
+	gpuStats()
 	for _, a := range order {
 		r := &a.rep
-		if len(a.gpu) > 0 {
-			r.GPUStart, r.GPUEnd = a.gpu[0][0], a.gpu[0][1]
-			for _, g := range a.gpu {
-				r.GPUStart, r.GPUEnd = min(r.GPUStart, g[0]), max(r.GPUEnd, g[1])
-			}
-			r.GPUBusy = union(a.gpu)
-		}
 		boundary := a.next
 		if a.next == 0 {
 			boundary = a.end
-			r.Period = max(a.end, r.GPUEnd) - r.Start
-		} else {
-			r.Period = a.next - r.Start
 		}
 		window := r.GPUEnd - r.GPUStart
 		r.GPUBound = len(a.gpu) > 0 && r.GPUEnd > boundary && float64(r.GPUBusy) >= GPUBoundBusy*float64(window)
 	}
+	// GPU work a step launched that starts only after the next step began,
+	// when the GPU did not bound the step, runs in a later step's time:
+	// its host had moved on. It is that step's.
+	global := windows(all)
+	for _, s := range im.slices {
+		a := by[s.iter]
+		if a == nil || !s.gpu || s.dropped || a.rep.GPUBound || a.next == 0 || s.start < a.next {
+			continue
+		}
+		if n := in(global, s.start); n >= 0 && n != s.iter {
+			s.iter = n
+			im.rep.Bind.Later++
+		}
+	}
+	gpuStats()
 	for _, s := range im.slices {
 		a := by[s.iter]
 		if a == nil || !a.rep.GPUBound || s.gpu || s.dropped {
@@ -97,7 +134,83 @@ func (im *importer) steps() {
 		s.dropped = true
 		im.drop(s.ev, "host work of a GPU-bound step: it ran ahead of the GPU, so the step's time is the GPU's")
 	}
+	var edges []edge
+	next := uint64(len(im.slices))
+	for _, s := range im.slices {
+		if a := by[s.iter]; a != nil && !s.dropped {
+			a.spans = true
+			if !s.gpu && s.pid == a.pid && s.tid == a.tid && (a.last == nil || s.start >= a.last.start) {
+				a.last = s
+			}
+		}
+	}
 	for _, a := range order {
 		im.rep.Steps = append(im.rep.Steps, a.rep)
+		if a.rep.GPUBound || !a.spans {
+			continue
+		}
+		end := a.next
+		if end == 0 {
+			end = a.end
+		}
+		for _, t := range []int64{a.rep.Start, end} {
+			next++
+			b := &slice{ev: -1, name: fmt.Sprintf("ProfilerStep#%d", a.rep.N), pid: a.pid, tid: "ProfilerStep",
+				start: t, end: t, iter: a.rep.N, id: next, boundary: true}
+			im.slices = append(im.slices, b)
+			if t == end && a.last != nil {
+				edges = append(edges, edge{a.last, b})
+			}
+		}
+	}
+	return edges
+}
+
+// MinCoverage is the least share of the GPU busy time inside steps that
+// should be in spans; below it ChromeReport.Warning says so.
+const MinCoverage = 0.9
+
+// Coverage is the GPU busy time (streams at once counted once) of every
+// GPU event that starts inside a step's window, and of those kept as
+// spans.
+type Coverage struct {
+	GPUInSteps int64 `json:"gpu_in_steps_ns"`
+	GPUInRows  int64 `json:"gpu_in_rows_ns"`
+}
+
+// Share is GPUInRows over GPUInSteps (1 with no GPU work).
+func (c Coverage) Share() float64 {
+	if c.GPUInSteps == 0 {
+		return 1
+	}
+	return float64(c.GPUInRows) / float64(c.GPUInSteps)
+}
+
+func (im *importer) coverage() {
+	var first int64
+	for _, ms := range im.markers {
+		for _, m := range ms {
+			if first == 0 || m.start < first {
+				first = m.start
+			}
+		}
+	}
+	var in, kept [][2]int64
+	for _, g := range im.gpuRaw {
+		if g[0] >= first && g[0] < im.stepsEnd {
+			in = append(in, g)
+		}
+	}
+	for _, s := range im.slices {
+		if s.gpu && !s.dropped {
+			kept = append(kept, [2]int64{s.start, s.end})
+		}
+	}
+	im.rep.Coverage = Coverage{union(in), union(kept)}
+	if c := im.rep.Coverage; c.Share() < MinCoverage {
+		im.rep.Warning = fmt.Sprintf("only %.1f%% of the GPU busy time inside the steps is in spans (%s of %s): see what was dropped",
+			100*c.Share(), fmtNs(c.GPUInRows), fmtNs(c.GPUInSteps))
 	}
 }
+
+func fmtNs(ns int64) string { return fmt.Sprintf("%.3f ms", float64(ns)/1e6) }

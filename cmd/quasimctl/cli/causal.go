@@ -306,6 +306,7 @@ func printCausal(w io.Writer, c api.Causal, curves bool) error {
 			fmt.Fprintf(w, "  %s: %s\n", strings.Join(noted[n], ", "), n)
 		}
 	}
+	printCoverage(w, c)
 	if len(c.Skipped) > 0 {
 		fmt.Fprintln(w, "skipped:")
 		for _, s := range c.Skipped {

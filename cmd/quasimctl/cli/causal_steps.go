@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/causal"
 )
 
@@ -42,4 +45,38 @@ func printSteps(w io.Writer, r causal.ChromeReport) {
 			"and their %d runtime calls (%s) waited for a full launch queue: no influence of their own", bound, 100*causal.GPUBoundBusy, calls, time.Duration(callTime))
 	}
 	fmt.Fprintln(w)
+}
+
+// minAttributed is the least share of the critical path in rows that
+// passes without a warning.
+const minAttributed = 0.9
+
+// printCoverage says how much of the critical path the rows hold, and why
+// the rows' shares may add past 100%: each track's busy share is at most
+// 100%, tracks run at once.
+func printCoverage(w io.Writer, c api.Causal) {
+	if c.Iterations == 0 {
+		return
+	}
+	fmt.Fprintf(w, "critical path in rows: %s of an iteration (median)", fmtPct(c.Attributed.Median))
+	if c.Attributed.Median < minAttributed {
+		fmt.Fprintf(w, "; warning: under %.0f%%, the rest is lag between spans (host work, launch latency, waits the trace shows no span for), which no row's influence covers",
+			100*minAttributed)
+	}
+	fmt.Fprintln(w)
+	sum := 0.0
+	for _, k := range c.Kernels {
+		sum += k.Share.Median
+	}
+	if sum <= 1 || len(c.Tracks) == 0 {
+		return
+	}
+	top := slices.Clone(c.Tracks)
+	slices.SortStableFunc(top, func(a, b api.CausalTrack) int { return cmp.Compare(b.Busy.Median, a.Busy.Median) })
+	var parts []string
+	for _, t := range top[:min(4, len(top))] {
+		parts = append(parts, fmt.Sprintf("%s/%s %s", t.Device, t.Stream, fmtPct(t.Busy.Median)))
+	}
+	fmt.Fprintf(w, "the rows' shares add to %s: they are of %d streams and threads that run at once; each one's busy share is at most 100%% (%s)\n",
+		fmtPct(sum), len(c.Tracks), strings.Join(parts, ", "))
 }
