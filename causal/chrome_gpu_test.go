@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -103,5 +104,34 @@ func TestImportGPUBound(t *testing.T) {
 	}
 	if len(infl) != 2 || math.Abs(infl["A"]-80.0/120) > 1e-9 || math.Abs(infl["B"]-40.0/120) > 1e-9 {
 		t.Errorf("influence %v, want A 0.667, B 0.333 and no other row", infl)
+	}
+}
+
+// TestImportGPUWaits (synthetic, testdata/gpu_waits_synthetic.json): a
+// synchronous copy waits for its copy; an unexplained gap behind a kernel
+// whose launch returned earlier stays lag; coverage under 90% warns; a
+// synchronize after the last step joins no step.
+func TestImportGPUWaits(t *testing.T) {
+	spans, rep, err := ImportChrome(readFixture(t, "gpu_waits_synthetic.json"), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]Span{}
+	byID := map[uint64]Span{}
+	for _, s := range spans {
+		by[s.Kernel], byID[s.ID] = s, s
+	}
+	cp := by["cudaMemcpyAsync"]
+	if cp.Start != 440*us || !slices.ContainsFunc(cp.Deps, func(d uint64) bool { return byID[d].Kernel == "Memcpy DtoH (Device -> Pageable)" }) {
+		t.Errorf("copy call %+v: want it to start at 440 µs, after its copy", cp)
+	}
+	if rep.Gaps.Lag != 1 || by["k2"].HostWait {
+		t.Errorf("gaps %+v, k2 host wait %v; want its gap kept as lag", rep.Gaps, by["k2"].HostWait)
+	}
+	if c := rep.Coverage; c.GPUInSteps != 830*us || c.GPUInRows != 730*us || !strings.Contains(rep.Warning, "88.0%") {
+		t.Errorf("coverage %+v, warning %q", c, rep.Warning)
+	}
+	if _, ok := by["cudaDeviceSynchronize"]; ok || dropCounts(rep)["outside every ProfilerStep#N"] != 1 {
+		t.Errorf("the synchronize after the step: dropped %v", dropCounts(rep))
 	}
 }
