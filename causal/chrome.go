@@ -90,6 +90,7 @@ type importer struct {
 	// slice after it takes no step from its dependencies.
 	stepsEnd int64
 	gpuRaw   [][2]int64 // every GPU event read, kept or not
+	all      []*slice   // every slice made, kept or not (to say why none was)
 }
 
 type openB struct {
@@ -183,7 +184,7 @@ func ImportChromeWith(data []byte, pipeline string, opt ChromeOptions) ([]Span, 
 	edges := im.bindFlows(waits)
 	spans := im.spans(pipeline, edges)
 	if len(spans) == 0 {
-		return nil, im.rep, fmt.Errorf("%w: no events could be mapped to spans", ErrInvalidTrace)
+		return nil, im.rep, fmt.Errorf("%w: %s", ErrInvalidTrace, im.whyEmpty())
 	}
 	if len(spans) > MaxSpans {
 		return nil, im.rep, fmt.Errorf("%w: %d spans, at most %d", ErrInvalidTrace, len(spans), MaxSpans)
@@ -311,6 +312,7 @@ func (im *importer) addSlice(i int, e *chromeEvent, pid, tid string, start, end 
 		im.launches[s.corr] = s
 	}
 	im.slices = append(im.slices, s)
+	im.all = append(im.all, s)
 }
 
 // keepInnermost drops, on each thread, events that enclose others and

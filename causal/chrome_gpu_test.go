@@ -135,3 +135,26 @@ func TestImportGPUWaits(t *testing.T) {
 		t.Errorf("the synchronize after the step: dropped %v", dropCounts(rep))
 	}
 }
+
+// TestImportRefusals (synthetic): a trace nothing can be made of is
+// refused with its reason and what to do.
+func TestImportRefusals(t *testing.T) {
+	for name, c := range map[string]struct{ trace, want string }{
+		"marker on another pid": {`[{"name":"ProfilerStep#1","cat":"user_annotation","ph":"X","pid":1,"tid":1,"ts":0,"dur":100},
+			{"name":"aten::add","cat":"cpu_op","ph":"X","pid":2,"tid":2,"ts":10,"dur":5}]`,
+			"the ProfilerStep#N markers are on pid 1, but the host work is on pid 2"},
+		"no GPU events, nothing in a step": {`[{"name":"ProfilerStep#1","cat":"user_annotation","ph":"X","pid":1,"tid":1,"ts":0,"dur":100},
+			{"name":"aten::add","cat":"cpu_op","ph":"X","pid":1,"tid":1,"ts":200,"dur":5}]`,
+			"no GPU events (kernel, gpu_memcpy, gpu_memset), and no host event inside a step"},
+		"no events with a duration": {`[{"name":"x","ph":"i","pid":1,"tid":1,"ts":0}]`,
+			"no GPU events (kernel, gpu_memcpy, gpu_memset) and no host events with a duration"},
+		"an execution trace": {`{"schema":"1.0.1","pid":7,"nodes":[]}`,
+			"no traceEvents (an object with keys schema, pid, nodes): not a Chrome trace event file"},
+		"not events": {`[[1,2],[3,4]]`, "event 0 is not a trace event"},
+	} {
+		_, _, err := ImportChrome([]byte(c.trace), "p")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want it to say %q", name, err, c.want)
+		}
+	}
+}

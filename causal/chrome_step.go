@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // GPUBoundBusy is the least share of a step's GPU window (its first GPU
@@ -214,3 +215,34 @@ func (im *importer) coverage() {
 }
 
 func fmtNs(ns int64) string { return fmt.Sprintf("%.3f ms", float64(ns)/1e6) }
+
+// whyEmpty says why nothing was mapped, and what to do.
+func (im *importer) whyEmpty() string {
+	var marked, work []string
+	for pid := range im.markers {
+		marked = append(marked, pid)
+	}
+	seen := map[string]bool{}
+	for _, s := range im.all {
+		if !s.gpu && im.markers[s.pid] == nil && !seen[s.pid] {
+			seen[s.pid] = true
+			work = append(work, s.pid)
+		}
+	}
+	slices.Sort(marked)
+	slices.Sort(work)
+	switch {
+	case len(marked) > 0 && len(work) > 0:
+		return fmt.Sprintf("the ProfilerStep#N markers are on pid %s, but the host work is on pid %s, which no marker covers "+
+			"(the profiler's step() ran in another process than the model, or two traces were merged): "+
+			"record the trace in the process that runs the steps, or drop the markers to have iterations inferred",
+			strings.Join(marked, ", "), strings.Join(work, ", "))
+	case len(im.gpuRaw) == 0 && len(im.all) == 0:
+		return "no GPU events (kernel, gpu_memcpy, gpu_memset) and no host events with a duration (X, or B with E): " +
+			"nothing to profile; record with CUDA activities (torch.profiler.ProfilerActivity.CUDA)"
+	case len(im.gpuRaw) == 0:
+		return "no GPU events (kernel, gpu_memcpy, gpu_memset), and no host event inside a step: nothing to profile " +
+			"(a CPU-only trace whose work lies outside its ProfilerStep#N or was dropped; see the report)"
+	}
+	return "no events could be mapped to spans (see what was dropped, and why)"
+}

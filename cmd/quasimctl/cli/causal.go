@@ -106,10 +106,13 @@ file in the spec dir), or with --offline shows the table without a daemon
 				return badInput(err)
 			}
 			spans, rep, err := causal.ImportChromeWith(data, pipeline, causal.ChromeOptions{InputDims: inputDims})
+			w := cmd.OutOrStdout()
 			if err != nil {
+				if rep.Events > 0 && !g.json {
+					printChromeReport(w, args[0], rep) // what was read says why nothing was kept
+				}
 				return badInput(fmt.Errorf("%s: %w", args[0], err))
 			}
-			w := cmd.OutOrStdout()
 			if !g.json {
 				printChromeReport(w, args[0], rep)
 			}
