@@ -177,6 +177,7 @@ type ImportGaps struct {
 	Event      int `json:"event"`
 	Host       int `json:"host"`
 	HostUnseen int `json:"host_unseen"`
+	Lag        int `json:"lag"` // kept as lag: its launch returned before, nothing ended in the gap
 }
 
 // ImportDropped counts the events dropped for one reason.

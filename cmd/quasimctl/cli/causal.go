@@ -221,7 +221,7 @@ func inBatch(b []causal.Span) []causal.Span {
 func importReport(r causal.ChromeReport) api.ImportReport {
 	out := api.ImportReport{Events: r.Events, Spans: r.Spans, Deps: r.Deps, Waits: r.Waits, Iterations: r.Iterations,
 		IterationsFrom: r.IterationsFrom, Tracks: r.Tracks, RepeatingTracks: r.RepeatingTracks,
-		Gaps: api.ImportGaps{Event: r.Gaps.Event, Host: r.Gaps.Host, HostUnseen: r.Gaps.HostUnseen}, Warning: r.Warning,
+		Gaps: api.ImportGaps{Event: r.Gaps.Event, Host: r.Gaps.Host, HostUnseen: r.Gaps.HostUnseen, Lag: r.Gaps.Lag}, Warning: r.Warning,
 		CutOff: r.CutOff, Dropped: []api.ImportDropped{},
 		Bind: api.ImportBind{ByLaunch: r.Bind.ByLaunch, GraphKernels: r.Bind.GraphKernels, ByTime: r.Bind.ByTime, Dropped: r.Bind.Dropped}}
 	for _, st := range r.Steps {
@@ -251,8 +251,8 @@ func printChromeReport(w io.Writer, file string, r causal.ChromeReport) {
 	}
 	printSteps(w, r)
 	if g := r.Gaps; g != (causal.GapReport{}) {
-		fmt.Fprintf(w, "idle gaps on GPU streams (over %s), modelled as waits: %d on an earlier GPU span (dependency added), %d on a host call (dependency added), %d on a launch the trace does not show (starts no earlier)\n",
-			time.Duration(causal.MinGap), g.Event, g.Host, g.HostUnseen)
+		fmt.Fprintf(w, "idle gaps on GPU streams (over %s), modelled as waits: %d on an earlier GPU span (dependency added), %d on a host call (dependency added), %d on a launch the trace does not show (starts no earlier), %d kept as lag (its launch returned before, nothing ended in the gap)\n",
+			time.Duration(causal.MinGap), g.Event, g.Host, g.HostUnseen, g.Lag)
 	}
 	if r.CutOff {
 		fmt.Fprintln(w, "the trace ends early (unterminated); its last partial event is not counted")
