@@ -166,6 +166,7 @@ func checkGPUTop(t *testing.T, data []byte, ps PipelineSpread, steps int, period
 	for _, k := range ps.Kernels[:5] {
 		gt, ok := gpuTime[k.Kernel]
 		want := float64(gt) / float64(steps) / period
+		t.Logf("top: %.70s influence %.4f, GPU time per step over the period %.4f", k.Kernel, k.Influence.Median, want)
 		if !ok || math.Abs(k.Influence.Median-want) > 0.2*want {
 			t.Errorf("%.60s: influence %.4f, GPU time per step over the period %.4f (a GPU kernel: %v)", k.Kernel, k.Influence.Median, want, ok)
 		}
