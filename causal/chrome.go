@@ -114,15 +114,23 @@ var profilerStep = regexp.MustCompile(`^ProfilerStep#(\d{1,9})$`)
 // Complete events ("X") and begin/end pairs ("B"/"E") become spans: kernel
 // = name, device = pid, stream = tid, problem = args["Input Dims"] of the
 // event, else of the innermost enclosing event that has them, else of its
-// flow source (so a GPU kernel gets the dims of the op that launched it).
+// flow source (so a GPU kernel gets the dims of the op that launched it);
+// only with ChromeOptions.InputDims does a span keep them as its Problem.
 // Events nest on a CPU thread (an op encloses the ops and launches it
 // calls); only the innermost are kept, since the model runs one span at a
 // time per stream. Flow events ("s"/"t"/"f" with the same cat and id, bound
 // to the enclosing slice, or the next one for an "f" without bp "e") and
-// bind_id with flow_in/flow_out become dependencies. ProfilerStep#N events
-// set the iteration of the spans inside them on their process, and a span
-// reached by a flow takes its source's; when there are such markers, spans
-// outside every step are dropped.
+// bind_id with flow_in/flow_out become dependencies; a GPU event depends on
+// the runtime call with its correlation id (args.correlation: every kernel
+// of a CUDA graph launch), and Kineto's launch flows are then not read.
+// Profiler envelopes and annotations are never spans (see envelope).
+//
+// With ProfilerStep#N markers, a host span's step is the one whose window
+// (its start to the next step's start on its process) it starts in; GPU
+// work's is its launch's, else the window it starts in (BindReport), and
+// spans in no step are dropped. Each step is described (StepReport): a
+// GPU-bound one loses its host spans; each other gets boundary spans at
+// its start and the next step's start, so it lasts its period.
 //
 // Most traces have no such markers (only code that calls the profiler's
 // step() writes them). Then iterations are inferred from the kernel
