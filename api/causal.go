@@ -53,6 +53,20 @@ type Causal struct {
 	// CurveStep, 2×CurveStep, ... of kernel speedup.
 	CurveStep float64        `json:"curve_step"`
 	Kernels   []CausalKernel `json:"kernels"` // by influence, highest first
+	// Attributed is the share of an iteration's critical path spent in
+	// rows' spans (the rest is lag: host work, launch latency and waits
+	// no span shows); Tracks each device and stream's busy share of an
+	// iteration, never above 1 (rows on different tracks add past 1 when
+	// the tracks run at once).
+	Attributed Estimate      `json:"attributed"`
+	Tracks     []CausalTrack `json:"tracks,omitempty"`
+}
+
+// CausalTrack is one device and stream (or thread) of a pipeline.
+type CausalTrack struct {
+	Device string   `json:"device"`
+	Stream string   `json:"stream"`
+	Busy   Estimate `json:"busy"`
 }
 
 // CausalKernel is one kernel of a pipeline's profile; the fractions are of
@@ -125,6 +139,34 @@ type ImportReport struct {
 	Warning         string          `json:"warning,omitempty"`
 	CutOff          bool            `json:"cut_off,omitempty"`
 	Dropped         []ImportDropped `json:"dropped"`
+	// Bind and Steps: with ProfilerStep#N markers, how GPU work was bound
+	// to steps and what each step is (causal.BindReport, StepReport).
+	Bind  ImportBind   `json:"bind"`
+	Steps []ImportStep `json:"steps,omitempty"`
+}
+
+// ImportBind counts GPU events by how they were bound to a step: by their
+// launch's correlation id (GraphKernels of them shared it with others),
+// by the time they ran, or dropped.
+type ImportBind struct {
+	ByLaunch     int `json:"by_launch"`
+	GraphKernels int `json:"graph_kernels"`
+	ByTime       int `json:"by_time"`
+	Dropped      int `json:"dropped"`
+}
+
+// ImportStep is one ProfilerStep#N: its period (to the next step's start,
+// the last to its last GPU op), its GPU busy time, whether it is
+// GPU-bound (its host ran ahead; its HostCalls runtime calls, HostCallNs
+// long, waited for the launch queue and are left out of its graph).
+type ImportStep struct {
+	N          int   `json:"n"`
+	StartNs    int64 `json:"start_ns"`
+	PeriodNs   int64 `json:"period_ns"`
+	GPUBusyNs  int64 `json:"gpu_busy_ns"`
+	GPUBound   bool  `json:"gpu_bound"`
+	HostCalls  int   `json:"host_calls,omitempty"`
+	HostCallNs int64 `json:"host_call_ns,omitempty"`
 }
 
 // ImportGaps counts the idle gaps on GPU streams by how the model took
@@ -135,6 +177,7 @@ type ImportGaps struct {
 	Event      int `json:"event"`
 	Host       int `json:"host"`
 	HostUnseen int `json:"host_unseen"`
+	Lag        int `json:"lag"` // kept as lag: its launch returned before, nothing ended in the gap
 }
 
 // ImportDropped counts the events dropped for one reason.

@@ -25,6 +25,13 @@ type ChromeReport struct {
 	RepeatingTracks int    `json:"repeating_tracks,omitempty"`
 	// Gaps says how idle gaps on GPU streams were modelled.
 	Gaps GapReport `json:"gaps"`
+	// Bind says how GPU work was bound to steps (with markers).
+	Bind BindReport `json:"bind"`
+	// Steps describes each ProfilerStep#N, in time order.
+	Steps []StepReport `json:"steps,omitempty"`
+	// Coverage compares the GPU busy time inside the steps with the GPU
+	// busy time in spans (with markers).
+	Coverage Coverage `json:"coverage"`
 	// Warning says what the figures mean when no iterations were found.
 	Warning string `json:"warning,omitempty"`
 	// CutOff is set when the array form ended early (allowed: a trace
@@ -54,6 +61,9 @@ type slice struct {
 	dropped    bool
 	gpu, sync  bool // GPU work; a call that waits for GPU work
 	hostWait   bool // a gap before it is modelled as waiting for the host
+	launch     bool // a runtime call (cuda_runtime, cuda_driver): may launch GPU work
+	boundary   bool // a step's start or end (Span.Boundary)
+	corr       string
 }
 
 type flowEvent struct {
@@ -72,6 +82,15 @@ type importer struct {
 	flows   map[string][]flowEvent
 	open    map[string][]openB // pid/tid → stack of "B" events
 	names   []string           // event index → name
+	opt     ChromeOptions
+	// launches are the runtime calls by correlation id, kept or not: a
+	// kernel's step is its launch's.
+	launches map[string]*slice
+	// stepsEnd is the end of the last step's window (with markers): a
+	// slice after it takes no step from its dependencies.
+	stepsEnd int64
+	gpuRaw   [][2]int64 // every GPU event read, kept or not
+	all      []*slice   // every slice made, kept or not (to say why none was)
 }
 
 type openB struct {
@@ -83,6 +102,7 @@ type openB struct {
 type marker struct {
 	start, end int64
 	n          int
+	pid, tid   string
 }
 
 var profilerStep = regexp.MustCompile(`^ProfilerStep#(\d{1,9})$`)
@@ -94,15 +114,23 @@ var profilerStep = regexp.MustCompile(`^ProfilerStep#(\d{1,9})$`)
 // Complete events ("X") and begin/end pairs ("B"/"E") become spans: kernel
 // = name, device = pid, stream = tid, problem = args["Input Dims"] of the
 // event, else of the innermost enclosing event that has them, else of its
-// flow source (so a GPU kernel gets the dims of the op that launched it).
+// flow source (so a GPU kernel gets the dims of the op that launched it);
+// only with ChromeOptions.InputDims does a span keep them as its Problem.
 // Events nest on a CPU thread (an op encloses the ops and launches it
 // calls); only the innermost are kept, since the model runs one span at a
 // time per stream. Flow events ("s"/"t"/"f" with the same cat and id, bound
 // to the enclosing slice, or the next one for an "f" without bp "e") and
-// bind_id with flow_in/flow_out become dependencies. ProfilerStep#N events
-// set the iteration of the spans inside them on their process, and a span
-// reached by a flow takes its source's; when there are such markers, spans
-// outside every step are dropped.
+// bind_id with flow_in/flow_out become dependencies; a GPU event depends on
+// the runtime call with its correlation id (args.correlation: every kernel
+// of a CUDA graph launch), and Kineto's launch flows are then not read.
+// Profiler envelopes and annotations are never spans (see envelope).
+//
+// With ProfilerStep#N markers, a host span's step is the one whose window
+// (its start to the next step's start on its process) it starts in; GPU
+// work's is its launch's, else the window it starts in (BindReport), and
+// spans in no step are dropped. Each step is described (StepReport): a
+// GPU-bound one loses its host spans; each other gets boundary spans at
+// its start and the next step's start, so it lasts its period.
 //
 // Most traces have no such markers (only code that calls the profiler's
 // step() writes them). Then iterations are inferred from the kernel
@@ -123,11 +151,25 @@ var profilerStep = regexp.MustCompile(`^ProfilerStep#(\d{1,9})$`)
 // duration. Not mapped: waits between GPU streams (cudaStreamWaitEvent),
 // async ("b"/"e") events.
 func ImportChrome(data []byte, pipeline string) ([]Span, ChromeReport, error) {
+	return ImportChromeWith(data, pipeline, ChromeOptions{})
+}
+
+// ChromeOptions changes what ImportChrome makes of a trace.
+type ChromeOptions struct {
+	// InputDims keeps each span's input dims as its Problem, so a kernel
+	// launched at several shapes on several streams is a row per shape
+	// (SplitKernels). Off, rows are by kernel name: a launch call inherits
+	// every op's dims, which would split it into a row per shape.
+	InputDims bool
+}
+
+// ImportChromeWith is ImportChrome with options.
+func ImportChromeWith(data []byte, pipeline string, opt ChromeOptions) ([]Span, ChromeReport, error) {
 	if pipeline == "" {
 		return nil, ChromeReport{}, fmt.Errorf("%w: no pipeline name", ErrInvalidTrace)
 	}
 	im := &importer{drops: map[string]int{}, markers: map[string][]marker{},
-		flows: map[string][]flowEvent{}, open: map[string][]openB{}}
+		flows: map[string][]flowEvent{}, open: map[string][]openB{}, opt: opt, launches: map[string]*slice{}}
 	cut, err := eachEvent(data, im.event)
 	if err != nil {
 		return nil, ChromeReport{}, err
@@ -150,7 +192,7 @@ func ImportChrome(data []byte, pipeline string) ([]Span, ChromeReport, error) {
 	edges := im.bindFlows(waits)
 	spans := im.spans(pipeline, edges)
 	if len(spans) == 0 {
-		return nil, im.rep, fmt.Errorf("%w: no events could be mapped to spans", ErrInvalidTrace)
+		return nil, im.rep, fmt.Errorf("%w: %s", ErrInvalidTrace, im.whyEmpty())
 	}
 	if len(spans) > MaxSpans {
 		return nil, im.rep, fmt.Errorf("%w: %d spans, at most %d", ErrInvalidTrace, len(spans), MaxSpans)
@@ -242,15 +284,25 @@ func (im *importer) event(e *chromeEvent) {
 }
 
 func (im *importer) addSlice(i int, e *chromeEvent, pid, tid string, start, end int64) {
-	if m := profilerStep.FindStringSubmatch(e.Name); m != nil {
+	cat := strings.ToLower(e.Cat)
+	if gpuCats[cat] {
+		im.gpuRaw = append(im.gpuRaw, [2]int64{start, end})
+	}
+	if m := profilerStep.FindStringSubmatch(e.Name); m != nil && cat != gpuAnnotation {
 		var n int
 		fmt.Sscan(m[1], &n)
-		im.markers[pid] = append(im.markers[pid], marker{start, end, n})
+		im.markers[pid] = append(im.markers[pid], marker{start: start, end: end, n: n, pid: pid, tid: tid})
 		im.rep.Iterations++
 		return
 	}
+	if why := envelope(cat, e.Name); why != "" {
+		im.drop(i, why)
+		return
+	}
 	s := &slice{ev: i, name: e.Name, pid: pid, tid: tid, start: start, end: end, iter: -1,
-		in: e.FlowIn, out: e.FlowOut, gpu: gpuCats[strings.ToLower(e.Cat)], sync: syncCalls[e.Name]}
+		in: e.FlowIn, out: e.FlowOut, gpu: gpuCats[cat], sync: syncCalls[e.Name],
+		launch: launchCats[cat], corr: string(e.Args.Correlation)}
+
 	if s.in || s.out {
 		s.bind = string(e.BindID)
 	}
@@ -264,7 +316,11 @@ func (im *importer) addSlice(i int, e *chromeEvent, pid, tid string, start, end 
 		im.drop(i, "event without name")
 		return
 	}
+	if s.launch && s.corr != "" && im.launches[s.corr] == nil {
+		im.launches[s.corr] = s
+	}
 	im.slices = append(im.slices, s)
+	im.all = append(im.all, s)
 }
 
 // keepInnermost drops, on each thread, events that enclose others and

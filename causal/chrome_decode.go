@@ -27,7 +27,8 @@ type chromeEvent struct {
 	FlowIn  bool        `json:"flow_in"`
 	FlowOut bool        `json:"flow_out"`
 	Args    struct {
-		InputDims json.RawMessage `json:"Input Dims"`
+		InputDims   json.RawMessage `json:"Input Dims"`
+		Correlation key             `json:"correlation"`
 	} `json:"args"`
 }
 
@@ -71,12 +72,16 @@ func eachEvent(data []byte, fn func(*chromeEvent)) (cutOff bool, err error) {
 		return false, fmt.Errorf("%w: neither an object with traceEvents nor an array", ErrInvalidTrace)
 	}
 	seen := false
+	var keys []string
 	for dec.More() {
 		k, err := dec.Token()
 		if err != nil {
 			return false, fmt.Errorf("%w: %v", ErrInvalidTrace, err)
 		}
 		if k != "traceEvents" {
+			if len(keys) < 8 {
+				keys = append(keys, fmt.Sprint(k))
+			}
 			var skip json.RawMessage
 			if err := dec.Decode(&skip); err != nil {
 				return false, fmt.Errorf("%w: %q: %v", ErrInvalidTrace, k, err)
@@ -98,7 +103,13 @@ func eachEvent(data []byte, fn func(*chromeEvent)) (cutOff bool, err error) {
 		return false, fmt.Errorf("%w: data after the trace object", ErrInvalidTrace)
 	}
 	if !seen {
-		return false, fmt.Errorf("%w: no traceEvents", ErrInvalidTrace)
+		what := "no keys"
+		if len(keys) > 0 {
+			what = "keys " + strings.Join(keys, ", ")
+		}
+		return false, fmt.Errorf("%w: no traceEvents (an object with %s): not a Chrome trace event file; "+
+			"for PyTorch, import what torch.profiler writes with export_chrome_trace (an execution trace's nodes are not events)",
+			ErrInvalidTrace, what)
 	}
 	return false, nil
 }
@@ -106,9 +117,13 @@ func eachEvent(data []byte, fn func(*chromeEvent)) (cutOff bool, err error) {
 // eachInArray decodes the elements of an array whose "[" was read, and its
 // "]".
 func eachInArray(dec *json.Decoder, fn func(*chromeEvent)) error {
-	for dec.More() {
+	for i := 0; dec.More(); i++ {
 		var e chromeEvent
 		if err := dec.Decode(&e); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return fmt.Errorf("event %d is not a trace event (an object with name, ph, ts): %w", i, err)
+			}
 			return err
 		}
 		fn(&e)

@@ -3,6 +3,7 @@ package causal
 import (
 	"cmp"
 	"slices"
+	"strings"
 )
 
 type edge struct{ from, to *slice }
@@ -30,6 +31,7 @@ func (im *importer) bindFlows(waits []edge) []edge {
 	for _, w := range waits {
 		add(w.to.ev, w.from, w.to)
 	}
+	im.launchEdges(byThread, add)
 	keys := make([]string, 0, len(im.flows))
 	for k := range im.flows {
 		keys = append(keys, k)
@@ -37,6 +39,12 @@ func (im *importer) bindFlows(waits []edge) []edge {
 	slices.Sort(keys)
 	for _, k := range keys {
 		fl := im.flows[k]
+		if cat, id, _ := strings.Cut(k, "\x00"); launchFlowCats[strings.ToLower(cat)] && im.launches[id] != nil {
+			for _, f := range fl {
+				im.drop(f.ev, "launch flow: the correlation id ties the launch to its GPU work instead")
+			}
+			continue
+		}
 		slices.SortStableFunc(fl, func(a, b flowEvent) int { return cmp.Compare(a.ts, b.ts) })
 		var prev *slice
 		prevEv, prevS := -1, false // the last bound event, and whether it is an "s"
@@ -119,21 +127,8 @@ func bindSlice(thread []*slice, ts int64, next bool) *slice {
 
 // spans sets iterations, models gaps and makes the spans, in id order.
 func (im *importer) spans(pipeline string, edges []edge) []Span {
-	for pid, ms := range im.markers {
-		slices.SortFunc(ms, func(a, b marker) int { return cmp.Compare(a.start, b.start) })
-		im.markers[pid] = ms
-	}
-	for _, s := range im.slices {
-		ms := im.markers[s.pid]
-		k, _ := slices.BinarySearchFunc(ms, s.start, func(m marker, t int64) int {
-			if m.start <= t {
-				return -1
-			}
-			return 1
-		})
-		if k > 0 && s.start < ms[k-1].end {
-			s.iter = ms[k-1].n
-		}
+	if len(im.markers) > 0 {
+		im.bindSteps()
 	}
 	deps := map[*slice][]*slice{}
 	for _, e := range edges {
@@ -141,7 +136,7 @@ func (im *importer) spans(pipeline string, edges []edge) []Span {
 	}
 	for _, s := range im.slices { // sources come first
 		for _, d := range deps[s] {
-			if s.iter < 0 && d.iter >= 0 {
+			if s.iter < 0 && d.iter >= 0 && !s.dropped && (len(im.markers) == 0 || s.start < im.stepsEnd) {
 				s.iter = d.iter
 			}
 			if s.problem == "" {
@@ -152,11 +147,15 @@ func (im *importer) spans(pipeline string, edges []edge) []Span {
 	if im.rep.Iterations > 0 {
 		im.rep.IterationsFrom = FromMarkers
 		for _, s := range im.slices {
-			if s.iter < 0 {
+			if s.iter < 0 && !s.dropped {
 				im.drop(s.ev, "outside every ProfilerStep#N")
 				s.dropped = true
 			}
 		}
+		for _, e := range im.steps() {
+			deps[e.to] = append(deps[e.to], e.from)
+		}
+		im.coverage()
 	} else {
 		im.inferIterations(edges)
 	}
@@ -169,7 +168,10 @@ func (im *importer) spans(pipeline string, edges []edge) []Span {
 			continue
 		}
 		sp := Span{ID: s.id, Pipeline: pipeline, Iteration: max(s.iter, 0), Kernel: s.name,
-			Problem: s.problem, Device: s.pid, Stream: s.tid, Start: s.start, End: s.end, HostWait: s.hostWait}
+			Device: s.pid, Stream: s.tid, Start: s.start, End: s.end, HostWait: s.hostWait, Boundary: s.boundary}
+		if im.opt.InputDims {
+			sp.Problem = s.problem
+		}
 		for _, d := range deps[s] {
 			if !d.dropped && !slices.Contains(sp.Deps, d.id) {
 				sp.Deps = append(sp.Deps, d.id)

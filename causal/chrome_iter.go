@@ -31,6 +31,10 @@ type GapReport struct {
 	// the trace does not show, so it starts no earlier than it did
 	// (Span.HostWait).
 	HostUnseen int `json:"host_unseen"`
+	// Lag: nothing ended in the gap, but the span's launch is in the
+	// trace and returned before it: the gap stays as lag behind its
+	// predecessor (a wait the trace does not explain).
+	Lag int `json:"lag"`
 }
 
 // thread is one pid/tid's kept slices, in start order.
@@ -329,6 +333,11 @@ func (im *importer) modelGaps(edges []edge) []edge {
 				}
 			}
 			switch {
+			case on == nil && s.gpu && im.launches[s.corr] != nil && s.corr != "":
+				// Its launch is in the trace and returned before the
+				// gap: it waited for no host call; the gap stays as
+				// lag behind its predecessor.
+				im.rep.Gaps.Lag++
 			case on == nil:
 				s.hostWait = true
 				im.rep.Gaps.HostUnseen++

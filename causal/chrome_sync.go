@@ -8,6 +8,17 @@ var syncCalls = map[string]bool{
 	"hipDeviceSynchronize": true, "hipStreamSynchronize": true, "hipEventSynchronize": true,
 }
 
+// copyCalls copy memory, and wait for the copy when it is synchronous.
+var copyCalls = map[string]bool{"cudaMemcpy": true, "cudaMemcpyAsync": true, "hipMemcpy": true, "hipMemcpyAsync": true,
+	"hipMemcpyWithStream": true}
+
+func (s *slice) nameOr() string {
+	if s == nil {
+		return ""
+	}
+	return s.name
+}
+
 // gpuCats are the categories (lower case) of GPU work in Kineto traces.
 var gpuCats = map[string]bool{"kernel": true, "gpu_memcpy": true, "gpu_memset": true, "memcpy": true, "memset": true}
 
@@ -27,8 +38,23 @@ func (im *importer) syncWaits() []edge {
 			gpu[k] = append(gpu[k], s)
 		}
 	}
+	copies := map[string]*slice{} // a copy's GPU side, by correlation id
+	for _, s := range im.slices {
+		if s.gpu && s.corr != "" && copyCalls[im.launches[s.corr].nameOr()] {
+			copies[s.corr] = s
+		}
+	}
 	var waits []edge
 	for _, s := range im.slices {
+		if c := copies[s.corr]; s.launch && c != nil && c.end <= s.end && c.end > s.start {
+			// A copy call that returns after its copy ends on the GPU
+			// waited for it (a pageable or synchronous copy): it
+			// follows its stream's work.
+			waits = append(waits, edge{c, s})
+			im.rep.Waits++
+			s.start = min(max(s.start, c.end), s.end)
+			continue
+		}
 		if !s.sync || s.gpu {
 			continue
 		}

@@ -29,15 +29,21 @@ func dropCounts(rep ChromeReport) map[string]int {
 }
 
 func TestImportPyTorchTrace(t *testing.T) {
-	spans, rep, err := ImportChrome(readFixture(t, "pytorch_profiler.json"), "train")
+	all, rep, err := ImportChromeWith(readFixture(t, "pytorch_profiler.json"), "train", ChromeOptions{InputDims: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Events != 42 || rep.Spans != 13 || rep.Deps != 8 || rep.Waits != 1 || rep.Iterations != 2 {
+	checkStepBoundaries(t, all)
+	// The hand-worked figures below are of the work, without the steps'
+	// boundaries.
+	spans := slices.DeleteFunc(slices.Clone(all), func(s Span) bool { return s.Boundary })
+	if rep.Events != 42 || rep.Spans != 17 || rep.Deps != 8 || rep.Waits != 1 || rep.Iterations != 2 ||
+		rep.Bind != (BindReport{ByLaunch: 6}) {
 		t.Errorf("report %+v", rep)
 	}
 	want := map[string]int{
-		"encloses other events on its thread (they are kept)": 8,
+		"launch flow: the correlation id ties the launch to its GPU work instead": 12,
+		"encloses other events on its thread (they are kept)":                     8,
 		"metadata event (M)":         4,
 		"instant event: no duration": 1,
 		"counter event (C)":          1,
@@ -109,6 +115,32 @@ func TestImportPyTorchTrace(t *testing.T) {
 	}
 }
 
+// checkStepBoundaries: each step of pytorch_profiler.json lasts its 300
+// µs period. Step 1's host does not wait for its GPU work, so the next
+// step starts at 300 µs however fast the gemm; step 2's synchronize waits
+// for it, so the gemm 5% faster (5.5 µs) ends step 2 5.5 µs sooner.
+func checkStepBoundaries(t *testing.T, spans []Span) {
+	t.Helper()
+	const gemm = "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32"
+	for _, it := range Iterations(spans) {
+		g, err := Build(it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.EndToEnd() != 300*us {
+			t.Errorf("step %d lasts %d ns, want its 300 µs period", it[0].Iteration, g.EndToEnd())
+		}
+		for _, p := range g.Profile() {
+			if strings.HasPrefix(p.Kernel, "ProfilerStep#") {
+				t.Errorf("step %d: boundary %q is a row", it[0].Iteration, p.Kernel)
+			}
+			if want := map[int]float64{1: 0, 2: 5.5 / 300 / CurveStep}[it[0].Iteration]; p.Kernel == gemm && !near(p.Influence, want) {
+				t.Errorf("step %d: gemm influence %v, want %v", it[0].Iteration, p.Influence, want)
+			}
+		}
+	}
+}
+
 func kernelLike(g *Graph, part string) string {
 	for _, k := range g.Kernels() {
 		if strings.Contains(k, part) {
@@ -172,6 +204,7 @@ func TestImportChromeEdges(t *testing.T) {
 			"outside every ProfilerStep#N", 1},
 	} {
 		spans, rep, err := ImportChrome([]byte(c.trace), "p")
+		spans = slices.DeleteFunc(spans, func(s Span) bool { return s.Boundary })
 		if err != nil || len(spans) != c.spans || dropCounts(rep)[c.drop] != 1 {
 			t.Errorf("%s: %d spans, %+v, %v", name, len(spans), rep, err)
 		}
@@ -232,6 +265,8 @@ func FuzzImportChrome(f *testing.F) {
 	f.Add(readFixture(f, "pytorch_profiler.json"))
 	f.Add(readFixture(f, "perfetto_array.json"))
 	f.Add(readFixture(f, "go_trace_proc.json"))
+	f.Add(readFixture(f, "gpu_steps_synthetic.json"))
+	f.Add(readFixture(f, "gpu_bound_synthetic.json"))
 	f.Add([]byte(`[{"name":"a","ph":"X","pid":1,"tid":1,"ts":0,"dur":10,"bind_id":1,"flow_out":true},{"name":"b","ph":"X","pid":1,"tid":2,"ts":5,"dur":10,"bind_id":1,"flow_in":true},{"ph":"t","id":2,"pid":1,"tid":1,"ts":3}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		spans, rep, err := ImportChrome(data, "p")

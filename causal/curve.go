@@ -47,6 +47,9 @@ func SplitKernels(spans []Span) map[string]bool {
 	type seen struct{ problems, tracks map[string]bool }
 	by := map[string]*seen{}
 	for _, s := range spans {
+		if s.Boundary {
+			continue
+		}
 		k := by[s.Kernel]
 		if k == nil {
 			k = &seen{map[string]bool{}, map[string]bool{}}
@@ -83,7 +86,7 @@ func (g *Graph) idents(split map[string]bool) ([]ident, []int32) {
 	index := map[ident]int32{}
 	var ids []ident
 	for _, s := range g.spans {
-		if id := row(s); !hasKey(index, id) {
+		if id := row(s); !s.Boundary && !hasKey(index, id) {
 			index[id] = 0
 			ids = append(ids, id)
 		}
@@ -94,7 +97,10 @@ func (g *Graph) idents(split map[string]bool) ([]ident, []int32) {
 	}
 	of := make([]int32, len(g.spans))
 	for i, s := range g.spans {
-		of[i] = index[row(s)]
+		of[i] = -1 // a boundary is no row
+		if !s.Boundary {
+			of[i] = index[row(s)]
+		}
 	}
 	return ids, of
 }
@@ -117,6 +123,9 @@ func (g *Graph) profile(split map[string]bool) []KernelProfile {
 	slack := g.Slack()
 	busy := make([][][2]int64, len(ids))
 	for i, k := range of {
+		if k < 0 {
+			continue
+		}
 		p := &out[k]
 		p.Spans++
 		p.Time += g.dur[i]
@@ -126,7 +135,9 @@ func (g *Graph) profile(split map[string]bool) []KernelProfile {
 		busy[k] = append(busy[k], [2]int64{g.spans[i].Start, g.spans[i].End})
 	}
 	for _, i := range g.CriticalPath() {
-		out[of[i]].CriticalTime += g.dur[i]
+		if of[i] >= 0 {
+			out[of[i]].CriticalTime += g.dur[i]
+		}
 	}
 	dur := make([]int64, len(g.dur))
 	end := make([]int64, len(g.dur))
@@ -149,8 +160,29 @@ func (g *Graph) profile(split map[string]bool) []KernelProfile {
 		}
 		p.Influence = p.Curve[1].Speedup / CurveStep
 	}
+	// A kernel whose spans tie with the critical path (slack within the
+	// trace's noise) is on it, but when another path binds within that
+	// noise the curve's first step reads almost 0: its influence is then
+	// the share of the iteration those spans take (the slope at 0).
+	tie := min(NearZeroSlack, g.base/100)
+	tied := make([]int64, len(out))
+	for i, k := range of {
+		if k >= 0 && slack[i] <= tie {
+			tied[k] += g.dur[i]
+		}
+	}
+	for k := range out {
+		if g.base > 0 && out[k].Curve[1].Speedup*float64(g.base) <= float64(tie) {
+			out[k].Influence = max(out[k].Influence, float64(tied[k])/float64(g.base))
+		}
+	}
 	return out
 }
+
+// NearZeroSlack is the most slack (ns) a span may have, and at most 1% of
+// its iteration, to tie with the critical path (a gap of MinGap is a
+// trace's noise).
+const NearZeroSlack = MinGap
 
 // union is the length of the union of intervals [start, end).
 func union(iv [][2]int64) int64 {

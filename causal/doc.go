@@ -12,7 +12,9 @@
 // two spans overlapping on one stream, unknown or self dependencies, and
 // cycles. DecodeSpans reads a JSON array of spans strictly and validates it.
 // ImportChrome maps a Chrome trace event file (PyTorch profiler, Perfetto)
-// to spans and reports what it dropped and why. A trace without
+// to spans and reports what it dropped and why; with ProfilerStep#N
+// markers it binds GPU work to its launch's step, makes each step last
+// its period and recognises GPU-bound steps (see ImportChrome). A trace without
 // ProfilerStep#N markers has its iterations inferred from the kernel
 // sequence repeating on its streams, and its idle gaps on GPU streams
 // modelled as waits (on another stream, the host, or an unseen launch);

@@ -26,6 +26,10 @@ type Span struct {
 	// and the trace does not show the launch): the model starts it no
 	// earlier than its recorded start, however early its predecessors end.
 	HostWait bool `json:"host_wait,omitempty"`
+	// Boundary marks where its iteration starts or ends (a step's start,
+	// the next step's start): it lasts 0 ns and is never a row, so the
+	// iteration's end-to-end time is its period.
+	Boundary bool `json:"boundary,omitempty"`
 }
 
 // Duration is End - Start in ns.
@@ -92,6 +96,8 @@ func checkFields(spans []Span) (map[uint64]int, error) {
 			return nil, spanErr(i, "end_ns", "%d is outside ±2^62", s.End)
 		case s.End < s.Start:
 			return nil, spanErr(i, "end_ns", "ends before it starts (start %d, end %d)", s.Start, s.End)
+		case s.Boundary && s.End != s.Start:
+			return nil, spanErr(i, "end_ns", "a boundary lasts 0 ns (start %d, end %d)", s.Start, s.End)
 		case s.End-s.Start > MaxDuration:
 			return nil, spanErr(i, "end_ns", "lasts %d ns, more than 2^44", s.End-s.Start)
 		}

@@ -56,6 +56,10 @@ type PipelineSpread struct {
 	Iterations int            `json:"iterations"`
 	EndToEnd   Estimate       `json:"end_to_end_ns"` // recorded end-to-end time of an iteration, in ns
 	Kernels    []KernelSpread `json:"kernels"`       // in kernel-name order
+	// Attributed is the share of an iteration's critical path in spans
+	// (Graph.Attributed); Tracks each track's busy share, never above 1.
+	Attributed Estimate      `json:"attributed"`
+	Tracks     []TrackSpread `json:"tracks"`
 }
 
 // Spread builds one graph per iteration (dependencies that cross
@@ -89,7 +93,8 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 		curve                          [CurveSteps][]float64
 	}
 	byKernel := map[ident]*series{}
-	var e2e []float64
+	var e2e, attributed []float64
+	tracks := map[Track][]float64{}
 	// Split over all iterations, so a kernel has the same rows in each.
 	var all []Span
 	for _, it := range iters {
@@ -102,6 +107,10 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 			return PipelineSpread{}, fmt.Errorf("iteration %d (#%d): %w", iterOf(it), n, err)
 		}
 		e2e = append(e2e, float64(g.EndToEnd()))
+		attributed = append(attributed, g.Attributed())
+		for t, b := range g.TrackShares() {
+			tracks[t] = append(tracks[t], b)
+		}
 		for _, p := range g.profile(split) {
 			id := ident{p.Kernel, p.Problem}
 			s := byKernel[id]
@@ -159,6 +168,10 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 	}
 	for k, name := range names { // drawn last, as above
 		out.Kernels[k].Slack = estimate(byKernel[name].slack, opt)
+	}
+	if len(attributed) > 0 { // and these after
+		out.Attributed = estimate(attributed, opt)
+		out.Tracks = trackSpreads(tracks, opt)
 	}
 	return out, nil
 }

@@ -125,7 +125,10 @@ func Profile(pipeline string, batches int, iters [][]causal.Span, skipped []stri
 	if err != nil {
 		return out, fmt.Errorf("profile pipeline %q: %w", pipeline, err)
 	}
-	out.Iterations, out.EndToEnd = ps.Iterations, estimate(ps.EndToEnd)
+	out.Iterations, out.EndToEnd, out.Attributed = ps.Iterations, estimate(ps.EndToEnd), estimate(ps.Attributed)
+	for _, t := range ps.Tracks {
+		out.Tracks = append(out.Tracks, api.CausalTrack{Device: t.Device, Stream: t.Stream, Busy: estimate(t.Busy)})
+	}
 	for _, it := range iters {
 		out.Spans += len(it)
 	}

@@ -66,11 +66,29 @@ func read(data []byte, name string, opt Options) (*memgraph.Graph, *builder, err
 	}
 	r := newInferer(m, opt)
 	sc := newScope(nil)
+	type use struct {
+		at string // TENSOR[K]
+		v  int64
+	}
+	first := map[string]use{} // a symbolic dim's first value among the inputs
 	for _, in := range m.main.inputs {
 		if !m.main.weights[in] {
-			t := r.resolve(in, m.main.values[in], true)
+			v := m.main.values[in]
+			t := r.resolve(in, v, true)
 			t.by = "graph input"
 			sc.infos[in] = t
+			for k, d := range v.dims {
+				if d.param == "" || d.set || t.shape[k] < 0 {
+					continue
+				}
+				at := fmt.Sprintf("%s[%d]", in, k)
+				if f, ok := first[d.param]; !ok {
+					first[d.param] = use{at, t.shape[k]}
+				} else if f.v != t.shape[k] {
+					return nil, nil, fmt.Errorf("onnx %s: dim %q is %d in graph input %s but %d in graph input %s: "+
+						"inputs that share a symbolic dim must agree (give it one value, --dim %s=N)", name, d.param, f.v, f.at, t.shape[k], at, d.param)
+				}
+			}
 		}
 	}
 	if err := r.graph(m.main, sc); err != nil {

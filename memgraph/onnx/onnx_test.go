@@ -53,6 +53,12 @@ func TestReadErrors(t *testing.T) {
 		{"symbolic dim without a value", modelMsg(
 			part{graphInput, valueInfo("x", 1, "batch", 2)},
 		), Options{}, `tensor "x": dim 0 is symbolic ("batch")`},
+		{"inputs that share a dim disagree", modelMsg(
+			part{graphInput, valueInfo("x", 1, "batch", 4)},
+			part{graphInput, valueInfo("y", 1, "batch", 4)},
+			part{graphNode, nodeMsg("n", "Add", []string{"x", "y"}, []string{"z"})},
+		), Options{Dims: map[string]int64{"x[0]": 1, "y[0]": 2}},
+			`dim "batch" is 1 in graph input x[0] but 2 in graph input y[0]`},
 		{"truncated", good[:len(good)-3], Options{}, "model: field 7: unexpected EOF"},
 		{"empty", nil, Options{}, "model.graph: missing"},
 		{"no shape", modelMsg(

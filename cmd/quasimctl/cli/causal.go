@@ -76,9 +76,10 @@ func newCausalShowCommand(g *globalOptions) *cobra.Command {
 
 func newCausalImportCommand(g *globalOptions) *cobra.Command {
 	var (
-		pipeline string
-		offline  bool
-		curves   bool
+		pipeline  string
+		offline   bool
+		curves    bool
+		inputDims bool
 	)
 	cmd := &cobra.Command{
 		Use:   "import TRACE",
@@ -104,11 +105,14 @@ file in the spec dir), or with --offline shows the table without a daemon
 			if err != nil {
 				return badInput(err)
 			}
-			spans, rep, err := causal.ImportChrome(data, pipeline)
+			spans, rep, err := causal.ImportChromeWith(data, pipeline, causal.ChromeOptions{InputDims: inputDims})
+			w := cmd.OutOrStdout()
 			if err != nil {
+				if rep.Events > 0 && !g.json {
+					printChromeReport(w, args[0], rep) // what was read says why nothing was kept
+				}
 				return badInput(fmt.Errorf("%s: %w", args[0], err))
 			}
-			w := cmd.OutOrStdout()
 			if !g.json {
 				printChromeReport(w, args[0], rep)
 			}
@@ -164,6 +168,7 @@ file in the spec dir), or with --offline shows the table without a daemon
 	fs.StringVar(&pipeline, "pipeline", "", "the declared pipeline to post the spans to (offline: the name shown; default trace)")
 	fs.BoolVar(&offline, "offline", false, "profile the trace here and show the table; post nothing, need no daemon")
 	fs.BoolVar(&curves, "curves", false, "with --offline, also print each kernel's virtual-speedup curve")
+	fs.BoolVar(&inputDims, "input-dims", false, "a row per kernel and input dims where a kernel runs at several on several streams (default: a row per kernel name)")
 	return cmd
 }
 
@@ -216,8 +221,13 @@ func inBatch(b []causal.Span) []causal.Span {
 func importReport(r causal.ChromeReport) api.ImportReport {
 	out := api.ImportReport{Events: r.Events, Spans: r.Spans, Deps: r.Deps, Waits: r.Waits, Iterations: r.Iterations,
 		IterationsFrom: r.IterationsFrom, Tracks: r.Tracks, RepeatingTracks: r.RepeatingTracks,
-		Gaps: api.ImportGaps{Event: r.Gaps.Event, Host: r.Gaps.Host, HostUnseen: r.Gaps.HostUnseen}, Warning: r.Warning,
-		CutOff: r.CutOff, Dropped: []api.ImportDropped{}}
+		Gaps: api.ImportGaps{Event: r.Gaps.Event, Host: r.Gaps.Host, HostUnseen: r.Gaps.HostUnseen, Lag: r.Gaps.Lag}, Warning: r.Warning,
+		CutOff: r.CutOff, Dropped: []api.ImportDropped{},
+		Bind: api.ImportBind{ByLaunch: r.Bind.ByLaunch, GraphKernels: r.Bind.GraphKernels, ByTime: r.Bind.ByTime, Dropped: r.Bind.Dropped}}
+	for _, st := range r.Steps {
+		out.Steps = append(out.Steps, api.ImportStep{N: st.N, StartNs: st.Start, PeriodNs: st.Period, GPUBusyNs: st.GPUBusy,
+			GPUBound: st.GPUBound, HostCalls: st.HostCalls, HostCallNs: st.HostCallTime})
+	}
 	for _, d := range r.Dropped {
 		out.Dropped = append(out.Dropped, api.ImportDropped{Reason: d.Reason, Count: d.Count, Example: d.Example})
 	}
@@ -239,9 +249,10 @@ func printChromeReport(w io.Writer, file string, r causal.ChromeReport) {
 	if r.Warning != "" {
 		fmt.Fprintf(w, "warning: %s\n", r.Warning)
 	}
+	printSteps(w, r)
 	if g := r.Gaps; g != (causal.GapReport{}) {
-		fmt.Fprintf(w, "idle gaps on GPU streams (over %s), modelled as waits: %d on an earlier GPU span (dependency added), %d on a host call (dependency added), %d on a launch the trace does not show (starts no earlier)\n",
-			time.Duration(causal.MinGap), g.Event, g.Host, g.HostUnseen)
+		fmt.Fprintf(w, "idle gaps on GPU streams (over %s), modelled as waits: %d on an earlier GPU span (dependency added), %d on a host call (dependency added), %d on a launch the trace does not show (starts no earlier), %d kept as lag (its launch returned before, nothing ended in the gap)\n",
+			time.Duration(causal.MinGap), g.Event, g.Host, g.HostUnseen, g.Lag)
 	}
 	if r.CutOff {
 		fmt.Fprintln(w, "the trace ends early (unterminated); its last partial event is not counted")
@@ -298,6 +309,7 @@ func printCausal(w io.Writer, c api.Causal, curves bool) error {
 			fmt.Fprintf(w, "  %s: %s\n", strings.Join(noted[n], ", "), n)
 		}
 	}
+	printCoverage(w, c)
 	if len(c.Skipped) > 0 {
 		fmt.Fprintln(w, "skipped:")
 		for _, s := range c.Skipped {

@@ -21,12 +21,13 @@ func TestCausalImportOffline(t *testing.T) {
 		t.Fatalf("causal import --offline = %d, stderr %q", code, errs)
 	}
 	mustContain(t, "causal import --offline", out,
-		"pytorch_profiler.json: 42 events read; mapped 13 spans, 8 dependencies (1 from GPU waits), 2 iterations (ProfilerStep#N)\n",
-		"  1      flow without end                                     event 35 \"ac2g\"\n",
-		"pipeline trace: 2 iterations, 13 spans (1 batch); end to end 136.5µs [131µs, 142µs]\n",
-		"sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32         76.9% [76.3%, 77.5%]  76.9% [76.3%, 77.5%]  0.769 [0.763, 0.775]  0s [0s, 0s]        unknown        -\n",
-		"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<flo…  14.7% [14.1%, 15.3%]  0.0% [0.0%, 0.0%]     0.000 [0.000, 0.000]  41µs [36µs, 46µs]  unknown        -\n",
-		"KERNEL                                                            0%    5%    10%   15%    20%",
+		"pytorch_profiler.json: 42 events read; mapped 17 spans, 8 dependencies (1 from GPU waits), 2 iterations (ProfilerStep#N)\n",
+		"  1      flow without end                                                         event 35 \"ac2g\"\n",
+		"GPU work in steps: 6 events by their launch's correlation id (0 of them kernels of a CUDA graph launch), 0 by when they ran on their stream (no launch in the trace), 0 in no step\n",
+		"pipeline trace: 2 iterations, 17 spans (1 batch); end to end 300µs [300µs, 300µs]\n",
+		"sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32         35.0% [33.3%, 36.7%]  18.3% [0.0%, 36.7%]  0.183 [0.000, 0.367]  74.5µs [0s, 149µs]     unknown        -\n",
+		"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<flo…  6.7% [6.7%, 6.7%]     0.0% [0.0%, 0.0%]    0.000 [0.000, 0.000]  115.5µs [46µs, 185µs]  unknown        -\n",
+		"KERNEL                                                            0%    5%    10%   15%   20%",
 		"offline, gains at tuned times are unknown",
 	)
 
@@ -38,7 +39,7 @@ func TestCausalImportOffline(t *testing.T) {
 		Import api.ImportReport `json:"import"`
 		Causal api.Causal       `json:"causal"`
 	}](t, out)
-	if got.Import.Spans != 13 || got.Import.Iterations != 2 || len(got.Import.Dropped) != 5 ||
+	if got.Import.Spans != 17 || got.Import.Iterations != 2 || len(got.Import.Dropped) != 6 || got.Import.Bind.ByLaunch != 6 || len(got.Import.Steps) != 2 ||
 		got.Causal.Pipeline != "fwd" || got.Causal.Iterations != 2 || len(got.Causal.Kernels) != 5 || len(got.Causal.Kernels[0].Curve) != causal.CurveSteps {
 		t.Errorf("causal import --offline --json = %+v", got)
 	}
@@ -142,12 +143,13 @@ func TestCausalImportTorchTrace(t *testing.T) {
 	}
 	t.Logf("quasimctl causal import --offline %s\n%s", trace, out)
 	mustContain(t, "causal import --offline (torch)", out,
-		"torch_cpu_trace.json: 280 events read; mapped 144 spans, 0 dependencies (0 from GPU waits), 5 iterations (ProfilerStep#N)\n",
+		"torch_cpu_trace.json: 280 events read; mapped 163 spans, 0 dependencies (0 from GPU waits), 5 iterations (ProfilerStep#N)\n",
+		"steps: 5, median period 2.763ms (a step's start to the next's; the last to its last GPU op)\n",
 		"  116    encloses other events on its thread (they are kept)  event 0 \"aten::zeros\"\n",
-		"  11     outside every ProfilerStep#N                         event 1 \"aten::empty\"\n",
-		"pipeline trace: 5 iterations, 144 spans (1 batch); end to end 2.723ms [304µs, 8.702ms]\n",
+		"  2      outside every ProfilerStep#N                         event 1 \"aten::empty\"\n",
+		"pipeline trace: 5 iterations, 163 spans (1 batch); end to end 2.763ms [305µs, 8.763ms]\n",
 		"KERNEL               SHARE                 CRITICAL PATH         INFLUENCE             SLACK                GAIN IF TUNED  MEASURED\n",
-		"forward              97.4% [97.4%, 97.4%]  97.4% [97.4%, 97.4%]  0.526 [0.526, 0.526]  0s [0s, 0s]          unknown        -\n",
+		"forward              97.0% [97.0%, 97.0%]  97.0% [97.0%, 97.0%]  0.590 [0.590, 0.590]  0s [0s, 0s]          unknown        -\n",
 	)
 }
 

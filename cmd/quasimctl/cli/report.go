@@ -20,10 +20,11 @@ type reportOptions struct {
 	output   string
 	title    string
 	memgraph []string
+	dims     onnx.Options // --dim and --unknown of the --memgraph ONNX graphs
 }
 
 func newReportCommand(g *globalOptions) *cobra.Command {
-	var o reportOptions
+	o := reportOptions{dims: onnx.Options{Dims: dimFlag{}}}
 	cmd := &cobra.Command{
 		Use:   "report [KERNEL...] [-o FILE]",
 		Short: "Write an HTML report of the tuning: convergence, portfolio, parameters, Pareto front, certificates",
@@ -48,6 +49,8 @@ progress goes to stderr.`,
 	cmd.Flags().StringVarP(&o.output, "output", "o", "report.html", "write the page to FILE (- for stdout)")
 	cmd.Flags().StringVar(&o.title, "title", "", "the page's title (default: quasim tuning report)")
 	cmd.Flags().StringArrayVar(&o.memgraph, "memgraph", nil, "add the memory plan of this graph (memgraph JSON, .onnx or .tflite; repeatable), planned by quasimd or offline")
+	cmd.Flags().Var(dimFlag(o.dims.Dims), "dim", "with --memgraph: value of an ONNX symbolic dimension, NAME=VALUE, or of dim K of graph input TENSOR, TENSOR[K]=VALUE (repeatable)")
+	cmd.Flags().Int64Var(&o.dims.Unknown, "unknown", 0, "with --memgraph: value of every ONNX graph input dimension still unknown (0: such a dimension is an error)")
 	return cmd
 }
 
@@ -60,7 +63,7 @@ func runReport(cmd *cobra.Command, g *globalOptions, o reportOptions, names []st
 	}
 	in.Title = o.title
 	for _, f := range o.memgraph {
-		p, where, err := planFile(cmd, g, f, onnx.Options{}, memplan.Options{Seed: 1}, client.MemPlanOptions{Seed: 1}, false, 5*time.Second)
+		p, where, err := planFile(cmd, g, f, o.dims, memplan.Options{Seed: 1}, client.MemPlanOptions{Seed: 1}, false, 5*time.Second)
 		if err != nil {
 			return fmt.Errorf("report: --memgraph %s: %w", f, err)
 		}

@@ -55,3 +55,28 @@ func TestReportUnknownKernel(t *testing.T) {
 		t.Error("a failed report wrote its file")
 	}
 }
+
+// report --memgraph takes --dim for an ONNX graph's symbolic dims, as
+// memgraph plan does.
+func TestReportMemgraphDims(t *testing.T) {
+	t.Parallel()
+	// x [n, 4] float -> Relu -> y [n, 4] (TestMemgraphPlanONNXDims's).
+	const tiny = ":@\n\x12\n\x01x\x12\x01y\x1a\x04relu\"\x04ReluZ\x14\n\x01x\x12\x0f\n\r\b\x01\x12\t\n\x03\x12\x01n\n\x02\b\x04b\x14\n\x01y\x12\x0f\n\r\b\x01\x12\t\n\x03\x12\x01n\n\x02\b\x04"
+	dir := t.TempDir()
+	model, file := filepath.Join(dir, "tiny.onnx"), filepath.Join(dir, "r.html")
+	if err := os.WriteFile(model, []byte(tiny), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := newFakeDaemon(t)
+	if _, errs, code := f.ctl(t, "report", "sgemm", "--memgraph", model, "-o", file); code == 0 || !strings.Contains(errs, `"n"`) {
+		t.Errorf("report --memgraph without --dim = %d %q, want an error naming dim n", code, errs)
+	}
+	// With n=5 the graph reads; what fails then is the fake daemon, which
+	// plans no memory (404).
+	if _, errs, code := f.ctl(t, "report", "sgemm", "--memgraph", model, "--dim", "n=5", "-o", file); strings.Contains(errs, `"n"`) || !strings.Contains(errs, "404") {
+		t.Errorf("report --memgraph --dim n=5 = %d %q, want the graph read and the fake daemon's 404", code, errs)
+	}
+	if _, errs, code := f.ctl(t, "report", "sgemm", "--memgraph", model, "--dim", "n", "-o", file); code != exitUsage || !strings.Contains(errs, `dim "n": want NAME=VALUE`) {
+		t.Errorf("bad --dim: exit %d, stderr %q", code, errs)
+	}
+}

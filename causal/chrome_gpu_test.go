@@ -1,0 +1,160 @@
+package causal
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestImportGPUSteps (synthetic, testdata/gpu_steps_synthetic.json):
+// envelopes are no rows, GPU work is bound to its launch's step by
+// correlation id or by time, every kernel of a graph launch is kept.
+func TestImportGPUSteps(t *testing.T) {
+	spans, rep, err := ImportChrome(readFixture(t, "gpu_steps_synthetic.json"), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The GPU-side copy of ProfilerStep#1 is no third step.
+	if rep.Iterations != 2 || len(rep.Steps) != 2 {
+		t.Errorf("iterations %d, steps %+v; want 2", rep.Iterations, rep.Steps)
+	}
+	// "late", launched in step 1, starts after step 2 began in a step the
+	// GPU did not bound: it is step 2's time.
+	if want := (BindReport{ByLaunch: 6, GraphKernels: 3, ByTime: 1, Later: 1, Dropped: 2}); rep.Bind != want {
+		t.Errorf("bind %+v, want %+v", rep.Bind, want)
+	}
+	iter := map[string][]int{}
+	for _, s := range spans {
+		if s.Boundary {
+			continue
+		}
+		iter[s.Kernel] = append(iter[s.Kernel], s.Iteration)
+		if s.Problem != "" {
+			t.Errorf("%s: problem %q; rows are by name unless InputDims", s.Kernel, s.Problem)
+		}
+	}
+	for _, bad := range []string{"PyTorch Profiler (0)", "__cupti_profiler__ (-1)", "forward", "ProfilerStep#1", "early", "orphan"} {
+		if _, ok := iter[bad]; ok {
+			t.Errorf("%q is a span", bad)
+		}
+	}
+	for k, want := range map[string][]int{"gemm": {1, 2}, "g1": {1}, "g2": {1}, "g3": {1}, "late": {2}, "nolaunch": {1}} {
+		if got := iter[k]; !slices.Equal(got, want) {
+			t.Errorf("%s in iterations %v, want %v", k, got, want)
+		}
+	}
+	d := dropCounts(rep)
+	if d["GPU work outside every step window, and no launch in the trace ties it to a step"] != 2 ||
+		d["profiler envelope (PyTorch Profiler, __cupti_profiler__): not work"] != 2 ||
+		d["annotation (user_annotation, gpu_user_annotation): names the work inside it, not work"] != 2 {
+		t.Errorf("dropped %v", d)
+	}
+	// Each graph kernel depends on the graph launch.
+	byID := map[uint64]Span{}
+	for _, s := range spans {
+		byID[s.ID] = s
+	}
+	for _, s := range spans {
+		if s.Kernel == "g1" || s.Kernel == "g2" || s.Kernel == "g3" {
+			if !slices.ContainsFunc(s.Deps, func(d uint64) bool { return byID[d].Kernel == "cudaGraphLaunch" }) {
+				t.Errorf("%s deps %v: not on its graph launch", s.Kernel, s.Deps)
+			}
+		}
+	}
+	spans, _, err = ImportChromeWith(readFixture(t, "gpu_steps_synthetic.json"), "p", ChromeOptions{InputDims: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range spans {
+		if s.Kernel == "gemm" && s.Iteration == 1 && s.Problem != "[[2,3],[3,4]]" {
+			t.Errorf("with InputDims, gemm's problem %q", s.Problem)
+		}
+	}
+}
+
+// TestImportGPUBound (synthetic, testdata/gpu_bound_synthetic.json): a
+// loop whose host runs ahead of a busy GPU is GPU-bound; its iterations
+// last the GPU's 120 µs, its blocked launches are no rows, and each
+// kernel's influence is its share of the GPU's time.
+func TestImportGPUBound(t *testing.T) {
+	spans, rep, err := ImportChrome(readFixture(t, "gpu_bound_synthetic.json"), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []StepReport{
+		{N: 1, Start: 0, Period: 120 * us, GPUStart: 20 * us, GPUEnd: 140 * us, GPUBusy: 120 * us, GPUBound: true, HostCalls: 2, HostCallTime: 10 * us},
+		{N: 2, Start: 120 * us, Period: 120 * us, GPUStart: 140 * us, GPUEnd: 260 * us, GPUBusy: 120 * us, GPUBound: true, HostCalls: 2, HostCallTime: 95 * us},
+		{N: 3, Start: 240 * us, Period: 140 * us, GPUStart: 260 * us, GPUEnd: 380 * us, GPUBusy: 120 * us, GPUBound: true, HostCalls: 2, HostCallTime: 85 * us},
+	}
+	if !slices.Equal(rep.Steps, want) {
+		t.Errorf("steps\n%+v\nwant\n%+v", rep.Steps, want)
+	}
+	ps, err := SpreadIterations(Iterations(spans), SpreadOptions{RNG: rand.New(rand.NewPCG(1, 0)), Resamples: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := ps.EndToEnd; e.Min != 120*us || e.Max != 120*us {
+		t.Errorf("iteration time %+v, want 120 µs each", e)
+	}
+	infl := map[string]float64{}
+	for _, k := range ps.Kernels {
+		infl[k.Kernel] = k.Influence.Median
+	}
+	if len(infl) != 2 || math.Abs(infl["A"]-80.0/120) > 1e-9 || math.Abs(infl["B"]-40.0/120) > 1e-9 {
+		t.Errorf("influence %v, want A 0.667, B 0.333 and no other row", infl)
+	}
+}
+
+// TestImportGPUWaits (synthetic, testdata/gpu_waits_synthetic.json): a
+// synchronous copy waits for its copy; an unexplained gap behind a kernel
+// whose launch returned earlier stays lag; coverage under 90% warns; a
+// synchronize after the last step joins no step.
+func TestImportGPUWaits(t *testing.T) {
+	spans, rep, err := ImportChrome(readFixture(t, "gpu_waits_synthetic.json"), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]Span{}
+	byID := map[uint64]Span{}
+	for _, s := range spans {
+		by[s.Kernel], byID[s.ID] = s, s
+	}
+	cp := by["cudaMemcpyAsync"]
+	if cp.Start != 440*us || !slices.ContainsFunc(cp.Deps, func(d uint64) bool { return byID[d].Kernel == "Memcpy DtoH (Device -> Pageable)" }) {
+		t.Errorf("copy call %+v: want it to start at 440 µs, after its copy", cp)
+	}
+	if rep.Gaps.Lag != 1 || by["k2"].HostWait {
+		t.Errorf("gaps %+v, k2 host wait %v; want its gap kept as lag", rep.Gaps, by["k2"].HostWait)
+	}
+	if c := rep.Coverage; c.GPUInSteps != 830*us || c.GPUInRows != 730*us || !strings.Contains(rep.Warning, "88.0%") {
+		t.Errorf("coverage %+v, warning %q", c, rep.Warning)
+	}
+	if _, ok := by["cudaDeviceSynchronize"]; ok || dropCounts(rep)["outside every ProfilerStep#N"] != 1 {
+		t.Errorf("the synchronize after the step: dropped %v", dropCounts(rep))
+	}
+}
+
+// TestImportRefusals (synthetic): a trace nothing can be made of is
+// refused with its reason and what to do.
+func TestImportRefusals(t *testing.T) {
+	for name, c := range map[string]struct{ trace, want string }{
+		"marker on another pid": {`[{"name":"ProfilerStep#1","cat":"user_annotation","ph":"X","pid":1,"tid":1,"ts":0,"dur":100},
+			{"name":"aten::add","cat":"cpu_op","ph":"X","pid":2,"tid":2,"ts":10,"dur":5}]`,
+			"the ProfilerStep#N markers are on pid 1, but the host work is on pid 2"},
+		"no GPU events, nothing in a step": {`[{"name":"ProfilerStep#1","cat":"user_annotation","ph":"X","pid":1,"tid":1,"ts":0,"dur":100},
+			{"name":"aten::add","cat":"cpu_op","ph":"X","pid":1,"tid":1,"ts":200,"dur":5}]`,
+			"no GPU events (kernel, gpu_memcpy, gpu_memset), and no host event inside a step"},
+		"no events with a duration": {`[{"name":"x","ph":"i","pid":1,"tid":1,"ts":0}]`,
+			"no GPU events (kernel, gpu_memcpy, gpu_memset) and no host events with a duration"},
+		"an execution trace": {`{"schema":"1.0.1","pid":7,"nodes":[]}`,
+			"no traceEvents (an object with keys schema, pid, nodes): not a Chrome trace event file"},
+		"not events": {`[[1,2],[3,4]]`, "event 0 is not a trace event"},
+	} {
+		_, _, err := ImportChrome([]byte(c.trace), "p")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want it to say %q", name, err, c.want)
+		}
+	}
+}
