@@ -71,6 +71,7 @@ FUZZ_TARGETS = \
 	./internal/spec FuzzParsePipeline $(FUZZTIME) $(FUZZMIN) \
 	./internal/spec FuzzParseOpenCL $(FUZZSLOW) $(FUZZMIN) \
 	./evaluate/opencl FuzzKernel $(FUZZSLOW) $(FUZZMIN) \
+	./evaluate/opencl FuzzNPY $(FUZZTIME) $(FUZZMIN) \
 	./internal/store FuzzDecode $(FUZZTIME) $(FUZZMIN) \
 	./internal/store FuzzOpenDamaged $(FUZZSLOW) 200x \
 	./cmd/quasimctl/cli FuzzParseTraceLine $(FUZZTIME) $(FUZZMIN) \

@@ -129,7 +129,7 @@ func compare(name string, got, want []byte, t Type, c Check) *Mismatch {
 		return &Mismatch{Arg: name, Index: -1, Got: g, Want: w, Bad: 1, Total: 1}
 	}
 	var meanAbs float64
-	if c.Rel > 0 {
+	if c.Rel > 0 && !c.AllClose {
 		for i := range n {
 			meanAbs += math.Abs(get(want, t, i))
 		}
@@ -143,6 +143,9 @@ func compare(name string, got, want []byte, t Type, c Check) *Mismatch {
 		}
 		d := math.Abs(g - w)
 		ok := d <= c.Abs || (c.Rel > 0 && d <= c.Rel*max(math.Abs(w), meanAbs))
+		if c.AllClose {
+			ok = d <= c.Abs+c.Rel*math.Abs(w)
+		}
 		if ok && !math.IsNaN(d) {
 			continue
 		}
@@ -161,4 +164,20 @@ func checksum(b []byte, t Type) float64 {
 		s += get(b, t, i)
 	}
 	return s
+}
+
+// readData reads a buffer's initial content from a .npy file of n
+// elements of type typ.
+func readData(path, typ string, n int64) ([]byte, error) {
+	a, err := ReadNPY(path)
+	if err != nil {
+		return nil, err
+	}
+	if Types[a.Type] != Types[typ] {
+		return nil, fmt.Errorf("%s holds %s elements, the argument is %s", path, a.Type, typ)
+	}
+	if int64(a.Len) != n {
+		return nil, fmt.Errorf("%s holds %d elements, the argument's size is %d", path, a.Len, n)
+	}
+	return a.Bytes, nil
 }

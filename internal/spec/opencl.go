@@ -176,7 +176,7 @@ func (s *Spec) decodeOpenCL(d decoder, n *node, base *t1Base) (*openclSection, e
 		}
 	}
 	if v = get("args"); v != nil {
-		if k.Args, err = decodeArgs(d, sec, v); err != nil {
+		if k.Args, err = decodeArgs(d, s, sec, v); err != nil {
 			return nil, err
 		}
 	} else if base == nil {
@@ -291,7 +291,7 @@ func pathErr(err error) error {
 	return err
 }
 
-func decodeArgs(d decoder, sec *openclSection, n *node) ([]opencl.Arg, error) {
+func decodeArgs(d decoder, s *Spec, sec *openclSection, n *node) ([]opencl.Arg, error) {
 	items, err := d.list("opencl.args", n)
 	if err != nil {
 		return nil, err
@@ -303,7 +303,7 @@ func decodeArgs(d decoder, sec *openclSection, n *node) ([]opencl.Arg, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := d.knownKeys(f, m, []string{"name", "type", "size", "value", "fill", "seed", "output"}); err != nil {
+		if err := d.knownKeys(f, m, []string{"name", "type", "size", "value", "fill", "seed", "output", "data", "answer"}); err != nil {
 			return nil, err
 		}
 		sec.lines[f[len("opencl."):]] = it.line
@@ -342,6 +342,21 @@ func decodeArgs(d decoder, sec *openclSection, n *node) ([]opencl.Arg, error) {
 				return nil, err
 			}
 		}
+		for _, key := range []string{"data", "answer"} {
+			v := m.get(key)
+			if v.isNull() {
+				continue
+			}
+			path, err := npyFile(d, s, sec, f+"."+key, v, a.Type)
+			if err != nil {
+				return nil, err
+			}
+			if key == "data" {
+				a.Data = path
+			} else {
+				a.Answer = path
+			}
+		}
 		if v := m.get("seed"); !v.isNull() {
 			seed, err := d.integer(f+".seed", v)
 			if err != nil {
@@ -355,6 +370,34 @@ func decodeArgs(d decoder, sec *openclSection, n *node) ([]opencl.Arg, error) {
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// npyFile reads an argument's .npy file (relative to the spec's folder):
+// its dtype must be the argument's type. Its hash joins the sources'.
+func npyFile(d decoder, s *Spec, sec *openclSection, f string, v *node, typ string) (string, error) {
+	name, err := d.str(f, v)
+	if err != nil {
+		return "", err
+	}
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(filepath.Dir(s.Source), path)
+	}
+	path = filepath.Clean(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", d.errf(f, v, "%q: %v", name, pathErr(err))
+	}
+	a, err := opencl.ParseNPY(data)
+	if err != nil {
+		return "", d.errf(f, v, "%q: %v", name, err)
+	}
+	if t, ok := opencl.Types[typ]; ok && opencl.Types[a.Type] != t {
+		return "", d.errf(f, v, "%q holds %s elements, the argument is %s", name, a.Type, typ)
+	}
+	sum := sha256.Sum256(data)
+	sec.sums = append(sec.sums, hex.EncodeToString(sum[:]))
+	return path, nil
 }
 
 // decodeFill reads zero | random | {random: scale} | {constant: v} |
@@ -413,7 +456,7 @@ func decodeCheck(d decoder, s *Spec, sec *openclSection, n *node) error {
 	if err != nil {
 		return err
 	}
-	if err := d.knownKeys("opencl.check", m, []string{"reference", "reference_source", "reference_kernel", "tolerance", "compare"}); err != nil {
+	if err := d.knownKeys("opencl.check", m, []string{"reference", "reference_source", "reference_kernel", "tolerance", "compare", "verify"}); err != nil {
 		return err
 	}
 	c := &sec.k.Check
@@ -468,6 +511,11 @@ func decodeCheck(d decoder, s *Spec, sec *openclSection, n *node) error {
 	} else if v := m.get("reference_kernel"); !v.isNull() {
 		return d.errf("opencl.check.reference_kernel", v, "needs reference_source")
 	}
+	if v := m.get("verify"); !v.isNull() {
+		if c.Verify, err = d.str("opencl.check.verify", v); err != nil {
+			return err
+		}
+	}
 	if v := m.get("compare"); !v.isNull() {
 		how, err := d.str("opencl.check.compare", v)
 		if err != nil {
@@ -477,8 +525,10 @@ func decodeCheck(d decoder, s *Spec, sec *openclSection, n *node) error {
 		case "elements":
 		case "sum":
 			c.Sum = true
+		case "allclose":
+			c.AllClose = true
 		default:
-			return d.errf("opencl.check.compare", v, "%q: want elements or sum", how)
+			return d.errf("opencl.check.compare", v, "%q: want elements, sum or allclose", how)
 		}
 	}
 	if v := m.get("tolerance"); !v.isNull() {
