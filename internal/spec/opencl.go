@@ -531,7 +531,23 @@ func decodeCheck(d decoder, s *Spec, sec *openclSection, n *node) error {
 			return d.errf("opencl.check.compare", v, "%q: want elements, sum or allclose", how)
 		}
 	}
-	if v := m.get("tolerance"); !v.isNull() {
+	if v := m.get("tolerance"); !v.isNull() && c.AllClose {
+		// numpy.allclose's rule takes both: atol as abs, rtol as rel.
+		tm, err := d.mapping("opencl.check.tolerance", v)
+		if err != nil {
+			return err
+		}
+		if err := d.knownKeys("opencl.check.tolerance", tm, []string{"abs", "rel"}); err != nil {
+			return err
+		}
+		for key, dst := range map[string]*float64{"abs": &c.Abs, "rel": &c.Rel} {
+			if x := tm.get(key); !x.isNull() {
+				if *dst, err = d.number("opencl.check.tolerance."+key, x); err != nil {
+					return err
+				}
+			}
+		}
+	} else if !v.isNull() {
 		b, err := decodeBudget(d, "opencl.check.tolerance", v)
 		if err != nil {
 			return err

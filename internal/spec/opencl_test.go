@@ -119,6 +119,7 @@ func TestParseOpenCLErrors(t *testing.T) {
 		{"grid divisor", "grid_div_x: [block_size_x, work]", "grid_div_x: [block_size_x, wrk]", `opencl.grid_div_x[1]: `},
 		{"section without evaluator", "evaluator: opencl", "evaluator: builtin:sgemm", `opencl: an opencl section needs evaluator: opencl`},
 		{"param is a dim", "    work: [1, 2]", "    n: [1, 2]", `opencl.tune_params.n "n" is also a problem dim`},
+		{"allclose tolerance", "tolerance: {rel: 1e-5}", "tolerance: {rel: 1e-5, atol: 1}\n    compare: allclose", `opencl.check.tolerance.atol: unknown key`},
 		{"compare", "tolerance: {rel: 1e-5}", "tolerance: {rel: 1e-5}\n    compare: total", `opencl.check.compare "total": want elements, sum or allclose`},
 	}
 	for _, tt := range tests {

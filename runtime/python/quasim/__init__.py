@@ -24,5 +24,19 @@ def run_kernel(*args, **kwargs):
     return interface.run_kernel(*args, **kwargs)
 
 
-__all__ = ["Client", "Result", "Span", "SpanRecorder", "default_socket", "sockets", "SYSTEM_SOCKET",
+def export_spec(*args, **kwargs):
+    """Write a kernel as a quasimd spec: see quasim.interface.export_spec."""
+    from quasim import interface
+
+    return interface.export_spec(*args, **kwargs)
+
+
+def build_kernel(*args, **kwargs):
+    """Build a kernel with the config quasimd serves: see quasim.build.build_kernel."""
+    from quasim import build
+
+    return build.build_kernel(*args, **kwargs)
+
+
+__all__ = ["export_spec", "build_kernel", "Client", "Result", "Span", "SpanRecorder", "default_socket", "sockets", "SYSTEM_SOCKET",
            "tune_kernel", "run_kernel"]

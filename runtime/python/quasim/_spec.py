@@ -141,8 +141,9 @@ def problem(problem_size):
 
 def write(d, kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x=None, grid_div_y=None,
           grid_div_z=None, restrictions=None, answer=None, atol=1e-6, verify=None, lang=None, device=0, platform=0,
-          compiler_options=None, block_size_names=None, name=None):
-    """Writes the spec directory d; returns its spec as a dict."""
+          compiler_options=None, block_size_names=None, name=None, base="kernel"):
+    """Writes the spec into directory d, as base.yaml with base.cl and
+    base.*.npy beside it; returns the spec as a dict."""
     np = numpy()
     if not isinstance(kernel_name, str) or not re.fullmatch(r"[A-Za-z_]\w*", kernel_name):
         raise ValueError("kernel_name: %r is not a kernel's name" % (kernel_name,))
@@ -190,7 +191,7 @@ def write(d, kernel_name, kernel_source, problem_size, arguments, tune_params, g
                 raise TypeError("%s: dtype %s is not supported (quasim takes %s)" % (f, a.dtype, ", ".join(DTYPES)))
             if a.size == 0:
                 raise ValueError("%s: an empty array" % f)
-            e.update(type=t, size=str(a.size), data="arg%d.npy" % i)
+            e.update(type=t, size=str(a.size), data="%s.arg%d.npy" % (base, i))
             np.save(os.path.join(d, e["data"]), np.ascontiguousarray(a).ravel().astype(a.dtype.newbyteorder("<")))
             if an is not None:
                 if not isinstance(an, np.ndarray):
@@ -199,7 +200,7 @@ def write(d, kernel_name, kernel_source, problem_size, arguments, tune_params, g
                     raise ValueError("answer[%d]: %d elements, %s %d" % (i, an.size, f, a.size))
                 if not np.can_cast(a.dtype, an.dtype):
                     raise TypeError("answer[%d]: dtype %s, and %s is %s" % (i, an.dtype, f, a.dtype))
-                e.update(output=True, answer="answer%d.npy" % i)
+                e.update(output=True, answer="%s.answer%d.npy" % (base, i))
                 np.save(os.path.join(d, e["answer"]), np.ascontiguousarray(an).ravel().astype(a.dtype.newbyteorder("<")))
             elif verify is not None and answer is None:
                 e["output"] = True
@@ -213,7 +214,7 @@ def write(d, kernel_name, kernel_source, problem_size, arguments, tune_params, g
         else:
             raise TypeError("%s: a %s; want a numpy array or a numpy scalar (numpy.int32(n), not n)" % (f, type(a).__name__))
         args.append(e)
-    with open(os.path.join(d, "kernel.cl"), "w") as fh:
+    with open(os.path.join(d, base + ".cl"), "w") as fh:
         fh.write(src)
     for fname, text in extra.items():
         with open(os.path.join(d, fname), "w") as fh:
@@ -221,7 +222,7 @@ def write(d, kernel_name, kernel_source, problem_size, arguments, tune_params, g
     opts = list(compiler_options or [])
     if extra:
         opts.append("-I" + os.path.abspath(d))
-    ocl = {"source": "kernel.cl", "kernel": kernel_name, "options": opts, "tune_params": params, "problem_size": exprs}
+    ocl = {"source": base + ".cl", "kernel": kernel_name, "options": opts, "tune_params": params, "problem_size": exprs}
     for axis, g in zip("xyz", (grid_div_x, grid_div_y, grid_div_z)):
         if g is not None:
             g = g if isinstance(g, (list, tuple)) else [g]
@@ -235,8 +236,7 @@ def write(d, kernel_name, kernel_source, problem_size, arguments, tune_params, g
         ocl["device"] = {"index": int(device)}
     spec = {"name": name or kernel_name, "evaluator": "opencl", "problem_dims": dims,
             "problems": [",".join(map(str, sizes))], "opencl": ocl, "constraints": constraints(restrictions)}
-    with open(os.path.join(d, "spec.yaml"), "w") as fh:
-        json.dump(spec, fh, indent=1)
+    rewrite(d, spec, base)
     return spec
 
 
@@ -252,9 +252,10 @@ def constraints(restrictions):
     return out
 
 
-def rewrite(d, spec):
-    with open(os.path.join(d, "spec.yaml"), "w") as fh:
+def rewrite(d, spec, base="kernel"):
+    with open(os.path.join(d, base + ".yaml"), "w") as fh:
         json.dump(spec, fh, indent=1)
+        fh.write("\n")
 
 
 def exclude(d, spec, cached):

@@ -30,7 +30,7 @@ def geometry(problem_size, params, grid_div=(None, None, None), block_size_names
     ps = [int(_eval(p, params, "problem_size")) for p in ps] + [1] * (3 - len(ps))
     groups = []
     for d in range(3):
-        div = grid_div[d] if grid_div[d] is not None else [names[d]]
+        div = grid_div[d] if grid_div[d] is not None else [names[d]] if names[d] in params else []
         q = 1
         for j, e in enumerate(div):
             q *= int(_eval(e, params, "grid_div_%s[%d]" % ("xyz"[d], j)))
@@ -102,3 +102,40 @@ def run_once(kernel_name, src, problem_size, arguments, params, grid_div, block_
             out.append(a)
     q.finish()
     return out
+
+
+class Built:
+    """A kernel built with a served config: kernel (pyopencl.Kernel),
+    global_size and local_size to launch it with (3 dims), the config, and
+    the lookup's result (quasim.client.Result: its reason says why the
+    defaults were used, if they were)."""
+
+    def __init__(self, kernel, program, global_size, local_size, config, result):
+        self.kernel, self.program = kernel, program
+        self.global_size, self.local_size = global_size, local_size
+        self.config, self.result = config, result
+
+
+def build_kernel(context, source, kernel_name, problem, defaults, problem_size=None, grid_div_x=None,
+                 grid_div_y=None, grid_div_z=None, block_size_names=None, compiler_options=None, name=None,
+                 client=None):
+    """Asks quasimd which config of spec `name` (default kernel_name) to run
+    at problem (its dims, as the spec lists problems) and builds source with
+    it in context, as quasim's worker built it when it tuned and certified
+    it: its #define lines before the source and Kernel Tuner's launch
+    geometry (problem_size, default the problem; grid_div_*;
+    block_size_names, as given to tune_kernel). Without an answer from
+    quasimd (no daemon, an unknown kernel), defaults is built; a launch
+    is never blocked. Returns a Built."""
+    cl = _pyopencl()
+    from quasim.client import Client
+
+    client = client or Client()
+    res = client.lookup(name or kernel_name, list(problem), defaults)
+    params = dict(defaults)
+    params.update(res.config or {})
+    groups, block = geometry(problem if problem_size is None else problem_size, params,
+                             (grid_div_x, grid_div_y, grid_div_z), block_size_names)
+    prg = cl.Program(context, prefix(params, groups, block, block_size_names) + source).build(
+        options=list(compiler_options or []))
+    return Built(getattr(prg, kernel_name), prg, [g * b for g, b in zip(groups, block)], block, params, res)

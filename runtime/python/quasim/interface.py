@@ -152,13 +152,13 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         if old:
             _spec.exclude(d, spec, old)
         out = os.path.join(tmp, "runs.json")
-        cmd = [quasimctl(), "bench", "live", os.path.join(d, "spec.yaml"), "--strategy", strat,
+        cmd = [quasimctl(), "bench", "live", os.path.join(d, "kernel.yaml"), "--strategy", strat,
                "--budget", str(budget), "--seed", str(1 if seed is None else int(seed)), "--json", out]
         if quiet or not verbose:
             cmd.append("--quiet")
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None if verbose else subprocess.PIPE, text=True)
-        if r.returncode != 0:
-            raise _failure(r, spec)
+        rc, errtail = _run(cmd, verbose and not quiet)
+        if rc != 0:
+            raise _failure(rc, errtail)
         with open(out) as fh:
             run = json.load(fh)[0]
         results, bykey = _results(run, spec, metrics)
@@ -187,16 +187,28 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _failure(r, spec):
-    msg = (r.stderr or "").strip().splitlines()
-    msg = msg[-1] if msg else "quasimctl exited %d" % r.returncode
+def _run(cmd, echo):
+    """Runs quasimctl, its progress on stderr shown when echo; returns its
+    exit status and the last line of its stderr."""
+    last = ""
+    with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as p:
+        for line in p.stderr:
+            if echo:
+                sys.stderr.write(line)
+            if line.strip():
+                last = line.strip()
+    return p.returncode, last
+
+
+def _failure(rc, last):
+    msg = last or "quasimctl exited %d" % rc
     msg = msg.replace("quasimctl: invalid argument: ", "")
     # Name Kernel Tuner's arguments, not the spec's fields.
     for a, b in (("opencl.tune_params.", "tune_params."), ("opencl.args[", "arguments["),
                  ("constraints[", "restrictions["), ("opencl.grid_div_", "grid_div_"),
                  ("opencl.problem_size", "problem_size"), ("opencl.kernel", "kernel_name")):
         msg = msg.replace(a, b)
-    if r.returncode == 2:
+    if rc == 2:
         return ValueError(msg)
     return RuntimeError(msg)
 
@@ -290,3 +302,26 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
         raise ValueError("lang: %r; quasim runs OpenCL kernels" % (lang,))
     return build.run_once(kernel_name, src, problem_size, arguments, params, (grid_div_x, grid_div_y, grid_div_z),
                           block_size_names, compiler_options, device)
+
+
+def export_spec(directory, kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x=None,
+                grid_div_y=None, grid_div_z=None, restrictions=None, answer=None, atol=1e-6, verify=None, lang=None,
+                device=0, platform=0, compiler_options=None, block_size_names=None, name=None,
+                schedule="@every 24h", budget=100):
+    """Writes the kernel, as tune_kernel takes it, as a quasimd spec: NAME.yaml
+    with NAME.cl and the arguments (and answers) as NAME.*.npy, in directory,
+    for an operator to copy into quasimd's kernels directory. quasimd then
+    tunes it per device on its schedule and serves it (build_kernel).
+    Returns the spec file's path."""
+    if verify is not None:
+        raise ValueError("verify: a Python function cannot go into a spec; give answer (and atol) instead")
+    name = name or kernel_name
+    if not _spec.re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise ValueError("name: %r; a spec's name is [A-Za-z0-9_.-]+" % (name,))
+    spec = _spec.write(directory, kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x,
+                       grid_div_y, grid_div_z, restrictions, answer, atol, None, lang, device, platform,
+                       compiler_options, block_size_names, name=name, base=name)
+    spec["schedule"] = schedule
+    spec["budget"] = {"evals": int(budget)}
+    _spec.rewrite(directory, spec, name)
+    return os.path.join(directory, name + ".yaml")
