@@ -235,20 +235,52 @@ def write(d, kernel_name, kernel_source, problem_size, arguments, tune_params, g
     if device:
         ocl["device"] = {"index": int(device)}
     spec = {"name": name or kernel_name, "evaluator": "opencl", "problem_dims": dims,
-            "problems": [",".join(map(str, sizes))], "opencl": ocl, "constraints": constraints(restrictions)}
+            "problems": [",".join(map(str, sizes))], "opencl": ocl, "constraints": constraints(restrictions, params)}
     rewrite(d, spec, base)
     return spec
 
 
-def constraints(restrictions):
+# Configs a restriction function leaves out become constraints, at most this many.
+MAX_EXCLUDED = 5000
+
+
+def constraints(restrictions, params):
+    """Restrictions as the spec's constraints: strings as written; a
+    function of the config (a dict) is asked for each config of the
+    product, and the configs it rejects are left out one by one."""
     if restrictions is None:
         return []
     rs = restrictions if isinstance(restrictions, (list, tuple)) else [restrictions]
-    out = []
+    out, fns = [], []
     for i, r in enumerate(rs):
-        if not isinstance(r, str):
-            raise TypeError("restrictions[%d]: a %s; quasim takes restrictions as expressions (strings)" % (i, type(r).__name__))
-        out.append(r)
+        if callable(r):
+            fns.append((i, r))
+        elif isinstance(r, str):
+            out.append(r)
+        else:
+            raise TypeError("restrictions[%d]: a %s; want an expression (a string) or a function of the config"
+                            % (i, type(r).__name__))
+    if fns:
+        names = list(params)
+        n = 1
+        for vs in params.values():
+            n *= len(vs)
+        if n > MAX_GENERATED:
+            raise ValueError("restrictions[%d]: a function over %d configs; quasim asks it for each, at most %d"
+                             % (fns[0][0], n, MAX_GENERATED))
+        for c in itertools.product(*params.values()):
+            cfg = dict(zip(names, c))
+            for i, f in fns:
+                try:
+                    ok = f(cfg)
+                except Exception as e:
+                    raise ValueError("restrictions[%d]: failed on %r: %s: %s" % (i, cfg, type(e).__name__, e)) from e
+                if not ok:
+                    out.append("not (%s)" % " and ".join("%s == %r" % kv for kv in cfg.items()))
+                    break
+            if len(out) > MAX_EXCLUDED:
+                raise ValueError("restrictions[%d]: rejects over %d configs; write it as an expression (a string)"
+                                 % (fns[0][0], MAX_EXCLUDED))
     return out
 
 

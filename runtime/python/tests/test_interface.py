@@ -109,6 +109,11 @@ class ReadOnlyUnchecked(Case):
                                    {"block_size_x": [64], "read_only": [0, 1]}, quiet=True)
         self.assertEqual(sorted(r["read_only"] for r in results), [0, 1])
         self.assertTrue(all(isinstance(r["time"], float) for r in results), results)
+        # A restriction function of the config leaves configs out too.
+        results, _ = tune_kernel("copy", READ_ONLY, size, [numpy.zeros_like(x), x, numpy.int32(size)],
+                                 {"block_size_x": [32, 64], "read_only": [0, 1]},
+                                 restrictions=[lambda p: p["block_size_x"] == 64 or p["read_only"] == 1], quiet=True)
+        self.assertEqual(sorted((r["block_size_x"], r["read_only"]) for r in results), [(32, 1), (64, 0), (64, 1)])
 
 
 MATMUL = """
@@ -276,6 +281,10 @@ class BadInput(Case):
 
     def test_missing_file(self):
         self.bad(ValueError, "kernel_source: no such file: 'vector_add.cl'", kernel_source="vector_add.cl")
+
+    def test_restriction_function_fails(self):
+        self.bad(ValueError, "restrictions[1]: failed on {'block_size_x': 32}: KeyError",
+                 restrictions=["block_size_x > 0", lambda p: p["tile"] > 1])
 
     @need_device
     def test_restriction_does_not_parse(self):
