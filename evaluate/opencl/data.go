@@ -62,14 +62,19 @@ func fill(f Fill, t Type, n int) []byte {
 		for i := range n {
 			put(b, t, i, f.Start+float64(i)*f.Step)
 		}
-	case FillRandom:
-		scale := f.Value
-		if scale == 0 {
+	case FillRandom, FillUniform, FillNormal:
+		lo, scale := 0.0, f.Value
+		if f.Kind == FillUniform {
+			lo, scale = f.Start, f.Step-f.Start
+		} else if scale == 0 {
 			scale = 1
 		}
 		r := rand.New(rand.NewPCG(f.Seed, 0x9e3779b97f4a7c15))
 		for i := range n {
-			x := r.Float64() * scale
+			x := lo + r.Float64()*scale
+			if f.Kind == FillNormal {
+				x = f.Start + r.NormFloat64()*f.Step
+			}
 			if !t.Float {
 				x = math.Floor(x)
 			}

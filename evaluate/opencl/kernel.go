@@ -103,6 +103,8 @@ const (
 	FillRandom   = "random"   // uniform in [0, Value) (Value default 1) from Seed
 	FillConstant = "constant" // every element Value
 	FillRamp     = "ramp"     // element i is Start + i*Step
+	FillUniform  = "uniform"  // uniform in [Start, Step) from Seed
+	FillNormal   = "normal"   // normal of mean Start and deviation Step, from Seed
 )
 
 // Fill says how a buffer's elements are set.
@@ -372,10 +374,10 @@ func (k *Kernel) Compile() (*Geometry, error) {
 
 func checkFill(f Fill) error {
 	switch f.Kind {
-	case "", FillZero, FillRandom, FillConstant, FillRamp:
+	case "", FillZero, FillRandom, FillConstant, FillRamp, FillUniform, FillNormal:
 		return nil
 	}
-	return fmt.Errorf("%q: want zero, random, constant or ramp", f.Kind)
+	return fmt.Errorf("%q: want zero, random, constant, ramp, uniform or normal", f.Kind)
 }
 
 func (g *Geometry) resolveIn(names []string, offset int) func(string) (int, bool) {

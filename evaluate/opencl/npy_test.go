@@ -2,6 +2,7 @@ package opencl
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 )
@@ -54,4 +55,27 @@ func FuzzNPY(f *testing.F) {
 			t.Fatalf("round trip: %+v, %v", b, err)
 		}
 	})
+}
+
+// Fills: uniform within its range, normal with its mean and deviation.
+func TestFills(t *testing.T) {
+	const n = 20000
+	u := fill(Fill{Kind: FillUniform, Start: -2, Step: 1, Seed: 1}, Types["float"], n)
+	g := fill(Fill{Kind: FillNormal, Start: 5, Step: 2, Seed: 1}, Types["double"], n)
+	var lo, hi, sum, sq float64 = 1, -1, 0, 0
+	for i := range n {
+		x := get(u, Types["float"], i)
+		lo, hi = min(lo, x), max(hi, x)
+		y := get(g, Types["double"], i)
+		sum += y
+		sq += y * y
+	}
+	mean := sum / n
+	std := math.Sqrt(sq/n - mean*mean)
+	if lo < -2 || hi >= 1 || lo > -1.99 || hi < 0.99 {
+		t.Errorf("uniform [-2, 1): elements in [%g, %g]", lo, hi)
+	}
+	if math.Abs(mean-5) > 0.1 || math.Abs(std-2) > 0.1 {
+		t.Errorf("normal(5, 2): mean %g, std %g", mean, std)
+	}
 }

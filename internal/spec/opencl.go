@@ -412,14 +412,14 @@ func decodeFill(d decoder, f string, n *node) (opencl.Fill, error) {
 		case opencl.FillZero, opencl.FillRandom:
 			return opencl.Fill{Kind: s}, nil
 		}
-		return opencl.Fill{}, d.errf(f, n, "%q: want zero, random, {random: scale}, {constant: value} or {ramp: [start, step]}", s)
+		return opencl.Fill{}, d.errf(f, n, "%q: want zero, random, {random: scale}, {constant: value}, {ramp: [start, step]}, {uniform: [low, high]} or {normal: [mean, std]}", s)
 	}
 	m, err := d.mapping(f, n)
 	if err != nil {
 		return opencl.Fill{}, err
 	}
 	if len(m.keys) != 1 {
-		return opencl.Fill{}, d.errf(f, n, "want one of random, constant or ramp, got %d keys", len(m.keys))
+		return opencl.Fill{}, d.errf(f, n, "want one of random, constant, ramp, uniform or normal, got %d keys", len(m.keys))
 	}
 	v := m.vals[0]
 	switch key := m.keys[0]; key {
@@ -429,25 +429,29 @@ func decodeFill(d decoder, f string, n *node) (opencl.Fill, error) {
 			return opencl.Fill{}, err
 		}
 		return opencl.Fill{Kind: key, Value: x}, nil
-	case opencl.FillRamp:
-		items, err := d.list(f+".ramp", v)
+	case opencl.FillRamp, opencl.FillUniform, opencl.FillNormal:
+		items, err := d.list(f+"."+key, v)
 		if err != nil {
 			return opencl.Fill{}, err
 		}
+		want := map[string]string{opencl.FillRamp: "[start, step]", opencl.FillUniform: "[low, high]", opencl.FillNormal: "[mean, std]"}[key]
 		if len(items) != 2 {
-			return opencl.Fill{}, d.errf(f+".ramp", v, "want [start, step], got %d numbers", len(items))
+			return opencl.Fill{}, d.errf(f+"."+key, v, "want %s, got %d numbers", want, len(items))
 		}
-		start, err := d.number(f+".ramp[0]", items[0])
+		a, err := d.number(f+"."+key+"[0]", items[0])
 		if err != nil {
 			return opencl.Fill{}, err
 		}
-		step, err := d.number(f+".ramp[1]", items[1])
+		b, err := d.number(f+"."+key+"[1]", items[1])
 		if err != nil {
 			return opencl.Fill{}, err
 		}
-		return opencl.Fill{Kind: opencl.FillRamp, Start: start, Step: step}, nil
+		if key != opencl.FillRamp && (b < 0 || (key == opencl.FillUniform && b < a)) {
+			return opencl.Fill{}, d.errf(f+"."+key, v, "want %s, got [%s, %s]", want, genome.PyFloat(a), genome.PyFloat(b))
+		}
+		return opencl.Fill{Kind: key, Start: a, Step: b}, nil
 	default:
-		return opencl.Fill{}, d.errf(f, v, "%q: want random, constant or ramp", key)
+		return opencl.Fill{}, d.errf(f, v, "%q: want random, constant, ramp, uniform or normal", key)
 	}
 }
 

@@ -112,6 +112,8 @@ func TestParseOpenCLErrors(t *testing.T) {
 		{"size does not evaluate", "size: n, fill: random", "size: n * m, fill: random", `opencl.args[1].size: `},
 		{"unknown type", "{name: a, type: float", "{name: a, type: float3", `opencl.args[2].type "float3": unknown type`},
 		{"bad fill", "fill: random, seed: 7", "fill: gaussian, seed: 7", `opencl.args[1].fill "gaussian": want zero, random`},
+		{"normal fill", "fill: random, seed: 7", "fill: {normal: [0, -1]}, seed: 7", `opencl.args[1].fill.normal: want [mean, std], got [0.0, -1.0]`},
+		{"uniform fill", "fill: random, seed: 7", "fill: {uniform: [1]}, seed: 7", `opencl.args[1].fill.uniform: want [low, high], got 1 numbers`},
 		{"reference not a value", "reference: {block_size_x: 64}", "reference: {block_size_x: 48}", `opencl.check.reference.block_size_x: 48 is not among its values`},
 		{"unknown key", "  kernel: saxpy", "  kernal: saxpy", `opencl.kernal: unknown key (want one of source, kernel,`},
 		{"answer of an input", "fill: random, seed: 7", "fill: random, seed: 7, answer: a.npy", `opencl.args[1].answer "a.npy": no such file`},
