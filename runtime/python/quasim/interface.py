@@ -161,7 +161,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             raise _failure(rc, errtail)
         with open(out) as fh:
             run = json.load(fh)[0]
-        results, bykey = _results(run, spec, metrics)
+        results, bykey = _results(run, spec, metrics, verbose and not quiet)
         best = _best(results, bykey, run)
         if old:
             results = list(old.values()) + results
@@ -228,7 +228,7 @@ def environment(compiler_options=None, iterations=7):
 _FAILED = {"invalid": util.InvalidConfig, "constraints": util.InvalidConfig, "compile": util.CompilationFailedConfig}
 
 
-def _results(run, spec, metrics):
+def _results(run, spec, metrics, verbose=False):
     """Kernel Tuner's results of the run's trials, and them by config key."""
     out, bykey = [], {}
     for tr in run.get("trace") or []:
@@ -248,8 +248,9 @@ def _results(run, spec, metrics):
         if tr["status"] == "ok" and metrics:
             for name, f in metrics.items():
                 r[name] = f(r) if callable(f) else f
-        if tr["status"] != "ok" and tr.get("error"):
-            logging.debug("%s: %s %s", tr["key"], tr["status"], tr["error"])
+        if tr["status"] != "ok" and verbose:
+            print("%s: %s: %s" % (util.get_config_string(params_of(tr["key"], spec["opencl"]["tune_params"])),
+                                  tr["status"], tr.get("error", "")), file=sys.stderr)
         out.append(r)
         bykey[tr["key"]] = r
     return out, bykey

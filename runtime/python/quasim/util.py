@@ -6,6 +6,9 @@ import json
 
 
 class ErrorConfig(str):
+    def __new__(cls, *args):
+        return str.__new__(cls, cls.__name__)  # so that json.dump writes the name too
+
     def __str__(self):
         return self.__class__.__name__
 

@@ -84,6 +84,7 @@ class VectorAdd(Case):
                                  {"block_size_x": [32, 64]}, answer=[a * 3, None, None, None], quiet=True)
         self.assertEqual([str(r["time"]) for r in results], ["RuntimeFailedConfig"] * 2)
         self.assertIsInstance(results[0]["time"], ErrorConfig)
+        self.assertIn('"time": "RuntimeFailedConfig"', json.dumps(results))
 
 
 # A parameter named read_only, and no answer: unchecked, both configs run
