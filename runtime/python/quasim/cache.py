@@ -42,7 +42,7 @@ def read(path, kernel_name, spec, device_name=None):
                         ("device_name", device_name)):
         if want is not None and c.get(field) != want:
             raise ValueError("cache: %s holds results of %s %r, this run's is %r" % (path, field, c.get(field), want))
-    if "problem_size" in c and json.loads(json.dumps(c["problem_size"])) != json.loads(json.dumps(problem_size(spec))):
+    if "problem_size" in c and _flat(c["problem_size"]) != _flat(problem_size(spec)):
         raise ValueError("cache: %s holds results of problem_size %r, this run's is %r"
                          % (path, c["problem_size"], problem_size(spec)))
     out = {}
@@ -52,6 +52,11 @@ def read(path, kernel_name, spec, device_name=None):
             e["time"] = _ERRORS.get(e["time"], util.ErrorConfig)()
         out[key] = e
     return out
+
+
+def _flat(ps):
+    """A problem_size as a list, as Kernel Tuner compares them (100 == [100])."""
+    return list(ps) if isinstance(ps, (list, tuple)) else [ps]
 
 
 def key(result, tune_params):

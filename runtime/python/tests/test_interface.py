@@ -12,6 +12,7 @@ import unittest
 import numpy
 
 import quasim
+import quasim.cache
 import quasim.interface
 from quasim import tune_kernel, run_kernel
 from quasim.util import get_config_string, InvalidConfig, ErrorConfig
@@ -290,6 +291,26 @@ class BadInput(Case):
     @need_device
     def test_restriction_does_not_parse(self):
         self.bad(ValueError, "restrictions[0]", restrictions=["block_size_x >>> 2"])
+
+
+class Cache(Case):
+    def test_reads_kernel_tuners_open_file(self):
+        # As Kernel Tuner leaves a cache file when its run is cut short: the
+        # header, entries each on a line, a trailing comma, no closing.
+        path = os.path.join(self.dir, "kt.json")
+        with open(path, "w") as f:
+            f.write('{\n"device_name": "dev",\n"kernel_name": "vector_add",\n"problem_size": 100,\n'
+                    '"tune_params_keys": [\n"block_size_x"\n],\n"tune_params": {\n"block_size_x": [\n32,\n64\n]\n},\n'
+                    '"objective": "time",\n"cache": {\n"32": {"block_size_x": 32, "time": 0.5},'
+                    '\n"64": {"block_size_x": 64, "time": "InvalidConfig"},')
+        spec = {"problem_dims": ["problem_size_x"], "problems": ["100"],
+                "opencl": {"tune_params": {"block_size_x": [32, 64]}, "problem_size": ["problem_size_x"]}}
+        got = quasim.cache.read(path, "vector_add", spec, "dev")
+        self.assertEqual(got["32"]["time"], 0.5)
+        self.assertIsInstance(got["64"]["time"], InvalidConfig)
+        with self.assertRaises(ValueError) as cm:
+            quasim.cache.read(path, "vector_add", spec, "other device")
+        self.assertIn("cache: %s holds results of device_name 'dev'" % path, str(cm.exception))
 
 
 class Util(unittest.TestCase):
