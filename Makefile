@@ -22,7 +22,7 @@ CC ?= cc
 CFLAGS ?= -O2
 QUASIM_CFLAGS := -std=c99 -Wall -Wextra -pedantic
 
-.PHONY: deb deb-check man all build test test-race test-race-short vet fmt fmt-check fuzz-smoke verify-unit bench-search bench-lookup cachegrind-check install uninstall libquasim install-c screenshots
+.PHONY: python-check deb deb-check man all build test test-race test-race-short vet fmt fmt-check fuzz-smoke verify-unit bench-search bench-lookup cachegrind-check install uninstall libquasim install-c screenshots
 
 all: fmt-check vet test
 
@@ -71,6 +71,7 @@ FUZZ_TARGETS = \
 	./internal/spec FuzzParsePipeline $(FUZZTIME) $(FUZZMIN) \
 	./internal/spec FuzzParseOpenCL $(FUZZSLOW) $(FUZZMIN) \
 	./evaluate/opencl FuzzKernel $(FUZZSLOW) $(FUZZMIN) \
+	./evaluate/opencl FuzzNPY $(FUZZTIME) $(FUZZMIN) \
 	./internal/store FuzzDecode $(FUZZTIME) $(FUZZMIN) \
 	./internal/store FuzzOpenDamaged $(FUZZSLOW) 200x \
 	./cmd/quasimctl/cli FuzzParseTraceLine $(FUZZTIME) $(FUZZMIN) \
@@ -107,6 +108,19 @@ FUZZ_TARGETS = \
 	./report FuzzWrite $(FUZZIO) $(FUZZMIN) \
 	./fleet FuzzApply $(FUZZTIME) $(FUZZMIN) \
 	./client FuzzRetryAfter $(FUZZTIME) $(FUZZMIN)
+
+# The Python package quasim: installed offline into a venv over Debian's
+# numpy and PyOpenCL, as a user installs it, then its tests from outside the
+# source tree (so they import the installed package), tuning through the
+# quasimctl built here on this machine's OpenCL device, and a spec it
+# exports served by the quasimd built here.
+PYTHON ?= /usr/bin/python3
+python-check:
+	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
+	$(GO) build -o $$tmp/ ./cmd/quasimctl ./cmd/quasimd && \
+	$(PYTHON) -m venv --system-site-packages $$tmp/venv && \
+	$$tmp/venv/bin/pip install -q --no-build-isolation --no-index ./runtime/python && \
+	cd $$tmp && QUASIMCTL=$$tmp/quasimctl QUASIMD=$$tmp/quasimd venv/bin/python -m unittest discover -v -s $(CURDIR)/runtime/python/tests
 
 fuzz-smoke:
 	GO=$(GO) .ci/fuzz-smoke $(FUZZ_TARGETS)

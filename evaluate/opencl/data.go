@@ -62,14 +62,19 @@ func fill(f Fill, t Type, n int) []byte {
 		for i := range n {
 			put(b, t, i, f.Start+float64(i)*f.Step)
 		}
-	case FillRandom:
-		scale := f.Value
-		if scale == 0 {
+	case FillRandom, FillUniform, FillNormal:
+		lo, scale := 0.0, f.Value
+		if f.Kind == FillUniform {
+			lo, scale = f.Start, f.Step-f.Start
+		} else if scale == 0 {
 			scale = 1
 		}
 		r := rand.New(rand.NewPCG(f.Seed, 0x9e3779b97f4a7c15))
 		for i := range n {
-			x := r.Float64() * scale
+			x := lo + r.Float64()*scale
+			if f.Kind == FillNormal {
+				x = f.Start + r.NormFloat64()*f.Step
+			}
 			if !t.Float {
 				x = math.Floor(x)
 			}
@@ -129,7 +134,7 @@ func compare(name string, got, want []byte, t Type, c Check) *Mismatch {
 		return &Mismatch{Arg: name, Index: -1, Got: g, Want: w, Bad: 1, Total: 1}
 	}
 	var meanAbs float64
-	if c.Rel > 0 {
+	if c.Rel > 0 && !c.AllClose {
 		for i := range n {
 			meanAbs += math.Abs(get(want, t, i))
 		}
@@ -143,6 +148,9 @@ func compare(name string, got, want []byte, t Type, c Check) *Mismatch {
 		}
 		d := math.Abs(g - w)
 		ok := d <= c.Abs || (c.Rel > 0 && d <= c.Rel*max(math.Abs(w), meanAbs))
+		if c.AllClose {
+			ok = d <= c.Abs+c.Rel*math.Abs(w)
+		}
 		if ok && !math.IsNaN(d) {
 			continue
 		}
@@ -190,6 +198,9 @@ func measureErr(got, want []byte, t Type, c Check) errStats {
 		rel := d / max(scale, math.SmallestNonzeroFloat32)
 		st.maxRel = max(st.maxRel, rel)
 		allowed := max(c.Abs, c.Rel*scale)
+		if c.AllClose {
+			allowed = c.Abs + c.Rel*math.Abs(w)
+		}
 		ratio := 0.0
 		switch {
 		case d == 0:
@@ -231,6 +242,8 @@ func measureErr(got, want []byte, t Type, c Check) errStats {
 func toleranceKind(c Check) string {
 	k := "exact"
 	switch {
+	case c.AllClose:
+		k = "allclose" // |got - want| <= abs + rel·|want|, numpy.allclose's rule
 	case c.Abs > 0 && c.Rel > 0:
 		k = "abs_or_rel"
 	case c.Abs > 0:
@@ -242,4 +255,20 @@ func toleranceKind(c Check) string {
 		k = "sum of " + k
 	}
 	return k
+}
+
+// readData reads a buffer's initial content from a .npy file of n
+// elements of type typ.
+func readData(path, typ string, n int64) ([]byte, error) {
+	a, err := ReadNPY(path)
+	if err != nil {
+		return nil, err
+	}
+	if Types[a.Type] != Types[typ] {
+		return nil, fmt.Errorf("%s holds %s elements, the argument is %s", path, a.Type, typ)
+	}
+	if int64(a.Len) != n {
+		return nil, fmt.Errorf("%s holds %d elements, the argument's size is %d", path, a.Len, n)
+	}
+	return a.Bytes, nil
 }

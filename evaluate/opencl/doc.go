@@ -1,6 +1,6 @@
 // Package opencl tunes OpenCL kernels from their source, the way their
-// authors hand them to Kernel Tuner: tunable parameters passed to the
-// compiler as -DNAME=VALUE, the work-group size read from parameters
+// authors hand them to Kernel Tuner: tunable parameters as #define lines
+// before the source (Kernel.Prefix), the work-group size read from parameters
 // (block_size_x, block_size_y, block_size_z by default) and the number of
 // work-groups from the problem and grid divisors.
 //
@@ -21,10 +21,12 @@
 //
 // # Checks
 //
-// Every config's output buffers, after one run from the buffers' initial
-// content, are compared element by element with a reference: the output
-// of the reference config (Check.Reference over the default config), or
-// of a reference kernel. An element passes within Check.Abs, or within
+// Buffers start from a .npy file's data (Arg.Data) or a fill. Every
+// config's output buffers, after one run from the buffers' initial
+// content, are compared element by element with a reference: answer files
+// (Arg.Answer, Kernel Tuner's answer), the output of the reference config
+// (Check.Reference over the default config), or of a reference kernel. A
+// kernel that marks no output is run unchecked. An element passes within Check.Abs, or within
 // Check.Rel times the larger of its reference's magnitude and its
 // buffer's mean magnitude; both zero is exact. A config that fails is a
 // wrong_result trial, so it is never certified or served.

@@ -73,7 +73,15 @@ func (w *worker) warm(j helperJob) error {
 	if err != nil {
 		return err
 	}
-	p, err := w.build(w.src, w.geom.Defines(cfg), w.k.Kernel)
+	dims := j.Problem
+	if dims == nil && len(w.k.Problems) > 0 {
+		dims = w.k.Problems[0]
+	}
+	l, err := w.geom.Launch(cfg, dims)
+	if err != nil {
+		return err
+	}
+	p, err := w.buildPrefixed(w.geom.Prefix(cfg, l))
 	if err != nil {
 		return err
 	}
@@ -81,15 +89,7 @@ func (w *worker) warm(j helperJob) error {
 		p.k.Release()
 		p.p.Release()
 	}()
-	dims := j.Problem
-	if dims == nil && len(w.k.Problems) > 0 {
-		dims = w.k.Problems[0]
-	}
 	ps, err := w.buffers(dims)
-	if err != nil {
-		return err
-	}
-	l, err := w.geom.Launch(cfg, dims)
 	if err != nil {
 		return err
 	}

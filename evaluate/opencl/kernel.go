@@ -15,8 +15,8 @@ import (
 )
 
 // Kernel describes one OpenCL kernel to tune, as its author hands it to a
-// tuner: sources, the kernel's name, tunable parameters passed as
-// -DNAME=VALUE, the launch geometry and the arguments. It is what a spec's
+// tuner: sources, the kernel's name, tunable parameters defined before
+// the source, the launch geometry and the arguments. It is what a spec's
 // opencl section (or a FAIR T1 file's KernelSpecification) becomes, and
 // what the worker process is started with (as JSON).
 type Kernel struct {
@@ -85,8 +85,16 @@ type Arg struct {
 	// Fill is how a buffer starts, before every verified run.
 	Fill Fill `json:"fill,omitzero"`
 	// Output marks a buffer the kernel writes: it is compared with the
-	// reference's.
+	// reference's. A kernel with no output is tuned unchecked.
 	Output bool `json:"output,omitempty"`
+	// Data is a .npy file holding a buffer's initial content (Fill is
+	// then unused): its dtype is the argument's type and its element
+	// count the buffer's size.
+	Data string `json:"data,omitempty"`
+	// Answer is a .npy file holding an output's expected content: with
+	// answers, every output is compared with its answer (Kernel Tuner's
+	// answer) instead of a reference config's output.
+	Answer string `json:"answer,omitempty"`
 }
 
 // Fill kinds.
@@ -95,6 +103,8 @@ const (
 	FillRandom   = "random"   // uniform in [0, Value) (Value default 1) from Seed
 	FillConstant = "constant" // every element Value
 	FillRamp     = "ramp"     // element i is Start + i*Step
+	FillUniform  = "uniform"  // uniform in [Start, Step) from Seed
+	FillNormal   = "normal"   // normal of mean Start and deviation Step, from Seed
 )
 
 // Fill says how a buffer's elements are set.
@@ -128,6 +138,14 @@ type Check struct {
 	// the config, such as a reduction's per-work-group sums (Kernel
 	// Tuner's reduction example checks so).
 	Sum bool `json:"sum,omitempty"`
+	// AllClose is numpy.allclose's rule, as Kernel Tuner checks an
+	// answer: an element passes when |got-want| <= Abs + Rel*|want|.
+	AllClose bool `json:"allclose,omitempty"`
+	// Verify is a Unix socket whose listener judges each config's outputs
+	// (Kernel Tuner's verify function, served by quasim's Python
+	// package): the worker sends the config and its outputs as .npy
+	// files, and takes its verdict.
+	Verify string `json:"verify,omitempty"`
 }
 
 // Select picks the device: the first whose platform and device names
@@ -168,22 +186,6 @@ func TypeNames() []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// reserved are OpenCL C keywords and qualifiers a -D define must not
-// redefine (pocl's headers fail on -Dread_only=0, a Kernel Tuner
-// convolution parameter's name).
-var reserved = map[string]bool{
-	"read_only": true, "write_only": true, "read_write": true, "kernel": true, "global": true,
-	"local": true, "constant": true, "private": true, "__read_only": true, "__write_only": true,
-	"__read_write": true, "__kernel": true, "__global": true, "__local": true, "__constant": true,
-	"__private": true, "restrict": true, "inline": true, "const": true, "volatile": true,
-	"float": true, "double": true, "half": true, "int": true, "uint": true, "char": true, "uchar": true,
-	"short": true, "ushort": true, "long": true, "ulong": true, "bool": true, "void": true,
-	"size_t": true, "unsigned": true, "signed": true, "struct": true, "union": true, "enum": true,
-	"typedef": true, "static": true, "extern": true, "if": true, "else": true, "for": true,
-	"while": true, "do": true, "switch": true, "case": true, "default": true, "break": true,
-	"continue": true, "return": true, "goto": true, "sizeof": true,
 }
 
 // DefaultBlockSizeNames are Kernel Tuner's.
@@ -237,9 +239,6 @@ func (k *Kernel) Compile() (*Geometry, error) {
 		}
 		if slices.Contains(g.names, p.Name) {
 			return nil, ferr("tune_params."+p.Name, "listed twice")
-		}
-		if reserved[p.Name] {
-			return nil, ferr("tune_params."+p.Name, "%q is an OpenCL C keyword: as a define it breaks the compiler's own headers; rename it", p.Name)
 		}
 		if len(p.Values) == 0 {
 			return nil, ferr("tune_params."+p.Name, "no values")
@@ -297,7 +296,7 @@ func (k *Kernel) Compile() (*Geometry, error) {
 	if len(k.Args) == 0 {
 		return nil, ferr("args", "no arguments")
 	}
-	outputs := 0
+	outputs, answers := 0, 0
 	for i, a := range k.Args {
 		f := fmt.Sprintf("args[%d]", i)
 		if _, ok := Types[a.Type]; !ok {
@@ -322,9 +321,18 @@ func (k *Kernel) Compile() (*Geometry, error) {
 			if a.Output {
 				outputs++
 			}
+			if a.Answer != "" {
+				if !a.Output {
+					return nil, ferr(f+".answer", "given for an argument that is not an output")
+				}
+				answers++
+			}
 		default:
 			if a.Output {
 				return nil, ferr(f+".output", "a scalar cannot be an output")
+			}
+			if a.Data != "" || a.Answer != "" {
+				return nil, ferr(f, "a scalar takes its value, not data or answer files")
 			}
 			e, err := g.compile(a.Value)
 			if err != nil {
@@ -333,8 +341,14 @@ func (k *Kernel) Compile() (*Geometry, error) {
 			g.sizes = append(g.sizes, e)
 		}
 	}
-	if outputs == 0 {
-		return nil, ferr("args", "no buffer is marked output: nothing to check a config's result by")
+	if answers > 0 && answers < outputs {
+		return nil, ferr("args", "%d outputs, %d with an answer: give every output its answer, or none", outputs, answers)
+	}
+	if answers > 0 && (k.Check.Reference != nil || k.Check.ReferenceKernel != "") {
+		return nil, ferr("check", "a reference and answers both given")
+	}
+	if k.Check.Verify != "" && (answers > 0 || k.Check.Reference != nil || k.Check.ReferenceKernel != "") {
+		return nil, ferr("check.verify", "a verify socket judges outputs alone: no reference or answers beside it")
 	}
 	if (len(k.Check.ReferenceSources) == 0) != (k.Check.ReferenceKernel == "") {
 		return nil, ferr("check", "reference_source and reference_kernel go together")
@@ -360,10 +374,10 @@ func (k *Kernel) Compile() (*Geometry, error) {
 
 func checkFill(f Fill) error {
 	switch f.Kind {
-	case "", FillZero, FillRandom, FillConstant, FillRamp:
+	case "", FillZero, FillRandom, FillConstant, FillRamp, FillUniform, FillNormal:
 		return nil
 	}
-	return fmt.Errorf("%q: want zero, random, constant or ramp", f.Kind)
+	return fmt.Errorf("%q: want zero, random, constant, ramp, uniform or normal", f.Kind)
 }
 
 func (g *Geometry) resolveIn(names []string, offset int) func(string) (int, bool) {
@@ -510,15 +524,64 @@ func (g *Geometry) ScalarValue(i int, cfg []genome.Value, dims []int) (genome.Va
 	return v, nil
 }
 
-// Defines are the compiler options of config cfg: the kernel's options,
-// then -DNAME=VALUE per parameter in order.
-func (g *Geometry) Defines(cfg []genome.Value) string {
-	parts := slices.Clone(g.k.Options)
-	for i, p := range g.k.Params {
-		parts = append(parts, "-D"+p.Name+"="+define(cfg[i]))
-	}
-	return strings.Join(parts, " ")
+// Unchecked reports whether no output is compared: the kernel marks none.
+func (k *Kernel) Unchecked() bool {
+	return !slices.ContainsFunc(k.Args, func(a Arg) bool { return a.Output })
 }
+
+// Answers reports whether outputs are compared with answer files.
+func (k *Kernel) Answers() bool {
+	return slices.ContainsFunc(k.Args, func(a Arg) bool { return a.Answer != "" })
+}
+
+// Prefix is the source's first lines for config cfg launched as l, as
+// Kernel Tuner writes them: #define lines for grid_size_x/y/z (work-groups
+// per dim), the block sizes (block_size_x/y/z or block_size_names), every
+// parameter in order, kernel_tuner, then #line 1. Defines in the source,
+// not -D options, so that a parameter may be named as an OpenCL C
+// qualifier (read_only): a -D define reaches the compiler's own headers.
+func (g *Geometry) Prefix(cfg []genome.Value, l Launch) string {
+	var names []string
+	vals := map[string]string{}
+	set := func(name, v string) {
+		if _, ok := vals[name]; !ok {
+			names = append(names, name)
+		}
+		vals[name] = v
+	}
+	bs := g.k.BlockSizeNames
+	if len(bs) == 0 {
+		bs = DefaultBlockSizeNames
+	}
+	for d, name := range []string{"grid_size_x", "grid_size_y", "grid_size_z"} {
+		set(name, strconv.Itoa(dimOf(l.Groups, d)))
+	}
+	for d := range 3 {
+		if d < len(bs) && genome.IsName(bs[d]) {
+			set(bs[d], strconv.Itoa(dimOf(l.Local, d)))
+		}
+	}
+	for i, p := range g.k.Params {
+		set(p.Name, define(cfg[i]))
+	}
+	set("kernel_tuner", "1")
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString("#define " + n + " " + vals[n] + "\n")
+	}
+	b.WriteString("#line 1\n")
+	return b.String()
+}
+
+func dimOf(xs []int, d int) int {
+	if d < len(xs) {
+		return xs[d]
+	}
+	return 1
+}
+
+// Options are the compiler options of every config: the kernel's own.
+func (g *Geometry) Options() string { return strings.Join(g.k.Options, " ") }
 
 // define writes a value as a define's text, as the runtimes' helpers
 // write a served config's (runtime/c quasim_defines, the Python client's
@@ -536,4 +599,29 @@ func define(v genome.Value) string {
 		return string(b)
 	}
 	return v.String()
+}
+
+// Limits are constraints that keep configs whose work-group the device
+// cannot take out of the space (Kernel Tuner leaves them out too), so
+// that none is spent as an invalid evaluation: per dim, its block size
+// parameter within the device's work-items in that dim, and their
+// product within its work-group size. A kernel's own lower limit (its
+// registers, local memory) is known only once built: those configs stay
+// invalid trials.
+func (g *Geometry) Limits(d Device) []string {
+	var out, prod []string
+	for dim := range 3 {
+		if g.block[dim] < 0 {
+			continue
+		}
+		name := g.k.Params[g.block[dim]].Name
+		prod = append(prod, name)
+		if dim < len(d.MaxWorkItems) && d.MaxWorkItems[dim] > 0 {
+			out = append(out, fmt.Sprintf("%s <= %d", name, d.MaxWorkItems[dim]))
+		}
+	}
+	if len(prod) > 0 && d.MaxWorkGroup > 0 {
+		out = append(out, fmt.Sprintf("%s <= %d", strings.Join(prod, " * "), d.MaxWorkGroup))
+	}
+	return out
 }

@@ -73,8 +73,15 @@ func TestLaunch(t *testing.T) {
 	if l, _ = g.Launch(cfg, []int{4100}); l.Groups[0] != 65 {
 		t.Errorf("Launch(4100) = %+v, want 65 groups in x", l)
 	}
-	if got := g.Defines(cfg); got != "-Dblock_size_x=16 -Dblock_size_y=4 -Dtile_size_x=4 -Dtile_size_y=2" {
-		t.Errorf("Defines = %q", got)
+	// Kernel Tuner's prefix: grid sizes (work-groups), block sizes (z
+	// too), the parameters in order, kernel_tuner.
+	want := "#define grid_size_x 65\n#define grid_size_y 513\n#define grid_size_z 1\n#define block_size_x 16\n" +
+		"#define block_size_y 4\n#define block_size_z 1\n#define tile_size_x 4\n#define tile_size_y 2\n#define kernel_tuner 1\n#line 1\n"
+	if got := g.Prefix(cfg, l); got != want {
+		t.Errorf("Prefix = %q, want %q", got, want)
+	}
+	if got := g.Limits(Device{MaxWorkGroup: 4096, MaxWorkItems: []int{4096, 4096, 4096}}); strings.Join(got, "; ") != "block_size_x <= 4096; block_size_y <= 4096; block_size_x * block_size_y <= 4096" {
+		t.Errorf("Limits = %q", got)
 	}
 	if d := define(genome.Float(2)); d != "2" {
 		t.Errorf("define(2.0) = %q, want 2 as JSON writes it", d)
@@ -121,8 +128,10 @@ func FuzzKernel(f *testing.F) {
 					t.Fatalf("Launch = %+v", l)
 				}
 			}
+			if p := g.Prefix(cfg, l); !strings.HasSuffix(p, "#define kernel_tuner 1\n#line 1\n") {
+				t.Fatalf("Prefix = %q", p)
+			}
 		}
-		g.Defines(cfg)
 		for i, a := range k.Args {
 			if a.Size != "" {
 				g.BufferLen(i, dims)

@@ -91,7 +91,7 @@ func TestEvaluateFaults(t *testing.T) {
 		{[]int{2, 1, 0}, evaluate.StatusOK, ""},
 		{[]int{0, 0, 1}, evaluate.StatusWrongResult, "output y differs"},
 		{[]int{0, 0, 2}, evaluate.StatusCompile, "FAULT=2"},
-		{[]int{3, 0, 0}, evaluate.StatusInvalid, "work-group"},
+		{[]int{3, 0, 0}, evaluate.StatusConstraints, "block_size_x <= "}, // over the device's work-group limit: not in the space
 		{[]int{0, 0, 3}, evaluate.StatusTimeout, "no answer"},
 		{[]int{1, 0, 0}, evaluate.StatusOK, ""}, // after a restart
 		{[]int{0, 0, 4}, evaluate.StatusRuntime, "exited"},
@@ -153,8 +153,8 @@ func TestCompileAhead(t *testing.T) {
 		ahead += tr.PhasesMS["compilation"]
 	}
 	t.Logf("compilation of the 3 prepared configs: %.1f ms in their trials", ahead)
-	tr, _ := ev.Evaluate(context.Background(), genome.Config{3, 0, 0}, p) // 8192: invalid, but built
-	if tr.Status != evaluate.StatusInvalid {
+	tr, _ := ev.Evaluate(context.Background(), genome.Config{3, 0, 0}, p) // 8192: over the device's limit
+	if tr.Status != evaluate.StatusConstraints {
 		t.Errorf("Evaluate(8192) = %s", tr.Status)
 	}
 }
@@ -256,7 +256,7 @@ func TestCompileHelpers(t *testing.T) {
 	}{
 		{genome.Config{0, 0, 1}, evaluate.StatusWrongResult},
 		{genome.Config{0, 0, 2}, evaluate.StatusCompile},
-		{genome.Config{3, 0, 0}, evaluate.StatusInvalid},
+		{genome.Config{3, 0, 0}, evaluate.StatusConstraints},
 		{genome.Config{0, 0, 4}, evaluate.StatusRuntime}, // a helper crashes on it first
 		{genome.Config{0, 2, 0}, evaluate.StatusOK},
 		{genome.Config{0, 0, 3}, evaluate.StatusTimeout}, // a helper hangs on it first

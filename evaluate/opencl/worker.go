@@ -78,7 +78,7 @@ func WorkerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if k.CompileAhead == "process" {
 			fmt.Fprintf(stderr, "%s: %s: compile_ahead process needs pocl's CPU device with its kernel cache on, on Linux; building ahead on a thread instead\n", WorkerMode, k.Name)
 		}
-		w.ahead = newCompiler(w.build)
+		w.ahead = newCompiler(func(_, prefix, _ string) (*program, error) { return w.buildPrefixed(prefix) })
 	}
 	if err := w.prepareProblems(stderr); err != nil {
 		fmt.Fprintf(stderr, "%s: %s: %v\n", WorkerMode, k.Name, err)
@@ -221,7 +221,7 @@ func readSources(paths []string) (string, error) {
 // hello is the worker's first line.
 func (w *worker) hello() harness.Hello {
 	return harness.Hello{Type: "hello", Protocol: harness.Protocol, Name: w.k.Name, Version: "opencl", Device: w.dev.Class,
-		Params: w.k.Params, Constraints: w.k.Constraints}
+		Params: w.k.Params, Constraints: append(slices.Clip(w.k.Constraints), w.geom.Limits(w.dev)...)}
 }
 
 // prepareRequest tells the worker the configs that come next; it is not
@@ -319,8 +319,12 @@ func (w *worker) run(req request) harness.Result {
 	if ps.refErr != nil {
 		return fail(req.ID, evaluate.StatusRuntime, "no reference output to check against: %v", ps.refErr)
 	}
+	launch, err := w.geom.Launch(cfg, req.Problem)
+	if err != nil {
+		return fail(req.ID, evaluate.StatusInvalid, "launch: %v", err)
+	}
 	compileStart := time.Now()
-	prog, compiled, err := w.program(cfg)
+	prog, compiled, err := w.program(w.geom.Prefix(cfg, launch))
 	compileMS := ms(time.Since(compileStart))
 	if err != nil {
 		res := fail(req.ID, evaluate.StatusCompile, "%v", err)
@@ -329,10 +333,6 @@ func (w *worker) run(req request) harness.Result {
 	}
 	if !compiled {
 		compileMS = 0
-	}
-	launch, err := w.geom.Launch(cfg, req.Problem)
-	if err != nil {
-		return fail(req.ID, evaluate.StatusInvalid, "launch: %v", err)
 	}
 	if err := w.fits(prog.k, launch); err != nil {
 		return fail(req.ID, evaluate.StatusInvalid, "%v", err)
@@ -364,7 +364,11 @@ func (w *worker) run(req request) harness.Result {
 	ck := fmt.Sprint(req.Problem) + "|" + key
 	verdict, done := w.checked[ck]
 	if !done {
-		verdict = w.compare(ps, outs)
+		if w.k.Check.Verify != "" {
+			verdict = w.verify(req.Config, outs)
+		} else {
+			verdict = w.compare(ps, outs)
+		}
 		w.checked[ck] = verdict
 	}
 	valMS := ms(time.Since(valStart))
@@ -402,6 +406,21 @@ func (w *worker) run(req request) harness.Result {
 // element over every output.
 func (w *worker) parity(ps *problemState, outs [][]byte) *harness.Parity {
 	c := w.k.Check
+	switch {
+	case w.k.Unchecked():
+		return &harness.Parity{NotChecked: "the kernel marks no output and has no answer: it is tuned without an output check"}
+	case c.Verify != "":
+		// The verify function accepted every output of this run (one it
+		// rejects is answered wrong_result).
+		n := 0
+		for _, a := range w.k.Args {
+			if a.Output {
+				n++
+			}
+		}
+		return &harness.Parity{Reference: "the verify function given to tune_kernel", Tolerance: "verify function",
+			Worst: "every output accepted", Total: n}
+	}
 	p := &harness.Parity{Tolerance: toleranceKind(c), Abs: c.Abs, Rel: c.Rel, Reference: w.referenceName()}
 	worstRatio := -1.0
 	for i, a := range w.k.Args {
@@ -429,6 +448,15 @@ func (w *worker) parity(ps *problemState, outs [][]byte) *harness.Parity {
 func (w *worker) referenceName() string {
 	if c := w.k.Check; c.ReferenceKernel != "" {
 		return "the output of reference kernel " + c.ReferenceKernel
+	}
+	if w.k.Answers() {
+		var files []string
+		for _, a := range w.k.Args {
+			if a.Output {
+				files = append(files, a.Name+": "+filepath.Base(a.Answer))
+			}
+		}
+		return "the answer given for each output (" + strings.Join(files, ", ") + ")"
 	}
 	cfg, err := w.referenceConfig()
 	if err != nil {
@@ -501,9 +529,10 @@ func referenceValues(params []genome.Param, ref map[string]any) ([]genome.Value,
 
 // ReferenceKey is the canonical key of the config whose output every
 // config's is compared with (check.reference over the parameters'
-// defaults); "" when a reference kernel is the reference.
+// defaults); "" when no config is the reference (a reference kernel,
+// answers, a verify function, or no output checked).
 func (k Kernel) ReferenceKey() (string, error) {
-	if k.Check.ReferenceKernel != "" {
+	if k.Check.ReferenceKernel != "" || k.Check.Verify != "" || k.Answers() || k.Unchecked() {
 		return "", nil
 	}
 	// As the worker reads them: from the JSON it is started with.
@@ -530,10 +559,10 @@ func (k Kernel) ReferenceKey() (string, error) {
 	return strings.Join(keys, ","), nil
 }
 
-// program builds (or finds) the program of cfg; compiled says whether it
-// was built now (not found in memory).
-func (w *worker) program(cfg []genome.Value) (*program, bool, error) {
-	opts := w.geom.Defines(cfg)
+// program builds (or finds) the program whose source starts with opts (a
+// config's Prefix, its key everywhere a program is looked up); compiled
+// says whether it was built now (not found in memory).
+func (w *worker) program(opts string) (*program, bool, error) {
 	if p, ok := w.progs[opts]; ok {
 		w.order = append(slices.DeleteFunc(w.order, func(o string) bool { return o == opts }), opts)
 		return p, false, nil
@@ -546,7 +575,7 @@ func (w *worker) program(cfg []genome.Value) (*program, bool, error) {
 		w.helpers.take(opts) // waits for a helper on it; the build below then finds pocl's cache
 	}
 	if p == nil && err == nil {
-		p, err = w.build(w.src, opts, w.k.Kernel)
+		p, err = w.buildPrefixed(opts)
 	}
 	if err != nil {
 		return nil, true, err
@@ -570,12 +599,19 @@ func (w *worker) prepare(cfgs []map[string]any, dims []int) {
 		return
 	}
 	var jobs []helperJob
+	if dims == nil && len(w.k.Problems) > 0 {
+		dims = w.k.Problems[0]
+	}
 	for _, m := range cfgs {
 		cfg, _, err := w.config(m)
 		if err != nil {
 			continue
 		}
-		if opts := w.geom.Defines(cfg); w.progs[opts] == nil {
+		l, err := w.geom.Launch(cfg, dims)
+		if err != nil {
+			continue
+		}
+		if opts := w.geom.Prefix(cfg, l); w.progs[opts] == nil {
 			jobs = append(jobs, helperJob{Opts: opts, Config: m, Problem: dims})
 		}
 	}
@@ -592,8 +628,28 @@ func (w *worker) prepare(cfgs []map[string]any, dims []int) {
 		p.p.Release()
 	}
 	for _, j := range jobs {
-		w.ahead.add(j.Opts, w.src, w.k.Kernel)
+		w.ahead.add(j.Opts, "", w.k.Kernel)
 	}
+}
+
+// buildPrefixed builds the kernel's source after prefix, with its options.
+func (w *worker) buildPrefixed(prefix string) (*program, error) {
+	p, err := w.build(prefix+w.src, w.geom.Options(), w.k.Kernel)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", defineList(prefix), err)
+	}
+	return p, nil
+}
+
+// defineList is a prefix's defines as name=value, for messages.
+func defineList(prefix string) string {
+	var out []string
+	for _, line := range strings.Split(prefix, "\n") {
+		if name, val, ok := strings.Cut(strings.TrimPrefix(line, "#define "), " "); ok && line != name {
+			out = append(out, name+"="+val)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // build compiles src with opts, through the disk cache when there is one.
@@ -618,9 +674,9 @@ func (w *worker) build(src, opts, name string) (*program, error) {
 	if err != nil {
 		var be *cl.BuildError
 		if errors.As(err, &be) {
-			return nil, fmt.Errorf("build with %s: %s", opts, clipLog(be.Log))
+			return nil, fmt.Errorf("build%s: %s", withOpts(opts), clipLog(be.Log))
 		}
-		return nil, fmt.Errorf("build with %s: %w", opts, err)
+		return nil, fmt.Errorf("build%s: %w", withOpts(opts), err)
 	}
 	k, err := p.Kernel(name)
 	if err != nil {
@@ -633,6 +689,13 @@ func (w *worker) build(src, opts, name string) (*program, error) {
 		}
 	}
 	return &program{p: p, k: k}, nil
+}
+
+func withOpts(opts string) string {
+	if opts == "" {
+		return ""
+	}
+	return " with " + opts
 }
 
 // clipLog keeps a build log's first lines, where the first error is.
@@ -717,7 +780,11 @@ func (w *worker) buffers(dims []int) (*problemState, error) {
 		if n*int64(t.Size) > w.dev.GlobalMemBytes && w.dev.GlobalMemBytes > 0 {
 			return nil, fmt.Errorf("args[%d] (%s): %d elements do not fit the device's memory", i, a.Name, n)
 		}
-		ps.init[i] = fill(a.Fill, t, int(n))
+		if a.Data == "" {
+			ps.init[i] = fill(a.Fill, t, int(n))
+		} else if ps.init[i], err = readData(a.Data, a.Type, n); err != nil {
+			return nil, fmt.Errorf("args[%d] (%s).data: %w", i, a.Name, err)
+		}
 		b, err := w.ctx.NewBuffer(len(ps.init[i]))
 		if err != nil {
 			return nil, fmt.Errorf("args[%d] (%s): %w", i, a.Name, err)
@@ -731,6 +798,12 @@ func (w *worker) buffers(dims []int) (*problemState, error) {
 // reference computes ps's reference outputs: the reference kernel's, or
 // the reference config's.
 func (w *worker) reference(ps *problemState) error {
+	if w.k.Unchecked() || w.k.Check.Verify != "" {
+		return nil
+	}
+	if w.k.Answers() {
+		return w.answers(ps)
+	}
 	cfg, err := w.referenceConfig()
 	if err != nil {
 		return err
@@ -753,15 +826,15 @@ func (w *worker) reference(ps *problemState) error {
 		}
 		global = l.Global // the problem, rounded up to whole work-groups
 	} else {
-		p, _, err := w.program(cfg)
-		if err != nil {
-			return fmt.Errorf("reference config: %w", err)
-		}
-		k = p.k
 		l, err := w.geom.Launch(cfg, ps.dims)
 		if err != nil {
 			return fmt.Errorf("reference config: %w", err)
 		}
+		p, _, err := w.program(w.geom.Prefix(cfg, l))
+		if err != nil {
+			return fmt.Errorf("reference config: %w", err)
+		}
+		k = p.k
 		if err := w.fits(k, l); err != nil {
 			return fmt.Errorf("reference config: %w", err)
 		}
@@ -848,4 +921,19 @@ func (w *worker) compare(ps *problemState, outs [][]byte) string {
 		}
 	}
 	return strings.Join(notes, "; ")
+}
+
+// answers reads each output's answer file as its reference.
+func (w *worker) answers(ps *problemState) error {
+	for i, a := range w.k.Args {
+		if !a.Output {
+			continue
+		}
+		b, err := readData(a.Answer, a.Type, int64(len(ps.init[i])/Types[a.Type].Size))
+		if err != nil {
+			return fmt.Errorf("args[%d] (%s).answer: %w", i, a.Name, err)
+		}
+		ps.ref[i] = b
+	}
+	return nil
 }

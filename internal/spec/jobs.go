@@ -140,7 +140,7 @@ func (s *Spec) jobsFor(problems []evaluate.Problem) ([]Job, error) {
 		if len(problems) == 0 {
 			return nil, s.errf("problems", "an exec harness measures the problems the spec lists: none given")
 		}
-		h, err := harness.Start(harness.Options{Command: args, Timeout: s.Timeout, Stderr: s.HarnessLog})
+		h, err := harness.Start(harness.Options{Command: args, Timeout: s.Timeout, Stderr: lines(s.HarnessLog)})
 		if err != nil {
 			return nil, s.errf("evaluator", "%w", err)
 		}
@@ -548,13 +548,14 @@ func (s *Spec) openclEvaluator() (*opencl.Evaluator, error) {
 	for _, p := range s.Problems {
 		k.Problems = append(k.Problems, p.Dims)
 	}
-	if k.Check.Reference == nil && k.Check.ReferenceKernel == "" && len(s.Default) > 0 {
+	// Answers and verify functions judge outputs alone; the default is no reference for them.
+	if k.Check.Reference == nil && k.Check.ReferenceKernel == "" && len(s.Default) > 0 && !k.Answers() && k.Check.Verify == "" {
 		k.Check.Reference = make(map[string]any, len(s.Default))
 		for name, v := range s.Default {
 			k.Check.Reference[name] = v.Native()
 		}
 	}
-	ev, err := opencl.New(k, opencl.Options{Worker: run.Worker, Timeout: s.Timeout, Stderr: s.HarnessLog, Env: run.Env})
+	ev, err := opencl.New(k, opencl.Options{Worker: run.Worker, Timeout: s.Timeout, Stderr: lines(s.HarnessLog), Env: run.Env})
 	if err != nil {
 		return nil, s.errf("evaluator", "%w", err)
 	}

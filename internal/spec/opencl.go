@@ -176,7 +176,7 @@ func (s *Spec) decodeOpenCL(d decoder, n *node, base *t1Base) (*openclSection, e
 		}
 	}
 	if v = get("args"); v != nil {
-		if k.Args, err = decodeArgs(d, sec, v); err != nil {
+		if k.Args, err = decodeArgs(d, s, sec, v); err != nil {
 			return nil, err
 		}
 	} else if base == nil {
@@ -291,7 +291,7 @@ func pathErr(err error) error {
 	return err
 }
 
-func decodeArgs(d decoder, sec *openclSection, n *node) ([]opencl.Arg, error) {
+func decodeArgs(d decoder, s *Spec, sec *openclSection, n *node) ([]opencl.Arg, error) {
 	items, err := d.list("opencl.args", n)
 	if err != nil {
 		return nil, err
@@ -303,7 +303,7 @@ func decodeArgs(d decoder, sec *openclSection, n *node) ([]opencl.Arg, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := d.knownKeys(f, m, []string{"name", "type", "size", "value", "fill", "seed", "output"}); err != nil {
+		if err := d.knownKeys(f, m, []string{"name", "type", "size", "value", "fill", "seed", "output", "data", "answer"}); err != nil {
 			return nil, err
 		}
 		sec.lines[f[len("opencl."):]] = it.line
@@ -342,6 +342,21 @@ func decodeArgs(d decoder, sec *openclSection, n *node) ([]opencl.Arg, error) {
 				return nil, err
 			}
 		}
+		for _, key := range []string{"data", "answer"} {
+			v := m.get(key)
+			if v.isNull() {
+				continue
+			}
+			path, err := npyFile(d, s, sec, f+"."+key, v, a.Type)
+			if err != nil {
+				return nil, err
+			}
+			if key == "data" {
+				a.Data = path
+			} else {
+				a.Answer = path
+			}
+		}
 		if v := m.get("seed"); !v.isNull() {
 			seed, err := d.integer(f+".seed", v)
 			if err != nil {
@@ -357,6 +372,34 @@ func decodeArgs(d decoder, sec *openclSection, n *node) ([]opencl.Arg, error) {
 	return out, nil
 }
 
+// npyFile reads an argument's .npy file (relative to the spec's folder):
+// its dtype must be the argument's type. Its hash joins the sources'.
+func npyFile(d decoder, s *Spec, sec *openclSection, f string, v *node, typ string) (string, error) {
+	name, err := d.str(f, v)
+	if err != nil {
+		return "", err
+	}
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(filepath.Dir(s.Source), path)
+	}
+	path = filepath.Clean(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", d.errf(f, v, "%q: %v", name, pathErr(err))
+	}
+	a, err := opencl.ParseNPY(data)
+	if err != nil {
+		return "", d.errf(f, v, "%q: %v", name, err)
+	}
+	if t, ok := opencl.Types[typ]; ok && opencl.Types[a.Type] != t {
+		return "", d.errf(f, v, "%q holds %s elements, the argument is %s", name, a.Type, typ)
+	}
+	sum := sha256.Sum256(data)
+	sec.sums = append(sec.sums, hex.EncodeToString(sum[:]))
+	return path, nil
+}
+
 // decodeFill reads zero | random | {random: scale} | {constant: v} |
 // {ramp: [start, step]}.
 func decodeFill(d decoder, f string, n *node) (opencl.Fill, error) {
@@ -369,14 +412,14 @@ func decodeFill(d decoder, f string, n *node) (opencl.Fill, error) {
 		case opencl.FillZero, opencl.FillRandom:
 			return opencl.Fill{Kind: s}, nil
 		}
-		return opencl.Fill{}, d.errf(f, n, "%q: want zero, random, {random: scale}, {constant: value} or {ramp: [start, step]}", s)
+		return opencl.Fill{}, d.errf(f, n, "%q: want zero, random, {random: scale}, {constant: value}, {ramp: [start, step]}, {uniform: [low, high]} or {normal: [mean, std]}", s)
 	}
 	m, err := d.mapping(f, n)
 	if err != nil {
 		return opencl.Fill{}, err
 	}
 	if len(m.keys) != 1 {
-		return opencl.Fill{}, d.errf(f, n, "want one of random, constant or ramp, got %d keys", len(m.keys))
+		return opencl.Fill{}, d.errf(f, n, "want one of random, constant, ramp, uniform or normal, got %d keys", len(m.keys))
 	}
 	v := m.vals[0]
 	switch key := m.keys[0]; key {
@@ -386,25 +429,29 @@ func decodeFill(d decoder, f string, n *node) (opencl.Fill, error) {
 			return opencl.Fill{}, err
 		}
 		return opencl.Fill{Kind: key, Value: x}, nil
-	case opencl.FillRamp:
-		items, err := d.list(f+".ramp", v)
+	case opencl.FillRamp, opencl.FillUniform, opencl.FillNormal:
+		items, err := d.list(f+"."+key, v)
 		if err != nil {
 			return opencl.Fill{}, err
 		}
+		want := map[string]string{opencl.FillRamp: "[start, step]", opencl.FillUniform: "[low, high]", opencl.FillNormal: "[mean, std]"}[key]
 		if len(items) != 2 {
-			return opencl.Fill{}, d.errf(f+".ramp", v, "want [start, step], got %d numbers", len(items))
+			return opencl.Fill{}, d.errf(f+"."+key, v, "want %s, got %d numbers", want, len(items))
 		}
-		start, err := d.number(f+".ramp[0]", items[0])
+		a, err := d.number(f+"."+key+"[0]", items[0])
 		if err != nil {
 			return opencl.Fill{}, err
 		}
-		step, err := d.number(f+".ramp[1]", items[1])
+		b, err := d.number(f+"."+key+"[1]", items[1])
 		if err != nil {
 			return opencl.Fill{}, err
 		}
-		return opencl.Fill{Kind: opencl.FillRamp, Start: start, Step: step}, nil
+		if key != opencl.FillRamp && (b < 0 || (key == opencl.FillUniform && b < a)) {
+			return opencl.Fill{}, d.errf(f+"."+key, v, "want %s, got [%s, %s]", want, genome.PyFloat(a), genome.PyFloat(b))
+		}
+		return opencl.Fill{Kind: key, Start: a, Step: b}, nil
 	default:
-		return opencl.Fill{}, d.errf(f, v, "%q: want random, constant or ramp", key)
+		return opencl.Fill{}, d.errf(f, v, "%q: want random, constant, ramp, uniform or normal", key)
 	}
 }
 
@@ -413,7 +460,7 @@ func decodeCheck(d decoder, s *Spec, sec *openclSection, n *node) error {
 	if err != nil {
 		return err
 	}
-	if err := d.knownKeys("opencl.check", m, []string{"reference", "reference_source", "reference_kernel", "tolerance", "compare"}); err != nil {
+	if err := d.knownKeys("opencl.check", m, []string{"reference", "reference_source", "reference_kernel", "tolerance", "compare", "verify"}); err != nil {
 		return err
 	}
 	c := &sec.k.Check
@@ -468,6 +515,11 @@ func decodeCheck(d decoder, s *Spec, sec *openclSection, n *node) error {
 	} else if v := m.get("reference_kernel"); !v.isNull() {
 		return d.errf("opencl.check.reference_kernel", v, "needs reference_source")
 	}
+	if v := m.get("verify"); !v.isNull() {
+		if c.Verify, err = d.str("opencl.check.verify", v); err != nil {
+			return err
+		}
+	}
 	if v := m.get("compare"); !v.isNull() {
 		how, err := d.str("opencl.check.compare", v)
 		if err != nil {
@@ -477,11 +529,29 @@ func decodeCheck(d decoder, s *Spec, sec *openclSection, n *node) error {
 		case "elements":
 		case "sum":
 			c.Sum = true
+		case "allclose":
+			c.AllClose = true
 		default:
-			return d.errf("opencl.check.compare", v, "%q: want elements or sum", how)
+			return d.errf("opencl.check.compare", v, "%q: want elements, sum or allclose", how)
 		}
 	}
-	if v := m.get("tolerance"); !v.isNull() {
+	if v := m.get("tolerance"); !v.isNull() && c.AllClose {
+		// numpy.allclose's rule takes both: atol as abs, rtol as rel.
+		tm, err := d.mapping("opencl.check.tolerance", v)
+		if err != nil {
+			return err
+		}
+		if err := d.knownKeys("opencl.check.tolerance", tm, []string{"abs", "rel"}); err != nil {
+			return err
+		}
+		for key, dst := range map[string]*float64{"abs": &c.Abs, "rel": &c.Rel} {
+			if x := tm.get(key); !x.isNull() {
+				if *dst, err = d.number("opencl.check.tolerance."+key, x); err != nil {
+					return err
+				}
+			}
+		}
+	} else if !v.isNull() {
 		b, err := decodeBudget(d, "opencl.check.tolerance", v)
 		if err != nil {
 			return err

@@ -112,15 +112,17 @@ func TestParseOpenCLErrors(t *testing.T) {
 		{"size does not evaluate", "size: n, fill: random", "size: n * m, fill: random", `opencl.args[1].size: `},
 		{"unknown type", "{name: a, type: float", "{name: a, type: float3", `opencl.args[2].type "float3": unknown type`},
 		{"bad fill", "fill: random, seed: 7", "fill: gaussian, seed: 7", `opencl.args[1].fill "gaussian": want zero, random`},
+		{"normal fill", "fill: random, seed: 7", "fill: {normal: [0, -1]}, seed: 7", `opencl.args[1].fill.normal: want [mean, std], got [0.0, -1.0]`},
+		{"uniform fill", "fill: random, seed: 7", "fill: {uniform: [1]}, seed: 7", `opencl.args[1].fill.uniform: want [low, high], got 1 numbers`},
 		{"reference not a value", "reference: {block_size_x: 64}", "reference: {block_size_x: 48}", `opencl.check.reference.block_size_x: 48 is not among its values`},
 		{"unknown key", "  kernel: saxpy", "  kernal: saxpy", `opencl.kernal: unknown key (want one of source, kernel,`},
-		{"no output", "output: true}", "output: false}", `opencl.args: no buffer is marked output`},
+		{"answer of an input", "fill: random, seed: 7", "fill: random, seed: 7, answer: a.npy", `opencl.args[1].answer "a.npy": no such file`},
 		{"scalar output", `value: "2.5"}`, `value: "2.5", output: true}`, `opencl.args[2].output: a scalar cannot be an output`},
 		{"grid divisor", "grid_div_x: [block_size_x, work]", "grid_div_x: [block_size_x, wrk]", `opencl.grid_div_x[1]: `},
 		{"section without evaluator", "evaluator: opencl", "evaluator: builtin:sgemm", `opencl: an opencl section needs evaluator: opencl`},
-		{"keyword param", "    work: [1, 2]", "    read_only: [0, 1]", `opencl.tune_params.read_only "read_only" is an OpenCL C keyword`},
 		{"param is a dim", "    work: [1, 2]", "    n: [1, 2]", `opencl.tune_params.n "n" is also a problem dim`},
-		{"compare", "tolerance: {rel: 1e-5}", "tolerance: {rel: 1e-5}\n    compare: total", `opencl.check.compare "total": want elements or sum`},
+		{"allclose tolerance", "tolerance: {rel: 1e-5}", "tolerance: {rel: 1e-5, atol: 1}\n    compare: allclose", `opencl.check.tolerance.atol: unknown key`},
+		{"compare", "tolerance: {rel: 1e-5}", "tolerance: {rel: 1e-5}\n    compare: total", `opencl.check.compare "total": want elements, sum or allclose`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

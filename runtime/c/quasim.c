@@ -178,6 +178,59 @@ int quasim_defines(const quasim_result *r, char *buf, unsigned long size)
 	return (int)n;
 }
 
+/* appendf appends to buf at *n; -1 when it does not fit. */
+static int appendf(char *buf, unsigned long size, unsigned long *n, const char *fmt, const char *name, const char *v)
+{
+	int w = snprintf(buf + *n, size - *n, fmt, name, v);
+	if (w < 0 || (unsigned long)w >= size - *n)
+		return -1;
+	*n += (unsigned long)w;
+	return 0;
+}
+
+int quasim_define_lines(const quasim_result *r, const int groups[3], const int block[3],
+                        const char *const block_names[3], char *buf, unsigned long size)
+{
+	static const char *const grid[3] = {"grid_size_x", "grid_size_y", "grid_size_z"};
+	static const char *const dflt[3] = {"block_size_x", "block_size_y", "block_size_z"};
+	char num[24];
+	unsigned long n = 0;
+	if (size == 0)
+		return -1;
+	buf[0] = '\0';
+	for (int d = 0; d < 3; d++) {
+		snprintf(num, sizeof num, "%d", groups[d]);
+		if (appendf(buf, size, &n, "#define %s %s\n", grid[d], num) < 0)
+			goto small;
+	}
+	for (int d = 0; d < 3; d++) {
+		const char *name = block_names && block_names[d] ? block_names[d] : dflt[d];
+		snprintf(num, sizeof num, "%d", block[d]);
+		if (appendf(buf, size, &n, "#define %s %s\n", name, num) < 0)
+			goto small;
+	}
+	for (int i = 0; i < r->n; i++) {
+		const char *v = r->params[i].value;
+		int dup = 0;
+		for (int d = 0; d < 3; d++)
+			dup |= !strcmp(r->params[i].name, block_names && block_names[d] ? block_names[d] : dflt[d]);
+		if (dup) /* its value is the block size, written above */
+			continue;
+		if (strcmp(v, "true") == 0)
+			v = "1";
+		else if (strcmp(v, "false") == 0)
+			v = "0";
+		if (appendf(buf, size, &n, "#define %s %s\n", r->params[i].name, v) < 0)
+			goto small;
+	}
+	if (appendf(buf, size, &n, "#define %s %s\n#line 1\n", "kernel_tuner", "1") < 0)
+		goto small;
+	return (int)n;
+small:
+	buf[0] = '\0';
+	return -1;
+}
+
 /* ---- JSON: just enough to read a config answer, bounded and defensive. */
 
 struct js {

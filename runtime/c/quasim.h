@@ -100,6 +100,18 @@ const char *quasim_get(const quasim_result *r, const char *name);
  * then holds ""). */
 int quasim_defines(const quasim_result *r, char *buf, unsigned long size);
 
+/* quasim_define_lines writes the lines quasimd's OpenCL worker puts before
+ * the kernel's source for r's config, as Kernel Tuner writes them:
+ * "#define grid_size_x G" (work-groups, groups[0..2]), the block sizes
+ * (block[0..2], named block_names[0..2], NULL for block_size_x/y/z), each
+ * other parameter, "#define kernel_tuner 1", then "#line 1". Build
+ * buf followed by the source to compile the config exactly as it was tuned
+ * and verified (a parameter may then be named as an OpenCL qualifier, which
+ * -D options break). Returns the length written, or -1 when buf is too
+ * small (buf then holds ""). */
+int quasim_define_lines(const quasim_result *r, const int groups[3], const int block[3],
+                        const char *const block_names[3], char *buf, unsigned long size);
+
 /* quasim_parse_answer parses a GET /v1/configs JSON body into out. Returns 0,
  * or -1 with out->reason set. Exposed for tests. */
 int quasim_parse_answer(const char *json, unsigned long len, quasim_result *out);

@@ -119,6 +119,17 @@ int main(int argc, char **argv)
 	CHECK(n > 0 && !strcmp(opts, "-Dblock_size_x=16 -Duse_local=1 -Dscale=0.5 -DT=float"), "defines %d %s", n, opts);
 	CHECK(quasim_defines(&a, opts, 10) == -1 && opts[0] == '\0', "defines into 10 bytes: %s", opts);
 
+	/* And as the lines the worker puts before the source. */
+	char lines[512];
+	const int groups[3] = {64, 2, 1}, block[3] = {16, 1, 1};
+	n = quasim_define_lines(&a, groups, block, NULL, lines, sizeof lines);
+	CHECK(n > 0 && !strcmp(lines, "#define grid_size_x 64\n#define grid_size_y 2\n#define grid_size_z 1\n"
+	                              "#define block_size_x 16\n#define block_size_y 1\n#define block_size_z 1\n"
+	                              "#define use_local 1\n#define scale 0.5\n#define T float\n"
+	                              "#define kernel_tuner 1\n#line 1\n"),
+	      "define lines %d %s", n, lines);
+	CHECK(quasim_define_lines(&a, groups, block, NULL, lines, 40) == -1 && lines[0] == '\0', "define lines into 40 bytes");
+
 	if (failed)
 		return 1;
 	printf("ok\n");

@@ -132,7 +132,7 @@ func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw 
 	}
 	sp, err := spec.Parse(path, data)
 	if err != nil {
-		return err
+		return badInput(err) // exit 2: a spec that does not load is the caller's to fix
 	}
 	if sp.Evaluator != "opencl" {
 		return usagef("%s: evaluator %q: bench live runs opencl specs", path, sp.Evaluator)

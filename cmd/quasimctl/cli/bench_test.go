@@ -370,3 +370,14 @@ func TestBenchLiveBadFinalists(t *testing.T) {
 		}
 	}
 }
+
+// A spec that does not load is a usage error, naming its field.
+func TestBenchLiveBadSpec(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(path, []byte("name: k\nevaluator: opencl\nproblems: [\"1\"]\nopencl: {kernel: k}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := run(t, "bench", "live", path); code != 2 || !strings.Contains(errs, "opencl.source") {
+		t.Errorf("bench live with a bad spec: exit %d, stderr %q; want 2 naming opencl.source", code, errs)
+	}
+}
