@@ -13,6 +13,7 @@ import (
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/examples/wasm-kernel/matmul"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 var matmulWasm, testWasm string
@@ -92,7 +93,11 @@ func TestFaults(t *testing.T) {
 	// A config's first run is guarded, several times slower: oom fills its
 	// 64 MiB in about 200 ms here. The limit is well above that, and below the
 	// 61 runs of 50 ms that slow makes.
-	e := load(t, testWasm, Options{Reps: evaluate.Reps{Min: 60, Max: 60}, Timeout: 2 * time.Second, MemoryLimitMiB: 64})
+	// slow spins 50 ms of wall time a run, so its limit stays 2 s; the
+	// others' limit is scaled by the machine's load (oom took more than
+	// 2 s at a load of 16).
+	e := load(t, testWasm, Options{Reps: evaluate.Reps{Min: 60, Max: 60}, Timeout: testload.Scale(2 * time.Second), MemoryLimitMiB: 64})
+	eSlow := load(t, testWasm, Options{Reps: evaluate.Reps{Min: 60, Max: 60}, Timeout: 2 * time.Second, MemoryLimitMiB: 64})
 	p := evaluate.Problem{Dims: []int{1}}
 	sp, _ := e.Space(p)
 	cfg := func(mode string) genome.Config {
@@ -116,7 +121,11 @@ func TestFaults(t *testing.T) {
 		{"invalid", evaluate.StatusInvalid, "cannot run"},
 		{"ok", evaluate.StatusOK, ""},
 	} {
-		tr, err := e.Evaluate(context.Background(), cfg(tt.mode), p)
+		ev := e
+		if tt.mode == "slow" {
+			ev = eSlow
+		}
+		tr, err := ev.Evaluate(context.Background(), cfg(tt.mode), p)
 		if err != nil {
 			t.Fatalf("%d %s: %v", i, tt.mode, err)
 		}
