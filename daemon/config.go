@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/quasim/quasim/internal/fileown"
 )
 
 // Config is quasimd's configuration, parsed from flags by cmd/quasimd.
@@ -152,6 +154,19 @@ func DefaultKernels() string {
 		return filepath.Join(d[0], "kernels.d")
 	}
 	return DefaultKernelsDir
+}
+
+// ErrConfig is the error Run returns for a fault of the setup that a
+// restart cannot cure, such as a state or lock file the daemon's user may
+// not open: quasimd exits 78 on it, which systemd does not restart.
+var ErrConfig = errors.New("configuration error")
+
+// configError marks a permission error (fileown.DeniedError) as ErrConfig.
+func configError(err error) error {
+	if _, ok := errors.AsType[*fileown.DeniedError](err); ok {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return err
 }
 
 // Validate checks cfg once, before anything starts.

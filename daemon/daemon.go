@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"github.com/quasim/quasim/evaluate/builtin"
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/internal/fileown"
 	"github.com/quasim/quasim/internal/sdnotify"
 	"github.com/quasim/quasim/internal/store"
 	"github.com/quasim/quasim/internal/strategies"
@@ -43,21 +45,32 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		log.Debug().Msg("NOTIFY_SOCKET not set; not talking to systemd")
 	}
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return fmt.Errorf("state dir: %w", err)
+		return configError(fmt.Errorf("state dir: %w", fileown.Denied(err, cfg.StateDir, "")))
 	}
 	corrupt := newCorruptRecords(log)
-	st, err := store.Open(filepath.Join(cfg.StateDir, StateFile), store.Options{LockTimeout: 2 * time.Second, OnCorrupt: corrupt.skipped})
+	dbPath := filepath.Join(cfg.StateDir, StateFile)
+	_, statErr := os.Lstat(dbPath)
+	st, err := store.Open(dbPath, store.Options{LockTimeout: 2 * time.Second, OnCorrupt: corrupt.skipped})
 	if err != nil {
-		return err
+		return configError(fileown.Denied(err, dbPath, cfg.StateDir))
 	}
 	corrupt.opened(st.CheckReport(), log)
 	defer func() { err = errors.Join(err, st.Close()) }()
+	if errors.Is(statErr, fs.ErrNotExist) {
+		if err := fileown.Owner(dbPath, cfg.StateDir); err != nil {
+			return err
+		}
+	}
 
-	key, created, err := certs.LoadOrCreateKey(filepath.Join(cfg.StateDir, "issuer.key"))
+	keyPath := filepath.Join(cfg.StateDir, "issuer.key")
+	key, created, err := certs.LoadOrCreateKey(keyPath)
 	if err != nil {
-		return fmt.Errorf("issuer key: %w", err)
+		return configError(fmt.Errorf("issuer key: %w", fileown.Denied(err, keyPath, cfg.StateDir)))
 	}
 	if created {
+		if err := fileown.Owner(keyPath, cfg.StateDir); err != nil {
+			return err
+		}
 		log.Info().Str("key_id", certs.KeyID(key.Public().(ed25519.PublicKey))).Msg("issuer key created")
 	}
 	devs := devices{dir: cfg.LockDir}
@@ -88,7 +101,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		}
 	}
 	if err := devs.prepare(classes); err != nil {
-		return err
+		return configError(err)
 	}
 	rapl, raplErr := introspect.NewRAPL(os.DirFS("/"))
 	if raplErr != nil {

@@ -35,7 +35,7 @@ func main() { os.Exit(run()) }
 // exits 2 after a panic and on SIGABRT, the signal of systemd's watchdog,
 // and after those a restart is what is wanted.
 const (
-	exitConfig  = 78 // EX_CONFIG of sysexits.h: bad flags, environment or configuration
+	exitConfig  = 78 // EX_CONFIG of sysexits.h: bad flags, environment or configuration, a state or lock file quasimd may not open
 	exitDamaged = 65 // EX_DATAERR: the state file is damaged (quasimd db salvage)
 )
 
@@ -196,6 +196,10 @@ func run() int {
 			// Not a runtime error a restart can cure: say it plainly.
 			fmt.Fprintf(os.Stderr, "quasimd: not starting: %v\n", err)
 			return exitDamaged
+		}
+		if errors.Is(err, daemon.ErrConfig) {
+			fmt.Fprintf(os.Stderr, "quasimd: not starting: %v\n", err)
+			return exitConfig
 		}
 		return 1
 	}
