@@ -171,14 +171,15 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	go devCol.run(ctx, 30*time.Second)
 	m.reg.MustRegister(devCol, corrupt.counter)
 	*sched = scheduler{
-		metrics: m,
-		dir:     cfg.KernelsDir,
-		st:      st,
-		cron:    newCron(),
-		log:     log.With().Str("component", "scheduler").Logger(),
-		seed:    cfg.Seed,
-		clock:   cfg.Now,
-		opencl:  ocl,
+		metrics:  m,
+		dir:      cfg.KernelsDir,
+		st:       st,
+		cron:     newCron(),
+		log:      log.With().Str("component", "scheduler").Logger(),
+		seed:     cfg.Seed,
+		retryMin: cfg.RetryMin,
+		clock:    cfg.Now,
+		opencl:   ocl,
 		tn: tuner.New(tuner.Config{
 			Store:       st,
 			NewStrategy: defaultStrategy,

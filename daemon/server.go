@@ -275,8 +275,9 @@ func (s *server) getStatus(*http.Request) (any, error) {
 	st := api.Status{
 		Version: s.version, Started: s.started, UptimeS: time.Since(s.started).Seconds(),
 		StateDir: s.stateDir, SpecDir: s.specDir, Kernels: len(ks),
-		Running: s.sched.runningJobs(), SpecError: errs,
+		SpecError: errs,
 	}
+	st.Running, st.Waiting = s.sched.runningJobs()
 	st.Stale = []api.Stale{}
 	st.Failing = []api.Failing{}
 	stored, err := s.storedJobs()
@@ -304,6 +305,9 @@ func (s *server) getStatus(*http.Request) (any, error) {
 	sort.SliceStable(st.Failing, func(a, b int) bool { return st.Failing[a].At.After(st.Failing[b].At) })
 	if st.Running == nil {
 		st.Running = []string{}
+	}
+	if st.Waiting == nil {
+		st.Waiting = []string{}
 	}
 	if st.SpecError == nil {
 		st.SpecError = []string{}
@@ -334,9 +338,21 @@ func (s *server) health(st *api.Status, j *job) error {
 			st.LastSuccess = &t
 		}
 	}
-	if last.State == "failed" {
-		st.Failing = append(st.Failing, api.Failing{Job: j.key.String(), Cycle: last.ID, At: last.Ended, Error: last.Error, LastSuccess: lastDone})
+	if last.State != "failed" {
+		return nil
 	}
+	f := api.Failing{Job: j.key.String(), Cycle: last.ID, At: last.Ended, Error: last.Error, LastSuccess: lastDone, Since: last.Ended}
+	// Since: the oldest failed cycle after the newest done one.
+	if _, _, err := s.st.LastCycleWhere(j.key, func(c store.Cycle) bool {
+		if c.State == "failed" && !c.Ended.IsZero() {
+			f.Since = c.Ended
+		}
+		return c.State == "done"
+	}); err != nil {
+		return err
+	}
+	f.RetryAt = s.sched.retryTime(j)
+	st.Failing = append(st.Failing, f)
 	return nil
 }
 

@@ -22,7 +22,7 @@ func TestStatus(t *testing.T) {
 		"spec dir:     /etc/quasim/kernels.d\n",
 		"kernels:      2\n",
 		"jobs:         3\n",
-		"trials:       42\nrunning:      1\n  sgemm/256,256,256/cpu\n",
+		"trials:       42\nrunning:      1\n  sgemm/256,256,256/cpu\nwaiting:      0 (for an idle device)\n",
 		"spec errors:  0\n",
 		"last success: "+fmtTime(fakeT0)+"\n",
 		"failing:      0\n",
@@ -58,7 +58,8 @@ func TestStatusUnhealthy(t *testing.T) {
 		}
 		mustContain(t, "status", out,
 			"spec errors:  1\n  bad.yaml: line 3: unknown field \"bogus\"\n",
-			"failing:      1\n  sgemm/512,512,512/cpu: cycle 3 failed at "+fmtTime(fakeT0.Add(3600e9))+" (last success "+fmtTime(fakeT0)+"): lock: open /run/lock/quasim/cpu.lock: permission denied\n",
+			"failing:      1\n  sgemm/512,512,512/cpu: failing since "+fmtTime(fakeT0.Add(50*60e9))+": cycle 3 failed at "+fmtTime(fakeT0.Add(3600e9))+
+				" (last success "+fmtTime(fakeT0)+"; tried again at "+fmtTime(fakeT0.Add(64*60e9))+"): lock: open /run/lock/quasim/cpu.lock: permission denied\n",
 		)
 	}
 }
