@@ -351,7 +351,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			herr = errors.Join(herr, ms.Shutdown(sctx))
 		}
 		serr := sched.stop(deadline)
-		os.Remove(cfg.Socket)
+		ln.Close() // removes the socket file if it is still ours
 		return errors.Join(herr, serr)
 	})
 	if err := notify.Ready(); err != nil {
@@ -392,13 +392,41 @@ func listenSocket(path string) (net.Listener, error) {
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
 	}
-	ln, err := net.Listen("unix", path)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", path, err)
 	}
-	if err := os.Chmod(path, 0o666); err != nil {
+	// Close removes the file only while it is this listener's: a daemon
+	// started while this one drained its cycles has its own there.
+	ln.SetUnlinkOnClose(false)
+	own, err := os.Lstat(path)
+	if err == nil {
+		err = os.Chmod(path, 0o666)
+	}
+	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("chmod socket %s: %w", path, err)
 	}
-	return ln, nil
+	return &socketListener{UnixListener: ln, path: path, own: own}, nil
+}
+
+// socketListener is the API socket's listener; see listenSocket.
+type socketListener struct {
+	*net.UnixListener
+	path string
+	own  os.FileInfo
+	once sync.Once
+}
+
+func (l *socketListener) Close() error {
+	err := l.UnixListener.Close()
+	l.once.Do(func() { removeOwnSocket(l.path, l.own) })
+	return err
+}
+
+// removeOwnSocket removes path if it is still the file own describes.
+func removeOwnSocket(path string, own os.FileInfo) {
+	if fi, err := os.Lstat(path); err == nil && os.SameFile(fi, own) {
+		os.Remove(path)
+	}
 }

@@ -166,6 +166,12 @@ func (f *fakeDaemon) handler() http.Handler {
 		}
 		return fakeStatus, nil
 	})
+	handle(api.RouteReload, func(w http.ResponseWriter, r *http.Request) (any, error) {
+		if f.unhealthy {
+			return api.ReloadResponse{Kernels: 1, Errors: unhealthyStatus.SpecError}, nil
+		}
+		return api.ReloadResponse{Kernels: 2, Errors: []string{}}, nil
+	})
 	handle(api.RouteKernels, func(w http.ResponseWriter, r *http.Request) (any, error) { return f.kernels, nil })
 	handle(api.RouteConfig, func(w http.ResponseWriter, r *http.Request) (any, error) {
 		if _, err := kernel(r); err != nil {

@@ -63,3 +63,24 @@ func TestStatusUnhealthy(t *testing.T) {
 		)
 	}
 }
+
+// reload exits 6 when a spec file did not load, as status does, and 0 when
+// all loaded; before, it exited 0 either way.
+func TestReloadExitCode(t *testing.T) {
+	t.Parallel()
+	for _, unhealthy := range []bool{false, true} {
+		f := newFakeDaemon(t, func(f *fakeDaemon) { f.unhealthy = unhealthy })
+		for _, args := range [][]string{{"reload"}, {"reload", "--json"}} {
+			out, errs, code := f.ctl(t, args...)
+			want := 0
+			if unhealthy {
+				want = 6
+				mustContain(t, "reload stderr", errs, "1 spec file did not load")
+				mustContain(t, "reload", out, "bad.yaml")
+			}
+			if code != want {
+				t.Errorf("%s with unhealthy=%v: exit %d, want %d (stderr %q)", strings.Join(args, " "), unhealthy, code, want, errs)
+			}
+		}
+	}
+}
