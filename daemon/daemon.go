@@ -282,12 +282,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			ln.Close()
 			return fmt.Errorf("--metrics-listen %s: %w", cfg.MetricsListen, err)
 		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", m.handler())
-		if cfg.UI {
-			mux.Handle("GET /ui/", uiHandler(cfg.Socket, cfg.Version))
-		}
-		ms = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+		ms = &http.Server{Handler: tcpMux(m, cfg.UI, cfg.Socket, cfg.Version), ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 		log.Info().Str("addr", mln.Addr().String()).Msg("metrics listening")
 	}
 
@@ -365,6 +360,17 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		return err
 	}
 	return nil
+}
+
+// tcpMux is what --metrics-listen serves: GET /metrics, and with ui the
+// pages under /ui/ (read over the socket).
+func tcpMux(m *metrics, ui bool, socket, version string) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.handler())
+	if ui {
+		mux.Handle("GET /ui/", uiHandler(socket, version))
+	}
+	return mux
 }
 
 // defaultStrategy is the portfolio quasimd tunes with.

@@ -235,6 +235,11 @@ func (s *server) handler() http.Handler {
 				writeError(w, err)
 				return
 			}
+			// 413 before the handler looks at anything else, on every route.
+			if r.ContentLength > api.MaxBodyBytes {
+				writeError(w, tooLargef("body of %d bytes: at most %d bytes a request", r.ContentLength, api.MaxBodyBytes))
+				return
+			}
 			r.Body = http.MaxBytesReader(w, r.Body, api.MaxBodyBytes)
 			start := time.Now()
 			v, err := rt.h(r)
@@ -672,12 +677,17 @@ func (s *server) getCycles(r *http.Request) (any, error) {
 	return out, nil
 }
 
+// decodeBody reads r's JSON body into v; a body over api.MaxBodyBytes,
+// declared or read, is 413 as on every route that takes a body.
 func decodeBody(r *http.Request, v any) error {
+	if r.ContentLength > api.MaxBodyBytes {
+		return tooLargef("body of %d bytes: at most %d bytes a request", r.ContentLength, api.MaxBodyBytes)
+	}
 	data, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return invalidf("body larger than %d bytes", mbe.Limit)
+			return tooLargef("body larger than %d bytes", mbe.Limit)
 		}
 		return invalidf("read body: %v", err)
 	}
