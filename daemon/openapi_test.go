@@ -90,6 +90,17 @@ type contract struct {
 	seen   map[string]map[int]bool // operation ("GET /v1/status"): statuses answered
 }
 
+// newContract loads the document and its router for t.
+func newContract(t *testing.T) *contract {
+	doc := loadOpenAPI(t)
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &contract{t: t, doc: doc, router: router, seen: map[string]map[int]bool{},
+		opts: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+}
+
 // exchange is one request and the status it should get.
 type exchange struct {
 	method, path string
@@ -390,13 +401,8 @@ const memGraph = `{"name": "contract", "ops": [{"id": "a", "duration_ns": 100000
 // an experiment's 503 (a device lock held elsewhere) and the spans' 429
 // (the observations' is: the same limiter); the test logs them.
 func TestOpenAPIContract(t *testing.T) {
-	doc := loadOpenAPI(t)
-	router, err := gorillamux.NewRouter(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &contract{t: t, doc: doc, router: router, seen: map[string]map[int]bool{},
-		opts: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	c := newContract(t)
+	doc := c.doc
 	ts := contractServer(t)
 	// get and post send a request the server refuses with status; with
 	// docRefuses, the document refuses it too.
@@ -626,13 +632,8 @@ func samplePath(p string) string {
 // 413 to a body over the route's bound on every operation that takes a
 // body, and 404 to unknown paths; and the TCP listener's two routes.
 func TestOpenAPIEveryRoute(t *testing.T) {
-	doc := loadOpenAPI(t)
-	router, err := gorillamux.NewRouter(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &contract{t: t, doc: doc, router: router, seen: map[string]map[int]bool{},
-		opts: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	c := newContract(t)
+	doc := c.doc
 	ts := contractServer(t)
 	methods := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch}
 	n405, n413 := 0, 0
