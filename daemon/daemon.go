@@ -47,6 +47,16 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return configError(fmt.Errorf("state dir: %w", fileown.Denied(err, cfg.StateDir, "")))
 	}
+	// Run as root on a service's state directory, what this run and any
+	// earlier one made there is given back to its owner, at start and end.
+	if err := fileown.Tree(cfg.StateDir); err != nil {
+		return err
+	}
+	defer func() {
+		if terr := fileown.Tree(cfg.StateDir); terr != nil {
+			err = errors.Join(err, terr)
+		}
+	}()
 	corrupt := newCorruptRecords(log)
 	dbPath := filepath.Join(cfg.StateDir, StateFile)
 	_, statErr := os.Lstat(dbPath)

@@ -109,10 +109,13 @@ func TestOwnershipAsRoot(t *testing.T) {
 	os.Mkdir(state, 0o700)
 	os.Chown(state, service, service)
 
+	// What an earlier run as root left, as the OpenCL kernel cache.
+	os.MkdirAll(filepath.Join(state, "opencl-cache", "k"), 0o700)
+	os.WriteFile(filepath.Join(state, "opencl-cache", "k", "prog.bin"), nil, 0o600)
 	// quasimd as root (go run as root before the package was installed).
 	d := startWith(t, dir, nil)
 	d.stop()
-	for _, f := range []string{"quasim.db", "issuer.key"} {
+	for _, f := range []string{"quasim.db", "issuer.key", "opencl-cache", "opencl-cache/k/prog.bin"} {
 		if uid, _ := ownerOf(t, filepath.Join(state, f)); uid != service {
 			t.Errorf("%s made by quasimd as root belongs to uid %d, want the state dir's %d", f, uid, service)
 		}

@@ -43,6 +43,39 @@ func like(path, ref string, mode bool) error {
 	return nil
 }
 
+// Tree gives every file and folder under dir that belongs to root the
+// owner and group of dir, when the process runs as root and dir is not
+// root's: what a run as root made there (the OpenCL kernel cache, the GPU
+// settings journal, files of an earlier run) stays openable by dir's user.
+func Tree(dir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("owner of %s: %w", dir, err)
+	}
+	own, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || own.Uid == 0 {
+		return nil
+	}
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == dir {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // gone meanwhile
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Uid == 0 {
+			if err := os.Lchown(path, int(own.Uid), int(own.Gid)); err != nil {
+				return fmt.Errorf("owner of %s: %w", path, err)
+			}
+		}
+		return nil
+	})
+}
+
 // DeniedError is a permission error on a path, with what cures it.
 type DeniedError struct {
 	Path  string // the path the process may not open
