@@ -218,7 +218,7 @@ func TestBadWrites(t *testing.T) {
 		{"/v1/kernels/sgemm/tune", `{"problem": "1,2,3"}`, 404},
 		{"/v1/kernels/sgemm/tune", `{"bogus": 1}`, 400},
 		{"/v1/kernels/sgemm/tune", `not json`, 400},
-		{"/v1/kernels/sgemm/tune", `{"budget": 1}` + strings.Repeat(" ", api.MaxBodyBytes), 400},
+		{"/v1/kernels/sgemm/tune", `{"budget": 1}` + strings.Repeat(" ", api.MaxBodyBytes), 413}, // as on every route
 		{"/v1/kernels/nope/tune", ``, 404},
 		{"/v1/kernels/sgemm/import", `{"trials": []}`, 400},
 		{"/v1/kernels/sgemm/import", `{"problem": "128,128,128", "trials": [{"key": "16,16,16,1,1,False,ijk,fp32", "status": "weird"}]}`, 400},
