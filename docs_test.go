@@ -112,6 +112,41 @@ func TestDocLinks(t *testing.T) {
 	}
 }
 
+// The unit's comments name sections of the docs as (FILE, "Heading"): each
+// file has that heading. The unit once sent readers to a README section
+// that did not exist.
+func TestUnitDocReferences(t *testing.T) {
+	unit, err := os.ReadFile("quasimd.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var comments []string
+	for _, l := range strings.Split(string(unit), "\n") {
+		if strings.HasPrefix(l, "#") {
+			comments = append(comments, strings.TrimSpace(strings.TrimPrefix(l, "#")))
+		}
+	}
+	refs := regexp.MustCompile(`\(([\w./-]+\.md|README), "([^"]+)"`).FindAllStringSubmatch(strings.Join(comments, " "), -1)
+	if len(refs) == 0 {
+		t.Fatal(`quasimd.service names no (FILE, "Heading"); update this test if that is meant`)
+	}
+	for _, r := range refs {
+		file := r[1]
+		if file == "README" {
+			file = "README.md"
+		}
+		body, err := os.ReadFile(file)
+		if err != nil {
+			t.Errorf("quasimd.service refers to %s: %v", r[1], err)
+			continue
+		}
+		slug := strings.ReplaceAll(nonSlug.ReplaceAllString(strings.ToLower(r[2]), ""), " ", "-")
+		if !anchors(string(body))[slug] {
+			t.Errorf("quasimd.service refers to %s, %q: no such heading", r[1], r[2])
+		}
+	}
+}
+
 // quoted is one command line the docs quote, with where.
 type quoted struct {
 	where string

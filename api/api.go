@@ -118,17 +118,20 @@ type Error struct {
 
 // Status is GET /v1/status.
 type Status struct {
-	Version   string    `json:"version"`
-	Started   time.Time `json:"started"`
-	UptimeS   float64   `json:"uptime_s"`
-	StateDir  string    `json:"state_dir"`
-	SpecDir   string    `json:"spec_dir"`
-	Kernels   int       `json:"kernels"`
-	Jobs      int       `json:"jobs"`
-	Running   []string  `json:"running"`     // jobs with a cycle in flight
-	Trials    int       `json:"trials"`      // stored trials, all jobs
-	SpecError []string  `json:"spec_errors"` // spec files that failed to load, with why
-	Stale     []Stale   `json:"stale"`       // jobs whose served config runtimes found drifting
+	Version  string    `json:"version"`
+	Started  time.Time `json:"started"`
+	UptimeS  float64   `json:"uptime_s"`
+	StateDir string    `json:"state_dir"`
+	SpecDir  string    `json:"spec_dir"`
+	Kernels  int       `json:"kernels"`
+	Jobs     int       `json:"jobs"`
+	Running  []string  `json:"running"` // jobs with a cycle in flight that measures
+	// Waiting are the jobs whose cycle in flight waits for an idle device
+	// (the idle gate: other processes load it).
+	Waiting   []string `json:"waiting"`
+	Trials    int      `json:"trials"`      // stored trials, all jobs
+	SpecError []string `json:"spec_errors"` // spec files that failed to load, with why
+	Stale     []Stale  `json:"stale"`       // jobs whose served config runtimes found drifting
 	// Pipelines are the declared pipelines (pipeline files of the spec
 	// dir), by name.
 	Pipelines []Pipeline `json:"pipelines"`
@@ -146,6 +149,12 @@ type Failing struct {
 	Cycle int       `json:"cycle"`
 	At    time.Time `json:"at"`
 	Error string    `json:"error"`
+	// Since is when the first of the job's failed cycles since its last
+	// success ended: how long it has been failing.
+	Since time.Time `json:"since"`
+	// RetryAt is when the job's cycle is tried again (a failed cycle is
+	// retried with backoff); absent when no retry is due.
+	RetryAt *time.Time `json:"retry_at,omitempty"`
 	// LastSuccess is when a cycle of this job last ended done; absent when
 	// none has.
 	LastSuccess *time.Time `json:"last_success,omitempty"`

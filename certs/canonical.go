@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unicode/utf16"
 )
 
 // maxDepth bounds the nesting of JSON values read by the package.
@@ -27,9 +28,9 @@ type body struct {
 	Issuer   string         `json:"issuer"`
 }
 
-// Body returns the canonical JSON of everything but ID and Signature (see
-// the package documentation for the canonical form). A nil Config, Checks
-// or Latency.TimesMS encodes as an empty object or list. A value that JSON
+// Body returns the canonical JSON (RFC 8785, JCS) of everything but ID and
+// Signature: the bytes that are hashed and signed. A nil Config, Checks or
+// Latency.TimesMS encodes as an empty object or list. A value that JSON
 // cannot hold (NaN, an infinity, a year outside 0-9999) is ErrMalformed.
 func (c *Certificate) Body() ([]byte, error) {
 	tree, err := c.bodyTree()
@@ -39,9 +40,21 @@ func (c *Certificate) Body() ([]byte, error) {
 	return writeCanonical(tree)
 }
 
-// Encode returns the canonical JSON of the whole certificate: the body's
-// fields plus "id" and "signature", keys sorted. This is the form stored,
-// served and verified offline.
+// legacyBody is the body in the canonical form of certificates signed
+// before JCS (see the package documentation). It differs from Body only
+// where a value is -0, an integer float64 cannot hold, a string with
+// U+2028 or U+2029, or keys whose UTF-8 and UTF-16 orders differ.
+func (c *Certificate) legacyBody() ([]byte, error) {
+	tree, err := c.bodyTree()
+	if err != nil {
+		return nil, err
+	}
+	return writeLegacy(tree)
+}
+
+// Encode returns the canonical JSON (JCS) of the whole certificate: the
+// body's fields plus "id" and "signature". This is the form stored, served
+// and verified offline.
 func (c *Certificate) Encode() ([]byte, error) {
 	tree, err := c.bodyTree()
 	if err != nil {
@@ -174,15 +187,128 @@ func checkFiniteValue(path string, v any, depth int) error {
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
-// canonWriter writes generic JSON values in canonical form.
-type canonWriter struct {
+// writeCanonical writes a generic JSON value (map[string]any, []any,
+// string, json.Number, float64, bool, nil) in the JSON Canonicalization
+// Scheme of RFC 8785: no whitespace, object keys sorted by their UTF-16
+// code units, strings with only the escapes JSON requires, numbers as the
+// IEEE double they denote written as ECMAScript does.
+func writeCanonical(v any) ([]byte, error) {
+	var out bytes.Buffer
+	if err := jcsValue(&out, v); err != nil {
+		return nil, fmt.Errorf("encode certificate: %w: %w", ErrMalformed, err)
+	}
+	return out.Bytes(), nil
+}
+
+func jcsValue(out *bytes.Buffer, v any) error {
+	switch v := v.(type) {
+	case nil:
+		out.WriteString("null")
+	case bool:
+		out.WriteString(strconv.FormatBool(v))
+	case string:
+		jcsString(out, v)
+	case json.Number:
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			return numberError(string(v), err)
+		}
+		return jcsNumber(out, f)
+	case float64:
+		return jcsNumber(out, v)
+	case []any:
+		out.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				out.WriteByte(',')
+			}
+			if err := jcsValue(out, e); err != nil {
+				return err
+			}
+		}
+		out.WriteByte(']')
+	case map[string]any:
+		keys := slices.SortedFunc(maps.Keys(v), func(a, b string) int {
+			return slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
+		})
+		out.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				out.WriteByte(',')
+			}
+			jcsString(out, k)
+			out.WriteByte(':')
+			if err := jcsValue(out, v[k]); err != nil {
+				return err
+			}
+		}
+		out.WriteByte('}')
+	default:
+		return fmt.Errorf("unexpected value of type %T", v)
+	}
+	return nil
+}
+
+// jcsNumber writes f as ECMAScript's Number.prototype.toString does, which
+// encoding/json follows for float64 except for negative zero.
+func jcsNumber(out *bytes.Buffer, f float64) error {
+	if f == 0 {
+		out.WriteByte('0')
+		return nil
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	out.Write(b)
+	return nil
+}
+
+// jcsString writes s quoted with the escapes of RFC 8785 section 3.2.2.2;
+// invalid UTF-8 is written as U+FFFD, as the parser reads it.
+func jcsString(out *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	out.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			out.WriteString(`\"`)
+		case '\\':
+			out.WriteString(`\\`)
+		case '\b':
+			out.WriteString(`\b`)
+		case '\f':
+			out.WriteString(`\f`)
+		case '\n':
+			out.WriteString(`\n`)
+		case '\r':
+			out.WriteString(`\r`)
+		case '\t':
+			out.WriteString(`\t`)
+		default:
+			if r < 0x20 {
+				out.WriteString(`\u00`)
+				out.WriteByte(hex[r>>4])
+				out.WriteByte(hex[r&0xf])
+			} else {
+				out.WriteRune(r)
+			}
+		}
+	}
+	out.WriteByte('"')
+}
+
+// legacyWriter writes generic JSON values in the canonical form used
+// before JCS: keys sorted by their bytes, strings escaped as encoding/json
+// escapes them with HTML escaping off, integer literals kept as written.
+type legacyWriter struct {
 	out     bytes.Buffer
 	scratch bytes.Buffer
 	enc     *json.Encoder
 }
 
-func writeCanonical(v any) ([]byte, error) {
-	w := &canonWriter{}
+func writeLegacy(v any) ([]byte, error) {
+	w := &legacyWriter{}
 	w.enc = json.NewEncoder(&w.scratch)
 	w.enc.SetEscapeHTML(false)
 	if err := w.value(v); err != nil {
@@ -191,7 +317,7 @@ func writeCanonical(v any) ([]byte, error) {
 	return w.out.Bytes(), nil
 }
 
-func (w *canonWriter) value(v any) error {
+func (w *legacyWriter) value(v any) error {
 	switch v := v.(type) {
 	case nil:
 		w.out.WriteString("null")
@@ -205,6 +331,12 @@ func (w *canonWriter) value(v any) error {
 			return err
 		}
 		w.out.WriteString(s)
+	case float64:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		w.out.Write(b)
 	case []any:
 		w.out.WriteByte('[')
 		for i, e := range v {
@@ -238,7 +370,7 @@ func (w *canonWriter) value(v any) error {
 }
 
 // string writes s escaped as encoding/json escapes it with HTML escaping off.
-func (w *canonWriter) string(s string) error {
+func (w *legacyWriter) string(s string) error {
 	w.scratch.Reset()
 	if err := w.enc.Encode(s); err != nil {
 		return err
@@ -256,17 +388,22 @@ func canonNumber(lit string) (string, error) {
 	}
 	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil {
-		var ne *strconv.NumError
-		if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
-			return "", fmt.Errorf("number %s is out of float64 range", clip(lit))
-		}
-		return "", fmt.Errorf("bad number %s", clip(lit))
+		return "", numberError(lit, err)
 	}
 	b, err := json.Marshal(f)
 	if err != nil {
 		return "", err
 	}
 	return string(b), nil
+}
+
+// numberError says why the literal lit is not a float64.
+func numberError(lit string, err error) error {
+	var ne *strconv.NumError
+	if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
+		return fmt.Errorf("number %s is out of float64 range", clip(lit))
+	}
+	return fmt.Errorf("bad number %s", clip(lit))
 }
 
 // isIntLiteral reports whether lit is -?[0-9]+.

@@ -3,6 +3,7 @@ package certs
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
@@ -17,6 +18,11 @@ func Decode(data []byte) (*Certificate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decode certificate: %w: %w", ErrMalformed, err)
 	}
+	return decodeTree(tree)
+}
+
+// decodeTree is Decode from parsed JSON; it converts tree's numbers.
+func decodeTree(tree any) (*Certificate, error) {
 	d := &decoder{}
 	c := d.certificate(tree)
 	if d.err != nil {
@@ -204,11 +210,13 @@ func (o *object) integer(key string) int {
 		o.d.failf("%s.%s: want an integer, got %s", o.path, key, kind(v))
 		return 0
 	}
-	i, err := strconv.Atoi(string(n))
-	if err != nil {
+	// JSON numbers are doubles (RFC 8785): 3, 3.0 and 3e0 are one value.
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
 		o.d.failf("%s.%s: want an integer, got %s", o.path, key, clip(string(n)))
+		return 0
 	}
-	return i
+	return int(f)
 }
 
 func (o *object) float(key string) float64 {

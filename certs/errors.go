@@ -7,8 +7,8 @@ import "errors"
 var (
 	// ErrMalformed is returned when a certificate, a key or a public key cannot be parsed or encoded.
 	ErrMalformed = errors.New("malformed")
-	// ErrNotCanonical is returned by VerifyBytes when the bytes, whitespace aside, are not exactly the canonical encoding of what they hold.
-	ErrNotCanonical = errors.New("certificate is not in canonical form: its bytes were changed")
+	// ErrNotCanonical is returned by VerifyBytes when the bytes hold content, compared in canonical JSON, that the certificate they decode to does not encode to.
+	ErrNotCanonical = errors.New("certificate content is not canonical: a field was rewritten")
 	// ErrBadID is returned when a certificate's id is not the hash of its content.
 	ErrBadID = errors.New("id does not match the content: a field was changed")
 	// ErrWrongIssuer is returned when a certificate names another key than the one it is verified with.

@@ -265,7 +265,7 @@ func TestUnavailable(t *testing.T) {
 			t.Fatalf("Status() on %s error = %v, want %v", sock, err, api.ErrUnavailable)
 		}
 		msg := err.Error()
-		for _, want := range []string{"cannot reach quasimd at " + sock + ": ", "; is quasimd running? (systemctl status quasimd, or start it with: go run ./cmd/quasimd)"} {
+		for _, want := range []string{"cannot reach quasimd at " + sock + ": ", "; is quasimd running? (systemctl status quasimd; or start it: quasimd)"} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("Status() on %s error = %q, want it to contain %q", sock, msg, want)
 			}

@@ -108,7 +108,7 @@ func (e *unavailableError) Error() string {
 		}
 		fmt.Fprintf(&b, "%s: %v", s, why)
 	}
-	b.WriteString("; is quasimd running? (systemctl status quasimd, or start it with: go run ./cmd/quasimd)")
+	b.WriteString("; is quasimd running? (systemctl status quasimd; or start it: quasimd)")
 	return b.String()
 }
 

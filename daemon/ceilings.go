@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/internal/fileown"
 	"github.com/quasim/quasim/introspect"
 )
 
@@ -77,6 +78,9 @@ func (c *ceilings) set(class string, v api.Ceilings) error {
 	}
 	tmp := c.path + ".tmp"
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("ceilings: %w", err)
+	}
+	if err := fileown.Owner(tmp, filepath.Dir(c.path)); err != nil {
 		return fmt.Errorf("ceilings: %w", err)
 	}
 	if err := os.Rename(tmp, c.path); err != nil {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/quasim/quasim/internal/fileown"
 )
 
 // Config is quasimd's configuration, parsed from flags by cmd/quasimd.
@@ -40,7 +42,11 @@ type Config struct {
 	IdleGPU  float64
 	IdleWait time.Duration
 	IdlePoll time.Duration // how often a waiting cycle looks again (default 5s)
-	LockDir  string        // holds the devices' flock files; empty: in-process locks only
+	// RetryMin is the first wait before a failed cycle is tried again; it
+	// doubles with each failure in a row, up to the job's schedule
+	// interval (default DefaultRetryMin).
+	RetryMin time.Duration
+	LockDir  string // holds the devices' flock files; empty: in-process locks only
 	// ObserveRate and ObserveBurst are the token bucket of each uid's
 	// observation reports (zero: DefaultObserveRate, DefaultObserveBurst;
 	// a negative rate: no limit).
@@ -154,6 +160,19 @@ func DefaultKernels() string {
 	return DefaultKernelsDir
 }
 
+// ErrConfig is the error Run returns for a fault of the setup that a
+// restart cannot cure, such as a state or lock file the daemon's user may
+// not open: quasimd exits 78 on it, which systemd does not restart.
+var ErrConfig = errors.New("configuration error")
+
+// configError marks a permission error (fileown.DeniedError) as ErrConfig.
+func configError(err error) error {
+	if _, ok := errors.AsType[*fileown.DeniedError](err); ok {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return err
+}
+
 // Validate checks cfg once, before anything starts.
 func (c *Config) Validate() error {
 	var errs []error
@@ -182,6 +201,9 @@ func (c *Config) Validate() error {
 	}
 	if c.IdleWait < 0 {
 		errs = append(errs, fmt.Errorf("idle-wait %s: must not be negative", c.IdleWait))
+	}
+	if c.RetryMin < 0 {
+		errs = append(errs, fmt.Errorf("retry-min %s: must not be negative", c.RetryMin))
 	}
 	if c.ConfirmRounds < 0 {
 		errs = append(errs, fmt.Errorf("confirm-rounds %d: must not be negative", c.ConfirmRounds))

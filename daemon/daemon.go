@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"github.com/quasim/quasim/evaluate/builtin"
 	"github.com/quasim/quasim/evolve"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/internal/fileown"
 	"github.com/quasim/quasim/internal/sdnotify"
 	"github.com/quasim/quasim/internal/store"
 	"github.com/quasim/quasim/internal/strategies"
@@ -43,21 +45,42 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		log.Debug().Msg("NOTIFY_SOCKET not set; not talking to systemd")
 	}
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return fmt.Errorf("state dir: %w", err)
+		return configError(fmt.Errorf("state dir: %w", fileown.Denied(err, cfg.StateDir, "")))
 	}
-	corrupt := newCorruptRecords(log)
-	st, err := store.Open(filepath.Join(cfg.StateDir, StateFile), store.Options{LockTimeout: 2 * time.Second, OnCorrupt: corrupt.skipped})
-	if err != nil {
+	// Run as root on a service's state directory, what this run and any
+	// earlier one made there is given back to its owner, at start and end.
+	if err := fileown.Tree(cfg.StateDir); err != nil {
 		return err
+	}
+	defer func() {
+		if terr := fileown.Tree(cfg.StateDir); terr != nil {
+			err = errors.Join(err, terr)
+		}
+	}()
+	corrupt := newCorruptRecords(log)
+	dbPath := filepath.Join(cfg.StateDir, StateFile)
+	_, statErr := os.Lstat(dbPath)
+	st, err := store.Open(dbPath, store.Options{LockTimeout: 2 * time.Second, OnCorrupt: corrupt.skipped})
+	if err != nil {
+		return configError(fileown.Denied(err, dbPath, cfg.StateDir))
 	}
 	corrupt.opened(st.CheckReport(), log)
 	defer func() { err = errors.Join(err, st.Close()) }()
+	if errors.Is(statErr, fs.ErrNotExist) {
+		if err := fileown.Owner(dbPath, cfg.StateDir); err != nil {
+			return err
+		}
+	}
 
-	key, created, err := certs.LoadOrCreateKey(filepath.Join(cfg.StateDir, "issuer.key"))
+	keyPath := filepath.Join(cfg.StateDir, "issuer.key")
+	key, created, err := certs.LoadOrCreateKey(keyPath)
 	if err != nil {
-		return fmt.Errorf("issuer key: %w", err)
+		return configError(fmt.Errorf("issuer key: %w", fileown.Denied(err, keyPath, cfg.StateDir)))
 	}
 	if created {
+		if err := fileown.Owner(keyPath, cfg.StateDir); err != nil {
+			return err
+		}
 		log.Info().Str("key_id", certs.KeyID(key.Public().(ed25519.PublicKey))).Msg("issuer key created")
 	}
 	devs := devices{dir: cfg.LockDir}
@@ -88,7 +111,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		}
 	}
 	if err := devs.prepare(classes); err != nil {
-		return err
+		return configError(err)
 	}
 	rapl, raplErr := introspect.NewRAPL(os.DirFS("/"))
 	if raplErr != nil {
@@ -158,14 +181,15 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	go devCol.run(ctx, 30*time.Second)
 	m.reg.MustRegister(devCol, corrupt.counter)
 	*sched = scheduler{
-		metrics: m,
-		dir:     cfg.KernelsDir,
-		st:      st,
-		cron:    newCron(),
-		log:     log.With().Str("component", "scheduler").Logger(),
-		seed:    cfg.Seed,
-		clock:   cfg.Now,
-		opencl:  ocl,
+		metrics:  m,
+		dir:      cfg.KernelsDir,
+		st:       st,
+		cron:     newCron(),
+		log:      log.With().Str("component", "scheduler").Logger(),
+		seed:     cfg.Seed,
+		retryMin: cfg.RetryMin,
+		clock:    cfg.Now,
+		opencl:   ocl,
 		tn: tuner.New(tuner.Config{
 			Store:       st,
 			NewStrategy: defaultStrategy,
@@ -268,12 +292,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			ln.Close()
 			return fmt.Errorf("--metrics-listen %s: %w", cfg.MetricsListen, err)
 		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", m.handler())
-		if cfg.UI {
-			mux.Handle("GET /ui/", uiHandler(cfg.Socket, cfg.Version))
-		}
-		ms = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+		ms = &http.Server{Handler: tcpMux(m, cfg.UI, cfg.Socket, cfg.Version), ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 		log.Info().Str("addr", mln.Addr().String()).Msg("metrics listening")
 	}
 
@@ -337,7 +356,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			herr = errors.Join(herr, ms.Shutdown(sctx))
 		}
 		serr := sched.stop(deadline)
-		os.Remove(cfg.Socket)
+		ln.Close() // removes the socket file if it is still ours
 		return errors.Join(herr, serr)
 	})
 	if err := notify.Ready(); err != nil {
@@ -351,6 +370,17 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		return err
 	}
 	return nil
+}
+
+// tcpMux is what --metrics-listen serves: GET /metrics, and with ui the
+// pages under /ui/ (read over the socket).
+func tcpMux(m *metrics, ui bool, socket, version string) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.handler())
+	if ui {
+		mux.Handle("GET /ui/", uiHandler(socket, version))
+	}
+	return mux
 }
 
 // defaultStrategy is the portfolio quasimd tunes with.
@@ -378,13 +408,41 @@ func listenSocket(path string) (net.Listener, error) {
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
 	}
-	ln, err := net.Listen("unix", path)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", path, err)
 	}
-	if err := os.Chmod(path, 0o666); err != nil {
+	// Close removes the file only while it is this listener's: a daemon
+	// started while this one drained its cycles has its own there.
+	ln.SetUnlinkOnClose(false)
+	own, err := os.Lstat(path)
+	if err == nil {
+		err = os.Chmod(path, 0o666)
+	}
+	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("chmod socket %s: %w", path, err)
 	}
-	return ln, nil
+	return &socketListener{UnixListener: ln, path: path, own: own}, nil
+}
+
+// socketListener is the API socket's listener; see listenSocket.
+type socketListener struct {
+	*net.UnixListener
+	path string
+	own  os.FileInfo
+	once sync.Once
+}
+
+func (l *socketListener) Close() error {
+	err := l.UnixListener.Close()
+	l.once.Do(func() { removeOwnSocket(l.path, l.own) })
+	return err
+}
+
+// removeOwnSocket removes path if it is still the file own describes.
+func removeOwnSocket(path string, own os.FileInfo) {
+	if fi, err := os.Lstat(path); err == nil && os.SameFile(fi, own) {
+		os.Remove(path)
+	}
 }

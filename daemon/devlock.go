@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/quasim/quasim/internal/fileown"
 )
 
 // devices hands out one exclusive lock per device: a channel for the
@@ -74,11 +77,18 @@ func (d *devices) prepare(classes []string) error {
 		return fmt.Errorf("lock dir: %w", err)
 	}
 	for _, c := range classes {
-		f, err := os.OpenFile(LockFile(d.dir, c), os.O_RDONLY|os.O_CREATE, 0o644)
+		path := LockFile(d.dir, c)
+		_, statErr := os.Lstat(path)
+		f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o644)
 		if err != nil {
-			return fmt.Errorf("lock file of %s: %w", c, err)
+			return fmt.Errorf("lock file of %s: %w", c, fileown.Denied(err, path, ""))
 		}
 		f.Close()
+		if errors.Is(statErr, fs.ErrNotExist) {
+			if err := fileown.Owner(path, d.dir); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -38,6 +38,9 @@ type job struct {
 	live    store.Cycle // the running cycle as of its last generation
 
 	held        string           // why a pooled split gave it no evaluations (api.Job.Held); cleared when a cycle starts
+	failures    int              // cycles failed in a row; 0 after one that did not fail
+	retry       *time.Timer      // the retry of a failed cycle (retry.go); nil when none is due
+	retryAt     time.Time        // when retry fires
 	requestedBy *store.Requester // who asked, for a job a miss added
 	// unsaved are ended cycles whose record the store refused (see
 	// unsaved.go), oldest first.
@@ -122,6 +125,7 @@ type scheduler struct {
 	flushMu    sync.Mutex         // one writer of kept cycle records at a time
 	stopRetry  context.CancelFunc // ends retryUnsaved; set by start
 	retryEvery time.Duration      // how often kept cycle records are retried (tests)
+	retryMin   time.Duration      // first wait before a failed cycle runs again (retry.go); 0 is DefaultRetryMin
 
 	mu       sync.Mutex
 	ctx      context.Context // cycles run under it; set by start
@@ -327,6 +331,7 @@ func (s *scheduler) apply(kernels map[string]*kernel, pipes map[string]*spec.Pip
 			s.cron.Remove(old.entry)
 		}
 		old.entry, old.queued = 0, nil
+		old.stopRetry()
 		if old.running {
 			old.cancel()
 			s.draining[id] = old
@@ -424,7 +429,8 @@ func (s *scheduler) closeUnused(fresh []evaluate.Evaluator, old, next map[string
 }
 
 // needsStart reports whether a job gets a cycle right away: nothing is
-// served for it yet, or its last cycle was interrupted by a shutdown or crash.
+// served for it yet, or its last cycle was interrupted by a shutdown or
+// crash, or failed.
 func (s *scheduler) needsStart(j *job) bool {
 	if _, served, err := s.st.Served(j.key); err != nil || !served {
 		return true
@@ -433,7 +439,8 @@ func (s *scheduler) needsStart(j *job) bool {
 	if err != nil || !ok {
 		return false
 	}
-	return last.State == tuner.Unfinished || last.State == "running"
+	// A failed cycle is tried again at start: the restart may be the fix.
+	return last.State == tuner.Unfinished || last.State == "running" || last.State == "failed"
 }
 
 // closeLeftRunning marks j's newest cycle interrupted when the store still
@@ -489,6 +496,7 @@ func (s *scheduler) startLocked(j *job, req runRequest) bool {
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	j.running, j.cancel, j.held = true, cancel, ""
+	j.stopRetry()
 	s.wg.Go(func() {
 		defer cancel()
 		s.run(ctx, j, req)
@@ -539,6 +547,7 @@ func (s *scheduler) run(ctx context.Context, j *job, req runRequest) {
 			s.metrics.cycleEnded(j.key.Kernel, "failed")
 		}
 		s.log.Error().Err(err).Str("job_id", j.key.String()).Msg("cycle failed")
+		s.ended(j, "failed")
 		s.finished(j)
 		return
 	}
@@ -564,6 +573,9 @@ func (s *scheduler) run(ctx context.Context, j *job, req runRequest) {
 		s.log.Warn().Str("job_id", j.key.String()).Int("cycle", cy.ID).Str("state", cy.State).Str("busy", cy.Busy).Msg("device busy with other work; cycle given up")
 	default:
 		s.log.Error().Err(err).Str("job_id", j.key.String()).Int("cycle", cy.ID).Msg("cycle failed")
+	}
+	if !errors.Is(err, context.Canceled) {
+		s.ended(j, cy.State)
 	}
 	s.finished(j)
 }
@@ -666,17 +678,23 @@ func (s *scheduler) nextRuns() map[cron.EntryID]time.Time {
 	return out
 }
 
-func (s *scheduler) runningJobs() []string {
+// runningJobs lists the jobs with a cycle in flight: those measuring, and
+// those waiting for an idle device.
+func (s *scheduler) runningJobs() (running, waiting []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []string
 	for id, j := range s.jobs {
-		if j.running {
-			out = append(out, id)
+		switch {
+		case !j.running:
+		case j.live.State == "waiting":
+			waiting = append(waiting, id)
+		default:
+			running = append(running, id)
 		}
 	}
-	slices.Sort(out)
-	return out
+	slices.Sort(running)
+	slices.Sort(waiting)
+	return running, waiting
 }
 
 // start lets cycles run under ctx, runs load (the first load of the

@@ -1,11 +1,13 @@
 package daemon
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -305,5 +307,65 @@ func TestLookupWhileChanging(t *testing.T) {
 		if c.Match != want || c.Key != cfg {
 			t.Errorf("GET %s after the last change = %s %s, want %s %s", p, c.Match, c.Key, want, cfg)
 		}
+	}
+}
+
+// A lookup over the socket on one kept-alive connection (the fast loop)
+// answers what is served now: after a new promotion, and after a reload
+// that changes the kernel's spec (whose new version serves nothing yet).
+// The fast loop answers from the lookup index's cache; without its check
+// of the kernel's identity, or with a connection keeping its first answer,
+// the old answer came back.
+func TestLookupAfterPromotionAndReload(t *testing.T) {
+	dir := t.TempDir()
+	write := func(evals int) {
+		spec := fmt.Sprintf("name: reduce\nevaluator: builtin:reduce\nproblems: [\"65536\"]\nschedule: \"@every 1h\"\nbudget: {evals: %d}\n", evals)
+		if err := os.WriteFile(filepath.Join(dir, "reduce.yaml"), []byte(spec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(4)
+	ts := newTestServer(t, dir)
+	c, err := net.Dial("unix", ts.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	handed := ts.sock.handed.Load()
+	lookup := func(what string) api.Config {
+		t.Helper()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.WriteString(c, "GET /v1/configs/reduce?problem=65536 HTTP/1.1\r\nHost: quasimd\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, &http.Request{Method: "GET"})
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		defer resp.Body.Close()
+		var cfg api.Config
+		if err := json.NewDecoder(resp.Body).Decode(&cfg); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %v", what, resp.StatusCode, err)
+		}
+		return cfg
+	}
+	first := lookup("first")
+	if again := lookup("again, from the cache"); first.Match != api.MatchDefault || again.Match != api.MatchDefault {
+		t.Fatalf("before any promotion: %s then %s, want default", first.Match, again.Match)
+	}
+	key, served := ts.serve(t, "reduce", "65536")
+	ts.sched.changed(key) // as a cycle's promotion does
+	if got := lookup("after the promotion"); got.Match != api.MatchExact || got.Key != served {
+		t.Errorf("after a promotion: %s %s, want exact %s", got.Match, got.Key, served)
+	}
+	lookup("after the promotion, from the cache")
+	write(5)
+	ts.sched.apply(ts.sched.load())
+	if got := lookup("after the reload"); got.Match != api.MatchDefault || got.SpecHash == first.SpecHash {
+		t.Errorf("after a reload that changed the spec: %s, spec %s; want default of the new spec (the old was %s)", got.Match, got.SpecHash, first.SpecHash)
+	}
+	if d := ts.sock.handed.Load() - handed; d != 0 {
+		t.Errorf("%d connections handed to net/http; the lookups were to stay on the fast loop", d)
 	}
 }

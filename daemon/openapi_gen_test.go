@@ -538,7 +538,9 @@ var pathParams = map[string]string{
 
 const openAPIIntro = `quasimd's socket API: JSON over HTTP/1.1 on the daemon's Unix socket (quasimctl socket prints its path), e.g. curl --unix-socket SOCK http://quasimd/v1/status. docs/api.md is the overview.
 
-Every response carries Quasim-Version, the daemon's version. Every error (a status other than 2xx and 304) carries an Error body, {"error": "...", "code": "..."}. A request with Origin or Referer, or a Host other than quasimd or localhost, gets 403 on every route, so a web page cannot reach the socket. A GET route also answers HEAD; another method on a known path gets 405 with Allow (components/responses/MethodNotAllowed), and an unknown path 404 (components/responses/NoRoute).
+Every response carries Quasim-Version, the daemon's version. Every error (a status other than 2xx and 304) carries an Error body, {"error": "...", "code": "..."}. A request with Origin or Referer, or a Host other than quasimd or localhost, gets 403 on every route, so a web page cannot reach the socket. A GET route also answers HEAD (its head operation). Another method on a known path gets 405 with Allow (components/responses/MethodNotAllowed; x-quasim-other-methods on each path), and an unknown path 404 (components/responses/NoRoute). A body over its bound is 413 on every route that takes one.
+
+The same daemon may also listen on TCP (quasimd --metrics-listen, the second server): only GET /metrics there, and with --ui the pages under /ui/, whose path names that server alone.
 
 Who may call is each operation's x-quasim-right: read, anyone who can connect; observe, any local uid, rate-limited per uid (quasimd --observe-rate, --observe-burst); write, uid 0, the daemon's own uid, members of group quasim (--operator-group) and uids given with --operator, read from the socket's peer credentials (SO_PEERCRED). Others get 403.
 
@@ -616,7 +618,24 @@ func openAPIDocument(t testing.TB) []byte {
 		}
 		op.set("responses", g.responses(rt, d))
 		item.(*obj).set(strings.ToLower(method), op)
+		if method == http.MethodGet {
+			item.(*obj).set("head", headOp(op))
+		}
+		item.(*obj).set("x-quasim-other-methods", "405, components/responses/MethodNotAllowed, with Allow")
 	}
+	// The TCP listener (--metrics-listen): /metrics, and /ui/ with --ui.
+	tcp := newObj("url", "http://127.0.0.1:9464", "description", "quasimd --metrics-listen ADDR: GET /metrics, and with --ui the read-only pages under /ui/ (for localhost); no other route, no peer credentials.")
+	sock := newObj("url", "http://"+api.Host, "description", "The daemon's Unix socket; the Host is quasimd (or localhost).")
+	if m, ok := paths.get("/metrics"); ok {
+		m.(*obj).set("servers", []any{sock, tcp})
+	}
+	uiOK := newObj("description", "The HTML report of every kernel, or of those the query names; it reloads itself.",
+		"content", newObj("text/html", newObj("schema", str())))
+	uiGet := newObj("operationId", "getUI", "summary", "The read-only pages of the tuning (TCP listener with --ui only)",
+		"x-quasim-right", "read",
+		"responses", newObj("200", uiOK, "404", newObj("description", "A page under /ui/ other than /ui/ itself.")))
+	paths.set("/ui/", newObj("servers", []any{tcp}, "get", uiGet, "head", headOp(uiGet),
+		"x-quasim-other-methods", "405 (text/plain, with Allow)"))
 	for p := range openAPIOps {
 		if !served[p] {
 			t.Fatalf("openAPIOps documents %s, which the server does not serve", p)
@@ -629,7 +648,7 @@ func openAPIDocument(t testing.TB) []byte {
 	doc := newObj(
 		"openapi", "3.0.3",
 		"info", newObj("title", "quasimd socket API", "version", "1", "description", openAPIIntro),
-		"servers", []any{newObj("url", "http://"+api.Host, "description", "The daemon's Unix socket; the Host is quasimd (or localhost).")},
+		"servers", []any{sock},
 		"paths", paths,
 		"components", newObj(
 			"schemas", g.schemas,
@@ -675,6 +694,9 @@ func (g *docGen) responses(rt servedRoute, d opDoc) *obj {
 		out.set("304", newObj("description", d.notModified, "headers", newObj(api.HeaderVersion, headerRef(api.HeaderVersion), "ETag", headerRef("ETag"))))
 	}
 	errs := map[int]string{http.StatusForbidden: forbidden(rt.right)}
+	if d.body != nil {
+		errs[http.StatusRequestEntityTooLarge] = "The body is over 8 MiB (api.MaxBodyBytes), declared or read."
+	}
 	for s, why := range d.errs {
 		if s == http.StatusForbidden {
 			g.t.Fatalf("route %s: 403 is documented for every route", rt.pattern)
@@ -690,6 +712,33 @@ func (g *docGen) responses(rt servedRoute, d opDoc) *obj {
 		out.set(strconv.Itoa(s), errorResponse(errs[s], errRef, extra...))
 	}
 	return out
+}
+
+// headOp is the HEAD of GET operation op: its statuses and headers, no
+// body.
+func headOp(op *obj) *obj {
+	id, _ := op.get("operationId")
+	sum, _ := op.get("summary")
+	h := newObj("operationId", id.(string)+"Head", "summary", "HEAD of "+sum.(string)+": the GET's status and headers, no body")
+	for _, k := range []string{"parameters", "x-quasim-right"} {
+		if v, ok := op.get(k); ok {
+			h.set(k, v)
+		}
+	}
+	rs, _ := op.get("responses")
+	out := newObj()
+	for _, e := range rs.(*obj).kv {
+		code, r := e.k, e.v
+		bare := newObj()
+		for _, k := range []string{"description", "headers"} {
+			if v, ok := r.(*obj).get(k); ok {
+				bare.set(k, v)
+			}
+		}
+		out.set(code, bare)
+	}
+	h.set("responses", out)
+	return h
 }
 
 func forbidden(right string) string {

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -53,7 +54,13 @@ func TestOpenAPIRoutes(t *testing.T) {
 	doc := loadOpenAPI(t)
 	documented := map[string]string{} // pattern: x-quasim-right
 	for p, item := range doc.Paths.Map() {
+		if len(item.Servers) == 1 { // the TCP listener's alone (TestOpenAPIEveryRoute)
+			continue
+		}
 		for m, op := range item.Operations() {
+			if m == http.MethodHead && item.Get != nil { // net/http serves HEAD with GET
+				continue
+			}
 			right, _ := op.Extensions["x-quasim-right"].(string)
 			documented[m+" "+p] = right
 		}
@@ -81,6 +88,17 @@ type contract struct {
 	router routers.Router
 	opts   *openapi3filter.Options
 	seen   map[string]map[int]bool // operation ("GET /v1/status"): statuses answered
+}
+
+// newContract loads the document and its router for t.
+func newContract(t *testing.T) *contract {
+	doc := loadOpenAPI(t)
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &contract{t: t, doc: doc, router: router, seen: map[string]map[int]bool{},
+		opts: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
 }
 
 // exchange is one request and the status it should get.
@@ -169,7 +187,46 @@ func (c *contract) do(ts *testServer, x exchange) (int, http.Header, []byte) {
 		c.seen[op] = map[int]bool{}
 	}
 	c.seen[op][resp.StatusCode] = true
+	if x.method == http.MethodGet && !strings.Contains(x.path, "wait=") {
+		c.head(ts, x, resp.StatusCode)
+	}
 	return resp.StatusCode, resp.Header, body
+}
+
+// head sends GET exchange x again as HEAD: the same status, no body, and
+// an answer the document's head operation takes.
+func (c *contract) head(ts *testServer, x exchange, status int) {
+	t := c.t
+	t.Helper()
+	x.method, x.status = http.MethodHead, status
+	req := x.request(t)
+	route, params, err := c.router.FindRoute(req)
+	if err != nil {
+		t.Errorf("HEAD %s: no operation of the document: %v", x.path, err)
+		return
+	}
+	resp, err := ts.client.Do(x.request(t))
+	if err != nil {
+		t.Fatalf("HEAD %s: %v", x.path, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != status || len(body) != 0 {
+		t.Errorf("HEAD %s = %d with %d bytes of body, want GET's %d and none", x.path, resp.StatusCode, len(body), status)
+	}
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: c.opts}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: resp.StatusCode, Header: resp.Header,
+		Body: io.NopCloser(bytes.NewReader(nil)), Options: c.opts}
+	if resp.StatusCode != http.StatusNotModified {
+		if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+			t.Errorf("HEAD %s: the %d answer does not match the document: %v", x.path, resp.StatusCode, err)
+		}
+	}
+	op := route.Method + " " + route.Path
+	if c.seen[op] == nil {
+		c.seen[op] = map[int]bool{}
+	}
+	c.seen[op][resp.StatusCode] = true
 }
 
 // ok is do for a valid request that should be answered 200.
@@ -203,6 +260,12 @@ func (c *contract) offRoute(ts *testServer, method, path string, status int, com
 		t.Fatalf("no components/responses/%s", component)
 	}
 	c.checkHeaders(component, r.Value.Headers, resp.Header)
+	if method == http.MethodHead {
+		if len(body) != 0 {
+			t.Errorf("HEAD %s: %d bytes of body", path, len(body))
+		}
+		return
+	}
 	mt := r.Value.Content.Get(resp.Header.Get("Content-Type"))
 	if mt == nil {
 		t.Fatalf("%s %s: Content-Type %q is not %s's", method, path, resp.Header.Get("Content-Type"), component)
@@ -338,13 +401,8 @@ const memGraph = `{"name": "contract", "ops": [{"id": "a", "duration_ns": 100000
 // an experiment's 503 (a device lock held elsewhere) and the spans' 429
 // (the observations' is: the same limiter); the test logs them.
 func TestOpenAPIContract(t *testing.T) {
-	doc := loadOpenAPI(t)
-	router, err := gorillamux.NewRouter(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &contract{t: t, doc: doc, router: router, seen: map[string]map[int]bool{},
-		opts: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	c := newContract(t)
+	doc := c.doc
 	ts := contractServer(t)
 	// get and post send a request the server refuses with status; with
 	// docRefuses, the document refuses it too.
@@ -534,6 +592,9 @@ func TestOpenAPIContract(t *testing.T) {
 	// Every operation answered 2xx at least once; list the other
 	// documented statuses not driven.
 	for _, p := range slices.Sorted(maps.Keys(doc.Paths.Map())) {
+		if len(doc.Paths.Value(p).Servers) == 1 { // the TCP listener's: TestOpenAPIEveryRoute
+			continue
+		}
 		ops := doc.Paths.Value(p).Operations()
 		for _, m := range slices.Sorted(maps.Keys(ops)) {
 			op, key := ops[m], m+" "+p
@@ -555,6 +616,110 @@ func TestOpenAPIContract(t *testing.T) {
 				slices.Sort(missed)
 				t.Logf("%s: documented statuses not driven: %s", key, strings.Join(missed, " "))
 			}
+		}
+	}
+}
+
+// samplePath fills a documented path's parameters with values the
+// contract server knows (or, for ids, does not).
+func samplePath(p string) string {
+	return strings.NewReplacer("{kernel}", "sgemm", "{pipeline}", "fj", "{id}", "nope", "{name}", "nope").Replace(p)
+}
+
+// TestOpenAPIEveryRoute checks on every path of the document what the
+// guard and the mux answer whatever the route: 405 with Allow naming
+// exactly the document's methods (HEAD with GET) to every other method,
+// 413 to a body over the route's bound on every operation that takes a
+// body, and 404 to unknown paths; and the TCP listener's two routes.
+func TestOpenAPIEveryRoute(t *testing.T) {
+	c := newContract(t)
+	doc := c.doc
+	ts := contractServer(t)
+	methods := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch}
+	n405, n413 := 0, 0
+	for _, p := range slices.Sorted(maps.Keys(doc.Paths.Map())) {
+		item := doc.Paths.Value(p)
+		if len(item.Servers) == 1 { // the TCP listener's alone
+			continue
+		}
+		ops := item.Operations()
+		var allow []string
+		for _, m := range methods {
+			if ops[m] != nil {
+				allow = append(allow, m)
+			}
+		}
+		path := samplePath(p)
+		for _, m := range methods {
+			op := ops[m]
+			if op == nil {
+				c.offRoute(ts, m, path, 405, "MethodNotAllowed", routers.ErrMethodNotAllowed)
+				n405++
+				continue
+			}
+			if op.RequestBody == nil {
+				continue
+			}
+			limit := api.MaxBodyBytes
+			if p == "/v1/memgraph/plan" {
+				limit = int(ts.srv.memgraph.maxBody)
+			}
+			c.do(ts, exchange{method: m, path: path, body: bytes.Repeat([]byte(" "), limit+1), invalid: true, status: 413})
+			n413++
+		}
+		// Allow names the path's methods, as the document does.
+		req, _ := http.NewRequest(http.MethodPatch, "http://"+api.Host+path, nil)
+		if ops[http.MethodPatch] == nil {
+			resp, err := ts.client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			got := strings.Split(strings.ReplaceAll(resp.Header.Get("Allow"), " ", ""), ",")
+			slices.Sort(got)
+			want := slices.Clone(allow)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("PATCH %s: Allow %q, want the document's %q", path, resp.Header.Get("Allow"), want)
+			}
+		}
+	}
+	for _, p := range []string{"/", "/v1", "/v1/nope", "/v2/status", "/v1/status/more", "/ui/"} {
+		for _, m := range []string{http.MethodGet, http.MethodPost} {
+			c.offRoute(ts, m, p, 404, "NoRoute", routers.ErrPathNotFound)
+		}
+	}
+	t.Logf("405 on %d method and path pairs, 413 on %d operations", n405, n413)
+
+	// The TCP listener: /metrics and /ui/, as the document's second server.
+	tcp := httptest.NewServer(tcpMux(ts.srv.metrics, true, ts.socket, "test"))
+	defer tcp.Close()
+	for _, tt := range []struct {
+		method, path string
+		status       int
+		ctype        string
+	}{
+		{"GET", "/metrics", 200, "text/plain"},
+		{"HEAD", "/metrics", 200, "text/plain"},
+		{"GET", "/ui/", 200, "text/html"},
+		{"HEAD", "/ui/", 200, "text/html"},
+		{"GET", "/ui/nope", 404, ""},
+		{"POST", "/metrics", 405, ""},
+		{"DELETE", "/ui/", 405, ""},
+		{"GET", "/v1/status", 404, ""},
+	} {
+		req, _ := http.NewRequest(tt.method, tcp.URL+tt.path, nil)
+		resp, err := tcp.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || !strings.HasPrefix(resp.Header.Get("Content-Type"), tt.ctype) {
+			t.Errorf("TCP %s %s = %d %s, want %d %s", tt.method, tt.path, resp.StatusCode, resp.Header.Get("Content-Type"), tt.status, tt.ctype)
+		}
+		docPath := strings.TrimSuffix(tt.path, "nope")
+		if item := doc.Paths.Value(docPath); tt.status != 404 && (item == nil || len(item.Servers) == 0 || item.Servers[len(item.Servers)-1].URL != "http://127.0.0.1:9464") {
+			t.Errorf("the document does not put %s on the TCP listener", tt.path)
 		}
 	}
 }

@@ -235,6 +235,11 @@ func (s *server) handler() http.Handler {
 				writeError(w, err)
 				return
 			}
+			// 413 before the handler looks at anything else, on every route.
+			if r.ContentLength > api.MaxBodyBytes {
+				writeError(w, tooLargef("body of %d bytes: at most %d bytes a request", r.ContentLength, api.MaxBodyBytes))
+				return
+			}
 			r.Body = http.MaxBytesReader(w, r.Body, api.MaxBodyBytes)
 			start := time.Now()
 			v, err := rt.h(r)
@@ -275,8 +280,9 @@ func (s *server) getStatus(*http.Request) (any, error) {
 	st := api.Status{
 		Version: s.version, Started: s.started, UptimeS: time.Since(s.started).Seconds(),
 		StateDir: s.stateDir, SpecDir: s.specDir, Kernels: len(ks),
-		Running: s.sched.runningJobs(), SpecError: errs,
+		SpecError: errs,
 	}
+	st.Running, st.Waiting = s.sched.runningJobs()
 	st.Stale = []api.Stale{}
 	st.Failing = []api.Failing{}
 	stored, err := s.storedJobs()
@@ -304,6 +310,9 @@ func (s *server) getStatus(*http.Request) (any, error) {
 	sort.SliceStable(st.Failing, func(a, b int) bool { return st.Failing[a].At.After(st.Failing[b].At) })
 	if st.Running == nil {
 		st.Running = []string{}
+	}
+	if st.Waiting == nil {
+		st.Waiting = []string{}
 	}
 	if st.SpecError == nil {
 		st.SpecError = []string{}
@@ -334,9 +343,21 @@ func (s *server) health(st *api.Status, j *job) error {
 			st.LastSuccess = &t
 		}
 	}
-	if last.State == "failed" {
-		st.Failing = append(st.Failing, api.Failing{Job: j.key.String(), Cycle: last.ID, At: last.Ended, Error: last.Error, LastSuccess: lastDone})
+	if last.State != "failed" {
+		return nil
 	}
+	f := api.Failing{Job: j.key.String(), Cycle: last.ID, At: last.Ended, Error: last.Error, LastSuccess: lastDone, Since: last.Ended}
+	// Since: the oldest failed cycle after the newest done one.
+	if _, _, err := s.st.LastCycleWhere(j.key, func(c store.Cycle) bool {
+		if c.State == "failed" && !c.Ended.IsZero() {
+			f.Since = c.Ended
+		}
+		return c.State == "done"
+	}); err != nil {
+		return err
+	}
+	f.RetryAt = s.sched.retryTime(j)
+	st.Failing = append(st.Failing, f)
 	return nil
 }
 
@@ -662,12 +683,17 @@ func (s *server) getCycles(r *http.Request) (any, error) {
 	return out, nil
 }
 
+// decodeBody reads r's JSON body into v; a body over api.MaxBodyBytes,
+// declared or read, is 413 as on every route that takes a body.
 func decodeBody(r *http.Request, v any) error {
+	if r.ContentLength > api.MaxBodyBytes {
+		return tooLargef("body of %d bytes: at most %d bytes a request", r.ContentLength, api.MaxBodyBytes)
+	}
 	data, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return invalidf("body larger than %d bytes", mbe.Limit)
+			return tooLargef("body larger than %d bytes", mbe.Limit)
 		}
 		return invalidf("read body: %v", err)
 	}

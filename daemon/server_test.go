@@ -218,7 +218,7 @@ func TestBadWrites(t *testing.T) {
 		{"/v1/kernels/sgemm/tune", `{"problem": "1,2,3"}`, 404},
 		{"/v1/kernels/sgemm/tune", `{"bogus": 1}`, 400},
 		{"/v1/kernels/sgemm/tune", `not json`, 400},
-		{"/v1/kernels/sgemm/tune", `{"budget": 1}` + strings.Repeat(" ", api.MaxBodyBytes), 400},
+		{"/v1/kernels/sgemm/tune", `{"budget": 1}` + strings.Repeat(" ", api.MaxBodyBytes), 413}, // as on every route
 		{"/v1/kernels/nope/tune", ``, 404},
 		{"/v1/kernels/sgemm/import", `{"trials": []}`, 400},
 		{"/v1/kernels/sgemm/import", `{"problem": "128,128,128", "trials": [{"key": "16,16,16,1,1,False,ijk,fp32", "status": "weird"}]}`, 400},
@@ -328,10 +328,32 @@ func TestSocketInUse(t *testing.T) {
 	}
 	// A stale socket file is replaced.
 	ln.Close()
+	os.WriteFile(sock+"x", nil, 0o600) // keep the inode of ln's file from being reused at once
 	ln2, err := listenSocket(sock)
 	if err != nil {
-		t.Errorf("listen over a stale socket: %v", err)
-	} else {
-		ln2.Close()
+		t.Fatalf("listen over a stale socket: %v", err)
+	}
+	// A daemon that stops after another took the path leaves the other's
+	// socket file: closing the first listener again removes nothing.
+	ln3, err := listenSocket(sock + "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own3, _ := os.Lstat(sock + "3")
+	os.Remove(sock + "3")
+	if err := os.Rename(sock, sock+"3"); err != nil { // another daemon's file where ln3's was
+		t.Fatal(err)
+	}
+	ln3.Close()
+	if _, err := os.Lstat(sock + "3"); err != nil {
+		t.Errorf("closing a listener removed another's socket file: %v", err)
+	}
+	if fi, err := os.Lstat(sock + "3"); err == nil && os.SameFile(fi, own3) {
+		t.Error("test setup: the file is ln3's own")
+	}
+	os.Rename(sock+"3", sock)
+	ln2.Close()
+	if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("closing the listener left its own socket file: %v", err)
 	}
 }

@@ -48,6 +48,14 @@ func runDaemon(t *testing.T, dir string) (int, string) {
 	defer os.RemoveAll(sockDir)
 	cmd := exec.Command(qd, "--socket", filepath.Join(sockDir, "q.sock"), "--state-dir", filepath.Join(dir, "state"),
 		"--kernels", filepath.Join(dir, "kernels.d"), "--idle-cpu", "0", "--lock-dir", filepath.Join(sockDir, "locks"))
+	return serveOrExit(t, cmd, filepath.Join(sockDir, "q.sock"))
+}
+
+// serveOrExit runs cmd, a quasimd serving on sock, and returns its exit
+// code and stderr if it exits before it serves, or -1 once it serves (it
+// is then killed).
+func serveOrExit(t *testing.T, cmd *exec.Cmd, sock string) (int, string) {
+	t.Helper()
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
@@ -67,7 +75,7 @@ func runDaemon(t *testing.T, dir string) (int, string) {
 			}
 			return 0, errb.String()
 		case <-tick.C:
-			if _, err := os.Stat(filepath.Join(sockDir, "q.sock")); err != nil {
+			if _, err := os.Stat(sock); err != nil {
 				continue
 			}
 		case <-deadline:

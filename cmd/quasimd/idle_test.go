@@ -47,7 +47,7 @@ func TestIdleGating(t *testing.T) {
 	dir := newDir(t, map[string]string{"reduce.yaml": reduceSpec})
 	d := start(t, dir, "--idle-cpu", "0.3", "--idle-wait", "3s", "--idle-poll", "200ms")
 	var cy api.Cycle
-	sawWaiting := false
+	sawWaiting, statusWaiting := false, false
 	deadline := time.Now().Add(testload.Scale(60 * time.Second))
 	for time.Now().Before(deadline) {
 		var cycles api.Cycles
@@ -55,6 +55,15 @@ func TestIdleGating(t *testing.T) {
 		if len(cycles.Cycles) > 0 {
 			cy = cycles.Cycles[0]
 			sawWaiting = sawWaiting || cy.State == "waiting"
+			if cy.State == "waiting" && !statusWaiting {
+				// status counts it waiting, not running.
+				var st api.Status
+				d.ctlJSON(&st, "status")
+				statusWaiting = len(st.Waiting) == 1 && len(st.Running) == 0
+				if len(st.Running)+len(st.Waiting) > 0 && !statusWaiting {
+					t.Errorf("status while the cycle waits: running %v, waiting %v; want it waiting", st.Running, st.Waiting)
+				}
+			}
 			if cy.State != "running" && cy.State != "waiting" {
 				break
 			}
@@ -64,8 +73,8 @@ func TestIdleGating(t *testing.T) {
 	if cy.State != "skipped" || cy.Evals != 0 || cy.WaitedS < 3 || !strings.Contains(cy.Busy, "CPU load of other processes") {
 		t.Fatalf("cycle under load = %+v; want skipped after waiting 3s, with the reason", cy)
 	}
-	if !sawWaiting {
-		t.Errorf("the cycle was never seen waiting")
+	if !sawWaiting || !statusWaiting {
+		t.Errorf("the cycle was never seen waiting (cycles: %v, status: %v)", sawWaiting, statusWaiting)
 	}
 	out, _, _ := d.ctl("cycles", "reduce")
 	if !strings.Contains(out, "skipped") || !strings.Contains(out, "device busy: CPU load") {

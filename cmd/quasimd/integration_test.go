@@ -390,9 +390,13 @@ func TestBadSpecsDoNotStopOthers(t *testing.T) {
 	}
 	// Reload picks up a fixed spec without a restart.
 	os.WriteFile(filepath.Join(dir, "kernels.d", "cron.yaml"), []byte("name: c1\nevaluator: builtin:reduce\nschedule: \"@every 2h\"\nbudget: {evals: 2}\n"), 0o644)
+	// The other bad files still do not load: reload says so and exits 6.
 	var rr api.ReloadResponse
-	d.ctlJSON(&rr, "reload")
-	if rr.Kernels != 2 {
+	out, errs, code := d.ctl("reload", "--json")
+	if err := json.Unmarshal([]byte(out), &rr); err != nil || code != 6 || !strings.Contains(errs, "did not load") {
+		t.Errorf("reload with bad spec files left: exit %d, %v: %s", code, err, errs)
+	}
+	if rr.Kernels != 2 || len(rr.Errors) == 0 {
 		t.Errorf("after reload: %d kernels, want 2 (%v)", rr.Kernels, rr.Errors)
 	}
 	d.stop()

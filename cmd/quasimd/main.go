@@ -35,7 +35,7 @@ func main() { os.Exit(run()) }
 // exits 2 after a panic and on SIGABRT, the signal of systemd's watchdog,
 // and after those a restart is what is wanted.
 const (
-	exitConfig  = 78 // EX_CONFIG of sysexits.h: bad flags, environment or configuration
+	exitConfig  = 78 // EX_CONFIG of sysexits.h: bad flags, environment or configuration, a state or lock file quasimd may not open
 	exitDamaged = 65 // EX_DATAERR: the state file is damaged (quasimd db salvage)
 )
 
@@ -68,6 +68,7 @@ func run() int {
 	fs.Float64Var(&cfg.IdleGPU, "idle-gpu", 10, "cycles on a GPU wait while other processes on it push its utilisation above this percent; 0 turns it off ($QUASIMD_IDLE_GPU)")
 	fs.DurationVar(&cfg.IdleWait, "idle-wait", 10*time.Minute, "how long a cycle waits for an idle device before it is skipped ($QUASIMD_IDLE_WAIT)")
 	fs.DurationVar(&cfg.IdlePoll, "idle-poll", 5*time.Second, "how often a waiting cycle looks again")
+	fs.DurationVar(&cfg.RetryMin, "retry-min", daemon.DefaultRetryMin, "a failed cycle is tried again after this, doubling with each failure in a row up to its job's schedule interval")
 	fs.StringVar(&cfg.LockDir, "lock-dir", daemon.DefaultLockDir(), "directory of the devices' lock files (flock), shared with other processes that measure; empty for in-process locks only ($QUASIMD_LOCK_DIR)")
 	fs.Float64Var(&cfg.ObserveRate, "observe-rate", daemon.DefaultObserveRate, "observation reports each uid may make a second (a token bucket; a request costs 1, plus 1 per 1,000 latencies); negative: no limit")
 	fs.IntVar(&cfg.ObserveBurst, "observe-burst", daemon.DefaultObserveBurst, "the bucket's size: reports a uid may make at once")
@@ -196,6 +197,10 @@ func run() int {
 			// Not a runtime error a restart can cure: say it plainly.
 			fmt.Fprintf(os.Stderr, "quasimd: not starting: %v\n", err)
 			return exitDamaged
+		}
+		if errors.Is(err, daemon.ErrConfig) {
+			fmt.Fprintf(os.Stderr, "quasimd: not starting: %v\n", err)
+			return exitConfig
 		}
 		return 1
 	}

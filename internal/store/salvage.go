@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quasim/quasim/internal/fileown"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -80,6 +81,12 @@ func Salvage(from, to string, opt Options) (*SalvageReport, error) {
 	})
 	if cerr := dst.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		// Salvage is run as root by hand: the new file takes the owner
+		// and mode of the one it is to replace, or the service's user
+		// could not open it.
+		err = fileown.OwnerMode(to, from)
 	}
 	if err != nil {
 		_ = os.Remove(to)

@@ -25,6 +25,9 @@ const (
 	exitInterrupted = 130
 )
 
+// ExitStatus is the EXIT STATUS section of --help and of quasimctl(1).
+const ExitStatus = exitHelp
+
 const exitHelp = `
 EXIT STATUS:
   0    ok
@@ -33,7 +36,7 @@ EXIT STATUS:
   3    daemon unavailable
   4    not found
   5    permission denied
-  6    status: something is failing (cycles, spec files)
+  6    status: something is failing (cycles, spec files); reload: a spec file did not load
   130  interrupted
 `
 

@@ -22,9 +22,16 @@ type globalOptions struct {
 func addGlobalFlags(root *cobra.Command) *globalOptions {
 	g := &globalOptions{}
 	fs := root.PersistentFlags()
-	fs.StringVar(&g.socket, "socket", "", "quasimd's Unix socket (default: $QUASIM_SOCKET; else the user's own daemon's, "+client.UserSocket()+", when one answers there; else the service's, "+client.SystemSocket()+")")
+	fs.StringVar(&g.socket, "socket", "", SocketUsage(client.UserSocket()))
 	fs.BoolVar(&g.json, "json", false, "print JSON instead of tables")
 	return g
+}
+
+// SocketUsage is the usage of --socket, naming userSocket as the user's
+// own daemon's socket: the path for this user in --help, and the rule
+// ($XDG_RUNTIME_DIR/...) in the manual page, which is built elsewhere.
+func SocketUsage(userSocket string) string {
+	return "quasimd's Unix socket (default: $QUASIM_SOCKET; else the user's own daemon's, " + userSocket + ", when one answers there; else the service's, " + client.SystemSocket() + ")"
 }
 
 // client returns a client of the daemon at --socket that warns on stderr

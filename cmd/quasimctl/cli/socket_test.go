@@ -51,7 +51,8 @@ var (
 	unhealthyStatus = func() api.Status {
 		st := fakeStatus
 		st.SpecError = []string{"bad.yaml: line 3: unknown field \"bogus\""}
-		st.Failing = []api.Failing{{Job: "sgemm/512,512,512/cpu", Cycle: 3, At: fakeT0.Add(time.Hour),
+		retry := fakeT0.Add(time.Hour + 4*time.Minute)
+		st.Failing = []api.Failing{{Job: "sgemm/512,512,512/cpu", Cycle: 3, At: fakeT0.Add(time.Hour), Since: fakeT0.Add(50 * time.Minute), RetryAt: &retry,
 			Error: "lock: open /run/lock/quasim/cpu.lock: permission denied", LastSuccess: &fakeT0}}
 		return st
 	}()
@@ -165,6 +166,12 @@ func (f *fakeDaemon) handler() http.Handler {
 			return unhealthyStatus, nil
 		}
 		return fakeStatus, nil
+	})
+	handle(api.RouteReload, func(w http.ResponseWriter, r *http.Request) (any, error) {
+		if f.unhealthy {
+			return api.ReloadResponse{Kernels: 1, Errors: unhealthyStatus.SpecError}, nil
+		}
+		return api.ReloadResponse{Kernels: 2, Errors: []string{}}, nil
 	})
 	handle(api.RouteKernels, func(w http.ResponseWriter, r *http.Request) (any, error) { return f.kernels, nil })
 	handle(api.RouteConfig, func(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -49,6 +49,10 @@ load, so it serves as a health check.`,
 			for _, j := range st.Running {
 				fmt.Fprintf(w, "  %s\n", j)
 			}
+			kv("waiting", strconv.Itoa(len(st.Waiting))+" (for an idle device)")
+			for _, j := range st.Waiting {
+				fmt.Fprintf(w, "  %s\n", j)
+			}
 			kv("stale", strconv.Itoa(len(st.Stale)))
 			for _, sj := range st.Stale {
 				fmt.Fprintf(w, "  %s since %s: %s\n", sj.Job, fmtTime(sj.Since), sj.Reason)
@@ -77,7 +81,15 @@ load, so it serves as a health check.`,
 				if f.LastSuccess != nil {
 					since = "last success " + fmtTime(*f.LastSuccess)
 				}
-				fmt.Fprintf(w, "  %s: cycle %d failed at %s (%s): %s\n", f.Job, f.Cycle, fmtTime(f.At), since, f.Error)
+				retry := ""
+				if f.RetryAt != nil {
+					retry = "; tried again at " + fmtTime(*f.RetryAt)
+				}
+				first := ""
+				if !f.Since.IsZero() { // older daemons do not say
+					first = "failing since " + fmtTime(f.Since) + ": "
+				}
+				fmt.Fprintf(w, "  %s: %scycle %d failed at %s (%s%s): %s\n", f.Job, first, f.Cycle, fmtTime(f.At), since, retry, f.Error)
 			}
 			return unhealthy(st)
 		},

@@ -22,7 +22,7 @@ func TestStatus(t *testing.T) {
 		"spec dir:     /etc/quasim/kernels.d\n",
 		"kernels:      2\n",
 		"jobs:         3\n",
-		"trials:       42\nrunning:      1\n  sgemm/256,256,256/cpu\n",
+		"trials:       42\nrunning:      1\n  sgemm/256,256,256/cpu\nwaiting:      0 (for an idle device)\n",
 		"spec errors:  0\n",
 		"last success: "+fmtTime(fakeT0)+"\n",
 		"failing:      0\n",
@@ -58,7 +58,29 @@ func TestStatusUnhealthy(t *testing.T) {
 		}
 		mustContain(t, "status", out,
 			"spec errors:  1\n  bad.yaml: line 3: unknown field \"bogus\"\n",
-			"failing:      1\n  sgemm/512,512,512/cpu: cycle 3 failed at "+fmtTime(fakeT0.Add(3600e9))+" (last success "+fmtTime(fakeT0)+"): lock: open /run/lock/quasim/cpu.lock: permission denied\n",
+			"failing:      1\n  sgemm/512,512,512/cpu: failing since "+fmtTime(fakeT0.Add(50*60e9))+": cycle 3 failed at "+fmtTime(fakeT0.Add(3600e9))+
+				" (last success "+fmtTime(fakeT0)+"; tried again at "+fmtTime(fakeT0.Add(64*60e9))+"): lock: open /run/lock/quasim/cpu.lock: permission denied\n",
 		)
+	}
+}
+
+// reload exits 6 when a spec file did not load, as status does, and 0 when
+// all loaded; before, it exited 0 either way.
+func TestReloadExitCode(t *testing.T) {
+	t.Parallel()
+	for _, unhealthy := range []bool{false, true} {
+		f := newFakeDaemon(t, func(f *fakeDaemon) { f.unhealthy = unhealthy })
+		for _, args := range [][]string{{"reload"}, {"reload", "--json"}} {
+			out, errs, code := f.ctl(t, args...)
+			want := 0
+			if unhealthy {
+				want = 6
+				mustContain(t, "reload stderr", errs, "1 spec file did not load")
+				mustContain(t, "reload", out, "bad.yaml")
+			}
+			if code != want {
+				t.Errorf("%s with unhealthy=%v: exit %d, want %d (stderr %q)", strings.Join(args, " "), unhealthy, code, want, errs)
+			}
+		}
 	}
 }

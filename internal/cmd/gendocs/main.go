@@ -58,9 +58,8 @@ func run(out, quasimd, ver string) error {
 			return err
 		}
 	}
-	hdr := &doc.GenManHeader{Title: "QUASIMCTL", Section: "1", Source: "quasim " + ver, Manual: "quasim manual", Date: &date}
-	if err := doc.GenManTree(root, hdr, man1); err != nil {
-		return fmt.Errorf("quasimctl man pages: %w", err)
+	if err := quasimctlPages(root, ver, date, man1); err != nil {
+		return err
 	}
 	if err := completions(root, comp); err != nil {
 		return err
@@ -74,6 +73,42 @@ func run(out, quasimd, ver string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(out, "man", "man8", "quasimd.8"), page, 0o644)
+}
+
+// userSocketRule is where a user's own quasimd listens, as the rule
+// rather than this machine's path for whoever builds the pages.
+const userSocketRule = "$XDG_RUNTIME_DIR/quasim/quasimd.sock (else /tmp/quasim-UID/quasimd.sock; root's is the service's)"
+
+// quasimctlPages writes quasimctl(1) and a page per subcommand into dir,
+// with the --socket default as a rule and the exit status of --help.
+func quasimctlPages(root *cobra.Command, ver string, date time.Time, dir string) error {
+	if f := root.PersistentFlags().Lookup("socket"); f != nil {
+		f.Usage = cli.SocketUsage(userSocketRule)
+	}
+	hdr := &doc.GenManHeader{Title: "QUASIMCTL", Section: "1", Source: "quasim " + ver, Manual: "quasim manual", Date: &date}
+	if err := doc.GenManTree(root, hdr, dir); err != nil {
+		return fmt.Errorf("quasimctl man pages: %w", err)
+	}
+	path := filepath.Join(dir, "quasimctl.1")
+	page, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var sec strings.Builder
+	sec.WriteString(".SH EXIT STATUS\n")
+	for _, l := range strings.Split(strings.TrimSpace(cli.ExitStatus), "\n") {
+		code, what, ok := strings.Cut(strings.TrimSpace(l), " ")
+		if !ok { // the heading
+			continue
+		}
+		sec.WriteString(".TP\n\\fB" + esc(code) + "\\fR\n" + esc(strings.TrimSpace(what)) + "\n")
+	}
+	at := bytes.Index(page, []byte(".SH SEE ALSO"))
+	if at < 0 {
+		at = len(page)
+	}
+	out := append(append(bytes.Clone(page[:at]), sec.String()...), page[at:]...)
+	return os.WriteFile(path, out, 0o644)
 }
 
 func completions(root *cobra.Command, dir string) error {
