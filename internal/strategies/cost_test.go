@@ -23,6 +23,15 @@ func BenchmarkPortfolioMarginalCost(b *testing.B) {
 	evolvetest.MarginalCost(b, gemm3090(b), f, []int{1, 100, 400, 1000, 2000})
 }
 
+// BenchmarkPooledMarginalCost is the same for the pooled portfolio, whose
+// every member proposes at every evaluation and whose judge is refitted:
+//
+//	go test ./internal/strategies -run '^$' -bench 'PooledMarginalCost|PortfolioMarginalCost' -benchtime 1x
+func BenchmarkPooledMarginalCost(b *testing.B) {
+	f, _ := Get("portfolio:judge=mean")
+	evolvetest.MarginalCost(b, gemm3090(b), f, []int{1, 100, 400, 1000, 2000})
+}
+
 // BenchmarkForestMarginalCost is the same for forest search alone.
 func BenchmarkForestMarginalCost(b *testing.B) {
 	f, _ := Get("forest")

@@ -1,0 +1,78 @@
+package evolve
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/quasim/quasim/genome"
+)
+
+// pooled is JudgeEI's step: every member not spent proposes a config, the
+// judge scores them all, and the best is measured. The others are taken
+// back from the members that proposed them (Withdrawer), which may
+// propose them again once more is known. One model choosing among
+// proposals can beat the best member where allocating whole evaluations
+// to members cannot: each member's good ideas are kept and its poor ones
+// are not paid for.
+func (p *Portfolio) pooled() (genome.Config, int, error) {
+	type nominee struct {
+		c     genome.Config
+		owner int
+	}
+	var pool []nominee
+	for i := range p.strats {
+		if p.st.Spent[p.members[i].Name] {
+			continue
+		}
+		c, err := p.propose(i)
+		if err != nil {
+			return nil, 0, err
+		}
+		if c != nil {
+			pool = append(pool, nominee{c, i})
+		}
+	}
+	if len(pool) == 0 {
+		return sampleUnknown(p.rng, p.space, &p.st.H), ownerDesign, nil
+	}
+	j := p.judged()
+	best, bestS := 0, math.Inf(-1)
+	for k, n := range pool {
+		// Ties (two members proposing one config) go to the first.
+		if s := j.score(n.c); s > bestS {
+			best, bestS = k, s
+		}
+	}
+	for k, n := range pool {
+		if k == best {
+			continue
+		}
+		if w, ok := p.strats[n.owner].(Withdrawer); ok {
+			w.Withdraw(n.c)
+		}
+	}
+	return pool[best].c, pool[best].owner, nil
+}
+
+// judgeRefitAll is how many results the judge is refitted at every step
+// up to; past it, when the history has grown by a tenth, as the forest
+// member does, so the cost per evaluation stays flat.
+const judgeRefitAll = 400
+
+// judged returns the judge, fitted when due. Each fit draws from its own
+// stream, seeded by the seed and the results fitted, so a resumed run
+// refits the same judge.
+func (p *Portfolio) judged() *judge {
+	n := len(p.st.H.Told)
+	if p.judge == nil && p.st.JudgeAt == 0 ||
+		n != p.st.JudgeAt && (n <= judgeRefitAll || float64(n) >= 1.1*float64(p.st.JudgeAt)) {
+		p.st.JudgeAt, p.judge = n, nil
+	}
+	if p.judge == nil {
+		at := p.st.JudgeAt
+		rng := rand.New(rand.NewPCG(p.st.Seed, uint64(at)^0x9e3779b97f4a7c15))
+		p.judge = fitJudge(rng, p.st.H.Told[:at], p.levels, p.opt.FailureModel)
+		p.judge.mean = p.opt.Judge == JudgeMean
+	}
+	return p.judge
+}
