@@ -54,6 +54,39 @@ func (p *Portfolio) pooled() (genome.Config, int, error) {
 	return pool[best].c, pool[best].owner, nil
 }
 
+// screen asks member i for up to Screen-1 configs beside first and
+// returns the one the judge scores highest; the others are withdrawn.
+func (p *Portfolio) screen(i int, first genome.Config) (genome.Config, error) {
+	cands := []genome.Config{first}
+	for range p.opt.Screen - 1 {
+		cs, err := p.strats[i].Ask(1)
+		if err != nil {
+			return nil, err
+		}
+		if len(cs) == 0 {
+			break
+		}
+		cands = append(cands, cs[0])
+	}
+	j := p.judged()
+	best, bestS := 0, math.Inf(-1)
+	for k, c := range cands {
+		if p.st.H.Known(c) {
+			continue
+		}
+		if s := j.score(c); s > bestS {
+			best, bestS = k, s
+		}
+	}
+	w, _ := p.strats[i].(Withdrawer)
+	for k, c := range cands {
+		if k != best && w != nil && !p.st.H.Known(c) {
+			w.Withdraw(c)
+		}
+	}
+	return cands[best], nil
+}
+
 // judgeRefitAll is how many results the judge is refitted at every step
 // up to; past it, when the history has grown by a tenth, as the forest
 // member does, so the cost per evaluation stays flat.

@@ -125,3 +125,24 @@ func TestJudgeFailureModel(t *testing.T) {
 		t.Errorf("a judge without the failure model judges a chance of failing")
 	}
 }
+
+// TestScreenPays checks the judge's pre-selection (PortfolioOptions.Screen):
+// es proposing three children of which the judge measures the one of
+// highest expected improvement scores above es measuring each child it
+// breeds, once the model has results to go on (at k=25, while es draws
+// its first population at random, the two are level).
+func TestScreenPays(t *testing.T) {
+	t.Parallel()
+	bs := synthetic(t)
+	members := []Member{{Name: "es", New: factories["es"]}}
+	ks := []int{50, 100}
+	const seeds = 40
+	screened, _, _ := portfolioRuns(t, bs, members, PortfolioOptions{Screen: 3}, seeds, ks, "es")
+	plain, _, _ := portfolioRuns(t, bs, members, PortfolioOptions{}, seeds, ks, "es")
+	for _, k := range ks {
+		t.Logf("k=%d: screened %.3f, plain %.3f", k, screened.At[k], plain.At[k])
+		if screened.At[k] < plain.At[k]+0.01 {
+			t.Errorf("k=%d: screened %.3f, plain %.3f: the screen does not pay", k, screened.At[k], plain.At[k])
+		}
+	}
+}

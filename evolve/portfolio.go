@@ -41,6 +41,10 @@ type PortfolioOptions struct {
 	// improvement under a forest fitted to the shared history, discounted
 	// by its judged chance of failing, is measured (pooled.go).
 	Judge string
+	// Screen, above 1, has the bandit's member propose this many configs
+	// and the judge (expected improvement) keep the best of them, the
+	// rest withdrawn: the member's search, the model's pre-selection.
+	Screen int
 	// FailureModel makes the judge fit a second forest to which configs
 	// failed and discount each proposal by its chance of failing, with
 	// the first fitted to the configs that ran; without it, failed
@@ -278,6 +282,9 @@ func (p *Portfolio) next() (genome.Config, int, error) {
 	arm := p.pick()
 	for arm >= 0 {
 		c, err := p.propose(arm)
+		if err == nil && c != nil && p.opt.Screen > 1 {
+			c, err = p.screen(arm, c)
+		}
 		if err != nil || c != nil {
 			return c, arm, err
 		}

@@ -11,7 +11,7 @@ import (
 
 func TestConformance(t *testing.T) {
 	// Options that change how a strategy proposes, beside the plain names.
-	variants := []string{"quantumsearch:tempering=on", "portfolio:judge=mean", "portfolio:judge=ei:failure=on"}
+	variants := []string{"quantumsearch:tempering=on", "portfolio:judge=mean", "portfolio:judge=ei:failure=on", "portfolio:screen=3"}
 	for _, name := range append(Names(), variants...) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

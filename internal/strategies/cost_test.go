@@ -23,13 +23,18 @@ func BenchmarkPortfolioMarginalCost(b *testing.B) {
 	evolvetest.MarginalCost(b, gemm3090(b), f, []int{1, 100, 400, 1000, 2000})
 }
 
-// BenchmarkPooledMarginalCost is the same for the pooled portfolio, whose
-// every member proposes at every evaluation and whose judge is refitted:
+// BenchmarkJudgedMarginalCost is the same, to 1,000 evaluations, for the
+// portfolios with a judge: pooled (every member proposes at every
+// evaluation) and screened (the bandit's member proposes three):
 //
-//	go test ./internal/strategies -run '^$' -bench 'PooledMarginalCost|PortfolioMarginalCost' -benchtime 1x
-func BenchmarkPooledMarginalCost(b *testing.B) {
-	f, _ := Get("portfolio:judge=mean")
-	evolvetest.MarginalCost(b, gemm3090(b), f, []int{1, 100, 400, 1000, 2000})
+//	go test ./internal/strategies -run '^$' -bench 'JudgedMarginalCost|PortfolioMarginalCost' -benchtime 1x
+func BenchmarkJudgedMarginalCost(b *testing.B) {
+	for _, name := range []string{"portfolio:judge=mean", "portfolio:screen=3"} {
+		b.Run(name, func(b *testing.B) {
+			f, _ := Get(name)
+			evolvetest.MarginalCost(b, gemm3090(b), f, []int{1, 100, 400, 1000})
+		})
+	}
 }
 
 // BenchmarkForestMarginalCost is the same for forest search alone.

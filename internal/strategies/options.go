@@ -193,6 +193,7 @@ func portfolioWith(opts map[string]string) (evolve.Factory, error) {
 		"explore":    setFloat(&po.Explore),
 		"discount":   setFloat(&po.Discount),
 		"init":       setInt(&po.Init),
+		"screen":     setInt(&po.Screen),
 		"candidates": setInt(&po.Candidates),
 		"members": func(v string) error {
 			members = nil
