@@ -10,8 +10,17 @@ import (
 	"github.com/quasim/quasim/genome"
 )
 
-// worstFirst ranks bs's valid configs slowest first: a member that
-// proposes them is one a portfolio must learn to ignore.
+// esAndWorst are es and a member proposing bs's slowest configs first,
+// one a portfolio must learn to ignore.
+func esAndWorst(bs BenchSpace) []Member {
+	worst := worstFirst(bs)
+	return []Member{
+		{Name: "es", New: factories["es"]},
+		{Name: "worst", New: func(s *genome.Space, _ uint64) Strategy { return NewRanked(s, worst) }},
+	}
+}
+
+// worstFirst ranks bs's valid configs slowest first.
 func worstFirst(bs BenchSpace) []genome.Config {
 	var worst []genome.Config
 	for _, c := range bs.Space.All() {
@@ -28,12 +37,12 @@ func worstFirst(bs BenchSpace) []genome.Config {
 }
 
 // portfolioRuns runs a portfolio of members under opt for seeds, and returns
-// its score at ks, the share of the evaluations after the design given
-// to member share, and the failed evaluations per run.
-func portfolioRuns(t *testing.T, bs BenchSpace, members []Member, opt PortfolioOptions, seeds int, ks []int, share string) (Score, float64, float64) {
+// its score at ks and the share of the evaluations after the design
+// given to member share.
+func portfolioRuns(t *testing.T, bs BenchSpace, members []Member, opt PortfolioOptions, seeds int, ks []int, share string) (Score, float64) {
 	t.Helper()
 	var runs []BenchRun
-	got, failed := 0.0, 0.0
+	got := 0.0
 	for seed := range uint64(seeds) {
 		var p *Portfolio
 		f := func(s *genome.Space, seed uint64) Strategy {
@@ -46,14 +55,9 @@ func portfolioRuns(t *testing.T, bs BenchSpace, members []Member, opt PortfolioO
 		}
 		a := p.Allocation()
 		got += float64(a[share]) / float64(slices.Max(ks)-a[DesignName]) / float64(seeds)
-		for _, e := range r.Trace {
-			if !e.OK {
-				failed += 1 / float64(seeds)
-			}
-		}
 		runs = append(runs, r)
 	}
-	return ScoreRuns(bs.Name, "portfolio", runs, bs.Optimum, ks), got, failed
+	return ScoreRuns(bs.Name, "portfolio", runs, bs.Optimum, ks), got
 }
 
 // TestJudgePays checks that the judge is what pays in a pooled
@@ -63,16 +67,12 @@ func portfolioRuns(t *testing.T, bs BenchSpace, members []Member, opt PortfolioO
 func TestJudgePays(t *testing.T) {
 	t.Parallel()
 	bs := synthetic(t)
-	worst := worstFirst(bs)
-	members := []Member{
-		{Name: "es", New: factories["es"]},
-		{Name: "worst", New: func(s *genome.Space, _ uint64) Strategy { return NewRanked(s, worst) }},
-	}
+	members := esAndWorst(bs)
 	ks := []int{25, 50}
 	const seeds = 40
 	for _, j := range []string{JudgeMean, JudgeEI} {
-		judged, jShare, _ := portfolioRuns(t, bs, members, PortfolioOptions{Judge: j}, seeds, ks, "es")
-		uniform, uShare, _ := portfolioRuns(t, bs, members, PortfolioOptions{Uniform: true}, seeds, ks, "es")
+		judged, jShare := portfolioRuns(t, bs, members, PortfolioOptions{Judge: j}, seeds, ks, "es")
+		uniform, uShare := portfolioRuns(t, bs, members, PortfolioOptions{Uniform: true}, seeds, ks, "es")
 		for _, k := range ks {
 			t.Logf("k=%d: judge %s %.3f (es share %.2f), uniform %.3f (es share %.2f)", k, j, judged.At[k], jShare, uniform.At[k], uShare)
 			if judged.At[k] < uniform.At[k]+0.01 {
@@ -137,8 +137,8 @@ func TestScreenPays(t *testing.T) {
 	members := []Member{{Name: "es", New: factories["es"]}}
 	ks := []int{50, 100}
 	const seeds = 40
-	screened, _, _ := portfolioRuns(t, bs, members, PortfolioOptions{Screen: 3}, seeds, ks, "es")
-	plain, _, _ := portfolioRuns(t, bs, members, PortfolioOptions{}, seeds, ks, "es")
+	screened, _ := portfolioRuns(t, bs, members, PortfolioOptions{Screen: 3}, seeds, ks, "es")
+	plain, _ := portfolioRuns(t, bs, members, PortfolioOptions{}, seeds, ks, "es")
 	for _, k := range ks {
 		t.Logf("k=%d: screened %.3f, plain %.3f", k, screened.At[k], plain.At[k])
 		if screened.At[k] < plain.At[k]+0.01 {

@@ -36,10 +36,11 @@ type PortfolioOptions struct {
 	// a random design).
 	Candidates int
 	// Judge is how the next evaluation is chosen after the design:
-	// JudgeBandit (default), the bandit's member proposes it, or JudgeEI,
-	// every member proposes one and the one of highest expected
-	// improvement under a forest fitted to the shared history, discounted
-	// by its judged chance of failing, is measured (pooled.go).
+	// JudgeBandit (default), the bandit's member proposes it; JudgeMean or
+	// JudgeEI, every member proposes one and a forest fitted to the
+	// shared history measures the one of lowest predicted log value or of
+	// highest expected improvement (pooled.go). Neither beat the bandit on
+	// the recorded spaces (docs/evidence/search-quality.md).
 	Judge string
 	// Screen, above 1, has the bandit's member propose this many configs
 	// and the judge (expected improvement) keep the best of them, the
@@ -49,8 +50,8 @@ type PortfolioOptions struct {
 	// failed and discount each proposal by its chance of failing, with
 	// the first fitted to the configs that ran; without it, failed
 	// configs are fitted as slow ones (the worst log value plus one), as
-	// the forest member does. Off by default: it measured no fewer
-	// failures (docs/evidence/search-quality.md).
+	// the forest member does. Off: not yet shown to pay on recorded
+	// spaces.
 	FailureModel bool
 }
 

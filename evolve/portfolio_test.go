@@ -14,16 +14,11 @@ import (
 func TestBanditBeatsUniform(t *testing.T) {
 	t.Parallel()
 	bs := synthetic(t)
-	worst := worstFirst(bs)
-	members := []Member{
-		{Name: "es", New: factories["es"]},
-		{Name: "worst", New: func(s *genome.Space, _ uint64) Strategy { return NewRanked(s, worst) }},
-	}
+	members := esAndWorst(bs)
 	ks := []int{25, 50}
 	const seeds = 60
 	score := func(opt PortfolioOptions, _ string) (Score, float64) {
-		sc, share, _ := portfolioRuns(t, bs, members, opt, seeds, ks, "es")
-		return sc, share
+		return portfolioRuns(t, bs, members, opt, seeds, ks, "es")
 	}
 	bandit, bShare := score(PortfolioOptions{}, "bandit")
 	for _, base := range []struct {
