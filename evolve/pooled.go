@@ -7,13 +7,13 @@ import (
 	"github.com/quasim/quasim/genome"
 )
 
-// pooled is JudgeEI's step: every member not spent proposes a config, the
-// judge scores them all, and the best is measured. The others are taken
-// back from the members that proposed them (Withdrawer), which may
-// propose them again once more is known. One model choosing among
-// proposals can beat the best member where allocating whole evaluations
-// to members cannot: each member's good ideas are kept and its poor ones
-// are not paid for.
+// pooled is the step of JudgeMean and JudgeEI: every member not spent
+// proposes a config, the judge scores them all, and the best is measured.
+// The others are taken back from the members that proposed them
+// (Withdrawer), which may propose them again once more is known. The aim
+// was to keep each member's good ideas without paying for its poor ones;
+// on the recorded spaces one model's choice made the portfolio that
+// model's search and lost to the bandit (docs/evidence/search-quality.md).
 func (p *Portfolio) pooled() (genome.Config, int, error) {
 	type nominee struct {
 		c     genome.Config
