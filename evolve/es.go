@@ -135,6 +135,13 @@ func (e *ES) Ask(n int) ([]genome.Config, error) {
 	return out, nil
 }
 
+// Withdraw implements Withdrawer.
+func (e *ES) Withdraw(c genome.Config) {
+	if e.st.H.Withdraw(c) {
+		delete(e.st.Sigmas, e.space.Key(c))
+	}
+}
+
 // WarmStart implements WarmStarter: the random configs of the first
 // population come from the head of prior. Call it before the first Ask, at
 // most once.

@@ -351,6 +351,9 @@ func (f *Forest) climb(c genome.Config, score func(genome.Config) float64) {
 	}
 }
 
+// Withdraw implements Withdrawer.
+func (f *Forest) Withdraw(c genome.Config) { f.st.H.Withdraw(c) }
+
 // Tell implements Strategy.
 func (f *Forest) Tell(results []Result) error {
 	for _, r := range results {

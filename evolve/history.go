@@ -122,3 +122,17 @@ func (h *History) Check(s *genome.Space) error {
 	}
 	return nil
 }
+
+// Withdraw takes back c, asked and not told: it is no longer known, so it
+// may be asked again. It reports whether c was pending.
+func (h *History) Withdraw(c genome.Config) bool {
+	i, ok := h.lookup(c)
+	if !ok || i >= 0 {
+		return false
+	}
+	delete(h.seen, string(h.buf))
+	if j := slices.IndexFunc(h.Pending, c.Equal); j >= 0 {
+		h.Pending = slices.Delete(h.Pending, j, j+1)
+	}
+	return true
+}

@@ -1,8 +1,6 @@
 package evolve
 
 import (
-	"cmp"
-	"context"
 	"slices"
 	"testing"
 
@@ -16,41 +14,11 @@ import (
 func TestBanditBeatsUniform(t *testing.T) {
 	t.Parallel()
 	bs := synthetic(t)
-	var worst []genome.Config
-	for _, c := range bs.Space.All() {
-		if m, _ := bs.Measure(c); m.OK {
-			worst = append(worst, c)
-		}
-	}
-	slices.SortStableFunc(worst, func(a, b genome.Config) int {
-		ma, _ := bs.Measure(a)
-		mb, _ := bs.Measure(b)
-		return cmp.Compare(mb.Time, ma.Time)
-	})
-	members := []Member{
-		{Name: "es", New: factories["es"]},
-		{Name: "worst", New: func(s *genome.Space, _ uint64) Strategy { return NewRanked(s, worst) }},
-	}
+	members := esAndWorst(bs)
 	ks := []int{25, 50}
 	const seeds = 60
-	score := func(opt PortfolioOptions, name string) (Score, float64) {
-		var runs []BenchRun
-		share := 0.0
-		for seed := range uint64(seeds) {
-			var p *Portfolio
-			f := func(s *genome.Space, seed uint64) Strategy {
-				p = NewPortfolio(s, seed, members, opt)
-				return p
-			}
-			r, err := Run(context.Background(), bs, f, seed, RunOptions{Budget: slices.Max(ks)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := p.Allocation()
-			share += float64(a["es"]) / float64(a["es"]+a["worst"]) / seeds
-			runs = append(runs, r)
-		}
-		return ScoreRuns(bs.Name, name, runs, bs.Optimum, ks), share
+	score := func(opt PortfolioOptions, _ string) (Score, float64) {
+		return portfolioRuns(t, bs, members, opt, seeds, ks, "es")
 	}
 	bandit, bShare := score(PortfolioOptions{}, "bandit")
 	for _, base := range []struct {

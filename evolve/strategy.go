@@ -33,6 +33,14 @@ type Strategy interface {
 	encoding.BinaryUnmarshaler
 }
 
+// Withdrawer is a strategy that can take back a config it proposed that
+// will not be measured (a pooled portfolio measures one proposal of
+// several), so it neither waits for its result nor is barred from
+// proposing it again.
+type Withdrawer interface {
+	Withdraw(c genome.Config)
+}
+
 // Errors shared by strategies.
 var (
 	// ErrBadState is returned by UnmarshalBinary for bytes that are not a

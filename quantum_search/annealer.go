@@ -284,6 +284,9 @@ func (a *Annealer) WarmStart(prior []genome.Config) {
 	}
 }
 
+// Withdraw implements evolve.Withdrawer.
+func (a *Annealer) Withdraw(c genome.Config) { a.st.Withdraw(c) }
+
 // Tell implements evolve.Strategy.
 func (a *Annealer) Tell(results []evolve.Result) error {
 	for _, r := range results {

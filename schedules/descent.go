@@ -137,6 +137,26 @@ func NewDescent(space *genome.Space, seed uint64, opt DescentOptions) *Descent {
 	return d
 }
 
+// Withdraw implements evolve.Withdrawer: the step that proposed c goes
+// too, so its result never adapts the radius.
+func (d *Descent) Withdraw(c genome.Config) {
+	if !d.st.Withdraw(c) {
+		return
+	}
+	k := pack(c)
+	si, own := d.mine[k]
+	if !own {
+		return
+	}
+	delete(d.mine, k)
+	d.st.Steps = slices.Delete(d.st.Steps, si, si+1)
+	for k, i := range d.mine {
+		if i > si {
+			d.mine[k] = i - 1
+		}
+	}
+}
+
 // Name implements evolve.Strategy.
 func (d *Descent) Name() string { return "schedules" }
 

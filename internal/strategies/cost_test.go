@@ -23,6 +23,20 @@ func BenchmarkPortfolioMarginalCost(b *testing.B) {
 	evolvetest.MarginalCost(b, gemm3090(b), f, []int{1, 100, 400, 1000, 2000})
 }
 
+// BenchmarkJudgedMarginalCost is the same, to 1,000 evaluations, for the
+// portfolios with a judge: pooled (every member proposes at every
+// evaluation) and screened (the bandit's member proposes three):
+//
+//	go test ./internal/strategies -run '^$' -bench 'JudgedMarginalCost|PortfolioMarginalCost' -benchtime 1x
+func BenchmarkJudgedMarginalCost(b *testing.B) {
+	for _, name := range []string{"portfolio:judge=mean", "portfolio:screen=3"} {
+		b.Run(name, func(b *testing.B) {
+			f, _ := Get(name)
+			evolvetest.MarginalCost(b, gemm3090(b), f, []int{1, 100, 400, 1000})
+		})
+	}
+}
+
 // BenchmarkForestMarginalCost is the same for forest search alone.
 func BenchmarkForestMarginalCost(b *testing.B) {
 	f, _ := Get("forest")

@@ -180,9 +180,20 @@ func portfolioWith(opts map[string]string) (evolve.Factory, error) {
 			po.Reward = v
 			return nil
 		},
+		"judge": func(v string) error {
+			if v != evolve.JudgeEI && v != evolve.JudgeMean && v != evolve.JudgeBandit {
+				return fmt.Errorf("want ei, mean or bandit, not %q", v)
+			}
+			po.Judge = v
+			return nil
+		},
+		"failure": func(v string) error {
+			return setOnOff(&po.FailureModel)(v)
+		},
 		"explore":    setFloat(&po.Explore),
 		"discount":   setFloat(&po.Discount),
 		"init":       setInt(&po.Init),
+		"screen":     setInt(&po.Screen),
 		"candidates": setInt(&po.Candidates),
 		"members": func(v string) error {
 			members = nil

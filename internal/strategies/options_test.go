@@ -58,7 +58,7 @@ func TestParse(t *testing.T) {
 		"nosuch":                    `unknown strategy "nosuch"`,
 		"portfolio:alloc=greedy":    "option alloc: want bandit, uniform or roundrobin",
 		"portfolio:members=es+sa":   `no member "sa"`,
-		"portfolio:speed=3":         `unknown option "speed" (have alloc, candidates, discount, explore, init, members, reward)`,
+		"portfolio:speed=3":         `unknown option "speed" (have alloc, candidates, discount, explore, failure, init, judge, members, reward, screen)`,
 		"portfolio:init=0":          "option init: want a positive integer",
 		"portfolio:explore":         `option "explore": want key=value`,
 		"portfolio:init=3:init=4":   `option "init" given twice`,
@@ -68,6 +68,7 @@ func TestParse(t *testing.T) {
 		"portfolio:es.mu=3":         `no member "es" takes options`,
 		"quantumsearch:tempering=1": "option tempering: want on or off",
 		"portfolio:explore=-1":      "want a number >= 0",
+		"portfolio:judge=best":      "want ei, mean or bandit",
 	} {
 		_, err := Parse(spec)
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -14,7 +14,7 @@ import (
 type looReport struct {
 	Strategy   string   `json:"strategy"`
 	Candidates []string `json:"candidates"`
-	By         string   `json:"by"` // "space" or "kernel"
+	By         string   `json:"by"` // "space", "kernel" or "family"
 	evolve.LOO
 }
 
@@ -30,9 +30,44 @@ func kernelGroup(space string) string {
 	return space
 }
 
+// familyGroup is a space's device family for leave-one-family-out: the
+// vendor, and for NVIDIA the architecture, read from the GPU's name in the
+// space's name (convolution_RTX_2080_Ti is nvidia-turing, gemm/MI250X is
+// amd), so that a choice is scored on devices unlike those it was made on.
+// A name it does not know is "other".
+func familyGroup(space string) string {
+	for _, tok := range strings.FieldsFunc(strings.ToLower(space), func(r rune) bool { return r == '_' || r == '/' || r == '-' || r == '.' }) {
+		for _, f := range deviceFamilies {
+			for _, p := range f.prefixes {
+				if strings.HasPrefix(tok, p) {
+					return f.name
+				}
+			}
+		}
+	}
+	return "other"
+}
+
+// deviceFamilies maps a token of a GPU's name to its family, first match
+// wins. "t4" is left out: a FAIR T4 results file ends in _T4.
+var deviceFamilies = []struct {
+	name     string
+	prefixes []string
+}{
+	{"amd", []string{"mi50", "mi100", "mi210", "mi250", "mi300", "w6600", "w6800", "w7800", "w7900", "rx", "radeon", "amd", "gfx"}},
+	{"intel", []string{"arc", "a770", "max1100", "max1550", "pvc", "intel", "uhd", "iris"}},
+	{"nvidia-turing", []string{"2060", "2070", "2080", "titanrtx", "quadrortx"}},
+	{"nvidia-ampere", []string{"a100", "a10", "a30", "a40", "a4000", "a5000", "a6000", "3060", "3070", "3080", "3090"}},
+	{"nvidia-ada", []string{"4060", "4070", "4080", "4090", "l40", "ada"}},
+	{"nvidia-hopper", []string{"h100", "h200", "gh200"}},
+	{"nvidia-volta", []string{"v100", "titanv"}},
+	{"nvidia-pascal", []string{"p100", "1060", "1070", "1080"}},
+}
+
 // leaveOneOut selects among the variants of strategy in the report (the
 // strategy itself and every "strategy:options") by leave-one-space-out, or
-// with by "kernel" leave-one-kernel-out.
+// with by "kernel" leave-one-kernel-out, with "family" leave one device
+// family out.
 func leaveOneOut(rep benchReport, order []string, strategy, by string) (*looReport, error) {
 	var cands []string
 	for _, st := range order {
@@ -48,8 +83,10 @@ func leaveOneOut(rep benchReport, order []string, strategy, by string) (*looRepo
 	case "space":
 	case "kernel":
 		group = kernelGroup
+	case "family":
+		group = familyGroup
 	default:
-		return nil, usagef("--loo-by %q: want space or kernel", by)
+		return nil, usagef("--loo-by %q: want space, kernel or family", by)
 	}
 	return &looReport{Strategy: strategy, Candidates: cands, By: by, LOO: evolve.LeaveOneOut(rep.Scores, cands, rep.Ks, group)}, nil
 }
@@ -60,8 +97,11 @@ func printLOO(w io.Writer, rep benchReport) {
 		return
 	}
 	on := "the other spaces"
-	if l.By == "kernel" {
+	switch l.By {
+	case "kernel":
 		on = "the spaces of the other kernels"
+	case "family":
+		on = "the spaces of the other device families"
 	}
 	fmt.Fprintf(w, "\nleave one %s out among %d variants of %s (chosen by the mean of k=%s on %s):\n",
 		l.By, len(l.Candidates), l.Strategy, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(rep.Ks)), ","), "[]"), on)

@@ -80,7 +80,7 @@ trusted.`,
 	fs.StringSliceVar(&o.peers, "peers", nil, "peer score files to compare with (the kernel_tuner.json format; several, comma-separated or repeated, are compared as one set of peers)")
 	fs.StringVar(&o.trace, "trace", "", "directory bench --trace wrote")
 	fs.StringVar(&o.loo, "loo", "", "choose among the traced variants of this strategy (NAME and NAME:options) by leave-one-out, and report the held-out scores beside the in-sample ones")
-	fs.StringVar(&o.looBy, "loo-by", "space", "what --loo holds out: space (one space at a time) or kernel (every space of one kernel, by the name up to its first _ or /, so no sibling on another GPU stays in training)")
+	fs.StringVar(&o.looBy, "loo-by", "space", "what --loo holds out: space (one space at a time), kernel (every space of one kernel, by the name up to its first _ or /, so no sibling on another GPU stays in training) or family (every space of one device family: the vendor, for NVIDIA the architecture, read from the GPU's name)")
 	fs.StringVar(&o.versus, "versus", "", versusUsage)
 	fs.BoolVar(&o.json, "json", false, "print JSON instead of a table")
 	return cmd
