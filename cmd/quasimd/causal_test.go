@@ -128,7 +128,7 @@ func TestCausalEndToEnd(t *testing.T) {
 		}
 	}
 	status, e, took := post(io.LimitReader(zeros{}, 100<<20), 100<<20)
-	if status != 413 || !strings.Contains(e.Error, "body of 104857600 bytes: spans take at most 8388608 bytes a request") {
+	if status != 413 || !strings.Contains(e.Error, "body of 104857600 bytes: at most 8388608 bytes a request") {
 		t.Errorf("100 MB body: %d %+v", status, e)
 	}
 	t.Logf("100 MB body refused with %d in %v", status, took)

@@ -280,8 +280,14 @@ func TestDaemonEndToEnd(t *testing.T) {
 	if len(trials.Trials) < 20 {
 		t.Errorf("%d trials stored, want at least the 20 of the tune", len(trials.Trials))
 	}
-	if cfg.Match != api.MatchExact || cfg.Key != best.Key || cfg.TimeMS != best.TimeMS || len(cfg.Config) != 8 {
+	if cfg.Match != api.MatchExact || cfg.Key != best.Key || cfg.Trial == nil || cfg.Trial.TimeMS != best.TimeMS || len(cfg.Config) != 8 {
 		t.Fatalf("config = %+v, want the best stored trial %s %.4f ms", cfg, best.Key, best.TimeMS)
+	}
+	// Served at its certificate's median, inside that median's interval,
+	// with a paired speed-up over the default; the search's time stays in
+	// the trial.
+	if !(cfg.TimeCILowMS <= cfg.TimeMS && cfg.TimeMS <= cfg.TimeCIHighMS) || cfg.Speedup == nil || !(cfg.Speedup.Low <= cfg.Speedup.Ratio && cfg.Speedup.Ratio <= cfg.Speedup.High) {
+		t.Errorf("config time %v ms (CI %v to %v), speed-up %+v: want the certificate's median inside its interval and a paired speed-up", cfg.TimeMS, cfg.TimeCILowMS, cfg.TimeCIHighMS, cfg.Speedup)
 	}
 	var cycles api.Cycles
 	d.ctlJSON(&cycles, "cycles", "sgemm")
