@@ -140,6 +140,7 @@ func TestMemgraphPlanBadInput(t *testing.T) {
 		{"bad timeout", "?timeout=1h", `{}`, `timeout "1h": want a duration in (0, 30s]`},
 		{"bad seed", "?seed=-1", `{}`, `seed "-1"`},
 		{"bad dim", "?format=onnx&dim=batch", `{}`, `dim "batch"`},
+		{"bad value", "?format=onnx&value=sr=16k", `{}`, `value "sr=16k"`},
 		{"malformed onnx", "?format=onnx", "\x3a\xff\xff\xff\xff\x0f", "onnx model: model: field 7: unexpected EOF"},
 		{"onnx without graph", "?format=onnx", "\x08\x07", "onnx model: model.graph: missing"},
 		{"onnx node with no op_type", "?format=onnx&name=m", "\x3a\x04\x0a\x02\x1a\x00", "onnx m: model.graph.node[0].op_type: empty"},
