@@ -329,6 +329,11 @@ func (r *inferer) node(n *node, s *scope) ([]*info, error) {
 		return r.unsupported(n), nil
 	}
 	if f, ok := opInfer[n.opType]; ok {
+		// Every operator inferred here but Constant (no inputs) and Loop
+		// (an optional trip count) requires its first input.
+		if (len(in) == 0 || in[0] == nil) && n.opType != "Constant" && n.opType != "Loop" {
+			return nil, fmt.Errorf("%s: its first input is absent (ONNX requires it)", n.opType)
+		}
 		return f(r, n, in, s)
 	}
 	return r.unsupported(n), nil
