@@ -102,6 +102,7 @@ FUZZ_TARGETS = \
 	./memgraph/onnx FuzzReadONNX $(FUZZTIME) $(FUZZMIN) \
 	./memgraph/onnx FuzzShapeInference $(FUZZTIME) $(FUZZMIN) \
 	./memgraph/onnx FuzzOpParams $(FUZZTIME) $(FUZZMIN) \
+	./memgraph/onnx FuzzParseValue $(FUZZTIME) $(FUZZMIN) \
 	./causal FuzzDecodeSpans $(FUZZTIME) $(FUZZMIN) \
 	./causal FuzzImportChrome $(FUZZTIME) $(FUZZMIN) \
 	./causal FuzzInferIterations $(FUZZTIME) $(FUZZMIN) \

@@ -1,6 +1,7 @@
 package causal
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -156,5 +157,46 @@ func TestImportRefusals(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want it to say %q", name, err, c.want)
 		}
+	}
+}
+
+// TestImportGPUBoundOverlap (synthetic, testdata/gpu_overlap_synthetic.json):
+// a GPU-bound step's kernel that starts after the next step began, while
+// the next step's own GPU work already runs on another stream, is in the
+// next step's period (its iteration then lasts no longer than its
+// period); one the next step's work waits behind on the same stream
+// stays its own.
+func TestImportGPUBoundOverlap(t *testing.T) {
+	spans, rep, err := ImportChrome(readFixture(t, "gpu_overlap_synthetic.json"), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Steps) != 3 || !rep.Steps[0].GPUBound || !rep.Steps[1].GPUBound || rep.Steps[2].GPUBound {
+		t.Fatalf("steps %+v: want 1 and 2 GPU-bound, 3 not", rep.Steps)
+	}
+	iter := map[string]int{}
+	for _, s := range spans {
+		if len(s.Kernel) == 1 { // the kernels A to F, not host calls or boundaries
+			iter[s.Kernel] = s.Iteration
+		}
+	}
+	if want := map[string]int{"A": 1, "C": 2, "D": 2, "F": 2, "E": 3}; !maps.Equal(iter, want) || rep.Bind.Later != 1 {
+		t.Errorf("kernels by step %v, later %d; want %v, 1", iter, rep.Bind.Later, want)
+	}
+	if s := rep.Steps[0]; s.GPUEnd-s.Start != 100*us || s.GPUBusy != 90*us {
+		t.Errorf("step 1 %+v: want its GPU work to end at 100 µs, 90 µs busy", s)
+	}
+	var e2e []int64
+	for _, it := range Iterations(spans) {
+		g, err := Build(it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e2e = append(e2e, g.EndToEnd())
+	}
+	// Step 1: A alone (10 to 100 µs), within its 100 µs period (C kept
+	// there made it 160). Step 2: D, C and F (105 to 245 µs).
+	if want := []int64{90 * us, 140 * us, 100 * us}; !slices.Equal(e2e, want) {
+		t.Errorf("iteration times %v, want %v", e2e, want)
 	}
 }

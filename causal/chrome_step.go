@@ -110,17 +110,32 @@ func (im *importer) steps() []edge {
 	}
 	// GPU work a step launched that starts only after the next step began,
 	// when the GPU did not bound the step, runs in a later step's time:
-	// its host had moved on. It is that step's.
+	// its host had moved on. It is that step's. So is a GPU-bound step's
+	// work that starts once the later step's own GPU work has started
+	// (the two run at once, on other streams): the later step's period
+	// holds it, as in steady state each period holds the tail of the step
+	// before. A GPU-bound step's work that the later step's waits behind
+	// (one stream, in launch order) stays its own: its window is its
+	// period.
 	global := windows(all)
+	pre := map[int]StepReport{} // GPU windows by launch, before any move
+	for _, a := range order {
+		pre[a.rep.N] = a.rep
+	}
 	for _, s := range im.slices {
 		a := by[s.iter]
-		if a == nil || !s.gpu || s.dropped || a.rep.GPUBound || a.next == 0 || s.start < a.next {
+		if a == nil || !s.gpu || s.dropped || a.next == 0 || s.start < a.next {
 			continue
 		}
-		if n := in(global, s.start); n >= 0 && n != s.iter {
-			s.iter = n
-			im.rep.Bind.Later++
+		n := in(global, s.start)
+		if n < 0 || n == s.iter {
+			continue
 		}
+		if later := pre[n]; a.rep.GPUBound && (later.GPUEnd == 0 || s.start < later.GPUStart) {
+			continue
+		}
+		s.iter = n
+		im.rep.Bind.Later++
 	}
 	gpuStats()
 	for _, s := range im.slices {

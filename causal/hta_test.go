@@ -33,13 +33,6 @@ var htaTraces = []string{
 	"trace_diff/test/test.json.gz",
 }
 
-// periodOpen names the traces whose median iteration is known to miss
-// their median step period by more than 5%, and why (issue 39).
-var periodOpen = map[string]string{
-	"trace_diff/test/test.json.gz": "GPU-bound steps alternate with others, and a GPU-bound step's GPU work " +
-		"(first GPU op to last) overlaps the previous step's on other streams, so it lasts longer than its period",
-}
-
 // htaData returns the folder QUASIM_HTA_DATA names (HTA's tests/data),
 // or skips: CI cannot fetch it.
 func htaData(t *testing.T) string {
@@ -119,10 +112,6 @@ func TestHTATraces(t *testing.T) {
 				t.Logf("  %d %.60s share %.3f influence %.3f slack %.0f", k, r.Kernel, r.Share.Median, r.Influence.Median, r.Slack.Median)
 			}
 			if e, p := ps.EndToEnd.Median, median(periods); e < 0.95*p || e > 1.05*p {
-				if why := periodOpen[name]; why != "" {
-					t.Logf("OPEN: median iteration %.3f ms, median step period %.3f ms: %s", e/1e6, p/1e6, why)
-					return
-				}
 				t.Errorf("median iteration %.3f ms, median step period %.3f ms: not within 5%%", e/1e6, p/1e6)
 			}
 			if c := rep.Coverage.Share(); c < 0.95 {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/quasim/quasim/api"
@@ -12,13 +13,14 @@ import (
 
 // MemPlanOptions are the query of POST /v1/memgraph/plan (see api.MemPlan).
 type MemPlanOptions struct {
-	Format   string           // "json" (default), "onnx" or "tflite"
-	Name     string           // a model's graph name
-	Seed     uint64           // 0: the daemon's default (1)
-	NoSearch bool             // the better baseline only
-	Timeout  time.Duration    // 0: the daemon's default
-	Dims     map[string]int64 // ONNX symbolic dims
-	Unknown  int64            // ONNX dims still unknown
+	Format   string             // "json" (default), "onnx" or "tflite"
+	Name     string             // a model's graph name
+	Seed     uint64             // 0: the daemon's default (1)
+	NoSearch bool               // the better baseline only
+	Timeout  time.Duration      // 0: the daemon's default
+	Dims     map[string]int64   // ONNX symbolic dims
+	Unknown  int64              // ONNX dims still unknown
+	Values   map[string][]int64 // values of integer ONNX graph inputs
 	// Cache ("48K/64/12,2M/64/16") asks for the cache-miss estimate;
 	// Bandwidth (bytes a second, "16G"), with Cap ("1G") and Latency, for
 	// the prefetch schedule. Empty: not asked.
@@ -48,6 +50,13 @@ func (c *Client) PlanMemory(ctx context.Context, body []byte, opt MemPlanOptions
 	}
 	for k, v := range opt.Dims {
 		q.Add("dim", k+"="+strconv.FormatInt(v, 10))
+	}
+	for k, v := range opt.Values {
+		vs := make([]string, len(v))
+		for i, x := range v {
+			vs[i] = strconv.FormatInt(x, 10)
+		}
+		q.Add("value", k+"="+strings.Join(vs, ","))
 	}
 	if opt.Unknown > 0 {
 		q.Set("unknown", strconv.FormatInt(opt.Unknown, 10))

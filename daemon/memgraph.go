@@ -229,6 +229,16 @@ func (p *memPlanner) query(q map[string][]string) (format string, opt memplan.Op
 		}
 		dims.Dims[name] = n
 	}
+	for _, kv := range q["value"] {
+		name, v, perr := onnx.ParseValue(kv)
+		if perr != nil {
+			return "", opt, dims, 0, invalidf("%v", perr)
+		}
+		if dims.Values == nil {
+			dims.Values = map[string][]int64{}
+		}
+		dims.Values[name] = v
+	}
 	if v := get("cache"); v != "" {
 		if opt.Cache, err = memplan.ParseCache(v); err != nil {
 			return "", opt, dims, 0, invalidf("%v", err)

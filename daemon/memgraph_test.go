@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,6 +141,7 @@ func TestMemgraphPlanBadInput(t *testing.T) {
 		{"bad timeout", "?timeout=1h", `{}`, `timeout "1h": want a duration in (0, 30s]`},
 		{"bad seed", "?seed=-1", `{}`, `seed "-1"`},
 		{"bad dim", "?format=onnx&dim=batch", `{}`, `dim "batch"`},
+		{"bad value", "?format=onnx&value=sr=16k", `{}`, `value "sr=16k"`},
 		{"malformed onnx", "?format=onnx", "\x3a\xff\xff\xff\xff\x0f", "onnx model: model: field 7: unexpected EOF"},
 		{"onnx without graph", "?format=onnx", "\x08\x07", "onnx model: model.graph: missing"},
 		{"onnx node with no op_type", "?format=onnx&name=m", "\x3a\x04\x0a\x02\x1a\x00", "onnx m: model.graph.node[0].op_type: empty"},
@@ -263,5 +265,25 @@ func TestMemgraphPlanONNX(t *testing.T) {
 	st, b = ts.postPlanBytes(t, "?format=onnx", []byte(tinyONNX))
 	if st != http.StatusBadRequest || !strings.Contains(string(b), `tensor \"x\": dim 0 is symbolic (\"n\")`) {
 		t.Fatalf("no dim: %d %s", st, b)
+	}
+}
+
+// TestMemgraphPlanONNXValue: ?value= gives an ONNX input's value, so an If
+// on it (synthetic, memgraph/onnx's srModel: the 8 kHz branch gives no
+// shape) takes one branch and plans; without it, the refusal names sr.
+func TestMemgraphPlanONNXValue(t *testing.T) {
+	const srModel = "\b\b:\xff\x01Z\x14\n\x01x\x12\x0f\n\r\b\x01\x12\t\n\x02\b\x01\n\x03\x12\x01nZ\f\n\x02sr\x12\x06\n\x04\b\a\x12\x00*\r\x10\a8\x80}B\x06k16000\n\x1a\n\x02sr\n\x06k16000\x12\x01c\x1a\x02eq\"\x05Equal\n\x83\x01\n\x01c\x12\x01y\x1a\x02if\"\x02If*2\n\vthen_branch2#\n\x15\n\x01x\x12\x02yt\x1a\x06relu_t\"\x04Relub\n\n\x02yt\x12\x04\n\x02\b\x01*?\n\velse_branch20\n\"\n\x01x\x12\x02ye\x1a\x06cell_e\"\x04Cell:\vexample.comb\n\n\x02ye\x12\x04\n\x02\b\x01\n\x12\n\x01y\x12\x01z\x1a\x04relu\"\x04Relub\x14\n\x01z\x12\x0f\n\r\b\x01\x12\t\n\x02\b\x01\n\x03\x12\x01nB\x02\x10\r"
+	ts := newTestServer(t, t.TempDir())
+	st, b := ts.postPlanBytes(t, "?format=onnx&name=sr&dim=n=512&value=sr=16000", []byte(srModel))
+	var p api.MemPlan
+	if err := json.Unmarshal(b, &p); st != http.StatusOK || err != nil {
+		t.Fatalf("%d %s", st, b)
+	}
+	if !slices.ContainsFunc(p.Placements, func(x api.MemPlacement) bool { return x.Tensor == "if#subgraphs" && x.Bytes == 2048 }) {
+		t.Fatalf("plan %+v: want a 2 KiB arena for the 16 kHz branch", p)
+	}
+	st, b = ts.postPlanBytes(t, "?format=onnx&name=sr&dim=n=512", []byte(srModel))
+	if st != http.StatusBadRequest || !strings.Contains(string(b), "graph input sr") {
+		t.Fatalf("no value: %d %s", st, b)
 	}
 }

@@ -400,6 +400,7 @@ var openAPIOps = map[string]opDoc{
 			{"search", "false: the better baseline only, no search.", newObj("type", "boolean", "default", true)},
 			{"timeout", "The search's time, a Go duration such as 2s (default 5s, at most 30s); the search then answers its best plan so far, with stopped set.", str()},
 			{"dim", "NAME=VALUE: an ONNX dim left open (repeatable).", newObj("type", "array", "items", str())},
+			{"value", "NAME=V[,V...]: the value of an integer ONNX graph input every run passes (repeatable); an If whose condition follows from it takes one branch, and only that branch is planned.", newObj("type", "array", "items", str())},
 			{"unknown", "The value of the ONNX dims left open that dim does not give.", newObj("type", "integer", "minimum", 0)},
 			{"cache", "Add the plan's cache-miss estimate for this hierarchy: SIZE/LINE/WAYS,... such as 48K/64/12,2M/64/16 (0 ways: fully associative).", str()},
 			{"layout", "With cache: re-place tensors to lower the estimated misses without raising the peak.", newObj("type", "boolean", "default", false)},

@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Shape inference through If and Loop: each subgraph is inferred in its
@@ -13,8 +14,22 @@ func inferIf(r *inferer, n *node, in []*info, s *scope) ([]*info, error) {
 	if th == nil || th.g == nil || el == nil || el.g == nil {
 		return nil, fmt.Errorf("want then_branch and else_branch graphs")
 	}
+	// A constant condition takes one branch: the other never runs, so it
+	// is neither inferred nor planned (its shapes may not even follow
+	// from these inputs).
+	taken := -1
+	if c := in[0]; c != nil && c.val != nil && c.val.len() == 1 {
+		taken = 1
+		if c.val.at(0) != 0 {
+			taken = 0
+		}
+		r.taken[n] = []*graph{th.g, el.g}[taken]
+	}
 	var outs [2][]*info
 	for b, g := range []*graph{th.g, el.g} {
+		if taken >= 0 && b != taken {
+			continue
+		}
 		sc := newScope(s)
 		if len(g.inputs) > 0 {
 			return nil, fmt.Errorf("%s: a branch takes no inputs, has %d", g.where, len(g.inputs))
@@ -33,14 +48,15 @@ func inferIf(r *inferer, n *node, in []*info, s *scope) ([]*info, error) {
 			outs[b] = append(outs[b], t)
 		}
 	}
-	if c := in[0]; c != nil && c.val != nil && c.val.len() == 1 {
-		b := 1
-		if c.val.at(0) != 0 {
-			b = 0
-		}
+	if b := taken; b >= 0 {
 		res := make([]*info, len(outs[b]))
 		for k, t := range outs[b] {
-			res[k] = &info{elem: t.elem, shape: slices.Clone(t.shape), val: t.val, dataDep: t.dataDep}
+			res[k] = &info{elem: t.elem, shape: slices.Clone(t.shape), val: t.val, dataDep: t.dataDep,
+				maxBytes: t.maxBytes, why: t.why, unsupported: t.unsupported}
+			if !res[k].known() && res[k].maxBytes <= 0 && res[k].why == "" {
+				res[k].why = fmt.Sprintf("If output %d: the %s branch, which the constant condition %q takes, gives it no size",
+					k, [2]string{"then", "else"}[b], n.inputs[0])
+			}
 		}
 		return res, nil
 	}
@@ -51,27 +67,55 @@ func inferIf(r *inferer, n *node, in []*info, s *scope) ([]*info, error) {
 		if o.elem == 0 {
 			o.elem = b.elem
 		}
-		switch {
-		case a.shape == nil || b.shape == nil:
-		case len(a.shape) != len(b.shape):
-			o.maxBytes = max(bytesOf(a), bytesOf(b))
-		default:
+		if a.shape != nil && b.shape != nil && len(a.shape) == len(b.shape) {
 			o.shape = slices.Clone(a.shape)
 			for i, d := range b.shape {
 				if d != o.shape[i] {
 					o.shape[i] = -1
 				}
 			}
-			if !o.known() {
-				o.maxBytes = max(bytesOf(a), bytesOf(b))
-			}
 		}
-		if o.maxBytes < 0 {
-			o.maxBytes = 0
+		// Either branch may run: the output is bounded only when both
+		// branches size it.
+		if ba, bb := bytesOf(a), bytesOf(b); !o.known() && ba >= 0 && bb >= 0 {
+			o.maxBytes = max(ba, bb)
+		} else if !o.known() {
+			o.why = r.unsizedBranch(n, k, [2]*info{a, b})
 		}
 		res[k] = o
 	}
 	return res, nil
+}
+
+// unsizedBranch says why output k of If n has no size, its branches
+// sized as outs: which branch leaves it unknown, and what would make the
+// If take one branch.
+func (r *inferer) unsizedBranch(n *node, k int, outs [2]*info) string {
+	var which []string
+	for b, t := range outs {
+		if bytesOf(t) < 0 {
+			which = append(which, [2]string{"then", "else"}[b])
+		}
+	}
+	cond := n.inputs[0]
+	msg := fmt.Sprintf("If output %d: the %s branch gives it no size and the condition %q is not a constant", k, strings.Join(which, " and "), cond)
+	if ins := r.inputsOf(cond); len(ins) > 0 {
+		return msg + fmt.Sprintf(" (it follows from graph input %s: give a value with --value NAME=V so the If takes one branch)", strings.Join(ins, ", "))
+	}
+	return msg + " (it follows from no graph input: it depends on weights or the data)"
+}
+
+// ifHint adds to err, a refusal inside a subgraph of n, what would make
+// n take one branch when n is an If whose condition is not a constant.
+func (r *inferer) ifHint(n *node, err error) error {
+	if _, ok := r.taken[n]; ok || n.opType != "If" || len(n.inputs) == 0 {
+		return err
+	}
+	if ins := r.inputsOf(n.inputs[0]); len(ins) > 0 {
+		return fmt.Errorf("%w; %s: its condition %q is not a constant and follows from graph input %s: "+
+			"a value (--value NAME=V) makes it take one branch, and only that branch is planned", err, n.where, n.inputs[0], strings.Join(ins, ", "))
+	}
+	return err
 }
 
 // bytesOf is a known tensor's size in bytes, or -1.

@@ -47,8 +47,12 @@
 // node holds a tensor NODE#subgraphs, alive while it runs, as large as
 // the largest of its subgraphs' arenas: an If's branches never run
 // together, and a Loop body's tensors die with each trip. An If's
-// outputs take the larger of its branches' shapes; with a constant
-// condition, the branch taken. A Loop's scan outputs stack one body
+// outputs take the larger of its branches' shapes, when both branches
+// size them. With a constant condition only the branch taken is inferred
+// and planned; Options.Values gives integer graph inputs the values every
+// run passes, so a condition that follows from them (silero VAD's sample
+// rate) folds. A refusal inside a branch of an If whose condition is not
+// a constant names the graph inputs the condition follows from. A Loop's scan outputs stack one body
 // output per trip, so they need a constant trip count (or Unknown). Scan
 // and other nodes with subgraphs are refused naming the op, and so is a
 // subgraph that redefines a name of an outer scope.

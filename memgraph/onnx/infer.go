@@ -24,6 +24,8 @@ type info struct {
 	// unsupported is the op type inference does not cover, if that is why
 	// the shape is unknown.
 	unsupported string
+	// why says why an If's output has no size, for the refusal.
+	why string
 }
 
 func (t *info) known() bool {
@@ -77,6 +79,13 @@ type inferer struct {
 	// budget is how many more constant elements folding may keep, so a
 	// model of many big constants cannot make the reader hold much.
 	budget int
+	// taken is the branch an If with a constant condition runs.
+	taken map[*node]*graph
+	// prod maps every name of every graph to the node writing it, and
+	// inputs holds the main graph's inputs (not weights), to name the
+	// inputs an If's condition follows from.
+	prod   map[string]*node
+	inputs map[string]bool
 }
 
 // foldBudget bounds the elements of all folded constants of one model.
@@ -87,7 +96,93 @@ func newInferer(m *model, opt Options) *inferer {
 	if op == 0 {
 		op = 21
 	}
-	return &inferer{opset: op, opt: opt, scopes: map[*graph]*scope{}, budget: foldBudget}
+	r := &inferer{opset: op, opt: opt, scopes: map[*graph]*scope{}, budget: foldBudget,
+		taken: map[*node]*graph{}, prod: map[string]*node{}, inputs: map[string]bool{}}
+	for _, in := range m.main.inputs {
+		if !m.main.weights[in] {
+			r.inputs[in] = true
+		}
+	}
+	var walk func(g *graph)
+	walk = func(g *graph) {
+		for _, n := range g.nodes {
+			for _, out := range n.outputs {
+				r.prod[out] = n
+			}
+			for _, sg := range n.subgraphs() {
+				walk(sg)
+			}
+		}
+	}
+	walk(m.main)
+	return r
+}
+
+// runs is the subgraphs of n that run: the branch taken of an If whose
+// condition folded, else all of them.
+func (r *inferer) runs(n *node) []*graph {
+	if g, ok := r.taken[n]; ok {
+		return []*graph{g}
+	}
+	return n.subgraphs()
+}
+
+// inputsOf lists the main graph's inputs that name's value follows from,
+// through the nodes that compute it.
+func (r *inferer) inputsOf(name string) []string {
+	var out []string
+	seen := map[string]bool{}
+	stack := []string{name}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if x == "" || seen[x] {
+			continue
+		}
+		seen[x] = true
+		if r.inputs[x] {
+			out = append(out, x)
+		}
+		if n := r.prod[x]; n != nil {
+			stack = append(stack, n.inputs...)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// inputValues gives the main graph's inputs named in Options.Values
+// their values, as constants folding reads.
+func (r *inferer) inputValues(g *graph, s *scope) error {
+	for _, name := range sortedKeys(r.opt.Values) {
+		vals := r.opt.Values[name]
+		t := s.infos[name]
+		switch {
+		case t == nil && g.weights[name]:
+			return fmt.Errorf("value for %q: it is an initializer (a weight), not an input the caller passes", name)
+		case t == nil:
+			return fmt.Errorf("value for %q: not a graph input of the model (inputs: %v)", name, g.inputs)
+		case t.elem != tBool && (isFloat(t.elem) || elemBits[t.elem] == 0):
+			return fmt.Errorf("value for %q: graph input of element type %d, want an integer or bool input", name, t.elem)
+		}
+		n := mulDims(t.shape)
+		if t.shape == nil || n < 0 {
+			return fmt.Errorf("value for %q: its shape is not known (give its dims with --dim first)", name)
+		}
+		if n != int64(len(vals)) {
+			return fmt.Errorf("value for %q: %d elements given, the input's shape %v holds %d", name, len(vals), t.shape, n)
+		}
+		if r.budget -= len(vals); r.budget < 0 {
+			return fmt.Errorf("value for %q: over the folding budget of %d elements", name, foldBudget)
+		}
+		for k, v := range vals {
+			if t.elem == tBool && v != 0 && v != 1 {
+				return fmt.Errorf("value for %q: element %d is %d, a bool input takes 0 or 1", name, k, v)
+			}
+		}
+		t.val = &cval{shape: slices.Clone(t.shape), i: slices.Clone(vals)}
+	}
+	return nil
 }
 
 // resolve turns a value_info into an info, naming symbolic dims from
@@ -234,6 +329,11 @@ func (r *inferer) node(n *node, s *scope) ([]*info, error) {
 		return r.unsupported(n), nil
 	}
 	if f, ok := opInfer[n.opType]; ok {
+		// Every operator inferred here but Constant (no inputs) and Loop
+		// (an optional trip count) requires its first input.
+		if (len(in) == 0 || in[0] == nil) && n.opType != "Constant" && n.opType != "Loop" {
+			return nil, fmt.Errorf("%s: its first input is absent (ONNX requires it)", n.opType)
+		}
 		return f(r, n, in, s)
 	}
 	return r.unsupported(n), nil

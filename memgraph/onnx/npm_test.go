@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,13 +21,25 @@ import (
 type npmModel struct {
 	pkg, path, sha string
 	dims           map[string]int64
+	values         map[string][]int64 // value:NAME=V[,V...]
 }
 
 func (m npmModel) file(dir string) string {
 	return filepath.Join(dir, strings.ReplaceAll(m.pkg, "/", "+"), "package", m.path)
 }
 
-func (m npmModel) name() string { return strings.TrimSuffix(filepath.Base(m.path), ".onnx") }
+// name is the model's file name, and NAMEV for each input value given
+// (regen.sh names its graph the same: silero_vad_v5_sr16000).
+func (m npmModel) name() string {
+	n := strings.TrimSuffix(filepath.Base(m.path), ".onnx")
+	for _, k := range slices.Sorted(maps.Keys(m.values)) {
+		n += "_" + k
+		for _, v := range m.values[k] {
+			n += strconv.FormatInt(v, 10)
+		}
+	}
+	return n
+}
 
 func readNPMModels(t *testing.T) []npmModel {
 	f, err := os.Open("testdata/npm-models.txt")
@@ -44,8 +58,16 @@ func readNPMModels(t *testing.T) []npmModel {
 		if len(fs) < 3 {
 			t.Fatalf("npm-models.txt: %q: want package@version path sha256 [dims]", line)
 		}
-		m := npmModel{pkg: fs[0], path: fs[1], sha: fs[2], dims: map[string]int64{}}
+		m := npmModel{pkg: fs[0], path: fs[1], sha: fs[2], dims: map[string]int64{}, values: map[string][]int64{}}
 		for _, d := range fs[3:] {
+			if v, ok := strings.CutPrefix(d, "value:"); ok {
+				name, x, err := ParseValue(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m.values[name] = x
+				continue
+			}
 			name, v, err := ParseDim(d)
 			if err != nil {
 				t.Fatal(err)
@@ -79,7 +101,7 @@ func TestNPMModels(t *testing.T) {
 		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != m.sha {
 			t.Fatalf("%s: sha256 %x, want %s", m.path, sum, m.sha)
 		}
-		g, subs, err := ReadDetail(data, m.name(), Options{Dims: m.dims})
+		g, subs, err := ReadDetail(data, m.name(), Options{Dims: m.dims, Values: m.values})
 		if err != nil {
 			t.Errorf("%s: %v", m.name(), err)
 			continue
@@ -105,6 +127,9 @@ func TestNPMModels(t *testing.T) {
 		var dims []string
 		for k, v := range m.dims {
 			dims = append(dims, fmt.Sprintf("%s=%d", k, v))
+		}
+		for k, v := range m.values {
+			dims = append(dims, fmt.Sprintf("value:%s=%s", k, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(v)), ","), "[]")))
 		}
 		slices.Sort(dims)
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d (%d) | %s | %d | %d | %.4f |\n", m.name(), m.pkg, strings.Join(dims, " "),

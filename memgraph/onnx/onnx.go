@@ -23,6 +23,13 @@ type Options struct {
 	// size depends on the data (NonZero, NonMaxSuppression, a Loop with
 	// no trip count).
 	Unknown int64
+	// Values gives the value of integer (or bool) graph inputs the
+	// caller will always pass, by name, row-major: {"sr": {16000}}.
+	// Folding then treats the input as that constant (the input is still
+	// planned): an If whose condition follows from it takes one branch,
+	// and only that branch is planned. The plan holds only for runs with
+	// these values.
+	Values map[string][]int64
 }
 
 // Read derives the memory graph of an ONNX model (a serialized
@@ -90,6 +97,9 @@ func read(data []byte, name string, opt Options) (*memgraph.Graph, *builder, err
 				}
 			}
 		}
+	}
+	if err := r.inputValues(m.main, sc); err != nil {
+		return nil, nil, fmt.Errorf("onnx %s: %w", name, err)
 	}
 	if err := r.graph(m.main, sc); err != nil {
 		return nil, nil, fmt.Errorf("onnx %s: %w", name, err)
@@ -186,9 +196,19 @@ func (b *builder) build(gr *graph, name string) (*memgraph.Graph, error) {
 				return nil, fmt.Errorf("%s: %s: not supported (memgraph plans the subgraphs of If and Loop only)", n.where, n.opType)
 			}
 			// The subgraphs read outer names while the node runs: they
-			// live until it ends.
+			// live until it ends (those of an If's branch not taken
+			// too: CheckPlan derives lifetimes from every subgraph).
 			for _, in := range implicitInputs(n) {
 				consume(in, id)
+			}
+		}
+		// The subgraphs are sized first: a refusal inside the branch that
+		// runs names the tensor there, the cause of an unsized output.
+		var need int64
+		if len(subs) > 0 {
+			var err error
+			if need, err = b.subgraphBytes(id, b.r.runs(n)); err != nil {
+				return nil, b.r.ifHint(n, err)
 			}
 		}
 		for _, out := range n.outputs {
@@ -203,10 +223,6 @@ func (b *builder) build(gr *graph, name string) (*memgraph.Graph, error) {
 			}
 		}
 		if len(subs) > 0 {
-			need, err := b.subgraphBytes(id, subs)
-			if err != nil {
-				return nil, err
-			}
 			sid := id + SubgraphSuffix
 			for k := 1; idxHas(idx, sid); k++ {
 				sid = id + SubgraphSuffix + strconv.Itoa(k)
@@ -312,6 +328,8 @@ func (b *builder) size(gr *graph, tname string, isInput bool) (int64, error) {
 	switch {
 	case t.unsupported != "":
 		why = "memgraph's shape inference does not cover " + t.unsupported + " and the model gives no value_info for it"
+	case t.why != "":
+		why = t.why + ", and the model gives no value_info for it"
 	case t.by != "" && t.by != "graph input":
 		why = "shape inference could not size it from its inputs (made by " + t.by + ") and the model gives no value_info for it"
 	}
@@ -345,7 +363,7 @@ func (b *builder) size(gr *graph, tname string, isInput bool) (int64, error) {
 				return 0, fmt.Errorf("tensor %q: dim %d is unknown: give it a value as %s[%d]=N, or one for every unknown dim", tname, k, tname, k)
 			case t.dataDep:
 				return 0, fmt.Errorf("tensor %q: dim %d depends on the data (%s): give a value for unknown dims", tname, k, t.by)
-			case t.unsupported != "":
+			case t.unsupported != "" || t.why != "":
 				return 0, fmt.Errorf("tensor %q: dim %d is unknown: %s", tname, k, why)
 			}
 			return 0, fmt.Errorf("tensor %q: dim %d is unknown after shape inference (made by %s)", tname, k, t.by)
@@ -361,6 +379,28 @@ func (b *builder) size(gr *graph, tname string, isInput bool) (int64, error) {
 		return 0, fmt.Errorf("tensor %q: %d elements of %d bits, over memgraph's limit of %d bytes per tensor", tname, n, eb, int64(memgraph.MaxTensorBytes))
 	}
 	return int64((lo + 7) / 8), nil
+}
+
+// ParseValue reads NAME=V[,V...], the value of an integer graph input
+// (row-major) as a flag or a query parameter gives it.
+func ParseValue(s string) (string, []int64, error) {
+	name, val, ok := strings.Cut(s, "=")
+	if !ok || name == "" || val == "" {
+		return "", nil, fmt.Errorf("value %q: want NAME=V[,V...], integers", s)
+	}
+	parts := strings.Split(val, ",")
+	if len(parts) > maxFold {
+		return "", nil, fmt.Errorf("value %q: %d elements, at most %d", s, len(parts), maxFold)
+	}
+	out := make([]int64, len(parts))
+	for k, p := range parts {
+		v, err := strconv.ParseInt(p, 10, 64)
+		if err != nil {
+			return "", nil, fmt.Errorf("value %q: element %d (%q) is not an integer: want NAME=V[,V...]", s, k, p)
+		}
+		out[k] = v
+	}
+	return name, out, nil
 }
 
 // ParseDim reads NAME=VALUE, a symbolic dimension's value as a flag or a

@@ -388,3 +388,90 @@ func TestReshapeUndetermined(t *testing.T) {
 		t.Errorf("reshape [0,3] to [-1,3] = %v, %v; want [0 3]", out, err)
 	}
 }
+
+// srModel (synthetic) is silero VAD's shape in small: an If on the
+// sample rate whose 16 kHz branch sizes its output from x [1,n] and whose
+// 8 kHz branch gives it no shape (an operator of another domain, as the
+// 8 kHz LSTM is at a size it was not traced for).
+//
+//	c = Equal(sr, 16000); y = If(c){then: yt = Relu(x)}{else: ye = example.com:Cell(x)}; z = Relu(y)
+func srModel() []byte {
+	then := graphBody(
+		part{graphNode, nodeMsg("relu_t", "Relu", []string{"x"}, []string{"yt"})},
+		part{graphOutput, valueInfo("yt", 1)},
+	)
+	cell := nodeMsg("cell_e", "Cell", []string{"x"}, []string{"ye"})
+	cell = field(cell, nodeDomain, []byte("example.com"))
+	els := graphBody(
+		part{graphNode, cell},
+		part{graphOutput, valueInfo("ye", 1)},
+	)
+	return opsetModel(13,
+		part{graphInput, valueInfo("x", 1, 1, "n")},
+		part{graphInput, scalarInfo("sr", tInt64)},
+		part{graphInitializer, int64Tensor("k16000", []int64{}, 16000)},
+		part{graphNode, nodeMsg("eq", "Equal", []string{"sr", "k16000"}, []string{"c"})},
+		part{graphNode, nodeA("if", "If", []string{"c"}, []string{"y"}, aGraph("then_branch", then), aGraph("else_branch", els))},
+		part{graphNode, nodeMsg("relu", "Relu", []string{"y"}, []string{"z"})},
+		part{graphOutput, valueInfo("z", 1, 1, "n")},
+	)
+}
+
+// TestIfInputValue: a value given to the input an If's condition follows
+// from makes the If take one branch, and only that branch is planned;
+// without one, or with the value that takes the unsized branch, the read
+// is refused naming the tensor (and, without one, the input to give).
+func TestIfInputValue(t *testing.T) {
+	data := srModel()
+	dims := map[string]int64{"n": 512}
+	g, subs, err := ReadDetail(data, "sr", Options{Dims: dims, Values: map[string][]int64{"sr": {16000}}})
+	if err != nil {
+		t.Fatalf("ReadDetail(sr=16000) = %v, want a graph", err)
+	}
+	// then: yt [1,512] float; the 8 kHz branch is not planned.
+	if len(subs) != 1 || subs[0].Peak != 2048 || !strings.Contains(subs[0].Where, "attribute[0]") {
+		t.Fatalf("subgraphs %+v: want the then branch only, peak 2048", subs)
+	}
+	if y, _ := tensorByID(g, "y"); y.Bytes != 2048 {
+		t.Fatalf("y = %+v, want 2048 bytes", y)
+	}
+	if _, i := tensorByID(g, "c"); i >= 0 {
+		t.Fatalf("c is planned: Equal on the given sr folds to a constant")
+	}
+	if sr, i := tensorByID(g, "sr"); i < 0 || sr.Bytes != 8 || !sr.Input {
+		t.Fatalf("sr = %+v: the input is still passed and planned, 8 bytes", sr)
+	}
+	r, err := memgraph.Plan(g, memgraph.Options{Rand: rand.New(rand.NewPCG(1, 0))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckPlan(data, placements(g, r)); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name   string
+		values map[string][]int64
+		want   []string
+	}{
+		{"no value", nil, []string{`"ye"`, "graph input sr", "--value"}},
+		{"8 kHz", map[string][]int64{"sr": {8000}}, []string{`"ye"`, "does not cover Cell"}},
+		{"not an input", map[string][]int64{"rate": {16000}}, []string{`"rate"`, "not a graph input"}},
+		{"a weight", map[string][]int64{"k16000": {1}}, []string{`"k16000"`, "initializer"}},
+		{"float input", map[string][]int64{"x": make([]int64, 512)}, []string{`"x"`, "integer or bool"}},
+		{"two for a scalar", map[string][]int64{"sr": {16000, 8000}}, []string{`"sr"`, "2 elements"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Read(data, "sr", Options{Dims: dims, Values: tt.values})
+			if err == nil {
+				t.Fatalf("Read(%v) = nil error, want one naming %q", tt.values, tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Read(%v) = %v, want it to name %s", tt.values, err, w)
+				}
+			}
+		})
+	}
+}

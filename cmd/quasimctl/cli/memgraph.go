@@ -44,6 +44,22 @@ func (d dimFlag) Set(s string) error {
 	return err
 }
 
+// valueFlag is --value NAME=V[,V...], repeatable.
+type valueFlag map[string][]int64
+
+func (d valueFlag) String() string { return "" }
+func (d valueFlag) Type() string   { return "NAME=V[,V...]" }
+func (d valueFlag) Set(s string) error {
+	name, v, err := onnx.ParseValue(s)
+	if err == nil {
+		d[name] = v
+	}
+	return err
+}
+
+// valueUsage is the help of --value.
+const valueUsage = "value of an integer ONNX graph input the model is always run with, NAME=V[,V...] row-major (repeatable): an If whose condition follows from it takes one branch, and only that branch is planned"
+
 func newMemgraphPlanCommand(g *globalOptions) *cobra.Command {
 	var (
 		offline  bool
@@ -51,7 +67,7 @@ func newMemgraphPlanCommand(g *globalOptions) *cobra.Command {
 		seed     uint64
 		timeout  time.Duration
 		top      int
-		dims     = onnx.Options{Dims: dimFlag{}}
+		dims     = onnx.Options{Dims: dimFlag{}, Values: valueFlag{}}
 		cache    string
 		bw, capB string
 		latency  time.Duration
@@ -122,6 +138,7 @@ best measured time from quasimd when their duration_ns is missing.`,
 	fs.DurationVar(&timeout, "timeout", 5*time.Second, "time for the search, at most 30s (quasimd refuses more); the best plan by then is kept")
 	fs.IntVar(&top, "top", 10, "largest tensors to list")
 	fs.Var(dimFlag(dims.Dims), "dim", "value of an ONNX symbolic dimension, NAME=VALUE, or of dim K of graph input TENSOR, TENSOR[K]=VALUE (repeatable)")
+	fs.Var(valueFlag(dims.Values), "value", valueUsage)
 	fs.Int64Var(&dims.Unknown, "unknown", 0, "value of every ONNX graph input dimension still unknown, and of data-dependent output dims (0: such a dimension is an error)")
 	fs.StringVar(&cache, "cache", "", "estimate cache misses for this hierarchy, SIZE/LINE/WAYS per level (e.g. 48K/64/12,2M/64/16)")
 	fs.BoolVar(&layout, "layout", false, "with --cache: re-place tensors to lower the estimated misses, never raising the peak")

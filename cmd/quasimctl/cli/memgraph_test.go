@@ -97,11 +97,48 @@ func TestMemgraphPlanONNXDims(t *testing.T) {
 // If, and the plan passes the check against the model.
 func TestMemgraphPlanONNXIf(t *testing.T) {
 	const ifModel = "\b\b:\x8d\x02Z\x14\n\x01x\x12\x0f\n\r\b\x01\x12\t\n\x02\b\x01\n\x03\b\x80\x02Z\x0e\n\x04cond\x12\x06\n\x04\b\t\x12\x00\n\x14\n\x04cond\x12\x02c2\x1a\x03not\"\x03Not\n\xa4\x01\n\x02c2\x12\x01y\x1a\x02if\"\x02If*V\n\vthen_branch2G\n\x15\n\x01x\x12\x02t1\x1a\x06relu_t\"\x04Relu\n\x17\n\x02t1\n\x01x\x12\x02yt\x1a\x05add_t\"\x03Addb\x15\n\x02yt\x12\x0f\n\r\b\x01\x12\t\n\x02\b\x01\n\x03\b\x80\x02*;\n\velse_branch2,\n\x13\n\x01x\x12\x02ye\x1a\x05neg_e\"\x03Negb\x15\n\x02ye\x12\x0f\n\r\b\x01\x12\t\n\x02\b\x01\n\x03\b\x80\x02\n\x12\n\x01y\x12\x01z\x1a\x04relu\"\x04Relub\x14\n\x01z\x12\x0f\n\r\b\x01\x12\t\n\x02\b\x01\n\x03\b\x80\x02B\x02\x10\r"
-	path := filepath.Join(t.TempDir(), "if.onnx")
-	if err := os.WriteFile(path, []byte(ifModel), 0o644); err != nil {
+	byName := planONNXOffline(t, writeModel(t, "if.onnx", ifModel))
+	if x, arena := byName["x"], byName["if#subgraphs"]; x.Last < 1 || arena.Bytes != 2048 || arena.First != 1 {
+		t.Fatalf("x %+v, if#subgraphs %+v: want x alive through the If (op 1), a 2 KiB branch arena there", x, arena)
+	}
+}
+
+// TestMemgraphPlanONNXValue: an If on a sample rate (synthetic,
+// memgraph/onnx's srModel, whose 8 kHz branch gives its output no shape)
+// plans with --value sr=16000, only the branch taken; without a value it is
+// refused naming the input to give; a malformed --value is a usage error.
+func TestMemgraphPlanONNXValue(t *testing.T) {
+	const srModel = "\b\b:\xff\x01Z\x14\n\x01x\x12\x0f\n\r\b\x01\x12\t\n\x02\b\x01\n\x03\x12\x01nZ\f\n\x02sr\x12\x06\n\x04\b\a\x12\x00*\r\x10\a8\x80}B\x06k16000\n\x1a\n\x02sr\n\x06k16000\x12\x01c\x1a\x02eq\"\x05Equal\n\x83\x01\n\x01c\x12\x01y\x1a\x02if\"\x02If*2\n\vthen_branch2#\n\x15\n\x01x\x12\x02yt\x1a\x06relu_t\"\x04Relub\n\n\x02yt\x12\x04\n\x02\b\x01*?\n\velse_branch20\n\"\n\x01x\x12\x02ye\x1a\x06cell_e\"\x04Cell:\vexample.comb\n\n\x02ye\x12\x04\n\x02\b\x01\n\x12\n\x01y\x12\x01z\x1a\x04relu\"\x04Relub\x14\n\x01z\x12\x0f\n\r\b\x01\x12\t\n\x02\b\x01\n\x03\x12\x01nB\x02\x10\r"
+	path := writeModel(t, "sr.onnx", srModel)
+	byName := planONNXOffline(t, path, "--dim", "n=512", "--value", "sr=16000")
+	if y, arena := byName["y"], byName["if#subgraphs"]; y.Bytes != 2048 || arena.Bytes != 2048 {
+		t.Fatalf("y %+v, if#subgraphs %+v: want 2 KiB each (the 16 kHz branch only)", y, arena)
+	}
+	_, errs, code := runCtx(context.Background(), "memgraph", "plan", path, "--offline", "--dim", "n=512")
+	if code != 2 || !strings.Contains(errs, "graph input sr") || !strings.Contains(errs, "--value") {
+		t.Fatalf("no --value: exit %d, stderr %q", code, errs)
+	}
+	_, errs, code = runCtx(context.Background(), "memgraph", "plan", path, "--offline", "--dim", "n=512", "--value", "sr=16k")
+	if code != 2 || !strings.Contains(errs, `value "sr=16k"`) {
+		t.Fatalf("bad --value: exit %d, stderr %q", code, errs)
+	}
+}
+
+// writeModel writes model into the test's temporary folder as name.
+func writeModel(t *testing.T, name, model string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(model), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errs, code := runCtx(context.Background(), "memgraph", "plan", path, "--offline", "--json")
+	return path
+}
+
+// planONNXOffline plans the model at path offline with args and returns
+// the plan's placements by tensor.
+func planONNXOffline(t *testing.T, path string, args ...string) map[string]api.MemPlacement {
+	t.Helper()
+	out, errs, code := runCtx(context.Background(), append([]string{"memgraph", "plan", path, "--offline", "--json"}, args...)...)
 	var p api.MemPlan
 	if code != 0 || json.Unmarshal([]byte(out), &p) != nil {
 		t.Fatalf("exit %d, stderr %q, out %s", code, errs, out)
@@ -110,7 +147,5 @@ func TestMemgraphPlanONNXIf(t *testing.T) {
 	for _, x := range p.Placements {
 		byName[x.Tensor] = x
 	}
-	if x, arena := byName["x"], byName["if#subgraphs"]; x.Last < 1 || arena.Bytes != 2048 || arena.First != 1 {
-		t.Fatalf("x %+v, if#subgraphs %+v: want x alive through the If (op 1), a 2 KiB branch arena there", x, arena)
-	}
+	return byName
 }

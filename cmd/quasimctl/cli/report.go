@@ -20,11 +20,11 @@ type reportOptions struct {
 	output   string
 	title    string
 	memgraph []string
-	dims     onnx.Options // --dim and --unknown of the --memgraph ONNX graphs
+	dims     onnx.Options // --dim, --value and --unknown of the --memgraph ONNX graphs
 }
 
 func newReportCommand(g *globalOptions) *cobra.Command {
-	o := reportOptions{dims: onnx.Options{Dims: dimFlag{}}}
+	o := reportOptions{dims: onnx.Options{Dims: dimFlag{}, Values: valueFlag{}}}
 	cmd := &cobra.Command{
 		Use:   "report [KERNEL...] [-o FILE]",
 		Short: "Write an HTML report of the tuning: convergence, portfolio, parameters, Pareto front, certificates",
@@ -50,6 +50,7 @@ progress goes to stderr.`,
 	cmd.Flags().StringVar(&o.title, "title", "", "the page's title (default: quasim tuning report)")
 	cmd.Flags().StringArrayVar(&o.memgraph, "memgraph", nil, "add the memory plan of this graph (memgraph JSON, .onnx or .tflite; repeatable), planned by quasimd or offline")
 	cmd.Flags().Var(dimFlag(o.dims.Dims), "dim", "with --memgraph: value of an ONNX symbolic dimension, NAME=VALUE, or of dim K of graph input TENSOR, TENSOR[K]=VALUE (repeatable)")
+	cmd.Flags().Var(valueFlag(o.dims.Values), "value", "with --memgraph: "+valueUsage)
 	cmd.Flags().Int64Var(&o.dims.Unknown, "unknown", 0, "with --memgraph: value of every ONNX graph input dimension still unknown (0: such a dimension is an error)")
 	return cmd
 }
