@@ -73,7 +73,7 @@ func TestNewcomerQuickStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"go run ./cmd/quasimd     #", "go test ./...            #",
+	for _, want := range []string{"go run ./cmd/quasimd     #", "go test -timeout 30m ./...   #",
 		`curl --unix-socket "$(go run ./cmd/quasimctl socket)" 'http://quasimd/v1/configs/sgemm?problem=256,256,256'`} {
 		if !strings.Contains(string(readme), want) {
 			t.Fatalf("README.md no longer says %q: change this test with it", want)
