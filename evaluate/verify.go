@@ -31,7 +31,6 @@ type VerifySettings struct {
 	Repeats          int      // determinism runs (default 3)
 	Nondeterministic string   // reject (default) | certify
 	Seeds            []uint64 // random input seeds for parity (default 1,2,3)
-	LatencySamples   int      // timed runs for the latency distribution (default 15)
 	Seed             uint64   // bootstrap RNG seed (default 1)
 	// Inputs is the sign of the seeded random inputs: signed (the default,
 	// uniform in [-1, 1)) or positive (their magnitudes, uniform in
@@ -64,11 +63,10 @@ const (
 
 // Default verification settings.
 const (
-	DefaultRelTolerance   = 1e-4
-	DefaultAbsTolerance   = 1e-3
-	DefaultULPTolerance   = 64
-	DefaultRepeats        = 3
-	DefaultLatencySamples = 15
+	DefaultRelTolerance = 1e-4
+	DefaultAbsTolerance = 1e-3
+	DefaultULPTolerance = 64
+	DefaultRepeats      = 3
 )
 
 // WithDefaults returns s with its zero fields set to their defaults. Seeds is
@@ -97,9 +95,6 @@ func (s VerifySettings) WithDefaults() VerifySettings {
 		s.Seeds = []uint64{1, 2, 3}
 	} else {
 		s.Seeds = slices.Clone(s.Seeds)
-	}
-	if s.LatencySamples == 0 {
-		s.LatencySamples = DefaultLatencySamples
 	}
 	if s.Seed == 0 {
 		s.Seed = 1
@@ -140,9 +135,6 @@ func (s VerifySettings) Validate() error {
 		if !(s.Budget.Value > 0) || math.IsInf(s.Budget.Value, 1) {
 			return fmt.Errorf("verify error budget %v: want a finite value > 0", s.Budget.Value)
 		}
-	}
-	if s.LatencySamples < 0 {
-		return fmt.Errorf("verify latency samples %d: want >= 0", s.LatencySamples)
 	}
 	return nil
 }
@@ -227,7 +219,9 @@ type BudgetResult struct {
 	NotChecked string
 }
 
-// LatencyResult is the distribution of the timed runs.
+// LatencyResult is the distribution of timed runs. Verification times
+// nothing: a certificate's latency is measured after it, by the search's own
+// protocol (internal/tuner), so that a config has one timing protocol.
 type LatencyResult struct {
 	TimesMS  []float64 // every timed run, in the order run
 	MedianMS float64
@@ -242,13 +236,12 @@ type VerifyReport struct {
 	Determinism DeterminismResult
 	ErrorBound  ErrorBoundResult
 	Budget      BudgetResult // zero when the job has no budget
-	Latency     LatencyResult
-	CostS       float64 // wall seconds the verification took
+	CostS       float64      // wall seconds the verification took
 }
 
 // Passed reports whether the config passed parity, determinism, the error
 // bound where one was checked, and the error budget where the job has one
-// (a budget that could not be checked fails). Latency is informational.
+// (a budget that could not be checked fails).
 func (r VerifyReport) Passed() bool {
 	return (r.Parity.Passed || r.Parity.NotChecked != "") && r.Determinism.Passed && (r.ErrorBound.Passed || r.ErrorBound.NotChecked != "") &&
 		(r.Budget.Kind == "" || r.Budget.Passed)

@@ -10,7 +10,7 @@ import (
 
 func TestVerifySettingsWithDefaults(t *testing.T) {
 	t.Parallel()
-	base := VerifySettings{Repeats: 3, Nondeterministic: "reject", Seeds: []uint64{1, 2, 3}, LatencySamples: 15, Seed: 1}
+	base := VerifySettings{Repeats: 3, Nondeterministic: "reject", Seeds: []uint64{1, 2, 3}, Seed: 1}
 	with := func(f func(*VerifySettings)) VerifySettings {
 		s := base
 		s.Seeds = slices.Clone(base.Seeds)
@@ -25,8 +25,8 @@ func TestVerifySettingsWithDefaults(t *testing.T) {
 		{"zero", VerifySettings{}, with(func(s *VerifySettings) { s.Tolerance, s.Value = "rel", 1e-4 })},
 		{"abs", VerifySettings{Tolerance: "abs"}, with(func(s *VerifySettings) { s.Tolerance, s.Value = "abs", 1e-3 })},
 		{"ulp", VerifySettings{Tolerance: "ulp"}, with(func(s *VerifySettings) { s.Tolerance, s.Value = "ulp", 64 })},
-		{"set", VerifySettings{Tolerance: "abs", Value: 0.5, Repeats: 1, Nondeterministic: "certify", Seeds: []uint64{9}, LatencySamples: 4, Seed: 7},
-			VerifySettings{Tolerance: "abs", Value: 0.5, Repeats: 1, Nondeterministic: "certify", Seeds: []uint64{9}, LatencySamples: 4, Seed: 7}},
+		{"set", VerifySettings{Tolerance: "abs", Value: 0.5, Repeats: 1, Nondeterministic: "certify", Seeds: []uint64{9}, Seed: 7},
+			VerifySettings{Tolerance: "abs", Value: 0.5, Repeats: 1, Nondeterministic: "certify", Seeds: []uint64{9}, Seed: 7}},
 	}
 	for _, tt := range tests {
 		got := tt.in.WithDefaults()
@@ -50,14 +50,13 @@ func TestVerifySettingsValidate(t *testing.T) {
 		want string // "" for valid
 	}{
 		{"zero", VerifySettings{}, ""},
-		{"full", VerifySettings{Tolerance: "ulp", Value: 4, Repeats: 5, Nondeterministic: "certify", LatencySamples: 3}, ""},
+		{"full", VerifySettings{Tolerance: "ulp", Value: 4, Repeats: 5, Nondeterministic: "certify"}, ""},
 		{"tolerance", VerifySettings{Tolerance: "percent"}, "tolerance"},
 		{"negative value", VerifySettings{Value: -1}, "value"},
 		{"nan value", VerifySettings{Value: math.NaN()}, "value"},
 		{"inf value", VerifySettings{Value: math.Inf(1)}, "value"},
 		{"repeats", VerifySettings{Repeats: -1}, "repeats"},
 		{"policy", VerifySettings{Nondeterministic: "ignore"}, "nondeterministic"},
-		{"latency", VerifySettings{LatencySamples: -2}, "latency"},
 	}
 	for _, tt := range tests {
 		err := tt.s.Validate()
@@ -87,7 +86,6 @@ func TestVerifyReportPassed(t *testing.T) {
 			r.ErrorBound = ErrorBoundResult{NotChecked: "no outputs"}
 			r.Parity.Passed = false
 		}, false},
-		{"latency is informational", func(r *VerifyReport) { r.Latency = LatencyResult{} }, true},
 	}
 	for _, tt := range tests {
 		r := ok

@@ -80,7 +80,7 @@ func TestBudgetCertifiedHoldsOverSeeds(t *testing.T) {
 			}
 			for _, budget := range budgets {
 				b := evaluate.ErrorBudget{Kind: evaluate.ToleranceRel, Value: budget}
-				set := evaluate.VerifySettings{Tolerance: evaluate.ToleranceRel, Value: 1, Inputs: inputs, Budget: b, LatencySamples: 1}
+				set := evaluate.VerifySettings{Tolerance: evaluate.ToleranceRel, Value: 1, Inputs: inputs, Budget: b}
 				var certified []genome.Config
 				for _, c := range maps {
 					rep := mustVerify(t, k, c, p, set)
@@ -141,7 +141,7 @@ func TestUnstableMapNeverCertified(t *testing.T) {
 		for _, inputs := range []string{evaluate.InputsPositive, evaluate.InputsSigned} {
 			for seed := range uint64(seeds) {
 				set := evaluate.VerifySettings{Tolerance: evaluate.ToleranceRel, Value: 1, Inputs: inputs, Budget: b,
-					Seeds: []uint64{seed + 1}, Repeats: 1, LatencySamples: 1}
+					Seeds: []uint64{seed + 1}, Repeats: 1}
 				rep := mustVerify(t, k, c, p, set)
 				if rep.Passed() || rep.Budget.Passed {
 					t.Fatalf("%s %s seed %d certified at 1e-5: %+v", key, inputs, seed+1, rep.Budget)
@@ -169,7 +169,7 @@ func TestBudgetReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := parseKey(t, s, "4096,8,1,float64,fp16")
-	set := evaluate.VerifySettings{Inputs: evaluate.InputsPositive, Budget: evaluate.ErrorBudget{Kind: evaluate.ToleranceRel, Value: 1e-3}, LatencySamples: 1, Value: 1}
+	set := evaluate.VerifySettings{Inputs: evaluate.InputsPositive, Budget: evaluate.ErrorBudget{Kind: evaluate.ToleranceRel, Value: 1e-3}, Value: 1}
 	rep := mustVerify(t, k, c, p, set)
 	bud := rep.Budget
 	if bud.Map["input"] != "fp16" || bud.Map["acc"] != "float64" || len(bud.Map) != 2 {
@@ -197,7 +197,7 @@ func TestBudgetReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep = mustVerify(t, g, gs.Default(), gp, evaluate.VerifySettings{Budget: evaluate.ErrorBudget{Kind: evaluate.ToleranceAbs, Value: 1}, LatencySamples: 1})
+	rep = mustVerify(t, g, gs.Default(), gp, evaluate.VerifySettings{Budget: evaluate.ErrorBudget{Kind: evaluate.ToleranceAbs, Value: 1}})
 	if !rep.Budget.Passed || len(rep.Budget.Stages) != 1 || rep.Budget.Stages[0].Stage != "accumulation" || rep.Budget.Map["b_input"] != "fp32" {
 		t.Errorf("sgemm budget %+v", rep.Budget)
 	}
@@ -280,7 +280,7 @@ func BenchmarkPrecisionBudgets(b *testing.B) {
 					same := timeOf(parseKey(b, s, kt.same))
 					rows = rows[:0]
 					for _, c := range kt.maps(b, s) {
-						set := evaluate.VerifySettings{Tolerance: evaluate.ToleranceRel, Value: 1, Inputs: inputs, LatencySamples: 1,
+						set := evaluate.VerifySettings{Tolerance: evaluate.ToleranceRel, Value: 1, Inputs: inputs,
 							Budget: evaluate.ErrorBudget{Kind: evaluate.ToleranceRel, Value: 1}}
 						rep := mustVerify(b, k, c, p, set)
 						rows = append(rows, row{key: s.Key(c), ms: timeOf(c), bound: rep.Budget.Bound, measured: rep.Budget.Measured,

@@ -234,9 +234,9 @@
 // magnitudes of the seeded inputs (a sum of positive values: Σ|a_i| = |s|).
 // The report gives the element with the largest measured/bound ratio.
 //
-// Latency: for a config that passed the three checks, one warm-up and
-// LatencySamples (default 15) timed runs on the first case's inputs,
-// summarised by evaluate.LatencyStats. A config that failed is not timed.
+// Verification times nothing: a certificate's latency is measured after
+// it, by the search's own protocol (Evaluate, in internal/tuner), so a
+// config has one timing protocol.
 //
 // Measured on the 2-core development VM (Intel Xeon, KVM, shared with other
 // work) at n = 2^24, config block 65536, unroll 8, workers 1, tolerance
@@ -266,14 +266,15 @@
 //
 //	go test ./evaluate/builtin -run '^$' -bench VerifySgemm512 -benchtime 3x -v
 //
-//	Verify 1.6 to 1.8 s; one Evaluate 0.39 to 0.64 s (a run is 43 ms)
-//	Verify = 3 to 4 Evaluates = 5 to 7% of a 60-evaluation cycle of this config
+//	Verify 3.6 s; one Evaluate 1.7 s (a run is 157 ms)
+//	Verify = 2.1 Evaluates = 3.5% of a 60-evaluation cycle of this config
 //
-// The Verify time is about 1.0 s of kernel runs (6 cases, 2 more for
-// determinism, 1 + 15 for latency) and 0.5 s of float64 references (run
-// on all cores). It is well under a fifth of a cycle's measuring, so the
-// defaults keep three seeds and 15 latency samples; the slower configs a
-// cycle also measures make the share smaller still.
+// measured at a load average of 12 on the 2 cores (other builds beside
+// it), so every time is slowed alike. The Verify time is kernel runs (6
+// cases, 2 more for determinism) and the float64 references (run on all
+// cores); the certificate's latency rounds come on top (6 Evaluates of
+// the config and 6 of the default). It is well under a fifth of a cycle's
+// measuring, so the defaults keep three seeds.
 //
 // # Zoning
 //

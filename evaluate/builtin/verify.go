@@ -263,33 +263,6 @@ func (v *verification) run(dims []int) (evaluate.VerifyReport, error) {
 	rep.Parity = v.par.result()
 	rep.ErrorBound = v.bound.result()
 	rep.Budget = v.budget.result(v.vals, v.k.def.precision)
-	if !rep.Passed() {
-		return rep, nil // no latency for a config that will not be served
-	}
-
-	// Latency: one warm-up, then LatencySamples timed runs of the first case.
-	out := make([]float32, main.n)
-	times := make([]float64, 0, v.s.LatencySamples)
-	for i := range v.s.LatencySamples + 1 {
-		if err := v.ctx.Err(); err != nil {
-			return evaluate.VerifyReport{}, err
-		}
-		t0 := time.Now()
-		in := first.in
-		in.stop = v.stop
-		err := protect(func() { main.run(in, out) })
-		d := time.Since(t0)
-		if err := v.ctx.Err(); err != nil {
-			return evaluate.VerifyReport{}, err
-		}
-		if err != nil {
-			return fail("latency", errKernel{err})
-		}
-		if i > 0 {
-			times = append(times, float64(d)/float64(time.Millisecond))
-		}
-	}
-	rep.Latency = evaluate.LatencyStats(times, v.s.Seed)
 	return rep, nil
 }
 

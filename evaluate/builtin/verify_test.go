@@ -14,7 +14,7 @@ import (
 )
 
 // fastVerify is VerifySettings with few latency samples, for tests.
-var fastVerify = evaluate.VerifySettings{LatencySamples: 2}
+var fastVerify = evaluate.VerifySettings{}
 
 func parseKey(t testing.TB, s *genome.Space, key string) genome.Config {
 	t.Helper()
@@ -114,9 +114,6 @@ func TestVerifyPasses(t *testing.T) {
 				hasFormula := strings.Contains(eb.Formula, "gamma") || strings.Contains(eb.Formula, "E =")
 				if !(eb.Ratio > 0 && eb.Ratio <= 1) || eb.Measured > eb.Bound || !hasFormula {
 					t.Errorf("Verify(%s).ErrorBound = %+v, want a ratio in (0, 1] and a formula", key, eb)
-				}
-				if lat := rep.Latency; len(lat.TimesMS) != 2 || lat.MedianMS <= 0 || lat.CILowMS > lat.MedianMS || lat.CIHighMS < lat.MedianMS {
-					t.Errorf("Verify(%s).Latency = %+v, want 2 samples", key, lat)
 				}
 				if rep.CostS <= 0 {
 					t.Errorf("Verify(%s).CostS = %v", key, rep.CostS)
@@ -257,7 +254,7 @@ func TestReduceTightTolerance(t *testing.T) {
 	}
 	// Default seeds: float32's error at this config is 0.3e-7 to 4e-7 of the
 	// sum, depending on the inputs, so it fails on some of the five cases.
-	set := evaluate.VerifySettings{Tolerance: "rel", Value: 1e-7, Repeats: 2, LatencySamples: 1}
+	set := evaluate.VerifySettings{Tolerance: "rel", Value: 1e-7, Repeats: 2}
 	tests := []struct {
 		acc  string
 		pass bool
@@ -275,13 +272,6 @@ func TestReduceTightTolerance(t *testing.T) {
 		if rep.Parity.Passed != tt.pass || !rep.ErrorBound.Passed || !rep.Determinism.Passed {
 			t.Errorf("verify(acc %s, rel 1e-7) parity passed = %v (max rel err %.3g, worst %s), error bound %+v; want parity %v and the bound held",
 				tt.acc, rep.Parity.Passed, rep.Parity.MaxRelErr, rep.Parity.Worst, rep.ErrorBound, tt.pass)
-		}
-		wantSamples := 0
-		if tt.pass {
-			wantSamples = 1
-		}
-		if got := len(rep.Latency.TimesMS); got != wantSamples {
-			t.Errorf("verify(acc %s) measured %d latency samples, want them only for a config that passed", tt.acc, got)
 		}
 	}
 }
@@ -365,9 +355,6 @@ func TestVerifyWrongVariant(t *testing.T) {
 		if !tt.pass {
 			if !strings.HasPrefix(rep.Parity.Worst, tt.worstCase) || !strings.Contains(rep.Parity.Worst, "got 0,") {
 				t.Errorf("Verify(%s at %v).Parity.Worst = %q, want a dropped (zero) element of case %q", tt.key, tt.dims, rep.Parity.Worst, tt.worstCase)
-			}
-			if len(rep.Latency.TimesMS) != 0 {
-				t.Errorf("Verify(%s at %v) measured latency for a failed config", tt.key, tt.dims)
 			}
 		}
 	}
@@ -468,7 +455,7 @@ func TestVerifyTolerance(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			k := newKernel(testDef(nil, tt.run), Options{})
-			set := evaluate.VerifySettings{Tolerance: tt.tol, Value: tt.val, LatencySamples: 1}
+			set := evaluate.VerifySettings{Tolerance: tt.tol, Value: tt.val}
 			rep := mustVerify(t, k, genome.Config{0}, problem(1000), set)
 			if rep.Parity.Passed != tt.pass || rep.Parity.Tolerance != tt.tol || rep.Parity.Value != tt.val {
 				t.Errorf("Verify(%s, %s %g).Parity = %+v, want passed %v", tt.name, tt.tol, tt.val, rep.Parity, tt.pass)
@@ -503,7 +490,7 @@ func TestVerifyDeterminism(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			k := newKernel(testDef(nil, tt.run), Options{})
-			set := evaluate.VerifySettings{Nondeterministic: tt.policy, Repeats: tt.repeats, LatencySamples: 1}
+			set := evaluate.VerifySettings{Nondeterministic: tt.policy, Repeats: tt.repeats}
 			d := mustVerify(t, k, genome.Config{0}, problem(1000), set).Determinism
 			wantRuns := max(tt.repeats, 1)
 			if tt.repeats == 0 {
@@ -536,18 +523,12 @@ func TestVerifyPanic(t *testing.T) {
 			}
 			exactSum(in, out)
 		}, "seed=2: panic: runtime error: index out of range"},
-		{"latency", func(run int, in Inputs, out []float32) {
-			if run == 9 {
-				panic("late")
-			}
-			exactSum(in, out)
-		}, "latency: panic: late"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			k := newKernel(testDef(nil, tt.run), Options{})
-			rep, err := k.Verify(context.Background(), genome.Config{0}, problem(100), evaluate.VerifySettings{LatencySamples: 2})
+			rep, err := k.Verify(context.Background(), genome.Config{0}, problem(100), evaluate.VerifySettings{})
 			if err != nil {
 				t.Fatalf("Verify = %v, want a failed report", err)
 			}
@@ -696,7 +677,7 @@ func BenchmarkReduceErrorBounds(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	set := evaluate.VerifySettings{Tolerance: "rel", Value: 1e-7, Seeds: []uint64{1}, LatencySamples: 5}
+	set := evaluate.VerifySettings{Tolerance: "rel", Value: 1e-7, Seeds: []uint64{1}}
 	for _, inputs := range []string{"positive", "signed"} {
 		gen := k.def.newInputs
 		if inputs == "positive" {

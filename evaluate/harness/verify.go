@@ -14,8 +14,8 @@ var _ evaluate.Verifier = (*Harness)(nil)
 
 // Verify implements evaluate.Verifier: the config's checksum against the
 // default config's (parity, under s's tolerance), the config run
-// s.Repeats times (determinism: identical checksums), and the latency
-// distribution of those runs. A harness reports no outputs, so the error
+// s.Repeats times, one timed run each (determinism: identical checksums).
+// A harness reports no outputs, so the error
 // bound is not checked, and the report says so. With an error budget, each
 // verify run asks the harness for its accuracy (accuracy.go), and the
 // budget is checked on the largest bound and measured error it reports.
@@ -38,12 +38,11 @@ func (h *Harness) Verify(ctx context.Context, c genome.Config, p evaluate.Proble
 	rep.ErrorBound = evaluate.ErrorBoundResult{NotChecked: "an exec harness reports a checksum, not its outputs: there is no error to bound"}
 	rep.Determinism = evaluate.DeterminismResult{Runs: s.Repeats, Policy: s.Nondeterministic}
 
-	var sums, times []float64
+	var sums []float64
 	var accs []*Accuracy
 	var own *Parity // the harness's own comparison, from the first run
-	reps := max(1, s.LatencySamples/s.Repeats)
 	for i := range s.Repeats {
-		res, status, note, err := h.run(ctx, sp.ConfigMap(c), p, reps, true, s.Budget.Kind)
+		res, status, note, err := h.run(ctx, sp.ConfigMap(c), p, 1, true, s.Budget.Kind)
 		if err != nil {
 			return rep, err
 		}
@@ -56,14 +55,12 @@ func (h *Harness) Verify(ctx context.Context, c genome.Config, p evaluate.Proble
 			own = res.Parity
 		}
 		sums = append(sums, *res.Checksum)
-		times = append(times, res.TimesMS...)
 		accs = append(accs, res.Accuracy)
 	}
 	if !s.Budget.IsZero() {
 		rep.Budget = h.budget(s.Budget, sp.ConfigMap(c), accs)
 	}
 	h.determinism(&rep, sums, s)
-	rep.Latency = evaluate.LatencyStats(times, s.Seed)
 	if own != nil {
 		// The harness compared every element with its reference: that is
 		// the check made, and its tolerance the one named.

@@ -28,7 +28,7 @@ func TestVerifyRecordsReferenceComparison(t *testing.T) {
 	}
 	defer ev.Close()
 	p := evaluate.Problem{Dims: []int{10000}, Names: []string{"n"}}
-	s := evaluate.VerifySettings{LatencySamples: 3}
+	s := evaluate.VerifySettings{}
 	rep, err := ev.Verify(context.Background(), genome.Config{1, 2, 0}, p, s)
 	if err != nil {
 		t.Fatal(err)

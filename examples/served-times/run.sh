@@ -5,7 +5,8 @@
 #   examples/served-times/run.sh [OUT]       # OUT defaults to a new temp dir
 #
 # BUSY (default 2) `yes >/dev/null` loops run for the whole run; BUDGET
-# (default 40) is each job's evaluations per cycle. Needs pocl for matmul-cl and convolution-cl (they
+# (default 40) is each job's evaluations per cycle; JOBS (default all five:
+# sgemm conv2d reduce matmul convolution) picks the kernels. Needs pocl for matmul-cl and convolution-cl (they
 # are left out, saying so, without an OpenCL device). Prints a Markdown
 # table: per job the served time (its certificate's median, measured after
 # selection), the certificate's 95% interval, whether the served time lies
@@ -16,12 +17,15 @@ cd "$(dirname "$0")/../.."
 out=${1:-$(mktemp -d)}
 busy=${BUSY:-2}
 budget=${BUDGET:-40}
+jobs=" ${JOBS:-sgemm conv2d reduce matmul convolution} "
 mkdir -p "$out/bin" "$out/kernels" "$out/state"
 go build -o "$out/bin/" ./cmd/quasimd ./cmd/quasimctl
 for k in sgemm conv2d reduce; do
+	[[ $jobs == *" $k "* ]] || continue
 	printf 'name: %s\nevaluator: builtin:%s\nbudget: {evals: %d}\nschedule: "@every 24h"\n' "$k" "$k" "$budget" >"$out/kernels/$k.yaml"
 done
 for k in matmul convolution; do
+	[[ $jobs == *" $k "* ]] || continue
 	cp "examples/opencl/$k.cl" "$out/kernels/"
 	sed "s/^budget: .*/budget: {evals: $budget}/" "examples/opencl/$k.yaml" >"$out/kernels/$k.yaml"
 done
