@@ -503,15 +503,25 @@ func (c *Client) follow(ctx context.Context, kv jetstream.KeyValue, w jetstream.
 }
 
 // dropStale drops the restored offers the bucket no longer holds: it
-// replayed every record it holds before its watch's nil entry.
+// replayed every record it holds before its watch's nil entry. The hold
+// ends with it, so OnChange is told of every job that had an offer held,
+// the ones replayed unchanged (not changed by the replay, and held while
+// it ran) included.
 func (c *Client) dropStale() {
 	c.mu.Lock()
-	var jobs []JobID
+	jobs := map[JobID]bool{}
+	if c.holding {
+		for k := range c.held {
+			if j, ok := c.view.byKey[k]; ok {
+				jobs[j] = true
+			}
+		}
+	}
 	keys := make([]string, 0, len(c.stale))
 	for k := range c.stale {
 		c.keepRaw(k, nil, true)
 		if job, changed, _ := c.view.Apply(k, nil, true); changed {
-			jobs = append(jobs, job)
+			jobs[job] = true
 		}
 		keys = append(keys, k)
 	}
@@ -523,7 +533,7 @@ func (c *Client) dropStale() {
 		}
 	}
 	if c.cfg.OnChange != nil {
-		for _, j := range jobs {
+		for j := range jobs {
 			c.cfg.OnChange(j)
 		}
 	}

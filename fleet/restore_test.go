@@ -85,7 +85,18 @@ func TestRestore(t *testing.T) {
 	if n := mustNew(t, Config{URLs: cl.URLs(), Name: "rtest", Key: b}).Restore(recs, synced); n != 0 {
 		t.Errorf("an untrusting node restored %d records", n)
 	}
-	nc := mustNew(t, Config{URLs: cl.URLs(), Name: "rtest", Key: b, Trust: NewTrust(pub(a)), OnRecord: onRecord, Log: zerolog.Nop()})
+	// live64 is set when OnChange tells of job64 with its offer live: what
+	// a daemon waits for to drop the default it answered while held.
+	var nc *Client
+	var live64 bool
+	onChange := func(j JobID) {
+		if _, ok := nc.Best(j); ok && j == job64 && !nc.Holding(j) {
+			mu.Lock()
+			live64 = true
+			mu.Unlock()
+		}
+	}
+	nc = mustNew(t, Config{URLs: cl.URLs(), Name: "rtest", Key: b, Trust: NewTrust(pub(a)), OnRecord: onRecord, OnChange: onChange, Log: zerolog.Nop()})
 	if n := nc.Restore(recs, synced); n != 2 {
 		t.Fatalf("Restore = %d, want 2", n)
 	}
@@ -160,6 +171,15 @@ func TestRestore(t *testing.T) {
 	}
 	if st := nc.Status(); !st.Live {
 		t.Errorf("after joining: status %+v, want live", st)
+	}
+	// The bucket replayed the offer of 64 unchanged while it was held:
+	// OnChange must still say when it went live, or a daemon's lookups
+	// keep the default they answered meanwhile.
+	mu.Lock()
+	told := live64
+	mu.Unlock()
+	if !told {
+		t.Error("the offer of 64 went live at the replay's end and OnChange was not told")
 	}
 
 	// Restored from an old backup: the offer of 64 was revoked since. It
