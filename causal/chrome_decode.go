@@ -29,6 +29,10 @@ type chromeEvent struct {
 	Args    struct {
 		InputDims   json.RawMessage `json:"Input Dims"`
 		Correlation key             `json:"correlation"`
+		// cuda_sync records (cudaSyncCat)
+		Stream       key `json:"stream"`
+		WaitOnStream key `json:"wait_on_stream"`
+		WaitOnRecord key `json:"wait_on_cuda_event_record_corr_id"`
 	} `json:"args"`
 }
 

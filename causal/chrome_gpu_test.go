@@ -206,3 +206,53 @@ func TestImportGPUBoundOverlap(t *testing.T) {
 		t.Errorf("iteration times %v, want %v", e2e, want)
 	}
 }
+
+// TestImportCUDASync (synthetic, testdata/gpu_cudasync_synthetic.json):
+// cuda_sync records are never spans; a Stream Wait Event ties the waiting
+// stream's next work to the recorded event's work (not to the other
+// stream's work that ended last in the gap); an Event Sync makes the host
+// call wait for the recorded work only, and for none when the event had
+// none.
+func TestImportCUDASync(t *testing.T) {
+	spans, rep, err := ImportChrome(readFixture(t, "gpu_cudasync_synthetic.json"), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string][]Span{}
+	byID := map[uint64]Span{}
+	for _, s := range spans {
+		by[s.Kernel], byID[s.ID] = append(by[s.Kernel], s), s
+	}
+	deps := func(s Span) []string {
+		var out []string
+		for _, d := range s.Deps {
+			out = append(out, byID[d].Kernel)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, k := range []string{"Stream Wait Event", "Event Sync", "Context Sync"} {
+		if len(by[k]) > 0 {
+			t.Errorf("%s is a span", k)
+		}
+	}
+	if n := dropCounts(rep)["CUDA synchronization record (cuda_sync): read as a dependency, not work"]; n != 4 {
+		t.Errorf("cuda_sync records dropped: %d, want 4 (%v)", n, dropCounts(rep))
+	}
+	if d := deps(by["k2"][0]); !slices.Equal(d, []string{"cudaLaunchKernel", "k1"}) || rep.Gaps.Event != 0 {
+		t.Errorf("k2 depends on %v (gaps %+v), want its launch and k1, the recorded work it waited for", d, rep.Gaps)
+	}
+	sync := by["cudaEventSynchronize"]
+	if len(sync) != 2 {
+		t.Fatalf("%d cudaEventSynchronize spans", len(sync))
+	}
+	if d := deps(sync[0]); !slices.Contains(d, "k0") || slices.Contains(d, "k1") || sync[0].Start != 222*us {
+		t.Errorf("first cudaEventSynchronize %+v depends on %v, want k0 only of the GPU work, and to start when k0 ends", sync[0], d)
+	}
+	if d := deps(sync[1]); slices.ContainsFunc(d, func(k string) bool { return strings.HasPrefix(k, "k") }) || sync[1].Start != 300*us {
+		t.Errorf("cudaEventSynchronize on an unrecorded event depends on %v, starts %d; want no GPU work, unchanged", d, sync[1].Start)
+	}
+	if d := deps(by["cudaDeviceSynchronize"][0]); !slices.Equal(d, []string{"k0", "k1", "k2"}) {
+		t.Errorf("cudaDeviceSynchronize depends on %v, want every stream's last work", d)
+	}
+}
