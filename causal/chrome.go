@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -174,12 +175,19 @@ type ChromeOptions struct {
 
 // ImportChromeWith is ImportChrome with options.
 func ImportChromeWith(data []byte, pipeline string, opt ChromeOptions) ([]Span, ChromeReport, error) {
+	return ImportChromeFrom(bytes.NewReader(data), pipeline, opt)
+}
+
+// ImportChromeFrom is ImportChromeWith reading the trace from r as it
+// goes, so the trace's text is never held whole (a trace of 87 MB of
+// JSON needs that much less memory). An error reading r is the import's.
+func ImportChromeFrom(r io.Reader, pipeline string, opt ChromeOptions) ([]Span, ChromeReport, error) {
 	if pipeline == "" {
 		return nil, ChromeReport{}, fmt.Errorf("%w: no pipeline name", ErrInvalidTrace)
 	}
 	im := &importer{drops: map[string]int{}, markers: map[string][]marker{},
 		flows: map[string][]flowEvent{}, open: map[string][]openB{}, opt: opt, launches: map[string]*slice{}}
-	cut, err := eachEvent(data, im.event)
+	cut, err := eachEvent(r, im.event)
 	if err != nil {
 		return nil, ChromeReport{}, err
 	}

@@ -2,6 +2,7 @@ package causal
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -96,7 +97,7 @@ func compareCritical(t *testing.T, dir string, h htaCritical) {
 		t.Fatal(err)
 	}
 	gpuTracks := map[string]bool{} // pid/tid of GPU work
-	if _, err := eachEvent(data, func(e *chromeEvent) {
+	if _, err := eachEvent(bytes.NewReader(data), func(e *chromeEvent) {
 		if gpuCats[strings.ToLower(e.Cat)] {
 			gpuTracks[string(e.Pid)+"/"+string(e.Tid)] = true
 		}

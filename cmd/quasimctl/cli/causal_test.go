@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"compress/gzip"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/causal"
@@ -184,4 +189,58 @@ func TestPrintExperimentSpeedup(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, "printExperiment", b.String(), "conv_big 20% faster (virtual, 6.63ms paused)", "-18.0", "-18.5")
+}
+
+// TestCausalImportStreams: import reads a trace as it goes: 64 MB of
+// gzipped trace text (64 events, each with 1 MB of an argument the
+// importer does not keep) never lie in memory at once. Not parallel: it
+// reads the heap.
+func TestCausalImportStreams(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "padded.json.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	fmt.Fprint(zw, `{"traceEvents": [`)
+	pad := strings.Repeat("x", 1<<20)
+	for k := range 64 {
+		if k > 0 {
+			fmt.Fprint(zw, ",")
+		}
+		fmt.Fprintf(zw, `{"ph": "X", "name": "k", "pid": 1, "tid": 1, "ts": %d, "dur": 1, "args": {"pad": "%s"}}`, 10*k, pad)
+	}
+	fmt.Fprint(zw, "]}")
+	if err := errors.Join(zw.Close(), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	pad = ""
+	runtime.GC()
+	done := make(chan struct{})
+	peak := make(chan uint64)
+	go func() {
+		var most uint64
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			most = max(most, m.HeapAlloc)
+			select {
+			case <-done:
+				peak <- most
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	out, errs, code := run(t, "causal", "import", "--offline", path)
+	close(done)
+	most := <-peak
+	if code != 0 || !strings.Contains(out, "64 events read; mapped 64 spans") {
+		t.Fatalf("causal import = %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if most > 32<<20 {
+		t.Errorf("heap reached %d MB importing 64 MB of trace: the text is held", most>>20)
+	}
 }
