@@ -29,6 +29,9 @@ func TestCausalImportOffline(t *testing.T) {
 		"pytorch_profiler.json: 42 events read; mapped 17 spans, 8 dependencies (1 from GPU waits), 2 iterations (ProfilerStep#N)\n",
 		"  1      flow without end                                                         event 35 \"ac2g\"\n",
 		"GPU work in steps: 6 events by their launch's correlation id (0 of them kernels of a CUDA graph launch), 0 by when they ran on their stream (no launch in the trace), 0 in no step\n",
+		// Step 1's GPU work ends at 151 µs, the step at 300; step 2's at 461 and 600.
+		"steps: 2, median period 300µs (a step's start to the next's; the last to its last GPU op); 2 host-paced (their GPU work ended a median 144µs before the step did: "+
+			"the host ends them, so their last GPU ops have that much slack)\n",
 		"pipeline trace: 2 iterations, 17 spans (1 batch); end to end 300µs [300µs, 300µs]\n",
 		"sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32         35.0% [33.3%, 36.7%]  18.3% [0.0%, 36.7%]  0.183 [0.000, 0.367]  74.5µs [0s, 149µs]     unknown        -\n",
 		"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<flo…  6.7% [6.7%, 6.7%]     0.0% [0.0%, 0.0%]    0.000 [0.000, 0.000]  115.5µs [46µs, 185µs]  unknown        -\n",
