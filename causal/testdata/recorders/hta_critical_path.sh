@@ -33,7 +33,7 @@ env = os.environ
 d = json.loads(sys.stdin.read() or "{}") or {"error": "no output (see %s)" % env["LOG"]}
 d["seconds"] = round(float(env["T1"]) - float(env["T0"]), 1)
 d["dir"], d["instance"] = env["DIR"], None if env["INST"] == "none" else int(env["INST"])
-print(json.dumps(d))' 
+print(json.dumps(d))'
 done <<LIST
 critical_path/cuda_event_sync;ProfilerStep;0
 critical_path/cuda_event_sync_multi_stream;;none
