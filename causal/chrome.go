@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,10 +13,12 @@ import (
 
 // ChromeReport says what ImportChrome mapped and what it dropped.
 type ChromeReport struct {
-	Events     int `json:"events"`     // trace events read
-	Spans      int `json:"spans"`      // spans made
-	Deps       int `json:"deps"`       // dependencies made from flows and waits
-	Waits      int `json:"waits"`      // synchronising calls tied to GPU work
+	Events int `json:"events"` // trace events read
+	Spans  int `json:"spans"`  // spans made
+	Deps   int `json:"deps"`   // dependencies made from flows and waits
+	// Waits counts synchronising calls tied to GPU work, and GPU work tied
+	// to another stream's by a cuda_sync Stream Wait Event record.
+	Waits      int `json:"waits"`
 	Iterations int `json:"iterations"` // ProfilerStep#N markers seen, or iterations inferred
 	// IterationsFrom says where the iterations came from: FromMarkers,
 	// FromRepeats (inferred; RepeatingTracks of Tracks threads and streams
@@ -90,6 +93,7 @@ type importer struct {
 	// slice after it takes no step from its dependencies.
 	stepsEnd int64
 	gpuRaw   [][2]int64 // every GPU event read, kept or not
+	syncRecs []syncRec  // cuda_sync records, in file order
 	all      []*slice   // every slice made, kept or not (to say why none was)
 }
 
@@ -148,8 +152,14 @@ var profilerStep = regexp.MustCompile(`^ProfilerStep#(\d{1,9})$`)
 // kernel, gpu_memcpy or gpu_memset) of every GPU stream that ended before
 // the call returned, and it is trimmed to start when the latest of them
 // ended: its wait then follows the GPU work instead of staying a recorded
-// duration. Not mapped: waits between GPU streams (cudaStreamWaitEvent),
-// async ("b"/"e") events.
+// duration. Where the trace holds CUPTI's cuda_sync records (PyTorch 2.3
+// and later, with CUDA sync events), they say exactly what was waited
+// for, and are never spans: a Stream Wait Event makes the waiting
+// stream's next work depend on the work the event recorded (the last
+// launched on its stream before the cudaEventRecord call), an Event Sync
+// or Stream Sync makes the host call wait for that work only (see
+// cudaSyncs). Without them, a wait between GPU streams shows only as the
+// idle gap it leaves (modelGaps). Not mapped: async ("b"/"e") events.
 func ImportChrome(data []byte, pipeline string) ([]Span, ChromeReport, error) {
 	return ImportChromeWith(data, pipeline, ChromeOptions{})
 }
@@ -165,12 +175,19 @@ type ChromeOptions struct {
 
 // ImportChromeWith is ImportChrome with options.
 func ImportChromeWith(data []byte, pipeline string, opt ChromeOptions) ([]Span, ChromeReport, error) {
+	return ImportChromeFrom(bytes.NewReader(data), pipeline, opt)
+}
+
+// ImportChromeFrom is ImportChromeWith reading the trace from r as it
+// goes, so the trace's text is never held whole (a trace of 87 MB of
+// JSON needs that much less memory). An error reading r is the import's.
+func ImportChromeFrom(r io.Reader, pipeline string, opt ChromeOptions) ([]Span, ChromeReport, error) {
 	if pipeline == "" {
 		return nil, ChromeReport{}, fmt.Errorf("%w: no pipeline name", ErrInvalidTrace)
 	}
 	im := &importer{drops: map[string]int{}, markers: map[string][]marker{},
 		flows: map[string][]flowEvent{}, open: map[string][]openB{}, opt: opt, launches: map[string]*slice{}}
-	cut, err := eachEvent(data, im.event)
+	cut, err := eachEvent(r, im.event)
 	if err != nil {
 		return nil, ChromeReport{}, err
 	}
@@ -187,7 +204,8 @@ func ImportChromeWith(data []byte, pipeline string, opt ChromeOptions) ([]Span, 
 		im.drop(ev, "begin (B) without end (E)")
 	}
 	im.keepInnermost()
-	waits := im.syncWaits()
+	exact, streamWaits := im.cudaSyncs()
+	waits := append(im.syncWaits(exact), streamWaits...)
 	im.number()
 	edges := im.bindFlows(waits)
 	spans := im.spans(pipeline, edges)
@@ -293,6 +311,13 @@ func (im *importer) addSlice(i int, e *chromeEvent, pid, tid string, start, end 
 		fmt.Sscan(m[1], &n)
 		im.markers[pid] = append(im.markers[pid], marker{start: start, end: end, n: n, pid: pid, tid: tid})
 		im.rep.Iterations++
+		return
+	}
+	if cat == cudaSyncCat {
+		a := e.Args
+		im.syncRecs = append(im.syncRecs, syncRec{ev: i, kind: e.Name, pid: pid, corr: string(a.Correlation),
+			stream: string(a.Stream), waitStream: string(a.WaitOnStream), record: string(a.WaitOnRecord)})
+		im.drop(i, "CUDA synchronization record (cuda_sync): read as a dependency, not work")
 		return
 	}
 	if why := envelope(cat, e.Name); why != "" {

@@ -29,6 +29,10 @@ type chromeEvent struct {
 	Args    struct {
 		InputDims   json.RawMessage `json:"Input Dims"`
 		Correlation key             `json:"correlation"`
+		// cuda_sync records (cudaSyncCat)
+		Stream       key `json:"stream"`
+		WaitOnStream key `json:"wait_on_stream"`
+		WaitOnRecord key `json:"wait_on_cuda_event_record_corr_id"`
 	} `json:"args"`
 }
 
@@ -52,9 +56,9 @@ func (k *key) UnmarshalJSON(b []byte) error {
 }
 
 // eachEvent calls fn with each event of a trace, in file order, without
-// holding them all.
-func eachEvent(data []byte, fn func(*chromeEvent)) (cutOff bool, err error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
+// holding them all (nor the trace: it reads r as it goes).
+func eachEvent(r io.Reader, fn func(*chromeEvent)) (cutOff bool, err error) {
+	dec := json.NewDecoder(r)
 	tok, err := dec.Token()
 	if err != nil {
 		return false, fmt.Errorf("%w: %v", ErrInvalidTrace, err)

@@ -110,7 +110,8 @@ func TestImportGPUBound(t *testing.T) {
 
 // TestImportGPUWaits (synthetic, testdata/gpu_waits_synthetic.json): a
 // synchronous copy waits for its copy; an unexplained gap behind a kernel
-// whose launch returned earlier stays lag; coverage under 90% warns; a
+// whose launch returned earlier stays lag, even when another host call
+// ends in it; coverage under 90% warns; a
 // synchronize after the last step joins no step.
 func TestImportGPUWaits(t *testing.T) {
 	spans, rep, err := ImportChrome(readFixture(t, "gpu_waits_synthetic.json"), "p")
@@ -126,8 +127,13 @@ func TestImportGPUWaits(t *testing.T) {
 	if cp.Start != 440*us || !slices.ContainsFunc(cp.Deps, func(d uint64) bool { return byID[d].Kernel == "Memcpy DtoH (Device -> Pageable)" }) {
 		t.Errorf("copy call %+v: want it to start at 440 µs, after its copy", cp)
 	}
-	if rep.Gaps.Lag != 1 || by["k2"].HostWait {
-		t.Errorf("gaps %+v, k2 host wait %v; want its gap kept as lag", rep.Gaps, by["k2"].HostWait)
+	if rep.Gaps != (GapReport{Lag: 2}) || by["k2"].HostWait {
+		t.Errorf("gaps %+v, k2 host wait %v; want k2's and big's gaps kept as lag", rep.Gaps, by["k2"].HostWait)
+	}
+	// big's launch returned before its gap: the launch call that ends in
+	// the gap (overlap's) did not release it.
+	if d := by["big"].Deps; len(d) != 1 || byID[d[0]].End != 465*us {
+		t.Errorf("big depends on %v, want only its own launch", d)
 	}
 	if c := rep.Coverage; c.GPUInSteps != 830*us || c.GPUInRows != 730*us || !strings.Contains(rep.Warning, "88.0%") {
 		t.Errorf("coverage %+v, warning %q", c, rep.Warning)
@@ -198,5 +204,55 @@ func TestImportGPUBoundOverlap(t *testing.T) {
 	// there made it 160). Step 2: D, C and F (105 to 245 µs).
 	if want := []int64{90 * us, 140 * us, 100 * us}; !slices.Equal(e2e, want) {
 		t.Errorf("iteration times %v, want %v", e2e, want)
+	}
+}
+
+// TestImportCUDASync (synthetic, testdata/gpu_cudasync_synthetic.json):
+// cuda_sync records are never spans; a Stream Wait Event ties the waiting
+// stream's next work to the recorded event's work (not to the other
+// stream's work that ended last in the gap); an Event Sync makes the host
+// call wait for the recorded work only, and for none when the event had
+// none.
+func TestImportCUDASync(t *testing.T) {
+	spans, rep, err := ImportChrome(readFixture(t, "gpu_cudasync_synthetic.json"), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string][]Span{}
+	byID := map[uint64]Span{}
+	for _, s := range spans {
+		by[s.Kernel], byID[s.ID] = append(by[s.Kernel], s), s
+	}
+	deps := func(s Span) []string {
+		var out []string
+		for _, d := range s.Deps {
+			out = append(out, byID[d].Kernel)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, k := range []string{"Stream Wait Event", "Event Sync", "Context Sync"} {
+		if len(by[k]) > 0 {
+			t.Errorf("%s is a span", k)
+		}
+	}
+	if n := dropCounts(rep)["CUDA synchronization record (cuda_sync): read as a dependency, not work"]; n != 4 {
+		t.Errorf("cuda_sync records dropped: %d, want 4 (%v)", n, dropCounts(rep))
+	}
+	if d := deps(by["k2"][0]); !slices.Equal(d, []string{"cudaLaunchKernel", "k1"}) || rep.Gaps.Event != 0 {
+		t.Errorf("k2 depends on %v (gaps %+v), want its launch and k1, the recorded work it waited for", d, rep.Gaps)
+	}
+	sync := by["cudaEventSynchronize"]
+	if len(sync) != 2 {
+		t.Fatalf("%d cudaEventSynchronize spans", len(sync))
+	}
+	if d := deps(sync[0]); !slices.Contains(d, "k0") || slices.Contains(d, "k1") || sync[0].Start != 222*us {
+		t.Errorf("first cudaEventSynchronize %+v depends on %v, want k0 only of the GPU work, and to start when k0 ends", sync[0], d)
+	}
+	if d := deps(sync[1]); slices.ContainsFunc(d, func(k string) bool { return strings.HasPrefix(k, "k") }) || sync[1].Start != 300*us {
+		t.Errorf("cudaEventSynchronize on an unrecorded event depends on %v, starts %d; want no GPU work, unchanged", d, sync[1].Start)
+	}
+	if d := deps(by["cudaDeviceSynchronize"][0]); !slices.Equal(d, []string{"k0", "k1", "k2"}) {
+		t.Errorf("cudaDeviceSynchronize depends on %v, want every stream's last work", d)
 	}
 }

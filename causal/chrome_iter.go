@@ -24,15 +24,17 @@ type GapReport struct {
 	// one as the span started; it is made a dependency (an event wait
 	// the trace does not draw).
 	Event int `json:"event"`
-	// Host: a host call ended in the gap, and nothing on the GPU later;
-	// it is made a dependency (the launch came late).
+	// Host: a host call ended in the gap, and nothing on the GPU later,
+	// and the span's launch is not in the trace; it is made a dependency
+	// (the launch came late).
 	Host int `json:"host"`
 	// HostUnseen: nothing ended in the gap; the span waited for a launch
 	// the trace does not show, so it starts no earlier than it did
 	// (Span.HostWait).
 	HostUnseen int `json:"host_unseen"`
-	// Lag: nothing ended in the gap, but the span's launch is in the
-	// trace and returned before it: the gap stays as lag behind its
+	// Lag: no other stream's GPU work ended in the gap, and the span's
+	// launch is in the trace and returned before it (so no host call
+	// ending in the gap released it): the gap stays as lag behind its
 	// predecessor (a wait the trace does not explain).
 	Lag int `json:"lag"`
 }
@@ -321,19 +323,24 @@ func (im *importer) modelGaps(edges []edge) []edge {
 			k, _ := slices.BinarySearchFunc(byEnd, s, func(a, s *slice) int {
 				return cmp.Or(cmp.Compare(a.iter, s.iter), cmp.Compare(a.end, s.start), -1)
 			})
+			// A span whose launch is in the trace was launched before
+			// the gap began (the launch is a predecessor): no host call
+			// ending in the gap released it, only another stream's GPU
+			// work (an event wait) can have.
+			launched := s.corr != "" && im.launches[s.corr] != nil
 			var on *slice
 			for j := k - 1; j >= 0; j-- {
 				c := byEnd[j]
 				if c.iter != s.iter || c.end <= latest[s] {
 					break
 				}
-				if (c.pid != s.pid || c.tid != s.tid) && c.id < s.id {
+				if (c.pid != s.pid || c.tid != s.tid) && c.id < s.id && (c.gpu || !launched) {
 					on = c
 					break
 				}
 			}
 			switch {
-			case on == nil && s.gpu && im.launches[s.corr] != nil && s.corr != "":
+			case on == nil && launched:
 				// Its launch is in the trace and returned before the
 				// gap: it waited for no host call; the gap stays as
 				// lag behind its predecessor.

@@ -26,7 +26,10 @@ var gpuCats = map[string]bool{"kernel": true, "gpu_memcpy": true, "gpu_memset": 
 // every GPU stream that ended by the time the call returned, and trims the
 // call to start at the latest of those ends. It runs on slices sorted by
 // thread and start, before numbering.
-func (im *importer) syncWaits() []edge {
+//
+// A call a cuda_sync record names (exact, by correlation id) waits for
+// what the record says instead: an event's recorded work, its stream's.
+func (im *importer) syncWaits(exact map[string][]*slice) []edge {
 	gpu := map[string][]*slice{} // thread → its spans, by start (and so by end)
 	var threads []string
 	for _, s := range im.slices {
@@ -59,17 +62,21 @@ func (im *importer) syncWaits() []edge {
 			continue
 		}
 		latest := s.start
-		for _, k := range threads {
-			th := gpu[k]
-			j, _ := slices.BinarySearchFunc(th, s.end, func(g *slice, t int64) int {
-				if g.end <= t {
-					return -1
+		if on, ok := exact[s.corr]; ok && s.corr != "" {
+			// A cuda_sync record names what it waited for.
+			for _, g := range on {
+				if g.end <= s.end {
+					waits = append(waits, edge{g, s})
+					latest = max(latest, g.end)
 				}
-				return 1
-			}) // th[j-1] is the last one ending by s.end
-			if j > 0 {
-				waits = append(waits, edge{th[j-1], s})
-				latest = max(latest, th[j-1].end)
+			}
+		} else {
+			for _, k := range threads {
+				th := gpu[k]
+				if j := lastEnded(th, s.end); j >= 0 {
+					waits = append(waits, edge{th[j], s})
+					latest = max(latest, th[j].end)
+				}
 			}
 		}
 		if len(waits) > 0 && waits[len(waits)-1].to == s {
@@ -78,4 +85,16 @@ func (im *importer) syncWaits() []edge {
 		s.start = latest
 	}
 	return waits
+}
+
+// lastEnded returns the index of the last slice of a stream's (sorted by
+// start, so by end) that ends by t, or -1.
+func lastEnded(th []*slice, t int64) int {
+	j, _ := slices.BinarySearchFunc(th, t, func(g *slice, t int64) int {
+		if g.end <= t {
+			return -1
+		}
+		return 1
+	})
+	return j - 1
 }

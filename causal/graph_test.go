@@ -120,6 +120,25 @@ func TestKnownGraphs(t *testing.T) {
 	}
 }
 
+// TestSlackTo: slack against the end of some spans only (stream s1 of the
+// two-stream graph): b2 reaches none of them, a2 may take 2 longer before
+// a3 (waiting for b1) would wait for it instead.
+func TestSlackTo(t *testing.T) {
+	graphs := knownGraphs()
+	k := slices.IndexFunc(graphs, func(k known) bool { return k.name == "two streams" })
+	g, err := Build(graphs[k].spans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := g.SlackTo(func(i int) bool { return g.Spans()[i].Stream == "s1" })
+	if want := []int64{0, 2, 0, 0, MaxTime}; !slices.Equal(got, want) {
+		t.Errorf("SlackTo(s1) = %v, want %v", got, want)
+	}
+	if got, want := g.SlackTo(nil), g.Slack(); !slices.Equal(got, want) {
+		t.Errorf("SlackTo(nil) = %v, Slack() = %v", got, want)
+	}
+}
+
 func TestProfileForkJoin(t *testing.T) {
 	g, err := Build(knownGraphs()[1].spans)
 	if err != nil {

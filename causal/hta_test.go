@@ -145,7 +145,7 @@ func TestHTATraces(t *testing.T) {
 func checkGPUTop(t *testing.T, data []byte, ps PipelineSpread, steps int, period float64) {
 	t.Helper()
 	gpuTime := map[string]int64{}
-	if _, err := eachEvent(data, func(e *chromeEvent) {
+	if _, err := eachEvent(bytes.NewReader(data), func(e *chromeEvent) {
 		if d, err := micros(e.Dur); err == nil && e.Ph == "X" && gpuCats[strings.ToLower(e.Cat)] {
 			gpuTime[e.Name] += d
 		}

@@ -143,23 +143,40 @@ func (g *Graph) CriticalPath() []int {
 
 // Slack returns, per span, how many ns longer it may take in the recorded
 // run before the end-to-end time grows. Spans on a critical path have 0.
-func (g *Graph) Slack() []int64 {
+func (g *Graph) Slack() []int64 { return g.SlackTo(nil) }
+
+// SlackTo returns, per span, how many ns longer it may take in the
+// recorded run before the latest end among the sink spans grows (sink
+// nil: every span, as Slack). A span no sink depends on, even through
+// others, has MaxTime. With the sinks a step's GPU work, it is the slack
+// against the step's last GPU op: the path that bounds when the step's
+// GPU work is done, where the host paces the step's end.
+func (g *Graph) SlackTo(sink func(i int) bool) []int64 {
 	n := len(g.spans)
 	var tend int64 = math.MinInt64
-	for _, s := range g.spans {
-		tend = max(tend, s.End)
+	for i, s := range g.spans {
+		if sink == nil || sink(i) {
+			tend = max(tend, s.End)
+		}
 	}
 	latest := make([]int64, n) // latest end that keeps tend
 	for k := n - 1; k >= 0; k-- {
 		i := int(g.order[k])
-		le := tend
+		le := int64(MaxTime)
+		if sink == nil || sink(i) {
+			le = tend
+		}
 		for _, c := range g.succsOf(i) {
-			le = min(le, latest[c]-g.dur[c]-g.lag[c])
+			if latest[c] < MaxTime {
+				le = min(le, latest[c]-g.dur[c]-g.lag[c])
+			}
 		}
 		latest[i] = le
 	}
 	for i := range latest {
-		latest[i] -= g.spans[i].End
+		if latest[i] < MaxTime {
+			latest[i] -= g.spans[i].End
+		}
 	}
 	return latest
 }

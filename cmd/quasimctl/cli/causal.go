@@ -101,11 +101,13 @@ file in the spec dir), or with --offline shows the table without a daemon
 				pipeline = "trace"
 			}
 			// Bad input exits 2, as memgraph plan's does (the exit code table).
-			data, err := gzread.ReadFile(args[0], maxTraceBytes)
+			// Read as it goes: the trace's text is never held whole.
+			r, err := gzread.Open(args[0], maxTraceBytes)
 			if err != nil {
 				return badInput(err)
 			}
-			spans, rep, err := causal.ImportChromeWith(data, pipeline, causal.ChromeOptions{InputDims: inputDims})
+			spans, rep, err := causal.ImportChromeFrom(r, pipeline, causal.ChromeOptions{InputDims: inputDims})
+			r.Close()
 			w := cmd.OutOrStdout()
 			if err != nil {
 				if rep.Events > 0 && !g.json {

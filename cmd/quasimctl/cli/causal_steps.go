@@ -23,7 +23,7 @@ func printSteps(w io.Writer, r causal.ChromeReport) {
 		fmt.Fprintf(w, "GPU work in steps: %d events by their launch's correlation id (%d of them kernels of a CUDA graph launch), %d by when they ran on their stream (no launch in the trace), %d in no step\n",
 			b.ByLaunch, b.GraphKernels, b.ByTime, b.Dropped)
 	}
-	var periods []int64
+	var periods, tails []int64
 	bound, calls := 0, 0
 	var callTime int64
 	for _, s := range r.Steps {
@@ -33,18 +33,33 @@ func printSteps(w io.Writer, r causal.ChromeReport) {
 			calls += s.HostCalls
 			callTime += s.HostCallTime
 		}
+		if end := s.Start + s.Period; !s.GPUBound && s.GPUBusy > 0 && s.GPUEnd < end {
+			tails = append(tails, end-s.GPUEnd)
+		}
 	}
-	slices.Sort(periods)
-	med := periods[len(periods)/2]
-	if len(periods)%2 == 0 {
-		med = (periods[len(periods)/2-1] + med) / 2
-	}
-	fmt.Fprintf(w, "steps: %d, median period %s (a step's start to the next's; the last to its last GPU op)", len(r.Steps), time.Duration(med))
+	fmt.Fprintf(w, "steps: %d, median period %s (a step's start to the next's; the last to its last GPU op)", len(r.Steps), medianDuration(periods))
 	if bound > 0 {
 		fmt.Fprintf(w, "; %d GPU-bound (the host ran ahead, the GPU busy over %.0f%% of the step's GPU time): their host work is left out, "+
 			"and their %d runtime calls (%s) waited for a full launch queue: no influence of their own", bound, 100*causal.GPUBoundBusy, calls, time.Duration(callTime))
 	}
+	if len(tails) > 0 {
+		// The host's end of the step is the critical path's; a path
+		// that ends at the GPU's last op (HTA's, which weighs host time
+		// between ops 0) differs by this.
+		fmt.Fprintf(w, "; %d host-paced (their GPU work ended a median %s before the step did: the host ends them, "+
+			"so their last GPU ops have that much slack)", len(tails), medianDuration(tails))
+	}
 	fmt.Fprintln(w)
+}
+
+// medianDuration is the median of v (not empty), which it sorts.
+func medianDuration(v []int64) time.Duration {
+	slices.Sort(v)
+	med := v[len(v)/2]
+	if len(v)%2 == 0 {
+		med = (v[len(v)/2-1] + med) / 2
+	}
+	return time.Duration(med)
 }
 
 // minAttributed is the least share of the critical path in rows that

@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"compress/gzip"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/causal"
@@ -24,6 +29,9 @@ func TestCausalImportOffline(t *testing.T) {
 		"pytorch_profiler.json: 42 events read; mapped 17 spans, 8 dependencies (1 from GPU waits), 2 iterations (ProfilerStep#N)\n",
 		"  1      flow without end                                                         event 35 \"ac2g\"\n",
 		"GPU work in steps: 6 events by their launch's correlation id (0 of them kernels of a CUDA graph launch), 0 by when they ran on their stream (no launch in the trace), 0 in no step\n",
+		// Step 1's GPU work ends at 151 µs, the step at 300; step 2's at 461 and 600.
+		"steps: 2, median period 300µs (a step's start to the next's; the last to its last GPU op); 2 host-paced (their GPU work ended a median 144µs before the step did: "+
+			"the host ends them, so their last GPU ops have that much slack)\n",
 		"pipeline trace: 2 iterations, 17 spans (1 batch); end to end 300µs [300µs, 300µs]\n",
 		"sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32         35.0% [33.3%, 36.7%]  18.3% [0.0%, 36.7%]  0.183 [0.000, 0.367]  74.5µs [0s, 149µs]     unknown        -\n",
 		"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<flo…  6.7% [6.7%, 6.7%]     0.0% [0.0%, 0.0%]    0.000 [0.000, 0.000]  115.5µs [46µs, 185µs]  unknown        -\n",
@@ -184,4 +192,58 @@ func TestPrintExperimentSpeedup(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, "printExperiment", b.String(), "conv_big 20% faster (virtual, 6.63ms paused)", "-18.0", "-18.5")
+}
+
+// TestCausalImportStreams: import reads a trace as it goes: 64 MB of
+// gzipped trace text (64 events, each with 1 MB of an argument the
+// importer does not keep) never lie in memory at once. Not parallel: it
+// reads the heap.
+func TestCausalImportStreams(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "padded.json.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	fmt.Fprint(zw, `{"traceEvents": [`)
+	pad := strings.Repeat("x", 1<<20)
+	for k := range 64 {
+		if k > 0 {
+			fmt.Fprint(zw, ",")
+		}
+		fmt.Fprintf(zw, `{"ph": "X", "name": "k", "pid": 1, "tid": 1, "ts": %d, "dur": 1, "args": {"pad": "%s"}}`, 10*k, pad)
+	}
+	fmt.Fprint(zw, "]}")
+	if err := errors.Join(zw.Close(), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	pad = ""
+	runtime.GC()
+	done := make(chan struct{})
+	peak := make(chan uint64)
+	go func() {
+		var most uint64
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			most = max(most, m.HeapAlloc)
+			select {
+			case <-done:
+				peak <- most
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	out, errs, code := run(t, "causal", "import", "--offline", path)
+	close(done)
+	most := <-peak
+	if code != 0 || !strings.Contains(out, "64 events read; mapped 64 spans") {
+		t.Fatalf("causal import = %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if most > 32<<20 {
+		t.Errorf("heap reached %d MB importing 64 MB of trace: the text is held", most>>20)
+	}
 }
