@@ -116,7 +116,9 @@ func TestCClient(t *testing.T) {
 	t.Parallel()
 	bin := cc(t, t.TempDir(), "test_quasim.c")
 	d := startServed(t)
-	out, err := exec.Command(bin, d.socket).CombinedOutput()
+	cmd := exec.Command(bin, d.socket)
+	cmd.Env = append(cmd.Environ(), fmt.Sprintf("QUASIM_TEST_LOAD_FACTOR=%g", testload.Factor()))
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("test_quasim: %v\n%s", err, out)
 	}

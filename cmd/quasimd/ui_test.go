@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quasim/quasim/internal/browsertest"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 // metricsAddr is the address --metrics-listen 127.0.0.1:0 got, from the log.
@@ -84,13 +85,13 @@ func TestUI(t *testing.T) {
 		}
 	}
 
-	// In the browser: the page as loaded, then open for 7 s while it
-	// reloads every 2 s.
+	// In the browser: the page as loaded, then open for 7 s (more on a busy
+	// machine) while it reloads every 2 s.
 	bin := browsertest.Chromium(t)
 	rec := browsertest.NewRecorder(t)
 	rec.Forward(addr)
 	dom, stderr, _ := browsertest.Run(t, bin, rec, "--dump-dom", "http://"+addr+"/ui/?refresh=2")
-	stderr += browsertest.Browse(t, bin, rec, 7*time.Second, "http://"+addr+"/ui/?refresh=2")
+	stderr += browsertest.Browse(t, bin, rec, testload.Scale(7*time.Second), "http://"+addr+"/ui/?refresh=2")
 	charts := regexp.MustCompile(`(?s)<svg class="chart".*?</svg>`).FindAllString(dom, -1)
 	if len(charts) < 4 {
 		t.Errorf("%d charts on the live page, want at least 4", len(charts))

@@ -1,7 +1,8 @@
 /* test_quasim: the C client against a running quasimd that serves a
  * certified config of kernel "reduce" at problem 65536.
  * usage: test_quasim SOCKET; an empty SOCKET makes the client find it
- * (quasim_open(NULL, ...)). */
+ * (quasim_open(NULL, ...)). QUASIM_TEST_LOAD_FACTOR (default 1), the
+ * caller's measure of how busy the machine is, scales the time limits. */
 #define _POSIX_C_SOURCE 200809L
 #include "quasim.h"
 #include "test_check.h"
@@ -30,6 +31,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s SOCKET\n", argv[0]);
 		return 2;
 	}
+	const char *lf = getenv("QUASIM_TEST_LOAD_FACTOR");
+	double load = lf ? atof(lf) : 1;
+	if (!(load >= 1))
+		load = 1;
 	quasim_param defaults[] = {{"block", "1024"}};
 	quasim_result r;
 	quasim_client *q = quasim_open(argv[1][0] ? argv[1] : NULL, 2000, 60000);
@@ -65,7 +70,7 @@ int main(int argc, char **argv)
 	quasim_result c;
 	rc = quasim_lookup(q, "reduce", "65536", defaults, 1, &c);
 	CHECK(rc == 0 && !strcmp(c.key, r.key), "cached lookup rc %d key %s", rc, c.key);
-	CHECK(ms_since(t0) < 1.0, "cached lookup took %.3f ms", ms_since(t0));
+	CHECK(ms_since(t0) < 1.0 * load, "cached lookup took %.3f ms", ms_since(t0));
 
 	/* Unchanged since: 304. */
 	quasim_result nm;
@@ -102,7 +107,7 @@ int main(int argc, char **argv)
 	double took = ms_since(t0);
 	CHECK(rc == -1 && !strcmp(quasim_get(&r, "block"), "1024") && strstr(r.reason, "unavailable"),
 	      "no daemon: rc %d reason %s", rc, r.reason);
-	CHECK(took < 50, "no daemon: took %.3f ms", took);
+	CHECK(took < 50 * load, "no daemon: took %.3f ms", took);
 	printf("no daemon: defaults in %.3f ms (%s)\n", took, r.reason);
 	/* The default hook wrote one line on stderr, and writes no second. */
 	quasim_lookup(q, "sgemm", "1", defaults, 1, &r);
