@@ -268,11 +268,11 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		m.reg.MustRegister(&fleetCollector{srv: srv})
 	}
 
-	api := srv.apiConfig()
-	api.Writers = sockapi.NewWriters(cfg.Operators, cfg.OperatorGroup)
-	api.Observers = sockapi.NewLimiter(cfg.ObserveRate, cfg.ObserveBurst, cfg.Now)
-	api.BaseContext = ctx
-	srv.api = sockapi.New(api)
+	sc := srv.apiConfig()
+	sc.Writers = sockapi.NewWriters(cfg.Operators, cfg.OperatorGroup)
+	sc.Observers = sockapi.NewLimiter(cfg.ObserveRate, cfg.ObserveBurst, cfg.Now)
+	sc.BaseContext = ctx
+	srv.api = sockapi.New(sc)
 	ln, err := sockapi.Listen(cfg.Socket)
 	if err != nil {
 		return err
