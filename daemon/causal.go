@@ -6,6 +6,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/causal"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/internal/causalview"
 )
@@ -18,7 +19,7 @@ import (
 func (s *server) getCausal(r *http.Request) (any, error) {
 	name := r.PathValue("pipeline")
 	if _, ok := s.sched.pipeline(name); !ok {
-		return nil, notFoundf("pipeline %q is not declared (a pipeline file in the spec dir declares it)", name)
+		return nil, sockapi.NotFoundf("pipeline %q is not declared (a pipeline file in the spec dir declares it)", name)
 	}
 	iters, skipped, n, err := s.storedIterations(name)
 	if err != nil {

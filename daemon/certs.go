@@ -12,6 +12,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/certs"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/internal/store"
 )
 
@@ -75,9 +76,9 @@ func (s *server) getCert(w http.ResponseWriter, r *http.Request) {
 	body, meta, err := s.st.Cert(r.PathValue("id"))
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			err = notFoundf("certificate %q", r.PathValue("id"))
+			err = sockapi.NotFoundf("certificate %q", r.PathValue("id"))
 		}
-		writeError(w, err)
+		sockapi.WriteError(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -96,12 +97,12 @@ func (s *server) getPubkey(*http.Request) (any, error) {
 // re-verification is queued.
 func (s *server) postRevoke(r *http.Request) (any, error) {
 	var req api.RevokeRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := sockapi.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	req.Reason = strings.TrimSpace(req.Reason)
 	if req.Reason == "" {
-		return nil, invalidf("reason: required")
+		return nil, sockapi.Invalidf("reason: required")
 	}
 	id := r.PathValue("id")
 	// Revoking again changes nothing: no second re-verification.
@@ -124,7 +125,7 @@ func (s *server) revoke(id, reason string, rr runRequest) (api.RevokeResponse, e
 	meta, err := s.st.Revoke(id, reason, time.Now())
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return api.RevokeResponse{}, notFoundf("certificate %q", id)
+			return api.RevokeResponse{}, sockapi.NotFoundf("certificate %q", id)
 		}
 		return api.RevokeResponse{}, err
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/certs"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evaluate/builtin"
 	"github.com/quasim/quasim/evolve"
@@ -229,10 +230,9 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		go ceil.measureCPU(ctx, builtin.CPUClass(), cpu.Threads, devs.lock, gate.busy, cfg.Now, log.With().Str("component", "ceilings").Logger())
 	}
 	srv := &server{
-		sched: sched, st: st, writers: newWriters(cfg.Operators, cfg.OperatorGroup),
+		sched: sched, st: st,
 		log: log.With().Str("component", "api").Logger(), version: cfg.Version, started: cfg.Now(),
 		stateDir: cfg.StateDir, specDir: cfg.KernelsDir, metrics: m, gpus: gpus, lockDir: cfg.LockDir,
-		observers:  newLimiter(cfg.ObserveRate, cfg.ObserveBurst, cfg.Now),
 		lockDevice: lock,
 		ceilings:   ceil,
 		opencl:     ocl,
@@ -268,17 +268,14 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		m.reg.MustRegister(&fleetCollector{srv: srv})
 	}
 
-	ln, err := listenSocket(cfg.Socket)
+	sc := srv.apiConfig()
+	sc.Writers = sockapi.NewWriters(cfg.Operators, cfg.OperatorGroup)
+	sc.Observers = sockapi.NewLimiter(cfg.ObserveRate, cfg.ObserveBurst, cfg.Now)
+	sc.BaseContext = ctx
+	srv.api = sockapi.New(sc)
+	ln, err := sockapi.Listen(cfg.Socket)
 	if err != nil {
 		return err
-	}
-	hs := &http.Server{
-		Handler:           srv.handler(),
-		ConnContext:       connCred,
-		ReadHeaderTimeout: 5 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	sched.start(ctx, func() { doReload() })
 
@@ -292,14 +289,13 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			ln.Close()
 			return fmt.Errorf("--metrics-listen %s: %w", cfg.MetricsListen, err)
 		}
-		ms = &http.Server{Handler: tcpMux(m, cfg.UI, cfg.Socket, cfg.Version), ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+		ms = &http.Server{Handler: sockapi.TCPHandler(m.handler(), cfg.UI, cfg.Socket, cfg.Version), ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 		log.Info().Str("addr", mln.Addr().String()).Msg("metrics listening")
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
-	ss := newSocketServer(srv, hs)
 	g.Go(func() error {
-		if err := ss.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.api.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("serve %s: %w", cfg.Socket, err)
 		}
 		return nil
@@ -351,7 +347,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 		deadline := time.Now().Add(cfg.ShutdownTimeout)
 		sctx, cancel := context.WithDeadline(context.WithoutCancel(gctx), deadline)
 		defer cancel()
-		herr := ss.Shutdown(sctx)
+		herr := srv.api.Shutdown(sctx)
 		if ms != nil {
 			herr = errors.Join(herr, ms.Shutdown(sctx))
 		}
@@ -372,17 +368,6 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 	return nil
 }
 
-// tcpMux is what --metrics-listen serves: GET /metrics, and with ui the
-// pages under /ui/ (read over the socket).
-func tcpMux(m *metrics, ui bool, socket, version string) *http.ServeMux {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", m.handler())
-	if ui {
-		mux.Handle("GET /ui/", uiHandler(socket, version))
-	}
-	return mux
-}
-
 // defaultStrategy is the portfolio quasimd tunes with.
 func defaultStrategy(s *genome.Space, seed uint64) evolve.Strategy {
 	f, _ := strategies.Get(strategies.Default)
@@ -392,57 +377,4 @@ func defaultStrategy(s *genome.Space, seed uint64) evolve.Strategy {
 // newCron parses 5-field schedules and descriptors such as @every 6h.
 func newCron() *cron.Cron {
 	return cron.New(cron.WithParser(cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)))
-}
-
-// listenSocket creates the API socket: a live daemon on the path is an
-// error, a stale file is removed. The socket is world-connectable: reads are
-// open to every local user, writes are checked by peer credentials.
-func listenSocket(path string) (net.Listener, error) {
-	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
-		c.Close()
-		return nil, fmt.Errorf("socket %s: address already in use by a running daemon", path)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("socket dir: %w", err)
-	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
-	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w", path, err)
-	}
-	// Close removes the file only while it is this listener's: a daemon
-	// started while this one drained its cycles has its own there.
-	ln.SetUnlinkOnClose(false)
-	own, err := os.Lstat(path)
-	if err == nil {
-		err = os.Chmod(path, 0o666)
-	}
-	if err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("chmod socket %s: %w", path, err)
-	}
-	return &socketListener{UnixListener: ln, path: path, own: own}, nil
-}
-
-// socketListener is the API socket's listener; see listenSocket.
-type socketListener struct {
-	*net.UnixListener
-	path string
-	own  os.FileInfo
-	once sync.Once
-}
-
-func (l *socketListener) Close() error {
-	err := l.UnixListener.Close()
-	l.once.Do(func() { removeOwnSocket(l.path, l.own) })
-	return err
-}
-
-// removeOwnSocket removes path if it is still the file own describes.
-func removeOwnSocket(path string, own os.FileInfo) {
-	if fi, err := os.Lstat(path); err == nil && os.SameFile(fi, own) {
-		os.Remove(path)
-	}
 }

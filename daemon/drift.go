@@ -9,9 +9,19 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/certs"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/evaluate"
-	"github.com/quasim/quasim/internal/peercred"
 	"github.com/quasim/quasim/internal/store"
+)
+
+// Observation rate limits: a token bucket per uid. A request costs one
+// token and one more per observeTokenLatencies latencies it carries, so a
+// runtime reporting a few runs a second never notices, and one uid cannot
+// make the daemon write faster than the rate.
+const (
+	DefaultObserveRate    = 10.0 // tokens a second
+	DefaultObserveBurst   = 200  // tokens: a request of api's largest batch fits
+	observeTokenLatencies = 1000
 )
 
 // Observations and drift.
@@ -31,11 +41,11 @@ const (
 // observations of jobs that exist, at a rate limited per uid.
 func (s *server) postObservations(r *http.Request) (any, error) {
 	var req api.ObservationsRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := sockapi.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	if len(req.Observations) == 0 {
-		return nil, invalidf("observations: empty")
+		return nil, sockapi.Invalidf("observations: empty")
 	}
 	type batch struct {
 		j   *job
@@ -49,11 +59,11 @@ func (s *server) postObservations(r *http.Request) (any, error) {
 	for i, o := range req.Observations {
 		k, ok := s.sched.kernel(o.Kernel)
 		if !ok {
-			return nil, notFoundf("observations[%d].kernel: %q is not loaded", i, o.Kernel)
+			return nil, sockapi.NotFoundf("observations[%d].kernel: %q is not loaded", i, o.Kernel)
 		}
 		dims, err := parseProblem(o.Problem)
 		if err != nil {
-			return nil, invalidf("observations[%d].problem %q: %v", i, o.Problem, err)
+			return nil, sockapi.Invalidf("observations[%d].problem %q: %v", i, o.Problem, err)
 		}
 		problem := evaluate.Problem{Dims: dims}.String()
 		var j *job
@@ -64,13 +74,13 @@ func (s *server) postObservations(r *http.Request) (any, error) {
 			}
 		}
 		if j == nil {
-			return nil, notFoundf("observations[%d]: kernel %q has no job at problem %s on device %q", i, o.Kernel, o.Problem, o.Device)
+			return nil, sockapi.NotFoundf("observations[%d]: kernel %q has no job at problem %s on device %q", i, o.Kernel, o.Problem, o.Device)
 		}
 		if _, err := j.spec.Space.ParseKey(o.Key); err != nil {
-			return nil, invalidf("observations[%d].key %q: %v", i, o.Key, err)
+			return nil, sockapi.Invalidf("observations[%d].key %q: %v", i, o.Key, err)
 		}
 		if len(o.LatenciesMS) == 0 {
-			return nil, invalidf("observations[%d].latencies_ms: empty", i)
+			return nil, sockapi.Invalidf("observations[%d].latencies_ms: empty", i)
 		}
 		b := byJob[j.key.String()]
 		if b == nil {
@@ -79,7 +89,7 @@ func (s *server) postObservations(r *http.Request) (any, error) {
 			batches = append(batches, b)
 		}
 		if !(o.Error >= 0) || math.IsInf(o.Error, 0) {
-			return nil, invalidf("observations[%d].error: %v is not a finite error >= 0", i, o.Error)
+			return nil, sockapi.Invalidf("observations[%d].error: %v is not a finite error >= 0", i, o.Error)
 		}
 		if o.Error > 0 {
 			// One report per job and config: the largest error, counted.
@@ -94,19 +104,19 @@ func (s *server) postObservations(r *http.Request) (any, error) {
 		}
 		for n, l := range o.LatenciesMS {
 			if !(l > 0) || math.IsInf(l, 0) {
-				return nil, invalidf("observations[%d].latencies_ms[%d]: %v is not a positive time", i, n, l)
+				return nil, sockapi.Invalidf("observations[%d].latencies_ms[%d]: %v is not a positive time", i, n, l)
 			}
 			total++
 			if total > maxLatencies {
-				return nil, invalidf("observations: over %d latencies in one request", maxLatencies)
+				return nil, sockapi.Invalidf("observations: over %d latencies in one request", maxLatencies)
 			}
 			b.obs = append(b.obs, store.Observation{At: now, LatencyMS: l, Key: o.Key, Source: o.Source})
 		}
 	}
 	// Beyond the request's token, big batches cost one more per
 	// observeTokenLatencies latencies.
-	if cred, ok := r.Context().Value(credKey{}).(peercred.Cred); ok && total >= observeTokenLatencies {
-		if err := s.observers.take(cred.UID, float64(total/observeTokenLatencies)); err != nil {
+	if total >= observeTokenLatencies {
+		if err := s.api.Spend(r, float64(total/observeTokenLatencies)); err != nil {
 			return nil, err
 		}
 	}
@@ -119,11 +129,11 @@ func (s *server) postObservations(r *http.Request) (any, error) {
 	}
 	// Errors first: a revoked config's latencies say nothing of drift.
 	if len(reports) > 0 {
-		cred, ok := r.Context().Value(credKey{}).(peercred.Cred)
+		cred, ok := sockapi.Peer(r)
 		if !ok {
-			return nil, permissionf("error reports need a local peer whose uid the socket reports")
+			return nil, sockapi.Permissionf("error reports need a local peer whose uid the socket reports")
 		}
-		operator := s.writers.allowed(r.Context())
+		operator := s.api.MayWrite(r)
 		for _, rep := range reports {
 			revoked, checking, err := s.reportError(rep, cred.UID, operator, now)
 			if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/internal/peercred"
 	"github.com/quasim/quasim/internal/store"
 	"github.com/quasim/quasim/internal/store/storetest"
@@ -45,7 +46,7 @@ func evidenceServer(t *testing.T, setup func(ts *testServer, key ed25519.Private
 	}
 	sched.checks.every = map[string]time.Duration{"fake": 0}
 	ts = serveTest(t, sched, st)
-	ts.srv.writers.self = math.MaxUint32 - 1 // the test's uid may not write
+	ts.api.Writers.Self = math.MaxUint32 - 1 // the test's uid may not write
 	ts.srv.setKey(key)
 	if setup != nil {
 		setup(ts, key)
@@ -110,7 +111,7 @@ func (ts *testServer) observeAs(t *testing.T, uid uint32, obs ...api.Observation
 	t.Helper()
 	body, _ := json.Marshal(api.ObservationsRequest{Observations: obs})
 	r := httptest.NewRequest("POST", "http://quasimd/v1/observations", bytes.NewReader(body))
-	r = r.WithContext(context.WithValue(r.Context(), credKey{}, peercred.Cred{UID: uid, GID: uid}))
+	r = r.WithContext(sockapi.WithPeer(r.Context(), peercred.Cred{UID: uid, GID: uid}))
 	out, err := ts.srv.postObservations(r)
 	if err != nil {
 		t.Fatalf("observations as uid %d: %v", uid, err)
@@ -253,7 +254,7 @@ func TestErrorReportQuorum(t *testing.T) {
 // could revoke the certificate anyway.
 func TestErrorReportOperator(t *testing.T) {
 	ts, _, served, _ := evidenceServer(t, nil)
-	resp := ts.observeAs(t, ts.srv.writers.self, fakeError(0.5))
+	resp := ts.observeAs(t, ts.api.Writers.Self, fakeError(0.5))
 	if len(resp.Revoked) != 1 || resp.Revoked[0] != served.Certificate || len(resp.Checking) != 0 {
 		t.Fatalf("operator's report: %+v; want %s revoked at once", resp, served.Certificate)
 	}

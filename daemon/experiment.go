@@ -10,6 +10,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/causal"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/evaluate/builtin"
 	"github.com/quasim/quasim/internal/causalview"
 	"github.com/quasim/quasim/internal/pipeline"
@@ -39,7 +40,7 @@ func (s *server) postExperiment(r *http.Request) (any, error) {
 	} else {
 		h, k, ok := s.execPipeline(name)
 		if !ok {
-			return nil, notFoundf("pipeline %q: quasimd runs only the %q pipeline and those exec harnesses declare; others are measured by their runtimes", name, pipeline.BuiltinName)
+			return nil, sockapi.NotFoundf("pipeline %q: quasimd runs only the %q pipeline and those exec harnesses declare; others are measured by their runtimes", name, pipeline.BuiltinName)
 		}
 		var err error
 		if exec, err = pipeline.NewExec(h); err != nil {
@@ -48,14 +49,14 @@ func (s *server) postExperiment(r *http.Request) (any, error) {
 		tgt, served, device = exec, s.useServedExec(exec, h, k), h.Device()
 	}
 	var req api.ExperimentRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := sockapi.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	switch {
 	case req.Runs == 0:
 		req.Runs = 10
 	case req.Runs < 2 || req.Runs > api.MaxExperimentRuns:
-		return nil, invalidf("runs %d: want 2 to %d", req.Runs, api.MaxExperimentRuns)
+		return nil, sockapi.Invalidf("runs %d: want 2 to %d", req.Runs, api.MaxExperimentRuns)
 	}
 	perts, err := experimentPlan(req, tgt, defaults)
 	if err != nil {
@@ -99,16 +100,16 @@ func (s *server) postExperiment(r *http.Request) (any, error) {
 // own, defaults otherwise, none for a baseline; each one checked.
 func experimentPlan(req api.ExperimentRequest, t pipeline.Target, defaults []pipeline.Perturbation) ([]pipeline.Perturbation, error) {
 	if req.Baseline && len(req.Perturbations) > 0 {
-		return nil, invalidf("baseline: runs no perturbation, but %d are given", len(req.Perturbations))
+		return nil, sockapi.Invalidf("baseline: runs no perturbation, but %d are given", len(req.Perturbations))
 	}
 	if req.Speedups && (req.Baseline || len(req.Perturbations) > 0) {
-		return nil, invalidf("speedups: runs its own perturbations, not with baseline or perturbations")
+		return nil, sockapi.Invalidf("speedups: runs its own perturbations, not with baseline or perturbations")
 	}
 	perts := defaults
 	switch {
 	case req.Speedups:
 		if _, ok := t.(*pipeline.Runner); !ok {
-			return nil, invalidf("speedups: the builtin pipeline only (an exec harness delays just the stage asked for)")
+			return nil, sockapi.Invalidf("speedups: the builtin pipeline only (an exec harness delays just the stage asked for)")
 		}
 		perts = pipeline.BuiltinSpeedups()
 	case req.Baseline:
@@ -117,7 +118,7 @@ func experimentPlan(req api.ExperimentRequest, t pipeline.Target, defaults []pip
 		perts = nil
 		for i, p := range req.Perturbations {
 			if !(p.DelayMS >= 0 && p.DelayMS <= 1000) {
-				return nil, invalidf("perturbations[%d]: delay_ms %v: want 0 to 1000", i, p.DelayMS)
+				return nil, sockapi.Invalidf("perturbations[%d]: delay_ms %v: want 0 to 1000", i, p.DelayMS)
 			}
 			if p.Name == "" {
 				p.Name = fmt.Sprintf("p%d", i)
@@ -127,7 +128,7 @@ func experimentPlan(req api.ExperimentRequest, t pipeline.Target, defaults []pip
 		}
 	}
 	if err := t.Check(perts); err != nil {
-		return nil, invalidf("%v", err)
+		return nil, sockapi.Invalidf("%v", err)
 	}
 	return perts, nil
 }
@@ -150,7 +151,7 @@ func (s *server) getExperiments(r *http.Request) (any, error) {
 		out.Experiments = append(out.Experiments, ex)
 	}
 	if len(out.Experiments) == 0 && name != pipeline.BuiltinName {
-		return nil, notFoundf("pipeline %q has no experiments", name)
+		return nil, sockapi.NotFoundf("pipeline %q has no experiments", name)
 	}
 	return out, nil
 }

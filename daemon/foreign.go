@@ -3,6 +3,7 @@ package daemon
 import (
 	"slices"
 
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/internal/spec"
 	"github.com/quasim/quasim/internal/store"
@@ -78,7 +79,7 @@ func (s *server) foreignSpec(k *kernel, key store.JobKey) spec.Job {
 func (s *server) listedOf(name, problem string) ([]*job, error) {
 	k, ok := s.sched.kernel(name)
 	if !ok {
-		return nil, notFoundf("kernel %q is not loaded", name)
+		return nil, sockapi.NotFoundf("kernel %q is not loaded", name)
 	}
 	stored, err := s.storedJobs()
 	if err != nil {
@@ -90,7 +91,7 @@ func (s *server) listedOf(name, problem string) ([]*job, error) {
 	}
 	dims, err := parseProblem(problem)
 	if err != nil {
-		return nil, invalidf("problem %q: %v", problem, err)
+		return nil, sockapi.Invalidf("problem %q: %v", problem, err)
 	}
 	p := evaluate.Problem{Dims: dims}.String()
 	var out []*job
@@ -105,7 +106,7 @@ func (s *server) listedOf(name, problem string) ([]*job, error) {
 		if _, err := k.parseProblem(problem); err != nil {
 			return nil, err
 		}
-		return nil, notFoundf("kernel %q has no problem %s (have %s)", name, p, problemList(k))
+		return nil, sockapi.NotFoundf("kernel %q has no problem %s (have %s)", name, p, problemList(k))
 	}
 	return out, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evaluate/replay"
 	"github.com/quasim/quasim/internal/spec"
@@ -62,7 +63,7 @@ type kernel struct {
 func (k *kernel) parseProblem(problem string) ([]int, error) {
 	dims, err := parseProblem(problem)
 	if err != nil {
-		return nil, invalidf("problem %q: %v", problem, err)
+		return nil, sockapi.Invalidf("problem %q: %v", problem, err)
 	}
 	want := len(k.spec.ProblemDims)
 	if want == 0 && len(k.jobs) > 0 {
@@ -73,7 +74,7 @@ func (k *kernel) parseProblem(problem string) ([]int, error) {
 		if len(k.spec.ProblemDims) > 0 {
 			named = " (" + strings.Join(k.spec.ProblemDims, ", ") + ")"
 		}
-		return nil, invalidf("problem %q: kernel %q has %d dims%s, got %d", problem, k.spec.Name, want, named, len(dims))
+		return nil, sockapi.Invalidf("problem %q: kernel %q has %d dims%s, got %d", problem, k.spec.Name, want, named, len(dims))
 	}
 	return dims, nil
 }

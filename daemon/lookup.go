@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/internal/store"
 )
 
@@ -72,7 +73,7 @@ type kernelIndex struct {
 	// defaults is, by problem, the job whose default config a default
 	// answer serves: the last of the kernel's jobs at that problem.
 	defaults map[string]*job
-	answers  map[string]cachedAnswer
+	answers  map[string]sockapi.Answer
 }
 
 // problemIndex holds a kernel's jobs of one device class and one number of
@@ -317,7 +318,7 @@ func defaultKey(j *job) string {
 }
 
 // cached returns the answer cached for query under ki, if any.
-func (x *lookupIndex) cached(ki *kernelIndex, query string) (cachedAnswer, bool) {
+func (x *lookupIndex) cached(ki *kernelIndex, query string) (sockapi.Answer, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	a, ok := ki.answers[query]
@@ -327,12 +328,12 @@ func (x *lookupIndex) cached(ki *kernelIndex, query string) (cachedAnswer, bool)
 // hit returns the answer cached for query under k's index, when the index
 // is k's and up to date: what cached returns after kernel, with one lock
 // and no allocation, for the fast loop.
-func (x *lookupIndex) hit(k *kernel, query []byte) (cachedAnswer, bool) {
+func (x *lookupIndex) hit(k *kernel, query []byte) (sockapi.Answer, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	ki := x.kernels[k.spec.Name]
 	if ki == nil || ki.k != k || ki.stale {
-		return cachedAnswer{}, false
+		return sockapi.Answer{}, false
 	}
 	a, ok := ki.answers[string(query)]
 	return a, ok
@@ -340,14 +341,14 @@ func (x *lookupIndex) hit(k *kernel, query []byte) (cachedAnswer, bool) {
 
 // cache keeps a, computed from what the index held at version ver, unless
 // one of ki's jobs changed since.
-func (x *lookupIndex) cache(ki *kernelIndex, ver uint64, query string, a cachedAnswer) {
+func (x *lookupIndex) cache(ki *kernelIndex, ver uint64, query string, a sockapi.Answer) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if ki.ver > ver {
 		return
 	}
 	if ki.answers == nil {
-		ki.answers = map[string]cachedAnswer{}
+		ki.answers = map[string]sockapi.Answer{}
 	}
 	if len(ki.answers) >= maxAnswers {
 		for q := range ki.answers {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/internal/spec"
 	"github.com/quasim/quasim/internal/store"
@@ -236,8 +237,8 @@ func TestProfile(t *testing.T) {
 		t.Log("running as root, which may always write: the refusal of a reader is not checked")
 		return
 	}
-	ts.srv.writers = newWriters(nil, "")
-	ts.srv.writers.self = 1 << 30 // no longer the daemon's uid
+	ts.api.Writers = sockapi.NewWriters(nil, "")
+	ts.api.Writers.Self = 1 << 30 // no longer the daemon's uid
 	if status, _ := ts.get(t, "/debug/pprof/heap", nil); status != 403 {
 		t.Errorf("GET heap profile as a reader = %d, want 403", status)
 	}
@@ -332,7 +333,7 @@ func TestLookupAfterPromotionAndReload(t *testing.T) {
 	}
 	defer c.Close()
 	br := bufio.NewReader(c)
-	handed := ts.sock.handed.Load()
+	handed, _ := ts.api.Handed()
 	lookup := func(what string) api.Config {
 		t.Helper()
 		c.SetDeadline(time.Now().Add(10 * time.Second))
@@ -365,7 +366,7 @@ func TestLookupAfterPromotionAndReload(t *testing.T) {
 	if got := lookup("after the reload"); got.Match != api.MatchDefault || got.SpecHash == first.SpecHash {
 		t.Errorf("after a reload that changed the spec: %s, spec %s; want default of the new spec (the old was %s)", got.Match, got.SpecHash, first.SpecHash)
 	}
-	if d := ts.sock.handed.Load() - handed; d != 0 {
-		t.Errorf("%d connections handed to net/http; the lookups were to stay on the fast loop", d)
+	if now, _ := ts.api.Handed(); now-handed != 0 {
+		t.Errorf("%d connections handed to net/http; the lookups were to stay on the fast loop", now-handed)
 	}
 }

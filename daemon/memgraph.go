@@ -3,13 +3,13 @@ package daemon
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/internal/memplan"
 	"github.com/quasim/quasim/memgraph"
 	"github.com/quasim/quasim/memgraph/onnx"
@@ -70,18 +70,18 @@ func (s *server) memgraphHandler() http.HandlerFunc {
 		v, status, err := p.serve(w, r)
 		if err != nil {
 			if status == 0 {
-				status, _ = statusOf(err)
+				status, _ = sockapi.StatusOf(err)
 			}
 			s.log.Debug().Err(err).Str("route", api.RouteMemgraphPlan).Int("status", status).Msg("request failed")
 			if status == http.StatusRequestEntityTooLarge {
-				writeJSON(w, status, api.Error{Error: err.Error(), Code: api.CodeInvalidArgument})
+				sockapi.WriteJSON(w, status, api.Error{Error: err.Error(), Code: api.CodeInvalidArgument})
 				return
 			}
-			writeError(w, err)
+			sockapi.WriteError(w, err)
 			return
 		}
 		s.log.Debug().Str("route", api.RouteMemgraphPlan).Dur("dur", time.Since(start)).Int("tensors", v.Tensors).Msg("request")
-		writeJSON(w, http.StatusOK, v)
+		sockapi.WriteJSON(w, http.StatusOK, v)
 	}
 }
 
@@ -90,7 +90,7 @@ func (s *server) memgraphHandler() http.HandlerFunc {
 func (p *memPlanner) serve(w http.ResponseWriter, r *http.Request) (api.MemPlan, int, error) {
 	var zero api.MemPlan
 	tooBig := func() error {
-		return invalidf("body over the limit of %d bytes (%d MiB) for a graph or model", p.maxBody, p.maxBody>>20)
+		return sockapi.Invalidf("body over the limit of %d bytes (%d MiB) for a graph or model", p.maxBody, p.maxBody>>20)
 	}
 	// Refuse a body announced too big before reading a byte of it.
 	if r.ContentLength > p.maxBody {
@@ -105,7 +105,7 @@ func (p *memPlanner) serve(w http.ResponseWriter, r *http.Request) (api.MemPlan,
 	case p.slots <- struct{}{}:
 		defer func() { <-p.slots }()
 	default:
-		return zero, 0, &rateLimitError{retry: time.Second, msg: fmt.Sprintf("%d memory plans are running, the most at once; retry", cap(p.slots))}
+		return zero, 0, sockapi.RetryLater(time.Second, "%d memory plans are running, the most at once; retry", cap(p.slots))
 	}
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now().Add(p.bodyTime)) // best effort: not every writer has one
@@ -115,7 +115,7 @@ func (p *memPlanner) serve(w http.ResponseWriter, r *http.Request) (api.MemPlan,
 		if errors.As(err, &mbe) {
 			return zero, http.StatusRequestEntityTooLarge, tooBig()
 		}
-		return zero, 0, invalidf("read body (it must arrive within %s): %v", p.bodyTime, err)
+		return zero, 0, sockapi.Invalidf("read body (it must arrive within %s): %v", p.bodyTime, err)
 	}
 	rc.SetReadDeadline(time.Time{})
 	name := q.Get("name")
@@ -124,10 +124,10 @@ func (p *memPlanner) serve(w http.ResponseWriter, r *http.Request) (api.MemPlan,
 	}
 	g, err := memplan.Read(data, format, name, dims)
 	if err != nil {
-		return zero, 0, invalidf("%v", err)
+		return zero, 0, sockapi.Invalidf("%v", err)
 	}
 	if len(g.Tensors) > p.maxTensors || len(g.Ops) > p.maxOps {
-		return zero, 0, invalidf("graph has %d tensors and %d ops, over the daemon's limit of %d tensors and %d ops (plan it offline: quasimctl memgraph plan --offline)",
+		return zero, 0, sockapi.Invalidf("graph has %d tensors and %d ops, over the daemon's limit of %d tensors and %d ops (plan it offline: quasimctl memgraph plan --offline)",
 			len(g.Tensors), len(g.Ops), p.maxTensors, p.maxOps)
 	}
 	filled := 0
@@ -141,7 +141,7 @@ func (p *memPlanner) serve(w http.ResponseWriter, r *http.Request) (api.MemPlan,
 	if err != nil {
 		for _, e := range []error{memgraph.ErrInvalid, memgraph.ErrBadCache, memgraph.ErrTraceTooLong, memgraph.ErrBadOptions, memgraph.ErrCapTooSmall} {
 			if errors.Is(err, e) {
-				return zero, 0, invalidf("%v", err)
+				return zero, 0, sockapi.Invalidf("%v", err)
 			}
 		}
 		return zero, 0, err // memgraph.ErrBadPlan, ErrBadSchedule: a bug, 500
@@ -196,12 +196,12 @@ func (p *memPlanner) query(q map[string][]string) (format string, opt memplan.Op
 		format = memplan.JSON
 	case memplan.JSON, memplan.ONNX, memplan.TFLite:
 	default:
-		return "", opt, dims, 0, invalidf("format %q: want json, onnx or tflite", format)
+		return "", opt, dims, 0, sockapi.Invalidf("format %q: want json, onnx or tflite", format)
 	}
 	opt.Seed = 1
 	if v := get("seed"); v != "" {
 		if opt.Seed, err = strconv.ParseUint(v, 10, 64); err != nil {
-			return "", opt, dims, 0, invalidf("seed %q: want an unsigned integer", v)
+			return "", opt, dims, 0, sockapi.Invalidf("seed %q: want an unsigned integer", v)
 		}
 	}
 	switch v := get("search"); v {
@@ -209,20 +209,20 @@ func (p *memPlanner) query(q map[string][]string) (format string, opt memplan.Op
 	case "false":
 		opt.NoSearch = true
 	default:
-		return "", opt, dims, 0, invalidf("search %q: want true or false", v)
+		return "", opt, dims, 0, sockapi.Invalidf("search %q: want true or false", v)
 	}
 	timeout = p.defTime
 	if v := get("timeout"); v != "" {
 		d, perr := time.ParseDuration(v)
 		if perr != nil || d <= 0 || d > p.maxTime {
-			return "", opt, dims, 0, invalidf("timeout %q: want a duration in (0, %s]", v, p.maxTime)
+			return "", opt, dims, 0, sockapi.Invalidf("timeout %q: want a duration in (0, %s]", v, p.maxTime)
 		}
 		timeout = d
 	}
 	for _, kv := range q["dim"] {
 		name, n, perr := onnx.ParseDim(kv)
 		if perr != nil {
-			return "", opt, dims, 0, invalidf("%v", perr)
+			return "", opt, dims, 0, sockapi.Invalidf("%v", perr)
 		}
 		if dims.Dims == nil {
 			dims.Dims = map[string]int64{}
@@ -232,7 +232,7 @@ func (p *memPlanner) query(q map[string][]string) (format string, opt memplan.Op
 	for _, kv := range q["value"] {
 		name, v, perr := onnx.ParseValue(kv)
 		if perr != nil {
-			return "", opt, dims, 0, invalidf("%v", perr)
+			return "", opt, dims, 0, sockapi.Invalidf("%v", perr)
 		}
 		if dims.Values == nil {
 			dims.Values = map[string][]int64{}
@@ -241,7 +241,7 @@ func (p *memPlanner) query(q map[string][]string) (format string, opt memplan.Op
 	}
 	if v := get("cache"); v != "" {
 		if opt.Cache, err = memplan.ParseCache(v); err != nil {
-			return "", opt, dims, 0, invalidf("%v", err)
+			return "", opt, dims, 0, sockapi.Invalidf("%v", err)
 		}
 		opt.Cache.MaxRefs = MemPlanMaxRefs
 	}
@@ -249,36 +249,36 @@ func (p *memPlanner) query(q map[string][]string) (format string, opt memplan.Op
 	case "", "false":
 	case "true":
 		if opt.Cache == nil {
-			return "", opt, dims, 0, invalidf("layout=true needs cache= (the layout lowers that cache's estimated misses)")
+			return "", opt, dims, 0, sockapi.Invalidf("layout=true needs cache= (the layout lowers that cache's estimated misses)")
 		}
 		opt.Layout = true
 	default:
-		return "", opt, dims, 0, invalidf("layout %q: want true or false", v)
+		return "", opt, dims, 0, sockapi.Invalidf("layout %q: want true or false", v)
 	}
 	if v := get("bandwidth"); v != "" {
 		pf := &memgraph.PrefetchOptions{}
 		if pf.Bandwidth, err = memplan.ParseBytes(v); err != nil {
-			return "", opt, dims, 0, invalidf("bandwidth (bytes a second): %v", err)
+			return "", opt, dims, 0, sockapi.Invalidf("bandwidth (bytes a second): %v", err)
 		}
 		if c := get("cap"); c != "" {
 			if pf.Cap, err = memplan.ParseBytes(c); err != nil {
-				return "", opt, dims, 0, invalidf("cap: %v", err)
+				return "", opt, dims, 0, sockapi.Invalidf("cap: %v", err)
 			}
 		}
 		if l := get("latency"); l != "" {
 			d, perr := time.ParseDuration(l)
 			if perr != nil || d < 0 {
-				return "", opt, dims, 0, invalidf("latency %q: want a duration such as 10us", l)
+				return "", opt, dims, 0, sockapi.Invalidf("latency %q: want a duration such as 10us", l)
 			}
 			pf.LatencyNS = d.Nanoseconds()
 		}
 		opt.Prefetch = pf
 	} else if get("cap") != "" || get("latency") != "" {
-		return "", opt, dims, 0, invalidf("cap and latency are prefetch options: give bandwidth too")
+		return "", opt, dims, 0, sockapi.Invalidf("cap and latency are prefetch options: give bandwidth too")
 	}
 	if v := get("unknown"); v != "" {
 		if dims.Unknown, err = strconv.ParseInt(v, 10, 64); err != nil || dims.Unknown < 0 {
-			return "", opt, dims, 0, invalidf("unknown %q: want a non-negative integer", v)
+			return "", opt, dims, 0, sockapi.Invalidf("unknown %q: want a non-negative integer", v)
 		}
 	}
 	return format, opt, dims, timeout, nil

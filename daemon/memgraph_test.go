@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/daemon/sockapi"
 )
 
 // postPlan posts body to POST /v1/memgraph/plan with query q.
@@ -222,11 +223,11 @@ func TestMemgraphPlanSlowBody(t *testing.T) {
 	p.bodyTime = 50 * time.Millisecond
 	srv := &server{log: zerolog.Nop(), memgraph: p}
 	sock := filepath.Join(t.TempDir(), "s")
-	ln, err := listenSocket(sock)
+	ln, err := sockapi.Listen(sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: srv.memgraphHandler(), ConnContext: connCred}
+	hs := &http.Server{Handler: srv.memgraphHandler(), ConnContext: sockapi.ConnCred}
 	go hs.Serve(ln)
 	t.Cleanup(func() { hs.Close() })
 	c, err := net.Dial("unix", sock)

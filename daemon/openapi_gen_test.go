@@ -2,7 +2,8 @@ package daemon
 
 // The OpenAPI document of the socket API, api/openapi.json, is generated
 // here, from three sources: the routes the server registers (the route
-// table and the routes handler registers itself, read from server.go),
+// table, and the routes sockapi's Handler registers itself, read from
+// sockapi/server.go),
 // the operations' documentation below (parameters, bodies and the statuses
 // each route answers, as its handler does), and the wire types, by
 // reflection, as encoding/json writes them (responses) and reads them
@@ -36,6 +37,7 @@ import (
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/causal"
 	"github.com/quasim/quasim/certs"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/memgraph"
 )
 
@@ -65,8 +67,8 @@ func servedRoutes(t testing.TB) []servedRoute {
 	var out []servedRoute
 	seen := map[string]bool{}
 	for _, rt := range s.routes() {
-		out = append(out, servedRoute{pattern: rt.pattern, right: rightName(rt.right)})
-		seen[rt.pattern] = true
+		out = append(out, servedRoute{pattern: rt.Pattern, right: rightName(rt.Right)})
+		seen[rt.Pattern] = true
 	}
 	for _, p := range handlerPatterns(t) {
 		if seen[p] {
@@ -86,39 +88,39 @@ func servedRoutes(t testing.TB) []servedRoute {
 	return out
 }
 
-func rightName(r right) string {
+func rightName(r sockapi.Right) string {
 	switch r {
-	case read:
+	case sockapi.Read:
 		return "read"
-	case observe:
+	case sockapi.Observe:
 		return "observe"
-	case write:
+	case sockapi.Write:
 		return "write"
 	}
 	panic(fmt.Sprintf("right %d has no name", r))
 }
 
-// handlerPatterns reads the patterns (*server).handler registers with
-// mux.Handle and mux.HandleFunc from server.go: literals, api constants
-// and this package's constants. The route table's (rt.pattern) and the
-// catch-all "/" (404 and 405) are left out.
+// handlerPatterns reads the patterns (*sockapi.Server).Handler registers
+// with mux.Handle and mux.HandleFunc from sockapi/server.go: literals, api
+// constants and sockapi's constants. The route table's (rt.Pattern) and
+// the catch-all "/" (404 and 405) are left out.
 func handlerPatterns(t testing.TB) []string {
 	t.Helper()
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "server.go", nil, 0)
+	f, err := parser.ParseFile(fset, "sockapi/server.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var fn *ast.FuncDecl
 	for _, d := range f.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && fd.Name.Name == "handler" {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && fd.Name.Name == "Handler" {
 			fn = fd
 		}
 	}
 	if fn == nil {
-		t.Fatal("server.go: no method handler")
+		t.Fatal("sockapi/server.go: no method Handler")
 	}
-	apiConsts, ownConsts := stringConsts(t, "../api"), stringConsts(t, ".")
+	apiConsts, ownConsts := stringConsts(t, "../api"), stringConsts(t, "sockapi")
 	var out []string
 	ast.Inspect(fn.Body, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
@@ -143,7 +145,7 @@ func handlerPatterns(t testing.TB) []string {
 		case *ast.SelectorExpr:
 			x, _ := a.X.(*ast.Ident)
 			switch {
-			case x != nil && x.Name == "rt" && a.Sel.Name == "pattern":
+			case x != nil && x.Name == "rt" && a.Sel.Name == "Pattern":
 				return true // the route table
 			case x != nil && x.Name == "api":
 				p = apiConsts[a.Sel.Name]
@@ -158,7 +160,7 @@ func handlerPatterns(t testing.TB) []string {
 		return true
 	})
 	if len(out) == 0 {
-		t.Fatal("server.go: handler registers no route of its own")
+		t.Fatal("sockapi/server.go: Handler registers no route of its own")
 	}
 	return out
 }
@@ -467,7 +469,7 @@ var openAPIOps = map[string]opDoc{
 		ok:   okDoc{typ: typeOf[api.Status]()},
 		errs: map[int]string{500: internalErr},
 	},
-	routeProfile: {
+	sockapi.RouteProfile: {
 		id: "getProfile", summary: "A Go runtime profile of the daemon", right: "write",
 		desc: "A profile of the Go runtime (heap, allocs, goroutine, threadcreate, block, mutex) in pprof's format, for go tool pprof; with debug > 0, as text.",
 		query: []param{

@@ -28,6 +28,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/internal/store/storetest"
 	"github.com/quasim/quasim/internal/tuner"
 )
@@ -319,11 +320,11 @@ func reserve(t testing.TB, ts *testServer) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	sock := filepath.Join(dir, "s")
-	ln, err := listenSocket(sock)
+	ln, err := sockapi.Listen(sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: ts.srv.handler(), ConnContext: connCred, ReadHeaderTimeout: 5 * time.Second}
+	hs := &http.Server{Handler: ts.handler(), ConnContext: sockapi.ConnCred, ReadHeaderTimeout: 5 * time.Second}
 	go hs.Serve(ln)
 	t.Cleanup(func() { hs.Close() })
 	ts.socket = sock
@@ -378,7 +379,7 @@ func contractServer(t *testing.T) *testServer {
 	ts.srv.setKey(key)
 	ts.srv.metrics = newMetrics(sched)
 	frozen := time.Now()
-	ts.srv.observers = newLimiter(1, 10, func() time.Time { return frozen })
+	ts.api.Observers = sockapi.NewLimiter(1, 10, func() time.Time { return frozen })
 	ts.srv.memgraph = newMemPlanner()
 	ts.srv.memgraph.maxBody = 4 << 10
 	reserve(t, ts)
@@ -692,7 +693,7 @@ func TestOpenAPIEveryRoute(t *testing.T) {
 	t.Logf("405 on %d method and path pairs, 413 on %d operations", n405, n413)
 
 	// The TCP listener: /metrics and /ui/, as the document's second server.
-	tcp := httptest.NewServer(tcpMux(ts.srv.metrics, true, ts.socket, "test"))
+	tcp := httptest.NewServer(sockapi.TCPHandler(ts.srv.metrics.handler(), true, ts.socket, "test"))
 	defer tcp.Close()
 	for _, tt := range []struct {
 		method, path string

@@ -1,56 +1,16 @@
 package daemon
 
 import (
-	"encoding/base64"
-	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/daemon/sockapi"
 )
-
-// A trials cursor names where the next page starts: the job, and the
-// sequence number of the last trial of it already sent. On the wire it is
-// opaque: base64url (unpadded) of "<job key>\n<seq>".
-
-func encodeCursor(job string, seq uint64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(job + "\n" + strconv.FormatUint(seq, 10)))
-}
-
-func decodeCursor(s string) (job string, seq uint64, err error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return "", 0, fmt.Errorf("not a cursor this daemon made: %v", err)
-	}
-	job, n, ok := strings.Cut(string(b), "\n")
-	if !ok || job == "" {
-		return "", 0, fmt.Errorf("not a cursor this daemon made")
-	}
-	seq, err = strconv.ParseUint(n, 10, 64)
-	if err != nil {
-		return "", 0, fmt.Errorf("not a cursor this daemon made: sequence %q", n)
-	}
-	return job, seq, nil
-}
-
-// pageLimit reads ?limit= of things: def when absent, at most most.
-func pageLimit(r *http.Request, def, most int, things string) (int, error) {
-	v := r.URL.Query().Get("limit")
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > most {
-		return 0, invalidf("limit %q: want a number of %s from 1 to %d", v, things, most)
-	}
-	return n, nil
-}
 
 // kernelsPage is GET /v1/kernels?limit=&cursor= (api.KernelsPage). The
 // cursor names the first job of the next page.
 func (s *server) kernelsPage(r *http.Request) (api.KernelsPage, error) {
-	limit, err := pageLimit(r, api.DefaultJobsLimit, api.MaxJobsLimit, "jobs")
+	limit, err := sockapi.PageLimit(r, api.DefaultJobsLimit, api.MaxJobsLimit, "jobs")
 	if err != nil {
 		return api.KernelsPage{}, err
 	}
@@ -66,9 +26,9 @@ func (s *server) kernelsPage(r *http.Request) (api.KernelsPage, error) {
 	}
 	firstK, firstJ := 0, 0
 	if c := r.URL.Query().Get("cursor"); c != "" {
-		id, _, err := decodeCursor(c)
+		id, _, err := sockapi.ParseCursor(c)
 		if err != nil {
-			return api.KernelsPage{}, invalidf("cursor %q: %v", c, err)
+			return api.KernelsPage{}, sockapi.Invalidf("cursor %q: %v", c, err)
 		}
 		firstK = -1
 		for i := range ks {
@@ -79,7 +39,7 @@ func (s *server) kernelsPage(r *http.Request) (api.KernelsPage, error) {
 			}
 		}
 		if firstK < 0 {
-			return api.KernelsPage{}, invalidf("cursor %q: names job %s, which is no longer loaded (reloaded?); start again without a cursor", c, id)
+			return api.KernelsPage{}, sockapi.Invalidf("cursor %q: names job %s, which is no longer loaded (reloaded?); start again without a cursor", c, id)
 		}
 	}
 	next := s.sched.nextRuns()
@@ -94,7 +54,7 @@ func (s *server) kernelsPage(r *http.Request) (api.KernelsPage, error) {
 		}
 		for _, j := range listed[i][from:] {
 			if jobs == limit {
-				out.Next = encodeCursor(j.key.String(), 0)
+				out.Next = sockapi.Cursor(j.key.String(), 0)
 				break
 			}
 			aj, err := s.jobInfo(j, next)
@@ -114,7 +74,7 @@ func (s *server) kernelsPage(r *http.Request) (api.KernelsPage, error) {
 		if jobs == limit && i+1 < len(ks) {
 			// The page is full; the next kernel starts the next page.
 			if nj := listed[i+1]; len(nj) > 0 {
-				out.Next = encodeCursor(nj[0].key.String(), 0)
+				out.Next = sockapi.Cursor(nj[0].key.String(), 0)
 				return out, nil
 			}
 		}
@@ -129,15 +89,15 @@ func (s *server) getTrials(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	limit, err := pageLimit(r, api.DefaultTrialsLimit, api.MaxTrialsLimit, "trials")
+	limit, err := sockapi.PageLimit(r, api.DefaultTrialsLimit, api.MaxTrialsLimit, "trials")
 	if err != nil {
 		return nil, err
 	}
 	first, after := 0, uint64(0)
 	if c := q.Get("cursor"); c != "" {
-		job, seq, err := decodeCursor(c)
+		job, seq, err := sockapi.ParseCursor(c)
 		if err != nil {
-			return nil, invalidf("cursor %q: %v", c, err)
+			return nil, sockapi.Invalidf("cursor %q: %v", c, err)
 		}
 		first = -1
 		for i, j := range jobs {
@@ -146,7 +106,7 @@ func (s *server) getTrials(r *http.Request) (any, error) {
 			}
 		}
 		if first < 0 {
-			return nil, invalidf("cursor %q: names job %s, which kernel %q no longer lists (reloaded?); start again without a cursor", c, job, name)
+			return nil, sockapi.Invalidf("cursor %q: names job %s, which kernel %q no longer lists (reloaded?); start again without a cursor", c, job, name)
 		}
 		after = seq
 	}
@@ -169,9 +129,9 @@ func (s *server) getTrials(r *http.Request) (any, error) {
 		}
 		switch {
 		case more:
-			out.Next = encodeCursor(j.key.String(), last)
+			out.Next = sockapi.Cursor(j.key.String(), last)
 		case len(out.Trials) == limit && i+1 < len(jobs):
-			out.Next = encodeCursor(jobs[i+1].key.String(), 0)
+			out.Next = sockapi.Cursor(jobs[i+1].key.String(), 0)
 		}
 		if len(out.Trials) == limit {
 			break

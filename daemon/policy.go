@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/internal/store"
 )
@@ -25,17 +26,17 @@ func parsePolicy(q url.Values) (*policy, error) {
 		return nil, nil
 	}
 	if !hasObj {
-		return nil, invalidf("max_slowdown: needs objective (e.g. objective=energy&max_slowdown=0.05)")
+		return nil, sockapi.Invalidf("max_slowdown: needs objective (e.g. objective=energy&max_slowdown=0.05)")
 	}
 	obj, err := evaluate.ParseObjective(o[0])
 	if err != nil {
-		return nil, invalidf("%v", err)
+		return nil, sockapi.Invalidf("%v", err)
 	}
 	p := &policy{obj: obj, maxSlowdown: -1}
 	if hasMax {
 		x, err := strconv.ParseFloat(m[0], 64)
 		if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) {
-			return nil, invalidf("max_slowdown %q: want a fraction >= 0, e.g. 0.05 for 5%%", m[0])
+			return nil, sockapi.Invalidf("max_slowdown %q: want a fraction >= 0, e.g. 0.05 for 5%%", m[0])
 		}
 		p.maxSlowdown = x
 	}

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -11,53 +10,9 @@ import (
 	"time"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/internal/store"
 )
-
-func TestLimiter(t *testing.T) {
-	t.Parallel()
-	now := time.Unix(1000, 0)
-	l := newLimiter(2, 4, func() time.Time { return now })
-	for i := range 4 {
-		if err := l.take(7, 1); err != nil {
-			t.Fatalf("take %d of a full bucket of 4: %v", i, err)
-		}
-	}
-	err := l.take(7, 1)
-	var rl *rateLimitError
-	if !errors.Is(err, api.ErrRateLimited) || !errors.As(err, &rl) || rl.retry != 500*time.Millisecond {
-		t.Fatalf("fifth take = %v, want rate limited, retry in 500ms", err)
-	}
-	if err := l.take(8, 4); err != nil {
-		t.Errorf("another uid's bucket is its own: %v", err)
-	}
-	now = now.Add(time.Second) // two tokens back
-	if err := l.take(7, 2); err != nil {
-		t.Errorf("after 1s at 2/s: %v", err)
-	}
-	if err := l.take(7, 0.5); err == nil {
-		t.Error("the refilled tokens were spent twice")
-	}
-	now = now.Add(time.Hour)
-	if err := l.take(7, 5); !errors.Is(err, api.ErrRateLimited) || !strings.Contains(err.Error(), "over the burst") {
-		t.Errorf("cost over the burst = %v", err)
-	}
-	if err := l.take(7, 4); err != nil {
-		t.Errorf("a refused request spent tokens: %v", err)
-	}
-	// Off.
-	if err := newLimiter(-1, 1, time.Now).take(7, 1e9); err != nil {
-		t.Errorf("rate < 0: %v", err)
-	}
-	// The buckets stay bounded: full ones are forgotten.
-	for uid := range uint32(maxBuckets + 10) {
-		l.take(uid+100, 1)
-		now = now.Add(time.Second)
-	}
-	if len(l.buckets) > maxBuckets {
-		t.Errorf("%d buckets, want at most %d", len(l.buckets), maxBuckets)
-	}
-}
 
 // Observations: 429 with Retry-After once the uid's bucket is empty, and
 // accepted again once it refilled; a big batch costs more.
@@ -65,7 +20,7 @@ func TestObservationsRateLimited(t *testing.T) {
 	ts := newTestServer(t, filepath.Join(t.TempDir(), "none"))
 	_, key := ts.serve(t, "sgemm", "128,128,128")
 	now := time.Unix(1000, 0)
-	ts.srv.observers = newLimiter(1, 3, func() time.Time { return now })
+	ts.api.Observers = sockapi.NewLimiter(1, 3, func() time.Time { return now })
 	post := func(n int) (*http.Response, api.Error) {
 		lat := strings.TrimSuffix(strings.Repeat("0.5,", n), ",")
 		body := fmt.Sprintf(`{"observations": [{"kernel": "sgemm", "problem": "128,128,128", "key": %q, "latencies_ms": [%s]}]}`, key, lat)

@@ -57,22 +57,6 @@ func TestMethodNotAllowed(t *testing.T) {
 	}
 }
 
-// Host names are case-insensitive.
-func TestValidHost(t *testing.T) {
-	tests := []struct {
-		host string
-		want bool
-	}{
-		{"quasimd", true}, {"QUASIMD", true}, {"QuasimD:80", true}, {"LOCALHOST", true},
-		{"127.0.0.1:8080", true}, {"evil.example", false}, {"quasimd.evil", false}, {"", false},
-	}
-	for _, tt := range tests {
-		if got := validHost(tt.host); got != tt.want {
-			t.Errorf("validHost(%q) = %v, want %v", tt.host, got, tt.want)
-		}
-	}
-}
-
 // Revoking a certificate queues one re-verification; revoking it again
 // changes nothing and queues none.
 func TestRevokeTwice(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -18,22 +17,24 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/robfig/cron/v3"
 	"github.com/rs/zerolog"
 
 	"github.com/quasim/quasim/api"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/internal/store"
 	"github.com/quasim/quasim/internal/tuner"
 	"github.com/quasim/quasim/introspect"
 )
 
-// server serves the socket API.
+// server is the daemon's side of the socket API: the route table's
+// handlers, over the scheduler, the store and the rest of the lifecycle.
+// api (sockapi) serves them.
 type server struct {
 	sched    *scheduler
 	st       *store.Store
-	writers  *writers
+	api      *sockapi.Server // authorisation and rate limits; nil in tests that serve none
 	log      zerolog.Logger
 	version  string
 	started  time.Time
@@ -43,8 +44,7 @@ type server struct {
 	pub      ed25519.PublicKey
 	keyID    string
 
-	observers *limiter    // rate of POST /v1/observations per uid
-	memgraph  *memPlanner // POST /v1/memgraph/plan's bounds and slots; nil: the defaults
+	memgraph *memPlanner // POST /v1/memgraph/plan's bounds and slots; nil: the defaults
 
 	metrics *metrics         // nil in tests that need none
 	gpus    *introspect.GPUs // the open NVML session; nil without one
@@ -62,87 +62,27 @@ type server struct {
 	rechecks rechecks
 }
 
-type cachedAnswer struct {
-	body    []byte
-	etag    []string // the ETag header: a hash of body
-	match   api.Match
-	counter prometheus.Counter // quasim_config_lookups_total of its kernel and match; nil without metrics
+// Hit is the answer cached for key under kernel's index, when the index
+// is the loaded kernel's and up to date (sockapi.Lookups).
+func (s *server) Hit(kernel string, key []byte) (sockapi.Answer, bool) {
+	k, ok := s.sched.kernel(kernel)
+	if !ok {
+		return sockapi.Answer{}, false
+	}
+	return s.sched.index.hit(k, key)
 }
 
-// count counts a lookup that a answered.
-func (a cachedAnswer) count() {
-	if a.counter != nil {
-		a.counter.Inc()
-	}
-}
+// Changed is closed at the next change of a served config or kernel.
+func (s *server) Changed() <-chan struct{} { return s.sched.epoch.Changed() }
 
-// maxWait bounds a long poll on GET /v1/configs.
-const maxWait = 5 * time.Minute
-
-// cachedConfig serves GET /v1/configs from the cache, the runtimes' hot
-// path. The answer carries an ETag; a request whose If-None-Match equals
-// it gets 304, at once or, with wait=DURATION, when nothing changed within
-// that time: a runtime long-polls this way to hot-swap promoted configs.
-func (s *server) cachedConfig(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	var wait time.Duration
-	if v := q.Get("wait"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			writeError(w, invalidf("wait %q: want a duration such as 30s", v))
-			return
-		}
-		wait = min(d, maxWait)
-	}
-	inm := r.Header.Get("If-None-Match")
-	var timer <-chan time.Time
-	for {
-		changed := s.sched.epoch.Changed()
-		a, err := s.cachedAnswer(r, q)
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		h := w.Header()
-		h["Etag"] = a.etag
-		if timer == nil {
-			a.count()
-		}
-		if inm == "" || inm != a.etag[0] {
-			h["Content-Type"] = jsonType
-			w.Write(a.body)
-			return
-		}
-		if wait == 0 {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		if timer == nil {
-			t := time.NewTimer(wait)
-			defer t.Stop()
-			timer = t.C
-		}
-		select {
-		case <-changed:
-		case <-timer:
-			w.WriteHeader(http.StatusNotModified)
-			return
-		case <-r.Context().Done():
-			return
-		}
-	}
-}
-
-// cachedAnswer is the encoded config answer for r, from the kernel's
+// Answer is the encoded config answer for r, from the kernel's
 // cache in the lookup index while none of its jobs changes.
-func (s *server) cachedAnswer(r *http.Request, q url.Values) (cachedAnswer, error) {
-	key := string(appendAnswerKey(nil, []byte(q.Get("problem")), []byte(q.Get("device")),
-		[]byte(q.Get("objective")), []byte(q.Get("max_slowdown"))))
-	var a cachedAnswer
+func (s *server) Answer(r *http.Request, q url.Values, key string) (sockapi.Answer, error) {
+	var a sockapi.Answer
 	name := r.PathValue("kernel")
 	k, ok := s.sched.kernel(name)
 	if !ok {
-		return a, notFoundf("kernel %q is not loaded", name)
+		return a, sockapi.NotFoundf("kernel %q is not loaded", name)
 	}
 	idx := &s.sched.index
 	ver := idx.version()
@@ -165,9 +105,9 @@ func (s *server) cachedAnswer(r *http.Request, q url.Values) (cachedAnswer, erro
 		return a, err
 	}
 	sum := sha256.Sum256(body)
-	a = cachedAnswer{body: append(body, '\n'), etag: []string{`"` + hex.EncodeToString(sum[:8]) + `"`}, match: c.Match}
+	a = sockapi.Answer{Body: append(body, '\n'), ETag: []string{`"` + hex.EncodeToString(sum[:8]) + `"`}}
 	if s.metrics != nil {
-		a.counter = s.metrics.lookupCounter(name, c.Match)
+		a.Counter = s.metrics.lookupCounter(name, c.Match)
 	}
 	// An answer that a later lookup may change without any job changing
 	// is not kept: a miss of a tune_on_miss kernel (the job it may add is
@@ -182,97 +122,43 @@ func (s *server) cachedAnswer(r *http.Request, q url.Values) (cachedAnswer, erro
 	return a, nil
 }
 
-var jsonType = []string{"application/json"}
+// apiConfig is what sockapi serves of s, as s's fields are now: the
+// route table, the lookups, and the routes that check their callers
+// themselves.
+func (s *server) apiConfig() sockapi.Config {
+	c := sockapi.Config{Version: s.version, Log: s.log, Routes: s.routes(), Lookups: s,
+		Cert: s.getCert, MemgraphPlan: s.memgraphHandler()}
+	if s.metrics != nil {
+		c.Metrics = s.metrics.handler()
+	}
+	return c
+}
 
 // routes is the route table, sorted by pattern (TestRoutesSorted checks).
-func (s *server) routes() []route {
-	return []route{
-		{api.RouteCausal, read, s.getCausal},
-		{api.RouteCausalExperiment, write, s.postExperiment},
-		{api.RouteCausalExperiments, read, s.getExperiments},
-		{api.RouteCerts, read, s.getCerts},
-		{api.RouteCertPubkey, read, s.getPubkey},
-		{api.RouteCertRevoke, write, s.postRevoke},
-		{api.RouteConfig, read, s.getConfig},
-		{api.RouteDevices, read, s.getDevices},
-		{api.RouteFleet, read, s.getFleet},
-		{api.RouteKernels, read, s.getKernels},
-		{api.RouteKernelCycles, read, s.getCycles},
-		{api.RouteImport, write, s.postImport},
-		{api.RouteKernelTrials, read, s.getTrials},
-		{api.RouteKernelTune, write, s.postTune},
-		{api.RouteObservations, observe, s.postObservations},
-		{api.RouteOpenAPI, read, func(*http.Request) (any, error) { return json.RawMessage(api.OpenAPI), nil }},
-		{api.RoutePipelineZoning, read, s.getZoning},
-		{api.RoutePipelineRezone, write, s.postRezone},
-		{api.RouteReload, write, s.postReload},
-		{api.RouteSpans, observe, s.postSpans},
-		{api.RouteStatus, read, s.getStatus},
+func (s *server) routes() []sockapi.Route {
+	return []sockapi.Route{
+		{Pattern: api.RouteCausal, Right: sockapi.Read, Handle: s.getCausal},
+		{Pattern: api.RouteCausalExperiment, Right: sockapi.Write, Handle: s.postExperiment},
+		{Pattern: api.RouteCausalExperiments, Right: sockapi.Read, Handle: s.getExperiments},
+		{Pattern: api.RouteCerts, Right: sockapi.Read, Handle: s.getCerts},
+		{Pattern: api.RouteCertPubkey, Right: sockapi.Read, Handle: s.getPubkey},
+		{Pattern: api.RouteCertRevoke, Right: sockapi.Write, Handle: s.postRevoke},
+		{Pattern: api.RouteConfig, Right: sockapi.Read, Handle: s.getConfig},
+		{Pattern: api.RouteDevices, Right: sockapi.Read, Handle: s.getDevices},
+		{Pattern: api.RouteFleet, Right: sockapi.Read, Handle: s.getFleet},
+		{Pattern: api.RouteKernels, Right: sockapi.Read, Handle: s.getKernels},
+		{Pattern: api.RouteKernelCycles, Right: sockapi.Read, Handle: s.getCycles},
+		{Pattern: api.RouteImport, Right: sockapi.Write, Handle: s.postImport},
+		{Pattern: api.RouteKernelTrials, Right: sockapi.Read, Handle: s.getTrials},
+		{Pattern: api.RouteKernelTune, Right: sockapi.Write, Handle: s.postTune},
+		{Pattern: api.RouteObservations, Right: sockapi.Observe, Handle: s.postObservations},
+		{Pattern: api.RouteOpenAPI, Right: sockapi.Read, Handle: func(*http.Request) (any, error) { return json.RawMessage(api.OpenAPI), nil }},
+		{Pattern: api.RoutePipelineZoning, Right: sockapi.Read, Handle: s.getZoning},
+		{Pattern: api.RoutePipelineRezone, Right: sockapi.Write, Handle: s.postRezone},
+		{Pattern: api.RouteReload, Right: sockapi.Write, Handle: s.postReload},
+		{Pattern: api.RouteSpans, Right: sockapi.Observe, Handle: s.postSpans},
+		{Pattern: api.RouteStatus, Right: sockapi.Read, Handle: s.getStatus},
 	}
-}
-
-type route struct {
-	pattern string
-	right   right
-	h       func(*http.Request) (any, error)
-}
-
-func (s *server) handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc(api.RouteConfig, s.cachedConfig)
-	if s.metrics != nil {
-		mux.Handle("GET /metrics", s.metrics.handler())
-	}
-	mux.HandleFunc(api.RouteCert, s.getCert)
-	mux.HandleFunc(routeProfile, s.getProfile)
-	mux.HandleFunc(api.RouteMemgraphPlan, s.memgraphHandler()) // its own 413 and body bounds
-	for _, rt := range s.routes() {
-		if rt.pattern == api.RouteConfig {
-			continue
-		}
-		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
-			if err := s.authorize(r, rt.pattern, rt.right); err != nil {
-				writeError(w, err)
-				return
-			}
-			// 413 before the handler looks at anything else, on every route.
-			if r.ContentLength > api.MaxBodyBytes {
-				writeError(w, tooLargef("body of %d bytes: at most %d bytes a request", r.ContentLength, api.MaxBodyBytes))
-				return
-			}
-			r.Body = http.MaxBytesReader(w, r.Body, api.MaxBodyBytes)
-			start := time.Now()
-			v, err := rt.h(r)
-			if err != nil {
-				status, _ := statusOf(err)
-				ev := s.log.Debug()
-				if status >= 500 {
-					ev = s.log.Error()
-				}
-				ev.Err(err).Str("route", rt.pattern).Int("status", status).Msg("request failed")
-				writeError(w, err)
-				return
-			}
-			s.log.Debug().Str("route", rt.pattern).Dur("dur", time.Since(start)).Msg("request")
-			writeJSON(w, http.StatusOK, v)
-		})
-	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if allow := allowedMethods(mux, r); allow != "" {
-			methodNotAllowed(w, r, allow)
-			return
-		}
-		writeError(w, notFoundf("no route %s %s", r.Method, r.URL.Path))
-	})
-	return s.versioned(guard(mux))
-}
-
-func (s *server) versioned(next http.Handler) http.Handler {
-	v := []string{s.version}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header()[api.HeaderVersion] = v
-		next.ServeHTTP(w, r)
-	})
 }
 
 func (s *server) getStatus(*http.Request) (any, error) {
@@ -461,7 +347,7 @@ func (s *server) getConfig(r *http.Request) (any, error) {
 	name := r.PathValue("kernel")
 	k, ok := s.sched.kernel(name)
 	if !ok {
-		return nil, notFoundf("kernel %q is not loaded", name)
+		return nil, sockapi.NotFoundf("kernel %q is not loaded", name)
 	}
 	ki, err := s.sched.index.kernel(s.st, k)
 	if err != nil {
@@ -479,7 +365,7 @@ func (s *server) config(r *http.Request, ki *kernelIndex, q url.Values) (api.Con
 	k := ki.k
 	name := k.spec.Name
 	if len(k.jobs) == 0 {
-		return api.Config{}, notFoundf("kernel %q has no jobs", name)
+		return api.Config{}, sockapi.NotFoundf("kernel %q has no jobs", name)
 	}
 	problem := q.Get("problem")
 	device := q.Get("device")
@@ -488,7 +374,7 @@ func (s *server) config(r *http.Request, ki *kernelIndex, q url.Values) (api.Con
 	}
 	if problem == "" {
 		if len(k.jobs) > 1 {
-			return api.Config{}, invalidf("problem: kernel %q has %d problems (%s); name one", name, len(k.jobs), problemList(k))
+			return api.Config{}, sockapi.Invalidf("problem: kernel %q has %d problems (%s); name one", name, len(k.jobs), problemList(k))
 		}
 		problem = k.jobs[0].key.Problem
 	}
@@ -623,7 +509,7 @@ func apiTrial(t store.Trial, j *job) api.Trial {
 func (s *server) jobsOf(name, problem string) (*kernel, []*job, error) {
 	k, ok := s.sched.kernel(name)
 	if !ok {
-		return nil, nil, notFoundf("kernel %q is not loaded", name)
+		return nil, nil, sockapi.NotFoundf("kernel %q is not loaded", name)
 	}
 	if problem == "" {
 		return k, k.jobs, nil
@@ -640,7 +526,7 @@ func (s *server) jobsOf(name, problem string) (*kernel, []*job, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, nil, notFoundf("kernel %q has no problem %s (have %s)", name, p, problemList(k))
+		return nil, nil, sockapi.NotFoundf("kernel %q has no problem %s (have %s)", name, p, problemList(k))
 	}
 	return k, out, nil
 }
@@ -683,38 +569,13 @@ func (s *server) getCycles(r *http.Request) (any, error) {
 	return out, nil
 }
 
-// decodeBody reads r's JSON body into v; a body over api.MaxBodyBytes,
-// declared or read, is 413 as on every route that takes a body.
-func decodeBody(r *http.Request, v any) error {
-	if r.ContentLength > api.MaxBodyBytes {
-		return tooLargef("body of %d bytes: at most %d bytes a request", r.ContentLength, api.MaxBodyBytes)
-	}
-	data, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return tooLargef("body larger than %d bytes", mbe.Limit)
-		}
-		return invalidf("read body: %v", err)
-	}
-	if len(strings.TrimSpace(string(data))) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return invalidf("body: %v", err)
-	}
-	return nil
-}
-
 func (s *server) postTune(r *http.Request) (any, error) {
 	var req api.TuneRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := sockapi.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	if req.Budget < 0 {
-		return nil, invalidf("budget %d: must not be negative", req.Budget)
+		return nil, sockapi.Invalidf("budget %d: must not be negative", req.Budget)
 	}
 	name := r.PathValue("kernel")
 	k, jobs, err := s.jobsOf(name, req.Problem)
@@ -722,7 +583,7 @@ func (s *server) postTune(r *http.Request) (any, error) {
 		return nil, err
 	}
 	if k.spec.Evaluator == "" {
-		return nil, invalidf("kernel %q has no evaluator: it is served, not tuned", name)
+		return nil, sockapi.Invalidf("kernel %q has no evaluator: it is served, not tuned", name)
 	}
 	resp := api.TuneResponse{Kernel: name}
 	for _, j := range jobs {
@@ -743,12 +604,12 @@ func (s *server) postTune(r *http.Request) (any, error) {
 
 func (s *server) postImport(r *http.Request) (any, error) {
 	var req api.ImportRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := sockapi.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	name := r.PathValue("kernel")
 	if req.Problem == "" {
-		return nil, invalidf("problem: required")
+		return nil, sockapi.Invalidf("problem: required")
 	}
 	_, jobs, err := s.jobsOf(name, req.Problem)
 	if err != nil {
@@ -758,7 +619,7 @@ func (s *server) postImport(r *http.Request) (any, error) {
 	key := j.key
 	if req.Device != "" {
 		if strings.ContainsAny(req.Device, "|\n") {
-			return nil, invalidf("device %q: must not contain | or a newline", req.Device)
+			return nil, sockapi.Invalidf("device %q: must not contain | or a newline", req.Device)
 		}
 		key.Device = req.Device
 	}
@@ -770,10 +631,10 @@ func (s *server) postImport(r *http.Request) (any, error) {
 			continue
 		}
 		if _, err := evaluate.ParseStatus(t.Status); err != nil {
-			return nil, invalidf("trials[%d].status: %v", i, err)
+			return nil, sockapi.Invalidf("trials[%d].status: %v", i, err)
 		}
 		if t.Status == string(evaluate.StatusOK) && !(t.TimeMS > 0) {
-			return nil, invalidf("trials[%d].time_ms: %v is not a positive time", i, t.TimeMS)
+			return nil, sockapi.Invalidf("trials[%d].time_ms: %v is not a positive time", i, t.TimeMS)
 		}
 		trials = append(trials, store.Trial{Key: t.Key, Status: t.Status, TimeMS: t.TimeMS, TimesMS: t.TimesMS, CostS: t.CostS, Error: t.Error, At: t.At,
 			EnergyMJ: t.EnergyMJ, PowerW: t.PowerW, PhasesMS: t.PhasesMS, Observables: t.Observables})

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -17,7 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/quasim/quasim/api"
-	"github.com/quasim/quasim/internal/peercred"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/internal/store"
 	"github.com/quasim/quasim/internal/store/storetest"
 	"github.com/quasim/quasim/internal/tuner"
@@ -31,7 +30,7 @@ type testServer struct {
 	sched  *scheduler
 	socket string
 	client *http.Client
-	sock   *socketServer
+	api    *sockapi.Server
 }
 
 func newTestServer(t testing.TB, dir string) *testServer {
@@ -53,22 +52,23 @@ func newTestServerOn(t testing.TB, dir string, st *store.Store) *testServer {
 func serveTest(t testing.TB, sched *scheduler, st *store.Store) *testServer {
 	t.Helper()
 	sched.apply(sched.load())
-	srv := &server{sched: sched, st: st, writers: newWriters(nil, ""), log: zerolog.Nop(), version: "test", started: time.Now(), lockDevice: (&devices{}).lock}
+	srv := &server{sched: sched, st: st, log: zerolog.Nop(), version: "test", started: time.Now(), lockDevice: (&devices{}).lock}
 	srv.reload = func() api.ReloadResponse { return api.ReloadResponse{} }
+	cfg := srv.apiConfig()
+	cfg.Writers = sockapi.NewWriters(nil, "")
+	srv.api = sockapi.New(cfg)
 	sockDir, err := os.MkdirTemp("", "qt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	sock := filepath.Join(sockDir, "s")
-	ln, err := listenSocket(sock)
+	ln, err := sockapi.Listen(sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: srv.handler(), ConnContext: connCred, ReadHeaderTimeout: 5 * time.Second}
-	ss := newSocketServer(srv, hs)
-	go ss.Serve(ln)
-	t.Cleanup(func() { ss.Close() })
+	go srv.api.Serve(ln)
+	t.Cleanup(func() { srv.api.Close() })
 	client := &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
@@ -76,7 +76,16 @@ func serveTest(t testing.TB, sched *scheduler, st *store.Store) *testServer {
 		},
 		MaxIdleConnsPerHost: 1,
 	}}
-	return &testServer{srv: srv, st: st, sched: sched, socket: sock, client: client, sock: ss}
+	return &testServer{srv: srv, st: st, sched: sched, socket: sock, client: client, api: srv.api}
+}
+
+// handler is ts's API as net/http serves it, built from its server's
+// fields as they are now (metrics, the planner), with its writers and
+// limiter.
+func (ts *testServer) handler() http.Handler {
+	cfg := ts.srv.apiConfig()
+	cfg.Writers, cfg.Observers = ts.api.Writers, ts.api.Observers
+	return sockapi.New(cfg).Handler()
 }
 
 func (ts *testServer) get(t testing.TB, path string, hdr map[string]string) (int, []byte) {
@@ -121,8 +130,8 @@ func TestRoutesSorted(t *testing.T) {
 	var s server
 	var paths []string
 	for _, r := range s.routes() {
-		_, p, _ := strings.Cut(r.pattern, " ")
-		paths = append(paths, p+" "+r.pattern)
+		_, p, _ := strings.Cut(r.Pattern, " ")
+		paths = append(paths, p+" "+r.Pattern)
 	}
 	if !slices.IsSorted(paths) {
 		t.Errorf("route table is not sorted by path: %v", paths)
@@ -244,45 +253,6 @@ func TestBadWrites(t *testing.T) {
 	}
 }
 
-func TestWriters(t *testing.T) {
-	w := newWriters([]uint32{1001}, "quasim")
-	w.self = 500
-	w.groupID = func(name string) (string, error) {
-		if name == "quasim" {
-			return "777", nil
-		}
-		return "", errors.New("no group")
-	}
-	w.groupsOf = func(uid uint32) ([]string, error) {
-		if uid == 1003 {
-			return []string{"100", "777"}, nil
-		}
-		return []string{"100"}, nil
-	}
-	tests := []struct {
-		name string
-		cred *peercred.Cred
-		want bool
-	}{
-		{"no credentials", nil, false},
-		{"root", &peercred.Cred{UID: 0, GID: 0}, true},
-		{"daemon's uid", &peercred.Cred{UID: 500, GID: 100}, true},
-		{"operator", &peercred.Cred{UID: 1001, GID: 100}, true},
-		{"primary group quasim", &peercred.Cred{UID: 1002, GID: 777}, true},
-		{"member of quasim", &peercred.Cred{UID: 1003, GID: 100}, true},
-		{"anyone else", &peercred.Cred{UID: 1004, GID: 100}, false},
-	}
-	for _, tt := range tests {
-		ctx := context.Background()
-		if tt.cred != nil {
-			ctx = context.WithValue(ctx, credKey{}, *tt.cred)
-		}
-		if got := w.allowed(ctx); got != tt.want {
-			t.Errorf("allowed(%s) = %v, want %v", tt.name, got, tt.want)
-		}
-	}
-}
-
 func TestParseProblem(t *testing.T) {
 	tests := []struct {
 		in   string
@@ -298,62 +268,5 @@ func TestParseProblem(t *testing.T) {
 		if (err != nil) != (tt.want == nil) || !slices.Equal(got, tt.want) {
 			t.Errorf("parseProblem(%q) = %v, %v, want %v", tt.in, got, err, tt.want)
 		}
-	}
-}
-
-func TestSocketInUse(t *testing.T) {
-	dir, _ := os.MkdirTemp("", "qt")
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "s")
-	ln, err := listenSocket(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	if _, err := listenSocket(sock); err == nil || !strings.Contains(err.Error(), "already in use") {
-		t.Errorf("second listen = %v, want address already in use", err)
-	}
-	fi, _ := os.Stat(sock)
-	if fi.Mode().Perm() != 0o666 {
-		t.Errorf("socket mode %v, want 0666", fi.Mode().Perm())
-	}
-	// A stale socket file is replaced.
-	ln.Close()
-	os.WriteFile(sock+"x", nil, 0o600) // keep the inode of ln's file from being reused at once
-	ln2, err := listenSocket(sock)
-	if err != nil {
-		t.Fatalf("listen over a stale socket: %v", err)
-	}
-	// A daemon that stops after another took the path leaves the other's
-	// socket file: closing the first listener again removes nothing.
-	ln3, err := listenSocket(sock + "3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	own3, _ := os.Lstat(sock + "3")
-	os.Remove(sock + "3")
-	if err := os.Rename(sock, sock+"3"); err != nil { // another daemon's file where ln3's was
-		t.Fatal(err)
-	}
-	ln3.Close()
-	if _, err := os.Lstat(sock + "3"); err != nil {
-		t.Errorf("closing a listener removed another's socket file: %v", err)
-	}
-	if fi, err := os.Lstat(sock + "3"); err == nil && os.SameFile(fi, own3) {
-		t.Error("test setup: the file is ln3's own")
-	}
-	os.Rename(sock+"3", sock)
-	ln2.Close()
-	if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("closing the listener left its own socket file: %v", err)
 	}
 }

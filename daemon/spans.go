@@ -9,7 +9,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/causal"
-	"github.com/quasim/quasim/internal/peercred"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/internal/store"
 )
 
@@ -26,30 +26,30 @@ const spanTokenSpans = 1000
 // pipeline's retention are dropped to keep it.
 func (s *server) postSpans(r *http.Request) (any, error) {
 	if r.ContentLength > api.MaxBodyBytes {
-		return nil, tooLargef("body of %d bytes: spans take at most %d bytes a request", r.ContentLength, api.MaxBodyBytes)
+		return nil, sockapi.TooLargef("body of %d bytes: spans take at most %d bytes a request", r.ContentLength, api.MaxBodyBytes)
 	}
 	data, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, tooLargef("body larger than %d bytes: spans take at most that a request", mbe.Limit)
+			return nil, sockapi.TooLargef("body larger than %d bytes: spans take at most that a request", mbe.Limit)
 		}
-		return nil, invalidf("read body: %v", err)
+		return nil, sockapi.Invalidf("read body: %v", err)
 	}
 	spans, err := causal.DecodeSpans(data)
 	if err != nil {
-		return nil, invalidf("spans: %v", err)
+		return nil, sockapi.Invalidf("spans: %v", err)
 	}
 	name := spans[0].Pipeline
 	p, ok := s.sched.pipeline(name)
 	if !ok {
-		return nil, notFoundf("spans: pipeline %q is not declared (a pipeline file in the spec dir declares it)", name)
+		return nil, sockapi.NotFoundf("spans: pipeline %q is not declared (a pipeline file in the spec dir declares it)", name)
 	}
 	if len(spans) > p.Retention.Spans {
-		return nil, invalidf("spans: %d spans in one batch, more than pipeline %q keeps (retention.spans %d in %s)", len(spans), name, p.Retention.Spans, p.Source)
+		return nil, sockapi.Invalidf("spans: %d spans in one batch, more than pipeline %q keeps (retention.spans %d in %s)", len(spans), name, p.Retention.Spans, p.Source)
 	}
-	if cred, ok := r.Context().Value(credKey{}).(peercred.Cred); ok && len(spans) >= spanTokenSpans {
-		if err := s.observers.take(cred.UID, float64(len(spans)/spanTokenSpans)); err != nil {
+	if len(spans) >= spanTokenSpans {
+		if err := s.api.Spend(r, float64(len(spans)/spanTokenSpans)); err != nil {
 			return nil, err
 		}
 	}

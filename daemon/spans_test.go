@@ -14,6 +14,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/causal"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/internal/store"
 )
 
@@ -318,7 +319,7 @@ func (zeros) Read(p []byte) (int, error) {
 func TestSpansRateLimited(t *testing.T) {
 	ts := newTestServer(t, pipelineDir(t, ""))
 	now := time.Unix(1000, 0)
-	ts.srv.observers = newLimiter(1, 2, func() time.Time { return now })
+	ts.api.Observers = sockapi.NewLimiter(1, 2, func() time.Time { return now })
 	for i := range 2 {
 		if status, e, _ := ts.postSpans(t, forkJoin(i, 0, int64(i)*1000, 300)); status != 200 {
 			t.Fatalf("POST %d = %d %+v", i, status, e)
@@ -332,7 +333,7 @@ func TestSpansRateLimited(t *testing.T) {
 		t.Errorf("after a refill = %d %+v", status, e)
 	}
 	// A batch of 2,000 spans costs 1 + 2 tokens: a full bucket of 3.
-	ts.srv.observers = newLimiter(1, 3, func() time.Time { return now })
+	ts.api.Observers = sockapi.NewLimiter(1, 3, func() time.Time { return now })
 	var big []causal.Span
 	for it := range 500 {
 		big = append(big, forkJoin(it, uint64(it)*10, int64(it)*1000, 300)...)

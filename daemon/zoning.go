@@ -19,6 +19,7 @@ import (
 
 	"github.com/quasim/quasim/api"
 	"github.com/quasim/quasim/certs"
+	"github.com/quasim/quasim/daemon/sockapi"
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/evaluate/builtin"
 	"github.com/quasim/quasim/internal/spec"
@@ -190,10 +191,10 @@ func (z *zoner) lookupsChanged(jobs ...store.JobKey) {
 func (z *zoner) rezone(ctx context.Context, name string) (api.Zoning, error) {
 	p, ok := z.sched.pipeline(name)
 	if !ok {
-		return api.Zoning{}, notFoundf("pipeline %q is not declared", name)
+		return api.Zoning{}, sockapi.NotFoundf("pipeline %q is not declared", name)
 	}
 	if p.Zoning == nil {
-		return api.Zoning{}, notFoundf("pipeline %q has no zoning section (%s)", name, p.Source)
+		return api.Zoning{}, sockapi.NotFoundf("pipeline %q has no zoning section (%s)", name, p.Source)
 	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
@@ -208,13 +209,13 @@ func (z *zoner) rezone(ctx context.Context, name string) (api.Zoning, error) {
 func (z *zoner) get(name string) (api.Zoning, error) {
 	p, ok := z.sched.pipeline(name)
 	if !ok {
-		return api.Zoning{}, notFoundf("pipeline %q is not declared", name)
+		return api.Zoning{}, sockapi.NotFoundf("pipeline %q is not declared", name)
 	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	r := z.runs[name]
 	if p.Zoning == nil || r == nil {
-		return api.Zoning{}, notFoundf("pipeline %q has no zoning section (%s)", name, p.Source)
+		return api.Zoning{}, sockapi.NotFoundf("pipeline %q has no zoning section (%s)", name, p.Source)
 	}
 	return r.res, nil
 }

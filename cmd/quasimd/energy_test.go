@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/quasim/quasim/api"
@@ -92,4 +96,85 @@ func TestEnergyReplay(t *testing.T) {
 	if after.Key == pol.Key || after.Certificate == pol.Certificate || after.Front == nil {
 		t.Errorf("after revoking %s: %+v (front %+v), want another config from the front", pol.Key, after, after.Front)
 	}
+}
+
+// TestEnergyJobBesidePriorPacks runs a real quasimd with two prior packs of
+// the synthetic energy recording's kernel, one ranked by time and one by
+// energy, and two jobs of it, one per objective: each job warm-starts from
+// the pack ranked by its own objective only. A daemon that did not pass the
+// job's objective to the packs would start the energy job from the time
+// pack: the fastest config is not the most frugal.
+func TestEnergyJobBesidePriorPacks(t *testing.T) {
+	t.Parallel()
+	_, ctl := binaries(t)
+	file, err := filepath.Abs("../../evaluate/replay/testdata/synthetic_energy.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(name, obj string) string {
+		return "name: " + name + "\nevaluator: replay:" + file + "\nobjective: " + obj + "\nschedule: \"@every 1h\"\nbudget: {evals: 12}\n"
+	}
+	dir := newDir(t, map[string]string{
+		"gemm-time.yaml":   spec("gemm-time", "time"),
+		"gemm-energy.yaml": spec("gemm-energy", "energy"),
+	})
+	// The energy recording is the same synthetic cache with its objective
+	// the energy per run (in mJ, quasim's unit), as a recording by energy
+	// names it.
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cache map[string]any
+	if err := json.Unmarshal(raw, &cache); err != nil {
+		t.Fatal(err)
+	}
+	for key, e := range cache["cache"].(map[string]any) {
+		entry := e.(map[string]any)
+		j, ok := entry["nvml_energy"].(float64)
+		if !ok {
+			t.Fatalf("%s: no nvml_energy", key)
+		}
+		entry["energy"] = j * 1000
+	}
+	cache["objective"] = "energy"
+	byEnergy, _ := json.Marshal(cache)
+	rec := filepath.Join(dir, "synthetic_energy_by_energy.json")
+	if err := os.WriteFile(rec, byEnergy, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	packs := filepath.Join(dir, "priors.d")
+	if err := os.Mkdir(packs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for pack, from := range map[string]string{"time.qprior": file, "energy.qprior": rec} {
+		if out, err := exec.Command(ctl, "priors", "build", "-o", filepath.Join(packs, pack), from).CombinedOutput(); err != nil {
+			t.Fatalf("priors build %s: %v\n%s", pack, err, out)
+		}
+	}
+	d := start(t, dir, "--priors", packs)
+	problem := "4096,4096"
+	waitServedKernel(t, d, "gemm-time", problem)
+	waitServedKernel(t, d, "gemm-energy", problem)
+	var ks []api.Kernel
+	d.ctlJSON(&ks, "kernels")
+	prior := map[string]*api.Prior{}
+	for _, k := range ks {
+		for _, j := range k.Jobs {
+			if j.Problem == problem {
+				prior[k.Name] = j.Prior
+			}
+		}
+	}
+	for kernel, want := range map[string]string{
+		"gemm-time":   "time.qprior:synthetic_energy",
+		"gemm-energy": "energy.qprior:synthetic_energy_by_energy",
+	} {
+		p := prior[kernel]
+		if p == nil || p.From != "pack" || !slices.Equal(p.Sources, []string{want}) {
+			t.Errorf("%s warm-started from %+v, want the pack source %s alone", kernel, p, want)
+		}
+	}
+	out, _, _ := d.ctl("kernels")
+	t.Logf("quasimctl kernels:\n%s", out)
 }

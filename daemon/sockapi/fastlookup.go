@@ -1,4 +1,4 @@
-package daemon
+package sockapi
 
 import (
 	"bufio"
@@ -218,12 +218,8 @@ func (fc *fastConn) handle(head []byte) outcome {
 		return handOver
 	}
 	s := fc.ss.s
-	k, ok := s.sched.kernel(fc.kernelName(r.kernel))
-	var a cachedAnswer
-	if ok {
-		fc.key = appendAnswerKey(fc.key[:0], r.problem, r.device, r.objective, r.maxSlowdown)
-		a, ok = s.sched.index.hit(k, fc.key)
-	}
+	fc.key = appendAnswerKey(fc.key[:0], r.problem, r.device, r.objective, r.maxSlowdown)
+	a, ok := s.cfg.Lookups.Hit(fc.kernelName(r.kernel), fc.key)
 	if !ok {
 		if r.hasWait {
 			return handOver // a long poll blocks: net/http's, which sees the client go
@@ -236,13 +232,13 @@ func (fc *fastConn) handle(head []byte) outcome {
 		if err != nil || d < 0 {
 			return handOver // net/http refuses it
 		}
-		if d > 0 && len(r.inm) > 0 && string(r.inm) == a.etag[0] {
+		if d > 0 && len(r.inm) > 0 && string(r.inm) == a.ETag[0] {
 			return handOver // long poll
 		}
 	}
 	a.count()
 	status := http.StatusOK
-	if len(r.inm) > 0 && string(r.inm) == a.etag[0] {
+	if len(r.inm) > 0 && string(r.inm) == a.ETag[0] {
 		status = http.StatusNotModified
 	}
 	b := appendStatusLine(fc.out[:0], r.proto11, status)
@@ -250,15 +246,15 @@ func (fc *fastConn) handle(head []byte) outcome {
 		b = append(b, "Content-Type: application/json\r\n"...)
 	}
 	b = append(b, "Etag: "...)
-	b = append(b, a.etag[0]...)
+	b = append(b, a.ETag[0]...)
 	b = append(b, "\r\nQuasim-Version: "...)
-	b = append(b, s.version...)
+	b = append(b, s.cfg.Version...)
 	b = append(b, "\r\nDate: "...)
 	b = append(b, fc.dateNow()...)
 	b = append(b, "\r\n"...)
 	if status == http.StatusOK {
 		b = append(b, "Content-Length: "...)
-		b = strconv.AppendInt(b, int64(len(a.body)), 10)
+		b = strconv.AppendInt(b, int64(len(a.Body)), 10)
 		b = append(b, "\r\n"...)
 	}
 	last := !r.proto11 || fc.ss.closing.Load()
@@ -267,7 +263,7 @@ func (fc *fastConn) handle(head []byte) outcome {
 	}
 	b = append(b, "\r\n"...)
 	if status == http.StatusOK {
-		b = append(b, a.body...)
+		b = append(b, a.Body...)
 	}
 	fc.out = b
 	return fc.send(len(head), last)
@@ -373,7 +369,7 @@ func (fc *fastConn) dateNow() []byte {
 }
 
 // appendAnswerKey appends the answer cache's key of a query, as
-// cachedAnswer makes it.
+// cachedConfig makes it.
 func appendAnswerKey(b, problem, device, objective, maxSlowdown []byte) []byte {
 	b = append(b, "problem="...)
 	b = append(b, problem...)

@@ -1,4 +1,4 @@
-package daemon
+package sockapi
 
 import (
 	"encoding/json"
@@ -10,8 +10,8 @@ import (
 	"github.com/quasim/quasim/internal/store"
 )
 
-// statusOf is the one place that maps errors to HTTP statuses and codes.
-func statusOf(err error) (int, api.Code) {
+// StatusOf is the one place that maps errors to HTTP statuses and codes.
+func StatusOf(err error) (int, api.Code) {
 	var tl *tooLargeError
 	switch {
 	case errors.As(err, &tl):
@@ -32,13 +32,15 @@ func statusOf(err error) (int, api.Code) {
 	return http.StatusInternalServerError, api.CodeInternal
 }
 
-func writeError(w http.ResponseWriter, err error) {
-	status, code := statusOf(err)
+// WriteError answers err as an api.Error with StatusOf's status.
+func WriteError(w http.ResponseWriter, err error) {
+	status, code := StatusOf(err)
 	setRetryAfter(w, err)
-	writeJSON(w, status, api.Error{Error: err.Error(), Code: code})
+	WriteJSON(w, status, api.Error{Error: err.Error(), Code: code})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// WriteJSON answers v, indented, with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
@@ -46,15 +48,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.Encode(v) // the client went away if this fails: nothing to tell it
 }
 
-func invalidf(format string, a ...any) error {
+// Invalidf is an api.ErrInvalidArgument saying what is wrong: 400.
+func Invalidf(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", api.ErrInvalidArgument, fmt.Sprintf(format, a...))
 }
 
-func notFoundf(format string, a ...any) error {
+// NotFoundf is an api.ErrNotFound: 404.
+func NotFoundf(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", api.ErrNotFound, fmt.Sprintf(format, a...))
 }
 
-func permissionf(format string, a ...any) error {
+// Permissionf is an api.ErrPermissionDenied: 403.
+func Permissionf(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", api.ErrPermissionDenied, fmt.Sprintf(format, a...))
 }
 
@@ -65,6 +70,7 @@ type tooLargeError struct{ msg string }
 func (e *tooLargeError) Error() string { return api.ErrInvalidArgument.Error() + ": " + e.msg }
 func (e *tooLargeError) Unwrap() error { return api.ErrInvalidArgument }
 
-func tooLargef(format string, a ...any) error {
+// TooLargef is a request body over its route's bound: 413.
+func TooLargef(format string, a ...any) error {
 	return &tooLargeError{msg: fmt.Sprintf(format, a...)}
 }

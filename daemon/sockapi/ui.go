@@ -1,4 +1,4 @@
-package daemon
+package sockapi
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ func uiHandler(socket, version string) http.Handler {
 		}
 		in, err := collect.Collect(r.Context(), c, r.URL.Query()["kernel"], io.Discard)
 		if err != nil {
-			writeError(w, err)
+			WriteError(w, err)
 			return
 		}
 		in.Title = "quasimd live"
@@ -41,14 +41,14 @@ func uiHandler(socket, version string) http.Handler {
 		if v := r.URL.Query().Get("refresh"); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 2 || n > 3600 {
-				writeError(w, invalidf("refresh %q: want seconds from 2 to 3600", v))
+				WriteError(w, Invalidf("refresh %q: want seconds from 2 to 3600", v))
 				return
 			}
 			in.RefreshS = n
 		}
 		var b bytes.Buffer
 		if err := report.Write(&b, in); err != nil {
-			writeError(w, err)
+			WriteError(w, err)
 			return
 		}
 		h := w.Header()

@@ -1,11 +1,14 @@
-package daemon
+package sockapi
 
 import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,7 +27,7 @@ import (
 // give the same answers, counted the same way.
 type socketServer struct {
 	hs      *http.Server
-	s       *server // for the cached answers and the version
+	s       *Server // for the cached answers and the version
 	handoff *handoffListener
 
 	mu      sync.Mutex
@@ -39,9 +42,9 @@ type socketServer struct {
 }
 
 // newSocketServer serves s's API through hs, whose Handler must be
-// s.handler(): hs's timeouts, ConnContext and BaseContext apply to both
+// s.Handler(): hs's timeouts, ConnContext and BaseContext apply to both
 // paths.
-func newSocketServer(s *server, hs *http.Server) *socketServer {
+func newSocketServer(s *Server, hs *http.Server) *socketServer {
 	if hs.Handler == nil {
 		panic("socketServer: http.Server without a handler")
 	}
@@ -220,4 +223,57 @@ func unwrapConn(c net.Conn) net.Conn {
 		return hc.Conn
 	}
 	return c
+}
+
+// Listen creates the API socket: a live daemon on the path is an
+// error, a stale file is removed. The socket is world-connectable: reads are
+// open to every local user, writes are checked by peer credentials.
+func Listen(path string) (net.Listener, error) {
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("socket %s: address already in use by a running daemon", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("socket dir: %w", err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", path, err)
+	}
+	// Close removes the file only while it is this listener's: a daemon
+	// started while this one drained its cycles has its own there.
+	ln.SetUnlinkOnClose(false)
+	own, err := os.Lstat(path)
+	if err == nil {
+		err = os.Chmod(path, 0o666)
+	}
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("chmod socket %s: %w", path, err)
+	}
+	return &socketListener{UnixListener: ln, path: path, own: own}, nil
+}
+
+// socketListener is the API socket's listener; see Listen.
+type socketListener struct {
+	*net.UnixListener
+	path string
+	own  os.FileInfo
+	once sync.Once
+}
+
+func (l *socketListener) Close() error {
+	err := l.UnixListener.Close()
+	l.once.Do(func() { removeOwnSocket(l.path, l.own) })
+	return err
+}
+
+// removeOwnSocket removes path if it is still the file own describes.
+func removeOwnSocket(path string, own os.FileInfo) {
+	if fi, err := os.Lstat(path); err == nil && os.SameFile(fi, own) {
+		os.Remove(path)
+	}
 }

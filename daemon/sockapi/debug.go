@@ -1,4 +1,4 @@
-package daemon
+package sockapi
 
 import (
 	"net/http"
@@ -7,22 +7,22 @@ import (
 	"strconv"
 )
 
-// routeProfile serves the Go runtime's profiles (heap, allocs, goroutine,
+// RouteProfile serves the Go runtime's profiles (heap, allocs, goroutine,
 // ...), in pprof's format, to those who may write: what holds the daemon's
 // memory is then `go tool pprof` away, e.g.
 //
 //	curl --unix-socket SOCK 'http://quasimd/debug/pprof/heap?gc=1' > heap.pb.gz
-const routeProfile = "GET /debug/pprof/{name}"
+const RouteProfile = "GET /debug/pprof/{name}"
 
-func (s *server) getProfile(w http.ResponseWriter, r *http.Request) {
-	if !s.writers.allowed(r.Context()) {
-		writeError(w, permissionf("%s needs uid 0, the daemon's uid, group %s or --operator", routeProfile, s.writers.group))
+func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) {
+	if !s.Writers.allowed(r.Context()) {
+		WriteError(w, Permissionf("%s needs uid 0, the daemon's uid, group %s or --operator", RouteProfile, s.Writers.group))
 		return
 	}
 	name := r.PathValue("name")
 	p := pprof.Lookup(name)
 	if p == nil {
-		writeError(w, notFoundf("no profile %q (have heap, allocs, goroutine, threadcreate, block, mutex)", name))
+		WriteError(w, NotFoundf("no profile %q (have heap, allocs, goroutine, threadcreate, block, mutex)", name))
 		return
 	}
 	if r.URL.Query().Get("gc") == "1" {

@@ -1,4 +1,4 @@
-package daemon
+package sockapi
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ func allowedMethods(mux *http.ServeMux, r *http.Request) string {
 // methodNotAllowed answers 405 with the Allow header and an api.Error.
 func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
 	w.Header().Set("Allow", allow)
-	writeJSON(w, http.StatusMethodNotAllowed, api.Error{
+	WriteJSON(w, http.StatusMethodNotAllowed, api.Error{
 		Error: fmt.Sprintf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, allow),
 		Code:  api.CodeInvalidArgument,
 	})

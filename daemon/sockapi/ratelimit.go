@@ -1,4 +1,4 @@
-package daemon
+package sockapi
 
 import (
 	"fmt"
@@ -11,19 +11,12 @@ import (
 	"github.com/quasim/quasim/api"
 )
 
-// Observation rate limits: a token bucket per uid. A request costs one
-// token and one more per observeTokenLatencies latencies it carries, so a
-// runtime reporting a few runs a second never notices, and one uid cannot
-// make the daemon write faster than the rate.
-const (
-	DefaultObserveRate    = 10.0 // tokens a second
-	DefaultObserveBurst   = 200  // tokens: a request of api's largest batch fits
-	observeTokenLatencies = 1000
-	maxBuckets            = 4096 // full buckets are forgotten beyond this many
-)
+// maxBuckets bounds the buckets kept: full ones are forgotten beyond it.
+const maxBuckets = 4096
 
-// limiter is a token bucket per uid; rate <= 0 lets everything through.
-type limiter struct {
+// Limiter is a token bucket per uid, for the Observe routes; rate <= 0
+// lets everything through.
+type Limiter struct {
 	rate  float64
 	burst float64
 	now   func() time.Time
@@ -37,13 +30,14 @@ type bucket struct {
 	at     time.Time
 }
 
-func newLimiter(rate float64, burst int, now func() time.Time) *limiter {
-	return &limiter{rate: rate, burst: float64(burst), now: now, buckets: map[uint32]*bucket{}}
+// NewLimiter refills each uid's bucket of burst tokens at rate a second.
+func NewLimiter(rate float64, burst int, now func() time.Time) *Limiter {
+	return &Limiter{rate: rate, burst: float64(burst), now: now, buckets: map[uint32]*bucket{}}
 }
 
 // take spends cost tokens of uid's bucket, or returns an error wrapping
 // api.ErrRateLimited that says when to retry; nothing is spent then.
-func (l *limiter) take(uid uint32, cost float64) error {
+func (l *Limiter) take(uid uint32, cost float64) error {
 	if l == nil || l.rate <= 0 {
 		return nil
 	}
@@ -74,7 +68,7 @@ func (l *limiter) take(uid uint32, cost float64) error {
 
 // forgetFull drops the buckets that have refilled: forgetting them changes
 // nothing.
-func (l *limiter) forgetFull(now time.Time) {
+func (l *Limiter) forgetFull(now time.Time) {
 	for uid, b := range l.buckets {
 		if b.tokens+now.Sub(b.at).Seconds()*l.rate >= l.burst {
 			delete(l.buckets, uid)
@@ -97,4 +91,10 @@ func setRetryAfter(w http.ResponseWriter, err error) {
 	if e, ok := err.(*rateLimitError); ok && e.retry > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.retry.Seconds()))))
 	}
+}
+
+// RetryLater is an api.ErrRateLimited whose answer says to retry after
+// retry: a route that is busy now.
+func RetryLater(retry time.Duration, format string, a ...any) error {
+	return &rateLimitError{retry: retry, msg: fmt.Sprintf(format, a...)}
 }
