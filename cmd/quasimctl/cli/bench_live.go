@@ -41,6 +41,7 @@ type benchLiveOptions struct {
 	quiet      bool
 	timeLimit  time.Duration
 	verbose    bool
+	within     float64
 }
 
 // errTimeLimit ends a run's search when --time-limit has passed.
@@ -101,6 +102,7 @@ the worker through it.`,
 	fs.IntVar(&o.finalists, "finalists", evaluate.DefaultFinalists, "the search's best configs measured again in fresh worker processes before one is crowned (0 or 1: the search's best alone)")
 	fs.IntVar(&o.rounds, "confirm-rounds", evaluate.DefaultConfirmRounds, "fresh worker processes each finalist is measured in")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	fs.Float64Var(&o.within, "finalists-within", 0, "only configs whose search time is within this factor of the search's best become finalists (0: no bound); with none but the best, the search's best stands unmeasured again")
 	fs.BoolVar(&o.verbose, "verbose", false, "a line on stderr for each evaluation as it returns (config, status, time)")
 	fs.DurationVar(&o.timeLimit, "time-limit", 0, "end each run's search once this long has passed since the run started, budget left or not (0: no limit); its finalists are measured after it")
 	return cmd
@@ -151,6 +153,9 @@ func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw 
 	}
 	if o.timeLimit < 0 || (o.timeLimit > 0 && o.brute) {
 		return usagef("--time-limit %v: want a positive duration, with --strategy (--brute-force measures every config)", o.timeLimit)
+	}
+	if o.within < 0 || (o.within > 0 && o.within < 1) {
+		return usagef("--finalists-within %g: want 0 (no bound) or a factor of 1 or more", o.within)
 	}
 	if o.rounds < 1 {
 		return usagef("--confirm-rounds %d: want 1 or more", o.rounds)
@@ -295,6 +300,13 @@ func (r *liveRun) confirm(ctx context.Context, ev evaluate.Evaluator, p evaluate
 		return cmp.Or(cmp.Compare(a.TimesMS[0], b.TimesMS[0]), strings.Compare(a.Key, b.Key))
 	})
 	fs = fs[:min(len(fs), o.finalists)]
+	if o.within > 0 {
+		fs = slices.DeleteFunc(fs, func(f evaluate.Finalist) bool { return f.TimesMS[0] > o.within*fs[0].TimesMS[0] })
+		if len(fs) < 2 {
+			progress("no finalist within %gx of the search's best: it stands", o.within)
+			return nil
+		}
+	}
 	t0 := time.Now()
 	ranked, err := evaluate.Confirm(ctx, rf, p, fs, o.rounds, nil)
 	r.ConfirmS = time.Since(t0).Seconds()
