@@ -88,6 +88,18 @@ def _budget(strategy, strategy_options):
     return "portfolio", int(n), limit
 
 
+def _cap():
+    """$QUASIM_MAX_FEVALS: at most this many configs measured by any
+    tune_kernel call, brute force included, to check a tuning script
+    quickly (CI runs Kernel Tuner's examples so)."""
+    v = os.environ.get("QUASIM_MAX_FEVALS", "")
+    if not v:
+        return 1 << 30
+    if not v.isdigit() or int(v) < 1:
+        raise ValueError("$QUASIM_MAX_FEVALS: %r; want a number of evaluations, 1 or more" % v)
+    return int(v)
+
+
 class _VerifyServer:
     """Serves a Kernel Tuner verify function on a Unix socket to quasim's
     worker, which sends each config's outputs as .npy files."""
@@ -150,6 +162,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     if log:
         logging.basicConfig(filename=kernel_name + datetime.now().strftime("%Y%m%d-%H:%M:%S") + ".log", level=log)
     strat, budget, time_limit = _budget(strategy, strategy_options)
+    budget = min(budget, _cap())
     tmp = tempfile.mkdtemp(prefix="quasim-tune-")
     server = None
     try:
