@@ -20,6 +20,7 @@ time of the tune_kernel call.
 
   examples/kt-side-by-side/setup.sh            # Kernel Tuner on Debian's python3
   QUASIMCTL=bin/quasimctl examples/kt-side-by-side/run.py --out /tmp/sbs
+  (several at once with the same --out share the runs out)
   examples/kt-side-by-side/run.py --out /tmp/sbs --table    # the table again
 
 Needs $QUASIMCTL (or quasimctl on PATH), the quasim package importable
@@ -155,7 +156,9 @@ def drive(a):
         for seed in range(1, a.seeds + 1):
             for tool, strat in tools:  # interleaved: the machine's load falls on every tool alike
                 path = os.path.join(runs, "%s.%s.%s.%d.json" % (script, tool, strat, seed))
-                if os.path.exists(path):
+                try:  # several drivers may share --out: each run is taken by one
+                    os.close(os.open(path + ".taken", os.O_CREAT | os.O_EXCL))
+                except FileExistsError:
                     continue
                 cache = tempfile.mkdtemp(prefix="sbs-pocl-")
                 env = dict(os.environ, POCL_CACHE_DIR=cache, PYOPENCL_NO_CACHE="1")
@@ -169,6 +172,8 @@ def drive(a):
                             os.path.join(a.out, "scripts", tool), "--json", path],
                            env, os.path.join(a.out, "log.txt"))
                 shutil.rmtree(cache, ignore_errors=True)
+                if rc != 0:
+                    os.remove(path + ".taken")  # a later driver tries it again
                 print("%s %s %s seed %d: exit %d, %.1f s, load %s" % (script, tool, strat, seed, rc, time.time() - t0,
                       " ".join(open("/proc/loadavg").read().split()[:3])), flush=True)
     retime(a)
