@@ -36,6 +36,9 @@ _UNSUPPORTED = {
 }
 _STRATEGY_OPTIONS = {"max_fevals", "time_limit"}
 DEFAULT_FEVALS = 100
+# How long one measurement of a config (its compile included) may take
+# before the worker is restarted and the config failed.
+CONFIG_TIMEOUT = "10m"
 # The search's best configs are measured again in fresh worker processes
 # before one is crowned (on pocl a config's time moves with the process
 # that measures it), those whose search time is within this factor of the
@@ -170,11 +173,14 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         spec = _spec.write(d, kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x,
                            grid_div_y, grid_div_z, restrictions, None if verify else answer, atol, verify, lang,
                            device, platform, compiler_options, block_size_names, defines=defines)
+        # Kernel Tuner gives a config as long as it takes: on a busy machine
+        # a compile alone took over quasim's default minute a measurement.
+        spec["timeout"] = CONFIG_TIMEOUT
         if verify is not None:
             sock = os.path.join(tmp, "verify.sock")
             server = _VerifyServer(sock, verify, answer, arguments, atol)
             spec["opencl"]["check"] = {"verify": sock}
-            _spec.rewrite(d, spec)
+        _spec.rewrite(d, spec)
         env = environment(compiler_options, iterations)
         old = ktcache.read(cache, kernel_name, spec, env.get("device_name")) if cache else {}
         if old:
