@@ -339,6 +339,13 @@ class BadInput(Case):
         self.bad(ValueError, "defines['N']: failed on {'block_size_x': 32}: ZeroDivisionError",
                  defines={"N": lambda p: 1 // 0})
 
+    def test_max_fevals_environment(self):
+        os.environ["QUASIM_MAX_FEVALS"] = "0"
+        try:
+            self.bad(ValueError, "$QUASIM_MAX_FEVALS: '0'")
+        finally:
+            del os.environ["QUASIM_MAX_FEVALS"]
+
     def test_missing_file(self):
         self.bad(ValueError, "kernel_source: no such file: 'vector_add.cl'", kernel_source="vector_add.cl")
 
