@@ -542,13 +542,17 @@ func (h *Harness) exchange(ctx context.Context, req func(id int) any, parse func
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	status, note, err := h.exchangeLocked(ctx, req, parse)
-	if status == evaluate.StatusRuntime && strings.HasPrefix(note, crashNote) && h.crashedServed > 0 {
-		status, note, err = h.exchangeLocked(ctx, req, parse)
-		if status == evaluate.StatusRuntime && strings.HasPrefix(note, crashNote) {
-			note += " (again in a fresh process)"
-		}
+	if status != evaluate.StatusRuntime || !strings.HasPrefix(note, crashNote) || h.crashedServed == 0 {
+		return status, note, err
 	}
-	return status, note, err
+	// The fresh process answering clears the config; failing in any way
+	// (crashing again, or a fresh start too slow for the timeout on a busy
+	// machine) leaves the crash as it was, with what the retry met.
+	status2, note2, err := h.exchangeLocked(ctx, req, parse)
+	if err != nil || status2 == "" {
+		return status2, note2, err
+	}
+	return status, note + " (again in a fresh process: " + note2 + ")", nil
 }
 
 // crashNote starts the note of a process that exited during a request.

@@ -113,7 +113,7 @@ func TestCrashAfterAnotherRequestRetried(t *testing.T) {
 	}{
 		{"poison", "", evaluate.StatusOK},
 		{"ok", "", evaluate.StatusOK}, // its first process aborts: not its fault
-		{"crash", "crashing as asked (again in a fresh process)", evaluate.StatusRuntime},
+		{"crash", "crashing as asked (again in a fresh process: harness exited during the run", evaluate.StatusRuntime},
 		{"ok", "", evaluate.StatusOK},
 	} {
 		c, _ := config(t, h, tt.mode, 3)
