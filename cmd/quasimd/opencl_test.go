@@ -404,8 +404,10 @@ func TestOpenCLWorkerFaults(t *testing.T) {
 	if out, errs, code := d.ctl("reload"); code != 0 {
 		t.Fatalf("reload: exit %d\n%s\n%s", code, out, errs)
 	}
-	// Their first cycles run at once: every evaluation a fault.
-	deadline := time.Now().Add(time.Duration(n) * 10 * time.Second)
+	// Their first cycles run at once: every evaluation a fault. A crash
+	// after other configs is tried again in a fresh worker (harness), so
+	// each crashing config starts two workers.
+	deadline := time.Now().Add(testload.Scale(time.Duration(n) * 20 * time.Second))
 	for _, k := range []struct{ name, status string }{{"crashy", "runtime"}, {"hangy", "timeout"}} {
 		for {
 			var trials api.Trials
@@ -425,7 +427,7 @@ func TestOpenCLWorkerFaults(t *testing.T) {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d %s trials of %d after %d s", k.name, bad, k.status, n, n*10)
+				t.Fatalf("%s: %d %s trials of %d after %s", k.name, bad, k.status, n, testload.Scale(time.Duration(n)*20*time.Second))
 			}
 			time.Sleep(time.Second)
 		}

@@ -135,6 +135,9 @@ type Harness struct {
 	refs   map[string]float64 // problem -> checksum of the default config
 	closed bool
 	best   map[string]float64 // problem -> best time so far, to race against (Race)
+	// crashedServed is, after a request whose process exited during it,
+	// how many requests that process had answered before.
+	crashedServed int
 }
 
 // proc is one running harness process.
@@ -145,6 +148,7 @@ type proc struct {
 	stderr *tail
 	done   chan struct{} // closed when the process has been waited for
 	err    error         // its exit, once done
+	served int           // requests it answered (under Harness.mu)
 }
 
 type line struct {
@@ -529,9 +533,33 @@ func (h *Harness) run(ctx context.Context, cfg map[string]any, pr evaluate.Probl
 // stream cannot be trusted and the harness is restarted). A fault of the
 // harness (gone, silent, not answering) is a status and a note; the error
 // is for a cancelled ctx or a closed Harness.
+//
+// A process that exits during a request after it answered others may have
+// been broken by one of them (a kernel writing out of bounds corrupts the
+// worker's heap, and the next request aborts): the request is then sent
+// once more to a fresh process, and only a crash there is its own.
 func (h *Harness) exchange(ctx context.Context, req func(id int) any, parse func(b []byte, id int) bool) (evaluate.Status, string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	status, note, err := h.exchangeLocked(ctx, req, parse)
+	if status != evaluate.StatusRuntime || !strings.HasPrefix(note, crashNote) || h.crashedServed == 0 {
+		return status, note, err
+	}
+	// The fresh process answering clears the config; failing in any way
+	// (crashing again, or a fresh start too slow for the timeout on a busy
+	// machine) leaves the crash as it was, with what the retry met.
+	status2, note2, err := h.exchangeLocked(ctx, req, parse)
+	if err != nil || status2 == "" {
+		return status2, note2, err
+	}
+	return status, note + " (again in a fresh process: " + note2 + ")", nil
+}
+
+// crashNote starts the note of a process that exited during a request.
+const crashNote = "harness exited during the run: "
+
+func (h *Harness) exchangeLocked(ctx context.Context, req func(id int) any, parse func(b []byte, id int) bool) (evaluate.Status, string, error) {
+	h.crashedServed = 0
 	if h.closed {
 		return "", "", errors.New("exec harness: closed")
 	}
@@ -568,14 +596,16 @@ func (h *Harness) exchange(ctx context.Context, req func(id int) any, parse func
 	case l, ok := <-p.lines:
 		if !ok || l.err != nil {
 			h.p = nil
-			note := "harness exited during the run: " + p.exitNote()
+			note := crashNote + p.exitNote()
 			p.kill()
+			h.crashedServed = p.served
 			return evaluate.StatusRuntime, note, nil
 		}
 		if !parse(l.b, id) {
 			h.p = nil
 			p.kill()
 		}
+		p.served++
 		return "", "", nil
 	case <-timer.C:
 		h.p = nil

@@ -93,6 +93,40 @@ func TestFaultsCostOneTrial(t *testing.T) {
 	}
 }
 
+// A process that a request left broken (a kernel writing out of bounds
+// corrupts the worker's heap) crashes on the next request: that request
+// runs again in a fresh process and counts as it does there. A config
+// that crashes in a fresh process too is its own fault, and says so.
+func TestCrashAfterAnotherRequestRetried(t *testing.T) {
+	t.Parallel()
+	h, err := Start(Options{Command: []string{fakeBin}, Timeout: 500 * time.Millisecond, Reps: evaluate.Reps{Max: 12},
+		Env: []string{"FAKE_MODES=ok,crash,poison"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ctx := context.Background()
+	p := evaluate.Problem{Dims: []int{64}}
+	for i, tt := range []struct {
+		mode, note string
+		status     evaluate.Status
+	}{
+		{"poison", "", evaluate.StatusOK},
+		{"ok", "", evaluate.StatusOK}, // its first process aborts: not its fault
+		{"crash", "crashing as asked (again in a fresh process: harness exited during the run", evaluate.StatusRuntime},
+		{"ok", "", evaluate.StatusOK},
+	} {
+		c, _ := config(t, h, tt.mode, 3)
+		tr, err := h.Evaluate(ctx, c, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Status != tt.status || !strings.Contains(tr.Error, tt.note) {
+			t.Errorf("%d %s: status %s error %q, want %s with %q", i, tt.mode, tr.Status, tr.Error, tt.status, tt.note)
+		}
+	}
+}
+
 func TestVerify(t *testing.T) {
 	t.Parallel()
 	h := start(t)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Builds the Debian package of quasim from this repository with dpkg-deb:
-# binaries, the systemd unit and its drop-in example, sysusers.d and
+# binaries, the Python package for the system python3, the systemd unit and its drop-in example, sysusers.d and
 # tmpfiles.d entries for the quasim user and its directories, the kernels
 # directory, manual pages, shell completions and the docs.
 #
@@ -33,6 +33,21 @@ install -D -m 0644 quasimd.service "$root/lib/systemd/system/quasimd.service"
 install -D -m 0644 packaging/deb/sysusers.conf "$root/usr/lib/sysusers.d/quasim.conf"
 install -D -m 0644 packaging/deb/tmpfiles.conf "$root/usr/lib/tmpfiles.d/quasim.conf"
 install -d -m 0755 "$root/etc/quasim/kernels.d"
+
+# The Python package (quasim: the socket client, Kernel Tuner's
+# tune_kernel, build_kernel) and the client's old module name, for the
+# system python3, with its dist-info so pip and importlib.metadata see it.
+py=$root/usr/lib/python3/dist-packages
+for f in runtime/python/quasim/*.py; do
+	install -D -m 0644 "$f" "$py/quasim/$(basename "$f")"
+done
+install -D -m 0644 runtime/python/quasim_client.py "$py/quasim_client.py"
+pyversion=$(sed -n 's/^version = "\(.*\)"$/\1/p' runtime/python/pyproject.toml)
+install -d "$py/quasim-$pyversion.dist-info"
+printf 'Metadata-Version: 2.1\nName: quasim\nVersion: %s\n' "$pyversion" >"$py/quasim-$pyversion.dist-info/METADATA"
+printf 'quasim\nquasim_client\n' >"$py/quasim-$pyversion.dist-info/top_level.txt"
+printf 'dpkg\n' >"$py/quasim-$pyversion.dist-info/INSTALLER"
+chmod 0644 "$py/quasim-$pyversion.dist-info"/*
 
 # Manual pages and completions, generated from the commands.
 $GO run ./internal/cmd/gendocs -quasimd "$stage/bin/quasimd" -version "$VERSION" -out "$stage/share"

@@ -2,7 +2,8 @@
 # Checks the Debian package (make deb-check, in CI): lintian finds no
 # error; dpkg -i installs it into a throwaway root (without chroot, as
 # DPKG_ROOT installs do); the files, the quasim user and group and the
-# state directory are there; the installed unit verifies with
+# state directory are there; python3 imports the quasim package from it;
+# the installed unit verifies with
 # systemd-analyze; and the installed binaries report the package's version
 # and commit.
 #
@@ -55,9 +56,19 @@ rm -rf "$unit"
 [ -z "$out" ] || fail "systemd-analyze verify: $out"
 echo "deb-check: the installed unit verifies"
 
+# The Python package, for the system python3: imported from the root
+# alone (-S: no site directories), numpy not needed to import it.
+py=$root/usr/lib/python3/dist-packages
+got=$(PYTHONPATH=$py /usr/bin/python3 -S -c 'import quasim, quasim_client, quasim.interface, quasim.cache, quasim.build
+import importlib.metadata as m
+print(quasim.__file__, quasim_client.Client is quasim.Client, m.version("quasim"))') || fail "python3 cannot import quasim from $py"
+case "$got" in "$py/quasim/__init__.py True "*) ;; *) fail "import quasim: $got, want it from $py" ;; esac
+echo "deb-check: python3 imports quasim $(cut -d' ' -f3 <<<"$got") from /usr/lib/python3/dist-packages"
+
 version=$(dpkg-deb -f "$deb" Version)
 got=$("$root/usr/bin/quasimd" --version)
 case "$got" in "quasimd $version ("*")") ;; *) fail "quasimd --version = $got, want $version and a commit" ;; esac
-got=$("$root/usr/bin/quasimctl" version --socket /nonexistent.sock | head -1)
+# sed -n 1p reads all of it: head -1 could end quasimctl by SIGPIPE (exit 141 under pipefail)
+got=$("$root/usr/bin/quasimctl" version --socket /nonexistent.sock | sed -n 1p)
 case "$got" in "quasimctl $version ("*")") ;; *) fail "quasimctl version = $got, want $version and a commit" ;; esac
 echo "deb-check: $got"

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -38,7 +39,13 @@ type benchLiveOptions struct {
 	finalists  int
 	rounds     int
 	quiet      bool
+	timeLimit  time.Duration
+	verbose    bool
+	within     float64
 }
+
+// errTimeLimit ends a run's search when --time-limit has passed.
+var errTimeLimit = errors.New("time limit reached")
 
 func newBenchLiveCommand() *cobra.Command {
 	var o benchLiveOptions
@@ -95,6 +102,9 @@ the worker through it.`,
 	fs.IntVar(&o.finalists, "finalists", evaluate.DefaultFinalists, "the search's best configs measured again in fresh worker processes before one is crowned (0 or 1: the search's best alone)")
 	fs.IntVar(&o.rounds, "confirm-rounds", evaluate.DefaultConfirmRounds, "fresh worker processes each finalist is measured in")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	fs.Float64Var(&o.within, "finalists-within", 0, "only configs whose search time is within this factor of the search's best become finalists (0: no bound); with none but the best, the search's best stands unmeasured again")
+	fs.BoolVar(&o.verbose, "verbose", false, "a line on stderr for each evaluation as it returns (config, status, time)")
+	fs.DurationVar(&o.timeLimit, "time-limit", 0, "end each run's search once this long has passed since the run started, budget left or not (0: no limit); its finalists are measured after it")
 	return cmd
 }
 
@@ -115,14 +125,15 @@ type liveRun struct {
 	// ConfirmError says why the search's best stands without the
 	// finalists' medians: no fresh worker, or every finalist failed.
 	ConfirmError string           `json:"confirm_error,omitempty"`
-	TrueMS       float64          `json:"true_ms"`          // the brute force's time of BestKey (with --optimum)
-	Fraction     float64          `json:"fraction"`         // optimum / TrueMS (with --optimum)
-	To95         int              `json:"evals_to_95"`      // evaluations until within 95% of the optimum; 0: never
-	To95S        float64          `json:"seconds_to_95"`    // seconds from the run's start until then; 0: never
-	WallS        float64          `json:"wall_s"`           // the whole run
-	DoneS        []float64        `json:"done_s,omitempty"` // seconds from the run's start until each evaluation returned
-	CompileS     float64          `json:"compile_s"`        // of which compiling
-	Trace        []evaluate.Trial `json:"trace,omitempty"`  // every evaluation in order
+	TrueMS       float64          `json:"true_ms"`                // the brute force's time of BestKey (with --optimum)
+	Fraction     float64          `json:"fraction"`               // optimum / TrueMS (with --optimum)
+	To95         int              `json:"evals_to_95"`            // evaluations until within 95% of the optimum; 0: never
+	To95S        float64          `json:"seconds_to_95"`          // seconds from the run's start until then; 0: never
+	TimeLimited  bool             `json:"time_limited,omitempty"` // the search ended at --time-limit
+	WallS        float64          `json:"wall_s"`                 // the whole run
+	DoneS        []float64        `json:"done_s,omitempty"`       // seconds from the run's start until each evaluation returned
+	CompileS     float64          `json:"compile_s"`              // of which compiling
+	Trace        []evaluate.Trial `json:"trace,omitempty"`        // every evaluation in order
 }
 
 func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw io.Writer) error {
@@ -139,6 +150,12 @@ func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw 
 	}
 	if o.finalists < 0 {
 		return usagef("--finalists %d: must not be negative", o.finalists)
+	}
+	if o.timeLimit < 0 || (o.timeLimit > 0 && o.brute) {
+		return usagef("--time-limit %v: want a positive duration, with --strategy (--brute-force measures every config)", o.timeLimit)
+	}
+	if o.within < 0 || (o.within > 0 && o.within < 1) {
+		return usagef("--finalists-within %g: want 0 (no bound) or a factor of 1 or more", o.within)
 	}
 	if o.rounds < 1 {
 		return usagef("--confirm-rounds %d: want 1 or more", o.rounds)
@@ -218,11 +235,17 @@ func liveOnce(ctx context.Context, sp *spec.Spec, f evolve.Factory, name string,
 	defer closeEvaluator(job.Evaluator)
 	r := liveRun{Strategy: name, Seed: seed, Raced: !o.noRace}
 	bs := evolve.BenchSpace{Name: sp.Name, Space: job.Space, Measure: func(c genome.Config) (evolve.Measurement, error) {
+		if o.timeLimit > 0 && time.Since(start) >= o.timeLimit {
+			return evolve.Measurement{}, errTimeLimit
+		}
 		tr, err := job.Evaluator.Evaluate(ctx, c, job.Problem)
 		if err != nil {
 			return evolve.Measurement{}, err
 		}
 		r.Trace = append(r.Trace, tr)
+		if o.verbose && !o.quiet {
+			progress("%s", evalLine(tr))
+		}
 		r.DoneS = append(r.DoneS, time.Since(start).Seconds())
 		r.CompileS += tr.PhasesMS["compilation"] / 1000
 		if tr.OK() && (r.BestKey == "" || tr.Time < r.BestMS) {
@@ -236,7 +259,9 @@ func liveOnce(ctx context.Context, sp *spec.Spec, f evolve.Factory, name string,
 	if pf, ok := job.Evaluator.(evaluate.Prefetcher); ok {
 		bs.Prefetch = func(cs []genome.Config) { pf.Prefetch(cs, job.Problem) }
 	}
-	if _, err := evolve.Run(ctx, bs, f, seed, evolve.RunOptions{Budget: o.budget, Batch: o.batch}); err != nil {
+	if _, err := evolve.Run(ctx, bs, f, seed, evolve.RunOptions{Budget: o.budget, Batch: o.batch}); errors.Is(err, errTimeLimit) {
+		r.TimeLimited = true
+	} else if err != nil {
 		return r, err
 	}
 	r.Evals = len(r.Trace)
@@ -275,6 +300,13 @@ func (r *liveRun) confirm(ctx context.Context, ev evaluate.Evaluator, p evaluate
 		return cmp.Or(cmp.Compare(a.TimesMS[0], b.TimesMS[0]), strings.Compare(a.Key, b.Key))
 	})
 	fs = fs[:min(len(fs), o.finalists)]
+	if o.within > 0 {
+		fs = slices.DeleteFunc(fs, func(f evaluate.Finalist) bool { return f.TimesMS[0] > o.within*fs[0].TimesMS[0] })
+		if len(fs) < 2 {
+			progress("no finalist within %gx of the search's best: it stands", o.within)
+			return nil
+		}
+	}
 	t0 := time.Now()
 	ranked, err := evaluate.Confirm(ctx, rf, p, fs, o.rounds, nil)
 	r.ConfirmS = time.Since(t0).Seconds()
@@ -509,4 +541,16 @@ type ktCache struct {
 	QuasimSpec     string                    `json:"quasim_spec"`
 	QuasimWallS    float64                   `json:"quasim_wall_s"`
 	Cache          map[string]map[string]any `json:"cache"`
+}
+
+// evalLine is --verbose's line for one evaluation.
+func evalLine(tr evaluate.Trial) string {
+	if tr.OK() {
+		return fmt.Sprintf("%s: %.4f ms (%d runs, %.0f ms compiling)", tr.Key, tr.Time, len(tr.Times), tr.PhasesMS["compilation"])
+	}
+	msg := tr.Error
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return fmt.Sprintf("%s: %s %s", tr.Key, tr.Status, msg)
 }

@@ -65,17 +65,91 @@ def generated(gen, tune_params):
         sources.setdefault(src, []).append(c)
     if len(sources) == 1:
         return next(iter(sources))
+    out = []
+    for k, (cond, src) in enumerate(_conditions(sources, tune_params, "kernel_source", "the generated source")):
+        out.append("#%s %s\n%s\n" % ("if" if k == 0 else "elif", cond, src))
+    return "".join(out) + "#endif\n"
+
+
+def _conditions(variants, tune_params, field, what):
+    """[(condition, text)]: for texts that each hold for some configs (a
+    dict of text to configs, value tuples in tune_params' order), the
+    preprocessor condition over the parameters the text depends on that
+    selects it (numbers only, as the preprocessor compares)."""
+    names = list(tune_params)
     deps = [i for i, n in enumerate(names)
-            if any(len({c[i] for c in cs}) < len(tune_params[n]) for cs in sources.values())]
+            if any(len({c[i] for c in cs}) < len(tune_params[n]) for cs in variants.values())]
     for i in deps:
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in tune_params[names[i]]):
-            raise ValueError("kernel_source: the generated source depends on tune_params[%r], whose values are "
-                             "not all numbers: the preprocessor cannot choose between them" % names[i])
+            raise ValueError("%s: %s depends on tune_params[%r], whose values are not all numbers: the "
+                             "preprocessor cannot choose between them" % (field, what, names[i]))
     out = []
-    for k, (src, cs) in enumerate(sources.items()):
+    for text, cs in variants.items():
         conds = sorted({" && ".join("%s == %r" % (names[i], c[i]) for i in deps) for c in cs})
-        out.append("#%s %s\n%s\n" % ("if" if k == 0 else "elif", " || ".join("(%s)" % x for x in conds), src))
-    return "".join(out) + "#endif\n"
+        out.append((" || ".join("(%s)" % x for x in conds), text))
+    return out
+
+
+def replace_params(text, params):
+    """Kernel Tuner's replace_param_occurrences: each token of text that
+    names a parameter becomes its value."""
+    return "".join(str(params[p]) if p in params else p for p in re.split(r"([a-zA-Z0-9_]+)", text))
+
+
+def define_values(defines, params):
+    """Kernel Tuner's defines= for one config (params): each name's text,
+    a function of the config called, a string with the parameters' names
+    replaced by their values, anything else as str; newlines escaped."""
+    if not isinstance(defines, dict):
+        raise TypeError("defines: a %s; want a dict of names to values or functions of the config"
+                        % type(defines).__name__)
+    out = {}
+    for k, v in defines.items():
+        if not isinstance(k, str) or not k.isidentifier():
+            raise ValueError("defines[%r]: not a valid identifier" % (k,))
+        if callable(v):
+            try:
+                v = v(dict(params))
+            except Exception as e:
+                raise ValueError("defines[%r]: failed on %r: %s: %s" % (k, params, type(e).__name__, e)) from e
+        elif isinstance(v, str):
+            v = replace_params(v, params)
+        out[k] = str(v).replace("\n", "\\\n")
+    return out
+
+
+def defines_block(defines, tune_params, block_size_names=None):
+    """The source's first lines for Kernel Tuner's defines=: quasim's
+    worker defines grid_size_x/y/z, the block sizes, every parameter and
+    kernel_tuner before the source; with defines= Kernel Tuner defines
+    only the names given, so these lines choose each config's defines
+    (by the parameters, while they are defined), undefine the worker's,
+    and define the user's."""
+    names = list(tune_params)
+    configs = list(itertools.product(*tune_params.values()))
+    if len(configs) > MAX_GENERATED:
+        raise ValueError("defines: asked for each of %d configs, at most %d" % (len(configs), MAX_GENERATED))
+    variants = {}
+    for c in configs:
+        vals = define_values(defines, dict(zip(names, c)))
+        text = "".join("#undef %s\n#define %s %s\n" % (k, k, v) for k, v in vals.items())
+        variants.setdefault(text, []).append(c)
+    worker = ["grid_size_x", "grid_size_y", "grid_size_z"]
+    worker += [b for b in (block_size_names or ["block_size_x", "block_size_y", "block_size_z"]) if str(b).isidentifier()]
+    worker += names + ["kernel_tuner"]
+    undef = "".join("#undef %s\n" % n for n in dict.fromkeys(worker))
+    if len(variants) == 1:
+        return undef + next(iter(variants)) + "#line 1\n"
+    sel = "QUASIM_DEFINES_CASE"
+    cases = _conditions(variants, tune_params, "defines", "a define")
+    out = []
+    for k, (cond, _) in enumerate(cases):
+        out.append("#%s %s\n#define %s %d\n" % ("if" if k == 0 else "elif", cond, sel, k))
+    out.append("#endif\n" + undef)
+    for k, (_, text) in enumerate(cases):
+        out.append("#%s %s == %d\n%s" % ("if" if k == 0 else "elif", sel, k, text))
+    out.append("#endif\n#undef %s\n#line 1\n" % sel)
+    return "".join(out)
 
 
 def kernel_params(src, name):
@@ -141,7 +215,7 @@ def problem(problem_size):
 
 def write(d, kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x=None, grid_div_y=None,
           grid_div_z=None, restrictions=None, answer=None, atol=1e-6, verify=None, lang=None, device=0, platform=0,
-          compiler_options=None, block_size_names=None, name=None, base="kernel"):
+          compiler_options=None, block_size_names=None, name=None, base="kernel", defines=None):
     """Writes the spec into directory d, as base.yaml with base.cl and
     base.*.npy beside it; returns the spec as a dict."""
     np = numpy()
@@ -161,6 +235,7 @@ def write(d, kernel_name, kernel_source, problem_size, arguments, tune_params, g
         params[k] = vs
     src, extra = read_source(kernel_source, params)
     lang = lang or detect_lang(src)
+    block = defines_block(defines, params, block_size_names) if defines is not None else ""
     if str(lang).lower() != "opencl":
         raise ValueError("lang: %r; quasim tunes OpenCL kernels on this machine (CUDA and HIP need their device, "
                          "which quasim does not drive yet)" % (lang,))
@@ -215,7 +290,7 @@ def write(d, kernel_name, kernel_source, problem_size, arguments, tune_params, g
             raise TypeError("%s: a %s; want a numpy array or a numpy scalar (numpy.int32(n), not n)" % (f, type(a).__name__))
         args.append(e)
     with open(os.path.join(d, base + ".cl"), "w") as fh:
-        fh.write(src)
+        fh.write(block + src)
     for fname, text in extra.items():
         with open(os.path.join(d, fname), "w") as fh:
             fh.write(text)

@@ -38,8 +38,11 @@ def geometry(problem_size, params, grid_div=(None, None, None), block_size_names
     return groups, block
 
 
-def prefix(params, groups, block, block_size_names=None):
-    """The config's #define lines, in Kernel Tuner's order."""
+def prefix(params, groups, block, block_size_names=None, defines=None):
+    """The config's #define lines, in Kernel Tuner's order; with defines
+    (Kernel Tuner's defines=), those alone."""
+    if defines is not None:
+        return "".join("#define %s %s\n" % kv for kv in _spec.define_values(defines, params).items()) + "#line 1\n"
     names = list(block_size_names or DEFAULT_BLOCK_NAMES)
     defs = {}
     for n, g in zip(("grid_size_x", "grid_size_y", "grid_size_z"), groups):
@@ -73,14 +76,16 @@ def _device(cl, device):
     return devs[device]
 
 
-def run_once(kernel_name, src, problem_size, arguments, params, grid_div, block_size_names, options, device):
+def run_once(kernel_name, src, problem_size, arguments, params, grid_div, block_size_names, options, device,
+             defines=None):
     """Builds and runs one config once; returns the arguments after the run."""
     np = _spec.numpy()
     cl = _pyopencl()
     groups, block = geometry(problem_size, params, grid_div, block_size_names)
     ctx = cl.Context([_device(cl, device or 0)])
     q = cl.CommandQueue(ctx)
-    prg = cl.Program(ctx, prefix(params, groups, block, block_size_names) + src).build(options=list(options or []))
+    prg = cl.Program(ctx, prefix(params, groups, block, block_size_names, defines) + src).build(
+        options=list(options or []))
     k = getattr(prg, kernel_name)
     bufs = []
     for i, a in enumerate(arguments):

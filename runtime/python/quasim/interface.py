@@ -10,6 +10,7 @@ back in Kernel Tuner's format. Set $QUASIMCTL to the quasimctl to run
 
 import json
 import logging
+import numbers
 import os
 import shutil
 import socket
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from datetime import datetime
 
 from quasim import _spec, cache as ktcache, util
@@ -27,7 +29,6 @@ _UNSUPPORTED = {
     "cmem_args": "constant-memory arguments are CUDA's",
     "texmem_args": "texture arguments are CUDA's",
     "compiler": "quasim compiles with the OpenCL driver",
-    "defines": "quasim defines the parameters, block and grid sizes as Kernel Tuner does by default",
     "observers": "quasim measures time with OpenCL profiling events; observers are not run",
     "simulation_mode": "replay a cache file with `quasimctl bench --space FILE` instead",
     "parallel": "quasim measures one config at a time on the device",
@@ -35,6 +36,16 @@ _UNSUPPORTED = {
 }
 _STRATEGY_OPTIONS = {"max_fevals", "time_limit"}
 DEFAULT_FEVALS = 100
+# How long one measurement of a config (its compile included) may take
+# before the worker is restarted and the config failed.
+CONFIG_TIMEOUT = "10m"
+# The search's best configs are measured again in fresh worker processes
+# before one is crowned (on pocl a config's time moves with the process
+# that measures it), those whose search time is within this factor of the
+# best. A finalist's time moved by up to 1.8x from process to process here
+# (pocl, 2 cores at load 15), so one over 2x slower is left out: measuring
+# it again costs as much as evaluating a new config.
+FINALISTS_WITHIN = 2.0
 
 
 def quasimctl():
@@ -56,22 +67,40 @@ def _check_unsupported(given):
 
 
 def _budget(strategy, strategy_options):
-    """quasimctl's strategy and evaluations for Kernel Tuner's strategy."""
+    """quasimctl's strategy, evaluations and time limit (seconds, or None)
+    for Kernel Tuner's strategy and strategy_options."""
     opts = dict(strategy_options or {})
     for k in opts:
         if k not in _STRATEGY_OPTIONS:
-            raise ValueError("strategy_options[%r]: quasim takes only max_fevals (its own search replaces "
-                             "the strategy's other options)" % k)
-    if "time_limit" in opts:
-        raise ValueError("strategy_options['time_limit']: quasim's budget is in evaluations (max_fevals)")
+            raise ValueError("strategy_options[%r]: quasim takes only max_fevals and time_limit (its own search "
+                             "replaces the strategy's other options)" % k)
+    limit = opts.get("time_limit")
+    if limit is not None:
+        if isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not limit > 0:
+            raise ValueError("strategy_options['time_limit']: %r; want seconds, more than 0" % (limit,))
+        limit = float(limit)
     if strategy in (None, "brute_force"):
         if "max_fevals" in opts:
             raise ValueError("strategy_options['max_fevals']: brute_force measures every config; name a strategy to limit it")
-        return "random", 1 << 30  # every valid config, in random order, raced
-    n = int(opts.get("max_fevals", DEFAULT_FEVALS))
-    if n < 1:
-        raise ValueError("strategy_options['max_fevals']: %d; want 1 or more" % n)
-    return "portfolio", n
+        return "random", 1 << 30, limit  # every valid config (until time_limit), in random order, raced
+    n = opts.get("max_fevals", DEFAULT_FEVALS)
+    if isinstance(n, float) and n.is_integer():
+        n = int(n)
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ValueError("strategy_options['max_fevals']: %r; want an integer, 1 or more" % (n,))
+    return "portfolio", int(n), limit
+
+
+def _cap():
+    """$QUASIM_MAX_FEVALS: at most this many configs measured by any
+    tune_kernel call, brute force included, to check a tuning script
+    quickly (CI runs Kernel Tuner's examples so)."""
+    v = os.environ.get("QUASIM_MAX_FEVALS", "")
+    if not v:
+        return 1 << 30
+    if not v.isdigit() or int(v) < 1:
+        raise ValueError("$QUASIM_MAX_FEVALS: %r; want a number of evaluations, 1 or more" % v)
+    return int(v)
 
 
 class _VerifyServer:
@@ -131,31 +160,46 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     repetitions (until the median is known within 3%, at least 3, at most
     50; `iterations` does not change that rule).
     """
+    started = time.monotonic()
     _check_unsupported(locals())
     if log:
         logging.basicConfig(filename=kernel_name + datetime.now().strftime("%Y%m%d-%H:%M:%S") + ".log", level=log)
-    strat, budget = _budget(strategy, strategy_options)
+    strat, budget, time_limit = _budget(strategy, strategy_options)
+    budget = min(budget, _cap())
     tmp = tempfile.mkdtemp(prefix="quasim-tune-")
     server = None
     try:
         d = os.path.join(tmp, "spec")
         spec = _spec.write(d, kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x,
                            grid_div_y, grid_div_z, restrictions, None if verify else answer, atol, verify, lang,
-                           device, platform, compiler_options, block_size_names)
+                           device, platform, compiler_options, block_size_names, defines=defines)
+        # Kernel Tuner gives a config as long as it takes: on a busy machine
+        # a compile alone took over quasim's default minute a measurement.
+        spec["timeout"] = CONFIG_TIMEOUT
         if verify is not None:
             sock = os.path.join(tmp, "verify.sock")
             server = _VerifyServer(sock, verify, answer, arguments, atol)
             spec["opencl"]["check"] = {"verify": sock}
-            _spec.rewrite(d, spec)
+        _spec.rewrite(d, spec)
         env = environment(compiler_options, iterations)
         old = ktcache.read(cache, kernel_name, spec, env.get("device_name")) if cache else {}
         if old:
             _spec.exclude(d, spec, old)
         out = os.path.join(tmp, "runs.json")
         cmd = [quasimctl(), "bench", "live", os.path.join(d, "kernel.yaml"), "--strategy", strat,
-               "--budget", str(budget), "--seed", str(1 if seed is None else int(seed)), "--json", out]
+               "--budget", str(budget), "--seed", str(1 if seed is None else int(seed)), "--json", out,
+               "--finalists-within", str(FINALISTS_WITHIN)]
+        if time_limit is not None:
+            # Kernel Tuner's limit counts from the call: so does this one.
+            left = time_limit - (time.monotonic() - started)
+            if left <= 0:
+                raise RuntimeError("strategy_options['time_limit']: %g s spent before tuning started (writing "
+                                   "the spec, reading the cache); give more" % time_limit)
+            cmd += ["--time-limit", "%.3fs" % left]
         if quiet or not verbose:
             cmd.append("--quiet")
+        else:
+            cmd.append("--verbose")
         rc, errtail = _run(cmd, verbose and not quiet)
         if rc != 0:
             raise _failure(rc, errtail)
@@ -170,7 +214,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 best = min(ok, key=lambda r: r["time"])
         env["best_config"] = best
         env["quasim"] = {"strategy": strat, "evals": run["evals"], "wall_s": run["wall_s"],
-                         "best_key": run["best_key"], "finalists": run.get("finalists", [])}
+                         "time_limited": bool(run.get("time_limited")),
+                         "best_key": run["best_key"], "finalists": run.get("finalists", []),
+                         "confirm_s": run.get("confirm_s", 0), "compile_s": run.get("compile_s", 0)}
         for k, col in (("framework", "framework_time"), ("strategy", "strategy_time"), ("compile", "compile_time"),
                        ("verification", "verification_time"), ("benchmark", "benchmark_time")):
             env["total_%s_time" % k] = sum(x.get(col, 0) for x in results)
@@ -302,13 +348,13 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
     if str(lang).lower() != "opencl":
         raise ValueError("lang: %r; quasim runs OpenCL kernels" % (lang,))
     return build.run_once(kernel_name, src, problem_size, arguments, params, (grid_div_x, grid_div_y, grid_div_z),
-                          block_size_names, compiler_options, device)
+                          block_size_names, compiler_options, device, defines)
 
 
 def export_spec(directory, kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x=None,
                 grid_div_y=None, grid_div_z=None, restrictions=None, answer=None, atol=1e-6, verify=None, lang=None,
                 device=0, platform=0, compiler_options=None, block_size_names=None, name=None,
-                schedule="@every 24h", budget=100):
+                schedule="@every 24h", budget=100, defines=None):
     """Writes the kernel, as tune_kernel takes it, as a quasimd spec: NAME.yaml
     with NAME.cl and the arguments (and answers) as NAME.*.npy, in directory,
     for an operator to copy into quasimd's kernels directory. quasimd then
@@ -321,7 +367,7 @@ def export_spec(directory, kernel_name, kernel_source, problem_size, arguments, 
         raise ValueError("name: %r; a spec's name is [A-Za-z0-9_.-]+" % (name,))
     spec = _spec.write(directory, kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x,
                        grid_div_y, grid_div_z, restrictions, answer, atol, None, lang, device, platform,
-                       compiler_options, block_size_names, name=name, base=name)
+                       compiler_options, block_size_names, name=name, base=name, defines=defines)
     spec["schedule"] = schedule
     spec["budget"] = {"evals": int(budget)}
     _spec.rewrite(directory, spec, name)

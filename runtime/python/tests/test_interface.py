@@ -227,6 +227,57 @@ class Reduction(Case):
         self.assertTrue(all(str(r["time"]) == "RuntimeFailedConfig" for r in results), results)
 
 
+# With defines= Kernel Tuner defines the names given and nothing else: not
+# the parameters, the block and grid sizes, nor kernel_tuner.
+DEFINES = """
+#if defined(block_size_x) || defined(kernel_tuner) || defined(grid_size_x) || defined(tile)
+#error Kernel Tuner's defines are defined beside defines=
+#endif
+__kernel void scale(__global float *c, __global const float *a, int n) {
+    int i = get_global_id(0);
+    if (i < n) c[i] = a[i] * (TWICE / WG) + OFFSET;
+}
+"""
+
+
+@need_device
+class Defines(Case):
+    """defines=: strings with the parameters' names replaced by their
+    values, functions of the config, other values as they print."""
+
+    def test_defines_replace_the_defaults(self):
+        size = 4096
+        a = numpy.random.rand(size).astype(numpy.float32)
+        defines = {"TWICE": "2*block_size_x", "WG": lambda p: p["block_size_x"], "OFFSET": 1.5}
+        tune_params = {"block_size_x": [32, 64, 128], "tile": [1, 2]}
+        results, env = tune_kernel("scale", DEFINES, size, [numpy.zeros_like(a), a, numpy.int32(size)], tune_params,
+                                   answer=[2 * a + 1.5, None, None], defines=defines, quiet=True)
+        self.assertEqual(len(results), 6)
+        self.assertTrue(all(isinstance(r["time"], float) for r in results), results)
+        # And run_kernel the same way.
+        try:
+            import pyopencl  # noqa: F401
+        except ImportError:
+            return
+        out = run_kernel("scale", DEFINES, size, [numpy.zeros_like(a), a, numpy.int32(size)],
+                         {"block_size_x": 64, "tile": 1}, defines=defines)
+        numpy.testing.assert_allclose(out[0], 2 * a + 1.5, rtol=1e-6)
+
+
+@need_device
+class TimeLimit(Case):
+    def test_time_limit_ends_the_search(self):
+        size = 1 << 16
+        a = numpy.random.rand(size).astype(numpy.float32)
+        tune_params = {"block_size_x": [16 * i for i in range(1, 65)]}  # 64 configs, each compiled
+        results, env = tune_kernel("vector_add", VECTOR_ADD, size, [numpy.zeros_like(a), a, a, numpy.int32(size)],
+                                   tune_params, strategy="random_sample", strategy_options={"time_limit": 3},
+                                   quiet=True)
+        self.assertTrue(env["quasim"]["time_limited"], env["quasim"])
+        self.assertGreater(len(results), 0)
+        self.assertLess(len(results), 64)
+
+
 @need_device
 class RunKernel(Case):
     def test_run_kernel(self):
@@ -278,8 +329,22 @@ class BadInput(Case):
 
     def test_unsupported(self):
         self.bad(ValueError, "observers: not supported", observers=[object()])
-        self.bad(ValueError, "strategy_options['time_limit']", strategy="random_sample",
-                 strategy_options={"time_limit": 10})
+        self.bad(ValueError, "strategy_options['time_limit']: 0", strategy="random_sample",
+                 strategy_options={"time_limit": 0})
+        self.bad(ValueError, "strategy_options['max_fevals']: 'ten'", strategy="random_sample",
+                 strategy_options={"max_fevals": "ten"})
+        self.bad(ValueError, "strategy_options['popsize']", strategy="genetic_algorithm",
+                 strategy_options={"popsize": 10})
+        self.bad(ValueError, "defines['2x']: not a valid identifier", defines={"2x": 1})
+        self.bad(ValueError, "defines['N']: failed on {'block_size_x': 32}: ZeroDivisionError",
+                 defines={"N": lambda p: 1 // 0})
+
+    def test_max_fevals_environment(self):
+        os.environ["QUASIM_MAX_FEVALS"] = "0"
+        try:
+            self.bad(ValueError, "$QUASIM_MAX_FEVALS: '0'")
+        finally:
+            del os.environ["QUASIM_MAX_FEVALS"]
 
     def test_missing_file(self):
         self.bad(ValueError, "kernel_source: no such file: 'vector_add.cl'", kernel_source="vector_add.cl")

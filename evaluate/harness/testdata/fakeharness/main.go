@@ -1,6 +1,6 @@
 // fakeharness is an exec harness for tests: config mode picks how it
 // behaves (ok, crash, hang, garbage, fail, wrongsum, cold, noisy; nan,
-// slow and wrongfast when asked for), n the time it reports.
+// slow, wrongfast and poison when asked for), n the time it reports.
 // FAKE_HELLO=bad makes it say a bad hello, FAKE_HELLO=none say nothing;
 // FAKE_WRONG=1 makes every n but 2 sum wrong, FAKE_WRONG_FILE=PATH does
 // once PATH exists; a verify run with an error_kind answers an accuracy
@@ -40,7 +40,12 @@ func main() {
 		`{"name":"mode","values":[` + modes + `],"default":"ok"},` +
 		`{"name":"n","values":[1,2,3,4],"default":2}],"constraints":["n <= 4"]` + pipelineDecl() + `}`)
 	in := bufio.NewScanner(os.Stdin)
+	poisoned := false
 	for in.Scan() {
+		if poisoned {
+			fmt.Fprintln(os.Stderr, "fake: heap corrupted by an earlier request")
+			os.Exit(6)
+		}
 		var req struct {
 			Type        string         `json:"type"`
 			ID          int            `json:"id"`
@@ -69,6 +74,8 @@ func main() {
 		case "crash":
 			fmt.Fprintln(os.Stderr, "fake: crashing as asked")
 			os.Exit(7)
+		case "poison": // answers as ok, and the next request finds the process broken
+			poisoned = true
 		case "hang":
 			time.Sleep(time.Hour)
 		case "garbage":
