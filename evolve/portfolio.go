@@ -413,6 +413,9 @@ func (p *Portfolio) Tell(results []Result) error {
 		if improved {
 			v := r.Value
 			p.st.Best = &v
+			// A member that had nothing to propose (the local sweep
+			// with the old best's neighbourhood known) may have now.
+			p.st.Spent = nil
 		}
 		if mine && owner >= 0 {
 			for i := range p.st.Plays {

@@ -46,6 +46,8 @@ func Parse(spec string) (evolve.Factory, error) {
 		f, err = forestWith(opts)
 	case "quantumsearch":
 		f, err = quantumsearchWith(opts)
+	case "local":
+		f, err = localWith(opts)
 	default:
 		err = fmt.Errorf("takes no options")
 	}
@@ -141,7 +143,7 @@ func portfolioWith(opts map[string]string) (evolve.Factory, error) {
 			continue
 		}
 		if _, known := memberWith[name]; !known {
-			return nil, fmt.Errorf("option %q: no member %q takes options (forest, quantumsearch do)", k, name)
+			return nil, fmt.Errorf("option %q: no member %q takes options (forest, quantumsearch, local do)", k, name)
 		}
 		if sub[name] == nil {
 			sub[name] = map[string]string{}
@@ -200,7 +202,7 @@ func portfolioWith(opts map[string]string) (evolve.Factory, error) {
 			for _, n := range strings.Split(v, "+") {
 				f, ok := factories[n]
 				if !ok {
-					return fmt.Errorf("no member %q (have es, quantumsearch, schedules, forest)", n)
+					return fmt.Errorf("no member %q (have es, quantumsearch, schedules, forest, local)", n)
 				}
 				members = append(members, evolve.Member{Name: n, New: f})
 			}
@@ -219,6 +221,18 @@ func portfolioWith(opts map[string]string) (evolve.Factory, error) {
 var memberWith = map[string]func(map[string]string) (evolve.Factory, error){
 	"forest":        forestWith,
 	"quantumsearch": quantumsearchWith,
+	"local":         localWith,
+}
+
+func localWith(opts map[string]string) (evolve.Factory, error) {
+	var lo evolve.LocalOptions
+	err := apply(opts, map[string]optionSetter{
+		"incumbent": setOnOff(&lo.Incumbent),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewLocal(s, seed, lo) }, nil
 }
 
 func quantumsearchWith(opts map[string]string) (evolve.Factory, error) {

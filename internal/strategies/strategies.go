@@ -20,6 +20,7 @@ var registry = map[string]evolve.Factory{
 		return schedules.NewDescent(s, seed, schedules.DescentOptions{})
 	},
 	"forest":         forest,
+	"local":          local,
 	"schedules-spsa": func(s *genome.Space, seed uint64) evolve.Strategy { return schedules.New(s, seed, schedules.Options{}) },
 	"portfolio": func(s *genome.Space, seed uint64) evolve.Strategy {
 		return evolve.NewPortfolio(s, seed, PortfolioMembers(), evolve.PortfolioOptions{})
@@ -35,7 +36,7 @@ func es(s *genome.Space, seed uint64) evolve.Strategy {
 var memberNames = []string{"es", "quantumsearch", "schedules", "forest"}
 
 var memberFactories = map[string]evolve.Factory{
-	"es": es, "quantumsearch": qs, "schedules": sched, "forest": forest,
+	"es": es, "quantumsearch": qs, "schedules": sched, "forest": forest, "local": local,
 }
 
 // PortfolioMembers are the strategies the portfolio chooses among.
@@ -69,6 +70,10 @@ func Names() []string {
 
 func qs(s *genome.Space, seed uint64) evolve.Strategy {
 	return quantumsearch.New(s, seed, quantumsearch.Options{})
+}
+
+func local(s *genome.Space, seed uint64) evolve.Strategy {
+	return evolve.NewLocal(s, seed, evolve.LocalOptions{})
 }
 
 func forest(s *genome.Space, seed uint64) evolve.Strategy {
