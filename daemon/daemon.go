@@ -195,6 +195,7 @@ func Run(ctx context.Context, cfg Config, reload <-chan struct{}, log zerolog.Lo
 			Store:       st,
 			NewStrategy: defaultStrategy,
 			Lock:        lock,
+			CPU:         builtin.CPUClass(),
 			Signer:      key,
 			Details:     deviceDetails(),
 			Measured: func(job tuner.Job, tr evaluate.Trial, took time.Duration) {

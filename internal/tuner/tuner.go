@@ -71,6 +71,12 @@ type Config struct {
 	NewStrategy func(space *genome.Space, seed uint64) evolve.Strategy
 	// Lock takes the exclusive lock of a device; the returned func unlocks.
 	Lock func(ctx context.Context, device string) (func(), error)
+	// CPU is the device class of the CPU the tuner runs on: a strategy's
+	// Ask and Tell hold its lock, so that no job's search computes beside
+	// a measurement on the CPU (11 jobs' models beside the two busy loops
+	// of examples/served-times made each CPU time swing by up to 2x, and the
+	// search's best the luckiest of them). "" holds no lock.
+	CPU string
 	// Generation is the number of configs measured between checkpoints (default 4).
 	Generation int
 	// Signer signs certificates; nil leaves promotion impossible.
@@ -215,7 +221,7 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 	}
 	st := t.cfg.Store
 	log := t.cfg.Log.With().Str("job_id", job.Key.String()).Logger()
-	strat, told, err := t.resume(job, seed, log)
+	strat, told, err := t.resume(ctx, job, seed, log)
 	if err != nil {
 		return store.Cycle{}, err
 	}
@@ -274,7 +280,10 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 		first = nil
 		if len(cfgs) == 0 {
 			var err error
-			if cfgs, err = strat.Ask(n); err != nil {
+			if err := t.computing(ctx, func() error { cfgs, err = strat.Ask(n); return err }); err != nil {
+				if ctx.Err() != nil {
+					return cy, ctx.Err()
+				}
 				return t.fail(job, cy, fmt.Errorf("%s ask: %w", strat.Name(), err))
 			}
 		}
@@ -330,7 +339,19 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 			}
 			return t.fail(job, cy, evalErr)
 		}
-		if err := strat.Tell(results); err != nil {
+		if err := t.computing(ctx, func() error { return strat.Tell(results) }); err != nil {
+			if ctx.Err() != nil {
+				// Stopped waiting for the CPU: the generation is kept as
+				// an interrupted one's is, its trials without the policy.
+				if err := t.cfg.Store.Checkpoint(job.Key, trials, nil, nil); err != nil {
+					return t.fail(job, cy, notWritten(err))
+				}
+				cy.State = Unfinished
+				if err := st.PutCycle(job.Key, cy); err != nil {
+					return cy, err
+				}
+				return cy, ctx.Err()
+			}
 			return t.fail(job, cy, fmt.Errorf("%s tell: %w", strat.Name(), err))
 		}
 		if alloc != nil {
@@ -353,10 +374,23 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 	return t.finish(ctx, job, cy, measureS, log)
 }
 
+// computing runs a strategy's fn under the CPU's lock (Config.CPU).
+func (t *Tuner) computing(ctx context.Context, fn func() error) error {
+	if t.cfg.CPU == "" {
+		return fn()
+	}
+	unlock, err := t.cfg.Lock(ctx, t.cfg.CPU)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return fn()
+}
+
 // resume builds the job's strategy from its stored policy, and tells it
 // every stored trial the policy does not hold (imports, or a policy that
 // could not be restored).
-func (t *Tuner) resume(job Job, seed uint64, log zerolog.Logger) (evolve.Strategy, map[string]bool, error) {
+func (t *Tuner) resume(ctx context.Context, job Job, seed uint64, log zerolog.Logger) (evolve.Strategy, map[string]bool, error) {
 	st := t.cfg.Store
 	strat := t.cfg.NewStrategy(job.Space, seed)
 	policy, ok, err := st.Policy(job.Key)
@@ -392,7 +426,7 @@ func (t *Tuner) resume(job Job, seed uint64, log zerolog.Logger) (evolve.Strateg
 	}
 	// Strategies ignore results they already hold, so this only adds what
 	// the policy lacks.
-	if err := strat.Tell(results); err != nil {
+	if err := t.computing(ctx, func() error { return strat.Tell(results) }); err != nil {
 		return nil, nil, fmt.Errorf("replay trials: %w", err)
 	}
 	return strat, told, nil
