@@ -374,14 +374,20 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 	return t.finish(ctx, job, cy, measureS, log)
 }
 
-// computing runs a strategy's fn under the CPU's lock (Config.CPU).
+// computing runs a strategy's fn under the CPU's lock (Config.CPU). A
+// lock that cannot be taken (its file cannot be opened) leaves fn to run
+// without it: the cycle's measurements then fail on the same lock, and
+// the cycle is failed with their error, as without this lock.
 func (t *Tuner) computing(ctx context.Context, fn func() error) error {
 	if t.cfg.CPU == "" {
 		return fn()
 	}
 	unlock, err := t.cfg.Lock(ctx, t.cfg.CPU)
 	if err != nil {
-		return err
+		if ctx.Err() != nil {
+			return err
+		}
+		return fn()
 	}
 	defer unlock()
 	return fn()
