@@ -321,6 +321,14 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 			}
 			log.Debug().Str("config", tr.Key).Str("status", string(tr.Status)).Float64("time_ms", tr.Time).Msg("measured")
 		}
+		if evalErr == nil {
+			if err := t.computing(ctx, func() error { return strat.Tell(results) }); err != nil {
+				if ctx.Err() == nil {
+					return t.fail(job, cy, fmt.Errorf("%s tell: %w", strat.Name(), err))
+				}
+				evalErr = err // stopped waiting for the CPU: kept as an interrupted generation
+			}
+		}
 		if evalErr != nil {
 			// A partial generation keeps its trials but not the policy: the
 			// strategy still holds the unmeasured rest as asked, and would
@@ -338,21 +346,6 @@ func (t *Tuner) Cycle(ctx context.Context, job Job, budget Budget, trigger strin
 				return cy, ctx.Err()
 			}
 			return t.fail(job, cy, evalErr)
-		}
-		if err := t.computing(ctx, func() error { return strat.Tell(results) }); err != nil {
-			if ctx.Err() != nil {
-				// Stopped waiting for the CPU: the generation is kept as
-				// an interrupted one's is, its trials without the policy.
-				if err := t.cfg.Store.Checkpoint(job.Key, trials, nil, nil); err != nil {
-					return t.fail(job, cy, notWritten(err))
-				}
-				cy.State = Unfinished
-				if err := st.PutCycle(job.Key, cy); err != nil {
-					return cy, err
-				}
-				return cy, ctx.Err()
-			}
-			return t.fail(job, cy, fmt.Errorf("%s tell: %w", strat.Name(), err))
 		}
 		if alloc != nil {
 			cy.Allocation = subtract(alloc.Allocation(), base)
