@@ -164,6 +164,10 @@ func (z *zoner) startLocked(ctx context.Context, p *spec.Pipeline) {
 		case z.runs[p.Name] != r || ctx.Err() != nil:
 		case now.err == "" && (!slices.Equal(now.jobs, t.jobs) || !slices.Equal(now.used, t.used)):
 			z.startLocked(parent, p)
+		case t.res.Map != nil && z.revokedSince(p.Name, t.res.Map.Key()):
+			// Revoked while the tuning ran (an older certificate of the
+			// same map): tune again, which leaves it out.
+			z.startLocked(parent, p)
 		case t.res.State == api.ZoningFailed && !t.unresolved && r.res.Map != nil && r.res.CertificateID != "":
 			// The map served stays served, with what it was tuned
 			// against: the answer only says why the new tuning failed.

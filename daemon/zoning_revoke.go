@@ -76,7 +76,8 @@ func (z *zoner) checkError(rep errorReport, why string, apply bool) ([]string, e
 }
 
 // revoked is told of a zoning certificate revoked through the API: the
-// served map's falls back as checkError does (and reports true: a tuning
+// served map's (whichever of its certificates it is) falls back as
+// checkError does (and reports true: a tuning
 // is queued); an older certificate's map, certified by this tuning too, is
 // dropped from the fallbacks so that it is never served again.
 func (z *zoner) revoked(meta store.CertMeta, reason string) (bool, error) {
@@ -88,8 +89,16 @@ func (z *zoner) revoked(meta store.CertMeta, reason string) (bool, error) {
 		if p.Zoning == nil || r == nil || meta.Job.Kernel != zoningKernel(p.Name) {
 			continue
 		}
-		if r.res.CertificateID == meta.ID {
-			return true, z.fallbackLocked(p, r, meta.ID, reason)
+		// A tuning again may have certified the served map anew: revoking
+		// an older certificate of the same map revokes the map.
+		if cur := r.res.CertificateID; cur == meta.ID || (r.res.Map != nil && cur != "" && r.res.Map.Key() == meta.Key) {
+			if cur != meta.ID {
+				why := fmt.Sprintf("map %s revoked with its certificate %s: %s", meta.Key, meta.ID, reason)
+				if _, err := z.sched.st.Revoke(cur, why, z.now()); err != nil {
+					return false, err
+				}
+			}
+			return true, z.fallbackLocked(p, r, cur, reason)
 		}
 		z.log.Warn().Str("pipeline", p.Name).Str("cert", meta.ID).Str("map", meta.Key).Str("reason", reason).Msg("zoning certificate of a map not served revoked")
 		dropMapLocked(r, meta.Key)

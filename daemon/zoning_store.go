@@ -99,3 +99,15 @@ func (z *zoner) revokedMaps(pipeline string) (map[string]bool, error) {
 	}
 	return out, nil
 }
+
+// revokedSince reports whether pipeline's map key has a revoked zoning
+// certificate now; an unreadable store counts as revoked, so that nothing
+// unchecked is served.
+func (z *zoner) revokedSince(pipeline, key string) bool {
+	revoked, err := z.revokedMaps(pipeline)
+	if err != nil {
+		z.log.Error().Err(err).Str("pipeline", pipeline).Msg("revoked zoning certificates unreadable")
+		return true
+	}
+	return revoked[key]
+}

@@ -272,6 +272,35 @@ func TestZoningRevokedWhileTuningStarts(t *testing.T) {
 	waitZoning(t, z)
 }
 
+// A tuning again certifies the same map anew; revoking its older
+// certificate revokes the map: it is no longer served under the new one,
+// whose certificate goes with it.
+func TestZoningOlderCertificateRevokesMap(t *testing.T) {
+	ts, z, _, ctx, first := zoned(t, zoneDir(t))
+	if _, err := z.rezone(ctx, "infer"); err != nil {
+		t.Fatal(err)
+	}
+	again := waitZoning(t, z)
+	if again.Map == nil || again.Map.Key() != first.Map.Key() || again.CertificateID == first.CertificateID {
+		t.Skipf("the tuning again served %v under %s; the test needs the same map under a new certificate", again.Map, again.CertificateID)
+	}
+	resp, err := ts.srv.revoke(first.CertificateID, "operator test", runRequest{trigger: "reverify", certify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !resp.Requeued {
+		t.Error("revoking the served map's older certificate queued no tuning")
+	}
+	res, _ := z.get("infer")
+	if res.Map != nil && res.Map.Key() == first.Map.Key() {
+		t.Fatalf("serves map %s under %s after its older certificate %s was revoked", res.Map.Key(), res.CertificateID, first.CertificateID)
+	}
+	if _, meta, err := ts.srv.st.Cert(again.CertificateID); err != nil || !meta.Revoked {
+		t.Errorf("the map's newer certificate %s: revoked %v (%v)", again.CertificateID, meta.Revoked, err)
+	}
+	waitZoning(t, z)
+}
+
 // A tuning again that fails (here its map cannot be certified: the daemon
 // key became unusable) leaves the map served as it was, its certificate
 // live, and says why in Error.
