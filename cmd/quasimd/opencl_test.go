@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -395,7 +396,10 @@ func TestOpenCLWorkerFaults(t *testing.T) {
 			}
 		}
 	}()
-	for name, body := range map[string]string{"crashy.yaml": faulty("crashy", "4", "10s"), "hangy.yaml": faulty("hangy", "3", "1s")} {
+	// The timeout bounds preparing the reference too (compiled by pocl,
+	// which takes seconds on a busy machine): scaled by the load.
+	secs := func(d time.Duration) string { return fmt.Sprintf("%.0fs", math.Ceil(testload.Scale(d).Seconds())) }
+	for name, body := range map[string]string{"crashy.yaml": faulty("crashy", "4", secs(10*time.Second)), "hangy.yaml": faulty("hangy", "3", secs(time.Second))} {
 		body = strings.Replace(body, "block_size_x: [32, 8192]", "block_size_x: [32]", 1)
 		if err := os.WriteFile(filepath.Join(dir, "kernels.d", name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
