@@ -47,7 +47,7 @@ func printSteps(w io.Writer, r causal.ChromeReport) {
 		// that ends at the GPU's last op (HTA's, which weighs host time
 		// between ops 0) differs by this.
 		fmt.Fprintf(w, "; %d host-paced (their GPU work ended a median %s before the step did: the host ends them, "+
-			"so their last GPU ops have that much slack)", len(tails), medianDuration(tails))
+			"so their last GPU ops have that much slack; --end gpu measures to those ops)", len(tails), medianDuration(tails))
 	}
 	fmt.Fprintln(w)
 }
