@@ -178,8 +178,11 @@ type ChromeOptions struct {
 	// GPU op (SpreadOptions.End with ChromeReport.GPUWork): the GPU work
 	// a step launched stays its own wherever it runs, with no
 	// BindReport.Later moves, since the step's GPU work is done only
-	// when that work is. Measured to their last span instead, such
-	// steps would not last their period: use it with that End.
+	// when that work is; work whose launch is not in the trace is the
+	// step's whose runtime calls bracket its correlation id
+	// (BindReport.ByOrder), else bound by time. Measured to their last
+	// span instead, such steps would not last their period: use it with
+	// that End.
 	ToGPUEnd bool
 }
 

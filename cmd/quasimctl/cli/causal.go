@@ -268,7 +268,8 @@ func importReport(r causal.ChromeReport) api.ImportReport {
 		IterationsFrom: r.IterationsFrom, Tracks: r.Tracks, RepeatingTracks: r.RepeatingTracks,
 		Gaps: api.ImportGaps{Event: r.Gaps.Event, Host: r.Gaps.Host, HostUnseen: r.Gaps.HostUnseen, Lag: r.Gaps.Lag}, Warning: r.Warning,
 		CutOff: r.CutOff, Dropped: []api.ImportDropped{},
-		Bind: api.ImportBind{ByLaunch: r.Bind.ByLaunch, GraphKernels: r.Bind.GraphKernels, ByTime: r.Bind.ByTime, Dropped: r.Bind.Dropped}}
+		Bind: api.ImportBind{ByLaunch: r.Bind.ByLaunch, GraphKernels: r.Bind.GraphKernels, Later: r.Bind.Later, ByOrder: r.Bind.ByOrder,
+			ByTime: r.Bind.ByTime, Dropped: r.Bind.Dropped}}
 	for _, st := range r.Steps {
 		out.Steps = append(out.Steps, api.ImportStep{N: st.N, StartNs: st.Start, PeriodNs: st.Period, GPUBusyNs: st.GPUBusy,
 			GPUBound: st.GPUBound, HostCalls: st.HostCalls, HostCallNs: st.HostCallTime})

@@ -81,6 +81,15 @@ func TestCausalImportGPUEnd(t *testing.T) {
 	if got.End != "gpu" || got.Causal.EndToEnd.Max >= 300e3 {
 		t.Errorf("end %q, end to end %+v: want gpu, under the 300 µs period", got.End, got.Causal.EndToEnd)
 	}
+	// Work queued in a step without its launch in the trace (causal's TestImportLaunchOrder).
+	order := filepath.Join("..", "..", "..", "causal", "testdata", "gpu_order_synthetic.json")
+	out, errs, code = run(t, "causal", "import", "--offline", "--end", "gpu", order)
+	if code != 0 {
+		t.Fatalf("causal import --offline --end gpu = %d, stderr %q", code, errs)
+	}
+	mustContain(t, "causal import --offline --end gpu (order)", out,
+		"GPU work in steps: 3 events by their launch's correlation id (0 of them kernels of a CUDA graph launch), 2 by their correlation id's place between two launches of one step "+
+			"(no launch in the trace), 1 by when they ran on their stream (no launch in the trace), 0 in no step\n")
 }
 
 // TestCausalImportForkJoin: issue 27's fork-join trace, without
