@@ -146,11 +146,15 @@ type ImportReport struct {
 }
 
 // ImportBind counts GPU events by how they were bound to a step: by their
-// launch's correlation id (GraphKernels of them shared it with others),
-// by the time they ran, or dropped.
+// launch's correlation id (GraphKernels of them shared it with others;
+// Later of them moved to the step they ran in), with no launch in the
+// trace by their correlation id's place among a step's launches (ByOrder,
+// with --end gpu) or by the time they ran, or dropped.
 type ImportBind struct {
 	ByLaunch     int `json:"by_launch"`
 	GraphKernels int `json:"graph_kernels"`
+	Later        int `json:"later"`
+	ByOrder      int `json:"by_order,omitempty"`
 	ByTime       int `json:"by_time"`
 	Dropped      int `json:"dropped"`
 }

@@ -35,6 +35,9 @@ type ChromeReport struct {
 	// Coverage compares the GPU busy time inside the steps with the GPU
 	// busy time in spans (with markers).
 	Coverage Coverage `json:"coverage"`
+	// GPUTracks are the devices and streams of the GPU work in spans
+	// (kernels, copies, memsets): see GPUWork.
+	GPUTracks []Track `json:"gpu_tracks,omitempty"`
 	// Warning says what the figures mean when no iterations were found.
 	Warning string `json:"warning,omitempty"`
 	// CutOff is set when the array form ended early (allowed: a trace
@@ -171,6 +174,16 @@ type ChromeOptions struct {
 	// (SplitKernels). Off, rows are by kernel name: a launch call inherits
 	// every op's dims, which would split it into a row per shape.
 	InputDims bool
+	// ToGPUEnd imports for the view that measures each step to its last
+	// GPU op (SpreadOptions.End with ChromeReport.GPUWork): the GPU work
+	// a step launched stays its own wherever it runs, with no
+	// BindReport.Later moves, since the step's GPU work is done only
+	// when that work is; work whose launch is not in the trace is the
+	// step's whose runtime calls bracket its correlation id
+	// (BindReport.ByOrder), else bound by time. Measured to their last
+	// span instead, such steps would not last their period: use it with
+	// that End.
+	ToGPUEnd bool
 }
 
 // ImportChromeWith is ImportChrome with options.

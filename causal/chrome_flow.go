@@ -177,8 +177,20 @@ func (im *importer) spans(pipeline string, edges []edge) []Span {
 				sp.Deps = append(sp.Deps, d.id)
 			}
 		}
+		if t := (Track{sp.Device, sp.Stream}); s.gpu && !slices.Contains(im.rep.GPUTracks, t) {
+			im.rep.GPUTracks = append(im.rep.GPUTracks, t)
+		}
 		out = append(out, sp)
 	}
+	slices.SortFunc(im.rep.GPUTracks, compareTracks)
 	im.rep.Spans = len(out)
 	return out
+}
+
+// GPUWork says whether s is GPU work of the trace r reports on (on one of
+// its GPUTracks, no boundary). As SpreadOptions.End, it measures each
+// step to its last GPU op: which kernels bound when the GPU work of a
+// step is done, where the host ends the step.
+func (r ChromeReport) GPUWork(s Span) bool {
+	return !s.Boundary && slices.Contains(r.GPUTracks, Track{s.Device, s.Stream})
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"regexp"
 	"slices"
+	"strconv"
 )
 
 // launchCats are the categories (lower case) of runtime calls, which tie
@@ -44,6 +45,10 @@ type BindReport struct {
 	// ByTime: no launch in the trace; bound to the step in whose window
 	// it started on its stream.
 	ByTime int `json:"by_time"`
+	// ByOrder (ChromeOptions.ToGPUEnd): no launch in the trace, but its
+	// correlation id lies between those of two runtime calls of one step
+	// that are (CUPTI numbers the calls in order): launched in that step.
+	ByOrder int `json:"by_order,omitempty"`
 	// Later: of ByLaunch, work of a step the GPU did not bound that
 	// started only after the next step began; it is bound to the step in
 	// whose window it started (the host had moved on).
@@ -131,7 +136,16 @@ func (im *importer) bindSteps() {
 		}
 	}
 	im.stepsEnd = global[len(global)-1].end
+	order := im.launchOrder(per)
 	for _, s := range byTime {
+		if n := order(s.corr); n >= 0 {
+			s.iter = n
+			im.rep.Bind.ByOrder++
+			if n == global[len(global)-1].n {
+				im.stepsEnd = max(im.stepsEnd, s.end)
+			}
+			continue
+		}
 		if s.iter = in(global, s.start); s.iter >= 0 {
 			im.rep.Bind.ByTime++
 			continue
@@ -139,6 +153,41 @@ func (im *importer) bindSteps() {
 		im.drop(s.ev, "GPU work outside every step window, and no launch in the trace ties it to a step")
 		s.dropped = true
 		im.rep.Bind.Dropped++
+	}
+}
+
+// launchOrder returns, for the view to the GPU's end
+// (ChromeOptions.ToGPUEnd), the step that launched GPU work whose launch
+// is not in the trace: the step of the runtime calls just before and just
+// after it by correlation id, when one step made both (-1 otherwise, and
+// always without ToGPUEnd). CUPTI numbers a process's runtime calls in
+// the order they are made, so the work was queued in that step, behind
+// the launches before it; bound by when it ran, it would split a step's
+// queue on a stream between two steps.
+func (im *importer) launchOrder(per map[string][]stepWindow) func(corr string) int {
+	type call struct {
+		corr uint64
+		step int
+	}
+	var calls []call
+	if im.opt.ToGPUEnd {
+		for c, l := range im.launches {
+			if n, err := strconv.ParseUint(c, 10, 64); err == nil {
+				calls = append(calls, call{n, in(per[l.pid], l.start)})
+			}
+		}
+	}
+	slices.SortFunc(calls, func(a, b call) int { return cmp.Compare(a.corr, b.corr) })
+	return func(corr string) int {
+		n, err := strconv.ParseUint(corr, 10, 64)
+		if err != nil || len(calls) == 0 {
+			return -1
+		}
+		k, _ := slices.BinarySearchFunc(calls, n, func(c call, n uint64) int { return cmp.Compare(c.corr, n) })
+		if k == 0 || k == len(calls) || calls[k-1].step != calls[k].step {
+			return -1
+		}
+		return calls[k].step
 	}
 }
 

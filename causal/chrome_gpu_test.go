@@ -75,6 +75,100 @@ func TestImportGPUSteps(t *testing.T) {
 	}
 }
 
+// TestImportToGPUEnd (synthetic, testdata/gpu_steps_synthetic.json): the
+// view that ends each step at its last GPU op. "late", launched in step 1
+// (450 µs) but run from 520 to 580 µs, in step 2's window, stays step 1's
+// with ToGPUEnd, and measured to the GPU work's end (End: GPUWork) step 1
+// lasts from its start (100 µs) to there, with "late" last on its path;
+// bound by time instead it would end at 340 µs.
+func TestImportToGPUEnd(t *testing.T) {
+	spans, rep, err := ImportChromeWith(readFixture(t, "gpu_steps_synthetic.json"), "p", ChromeOptions{ToGPUEnd: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (BindReport{ByLaunch: 6, GraphKernels: 3, ByTime: 1, Dropped: 2}); rep.Bind != want {
+		t.Errorf("bind %+v, want %+v (nothing later)", rep.Bind, want)
+	}
+	if want := []Track{{"0", "7"}, {"0", "8"}}; !slices.Equal(rep.GPUTracks, want) {
+		t.Errorf("GPU tracks %v, want %v", rep.GPUTracks, want)
+	}
+	var gpu []string
+	for _, s := range spans {
+		if s.Kernel == "late" && s.Iteration != 1 {
+			t.Errorf("late in step %d, want 1 (its launch's)", s.Iteration)
+		}
+		if rep.GPUWork(s) {
+			gpu = append(gpu, s.Kernel)
+		}
+	}
+	slices.Sort(gpu)
+	if want := []string{"g1", "g2", "g3", "gemm", "gemm", "late", "nolaunch"}; !slices.Equal(gpu, want) {
+		t.Errorf("GPU work %v, want %v", gpu, want)
+	}
+	ps, err := SpreadIterations(Iterations(spans), SpreadOptions{RNG: rand.New(rand.NewPCG(1, 0)), Resamples: 10, End: rep.GPUWork})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := ps.EndToEnd; ps.EndedAt != 2 || e.Min != 120*us || e.Max != 480*us {
+		t.Errorf("ended at the GPU in %d iterations, end to end %v to %v µs; want 2, 120 (step 2's gemm) to 480 (step 1 to late's end)",
+			ps.EndedAt, e.Min/us, e.Max/us)
+	}
+	for _, k := range ps.Kernels {
+		if k.Kernel == "late" && (k.Slack.Max != 0 || k.Critical.Median == 0) {
+			t.Errorf("late: slack %v, critical %v; want on the path", k.Slack, k.Critical)
+		}
+	}
+}
+
+// TestImportLaunchOrder (synthetic, testdata/gpu_order_synthetic.json):
+// to the GPU's end, the memset and copy queued before C without their
+// launches in the trace are step 1's by their correlation ids (between
+// step 1's calls 10 and 13), and end that step's GPU work with C; E
+// (15, between step 1's 13 and step 2's 20) is bound by when it ran. The
+// default view binds all three by time, and C to step 2 (later).
+func TestImportLaunchOrder(t *testing.T) {
+	data := readFixture(t, "gpu_order_synthetic.json")
+	steps := func(spans []Span) map[string]int {
+		out := map[string]int{}
+		for _, s := range spans {
+			if !s.Boundary && s.Kernel != "cudaLaunchKernel" {
+				out[s.Kernel] = s.Iteration
+			}
+		}
+		return out
+	}
+	spans, rep, err := ImportChrome(data, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (BindReport{ByLaunch: 3, ByTime: 3, Later: 1}); rep.Bind != want {
+		t.Errorf("default: bind %+v, want %+v", rep.Bind, want)
+	}
+	memset, memcpy := "Memset (Device)", "Memcpy HtoD (Pinned -> Device)"
+	if got, want := steps(spans), map[string]int{"A": 1, memset: 2, memcpy: 2, "C": 2, "D": 2, "E": 2}; !maps.Equal(got, want) {
+		t.Errorf("default: steps %v, want %v", got, want)
+	}
+	spans, rep, err = ImportChromeWith(data, "p", ChromeOptions{ToGPUEnd: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (BindReport{ByLaunch: 3, ByTime: 1, ByOrder: 2}); rep.Bind != want {
+		t.Errorf("to the GPU's end: bind %+v, want %+v", rep.Bind, want)
+	}
+	if got, want := steps(spans), map[string]int{"A": 1, memset: 1, memcpy: 1, "C": 1, "D": 2, "E": 2}; !maps.Equal(got, want) {
+		t.Errorf("to the GPU's end: steps %v, want %v", got, want)
+	}
+	ps, err := SpreadIterations(Iterations(spans), SpreadOptions{RNG: rand.New(rand.NewPCG(1, 0)), Resamples: 10, End: rep.GPUWork})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range ps.Kernels {
+		if (k.Kernel == memset || k.Kernel == memcpy || k.Kernel == "C") && (k.Slack.N != 1 || k.Slack.Max != 0) {
+			t.Errorf("%s: slack %+v, want 0 in step 1", k.Kernel, k.Slack)
+		}
+	}
+}
+
 // TestImportGPUBound (synthetic, testdata/gpu_bound_synthetic.json): a
 // loop whose host runs ahead of a busy GPU is GPU-bound; its iterations
 // last the GPU's 120 µs, its blocked launches are no rows, and each

@@ -116,7 +116,8 @@ func (im *importer) steps() []edge {
 	// holds it, as in steady state each period holds the tail of the step
 	// before. A GPU-bound step's work that the later step's waits behind
 	// (one stream, in launch order) stays its own: its window is its
-	// period.
+	// period. With ChromeOptions.ToGPUEnd nothing moves: that view asks
+	// when the GPU work the step launched is done.
 	global := windows(all)
 	pre := map[int]StepReport{} // GPU windows by launch, before any move
 	for _, a := range order {
@@ -124,7 +125,7 @@ func (im *importer) steps() []edge {
 	}
 	for _, s := range im.slices {
 		a := by[s.iter]
-		if a == nil || !s.gpu || s.dropped || a.next == 0 || s.start < a.next {
+		if a == nil || !s.gpu || s.dropped || a.next == 0 || s.start < a.next || im.opt.ToGPUEnd {
 			continue
 		}
 		n := in(global, s.start)

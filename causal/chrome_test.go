@@ -267,6 +267,7 @@ func FuzzImportChrome(f *testing.F) {
 	f.Add(readFixture(f, "go_trace_proc.json"))
 	f.Add(readFixture(f, "gpu_steps_synthetic.json"))
 	f.Add(readFixture(f, "gpu_bound_synthetic.json"))
+	f.Add(readFixture(f, "gpu_order_synthetic.json"))
 	f.Add([]byte(`[{"name":"a","ph":"X","pid":1,"tid":1,"ts":0,"dur":10,"bind_id":1,"flow_out":true},{"name":"b","ph":"X","pid":1,"tid":2,"ts":5,"dur":10,"bind_id":1,"flow_in":true},{"ph":"t","id":2,"pid":1,"tid":1,"ts":3}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		spans, rep, err := ImportChrome(data, "p")
@@ -282,6 +283,21 @@ func FuzzImportChrome(f *testing.F) {
 		}
 		checkReplay(t, g)
 		checkProfile(t, g)
+		// The view to each step's last GPU op imports the same trace and
+		// replays each iteration to that end.
+		spans, rep, err = ImportChromeWith(data, "p", ChromeOptions{ToGPUEnd: true})
+		if err != nil {
+			t.Fatalf("imports, but not to the GPU's end: %v", err)
+		}
+		for _, it := range Iterations(spans) {
+			g, err := Build(it)
+			if err != nil {
+				t.Fatalf("iteration %d does not build: %v", it[0].Iteration, err)
+			}
+			v := g.EndAt(func(i int) bool { return rep.GPUWork(it[i]) })
+			checkReplay(t, v)
+			checkProfile(t, v)
+		}
 	})
 }
 

@@ -34,7 +34,7 @@ type Track struct {
 func (g *Graph) TrackShares() map[Track]float64 {
 	busy := map[Track]int64{}
 	for i, s := range g.spans {
-		if !s.Boundary {
+		if !s.Boundary && g.reaches(i) {
 			busy[Track{s.Device, s.Stream}] += g.dur[i]
 		}
 	}
@@ -45,6 +45,10 @@ func (g *Graph) TrackShares() map[Track]float64 {
 		}
 	}
 	return out
+}
+
+func compareTracks(a, b Track) int {
+	return cmp.Or(cmp.Compare(a.Device, b.Device), cmp.Compare(a.Stream, b.Stream))
 }
 
 // TrackSpread is a track's busy share over iterations.
@@ -58,7 +62,7 @@ func trackSpreads(per map[Track][]float64, opt SpreadOptions) []TrackSpread {
 	for t := range per {
 		keys = append(keys, t)
 	}
-	slices.SortFunc(keys, func(a, b Track) int { return cmp.Or(cmp.Compare(a.Device, b.Device), cmp.Compare(a.Stream, b.Stream)) })
+	slices.SortFunc(keys, compareTracks)
 	out := make([]TrackSpread, len(keys))
 	for k, t := range keys {
 		out[k] = TrackSpread{t, estimate(per[t], opt)}

@@ -85,8 +85,8 @@ func (g *Graph) idents(split map[string]bool) ([]ident, []int32) {
 	}
 	index := map[ident]int32{}
 	var ids []ident
-	for _, s := range g.spans {
-		if id := row(s); !s.Boundary && !hasKey(index, id) {
+	for i, s := range g.spans {
+		if id := row(s); !s.Boundary && g.reaches(i) && !hasKey(index, id) {
 			index[id] = 0
 			ids = append(ids, id)
 		}
@@ -97,8 +97,8 @@ func (g *Graph) idents(split map[string]bool) ([]ident, []int32) {
 	}
 	of := make([]int32, len(g.spans))
 	for i, s := range g.spans {
-		of[i] = -1 // a boundary is no row
-		if !s.Boundary {
+		of[i] = -1 // a boundary is no row, nor a span that cannot move the end
+		if !s.Boundary && g.reaches(i) {
 			of[i] = index[row(s)]
 		}
 	}

@@ -41,7 +41,10 @@
 // at the later of its recorded start and its predecessors' latest end
 // (plus its lag when that is negative), so a faster predecessor does not
 // move it. End-to-end time is the latest end minus the earliest recorded
-// start.
+// start. EndAt gives a view of the graph measured to the latest end among
+// some spans instead (a step's GPU work: when it is done, where the host
+// ends the step later), in which the spans that cannot move that end are
+// no rows; SpreadOptions.End and ChromeOptions.ToGPUEnd make it.
 //
 // # What is exact and what is estimated
 //

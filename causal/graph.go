@@ -22,7 +22,11 @@ type Graph struct {
 	succs   []int32  //
 	order   []int32  // a topological order
 	t0      int64    // earliest recorded start
-	base    int64    // recorded end-to-end time
+	base    int64    // recorded end-to-end time: to the latest end of a sink
+	// sink and reach are nil in a whole graph (every span is a sink);
+	// in a view made by EndAt, the sinks and the spans some sink depends
+	// on, even through others (sinks included).
+	sink, reach []bool
 }
 
 // Build validates spans and makes their graph. The graph keeps spans; the

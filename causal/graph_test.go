@@ -120,22 +120,67 @@ func TestKnownGraphs(t *testing.T) {
 	}
 }
 
-// TestSlackTo: slack against the end of some spans only (stream s1 of the
-// two-stream graph): b2 reaches none of them, a2 may take 2 longer before
-// a3 (waiting for b1) would wait for it instead.
-func TestSlackTo(t *testing.T) {
+// buildKnown builds the known graph of that name.
+func buildKnown(t *testing.T, name string) *Graph {
+	t.Helper()
 	graphs := knownGraphs()
-	k := slices.IndexFunc(graphs, func(k known) bool { return k.name == "two streams" })
+	k := slices.IndexFunc(graphs, func(k known) bool { return k.name == name })
 	g, err := Build(graphs[k].spans)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return g
+}
+
+// TestSlackTo: slack against the end of some spans only (stream s1 of the
+// two-stream graph): b2 reaches none of them, a2 may take 2 longer before
+// a3 (waiting for b1) would wait for it instead.
+func TestSlackTo(t *testing.T) {
+	g := buildKnown(t, "two streams")
 	got := g.SlackTo(func(i int) bool { return g.Spans()[i].Stream == "s1" })
 	if want := []int64{0, 2, 0, 0, MaxTime}; !slices.Equal(got, want) {
 		t.Errorf("SlackTo(s1) = %v, want %v", got, want)
 	}
 	if got, want := g.SlackTo(nil), g.Slack(); !slices.Equal(got, want) {
 		t.Errorf("SlackTo(nil) = %v, Slack() = %v", got, want)
+	}
+}
+
+// TestEndAt: the two-stream graph measured to stream s1's end (a3 at
+// 30), not to b2's at 40: b2 cannot move it and is no row, b1 bounds it.
+func TestEndAt(t *testing.T) {
+	g := buildKnown(t, "two streams")
+	v := g.EndAt(func(i int) bool { return g.Spans()[i].Stream == "s1" })
+	checkReplay(t, v)
+	if v.EndToEnd() != 30 || g.EndToEnd() != 40 {
+		t.Errorf("end to end %d (whole %d), want 30 (40)", v.EndToEnd(), g.EndToEnd())
+	}
+	if got, want := v.CriticalPath(), []int{0, 3, 2}; !slices.Equal(got, want) {
+		t.Errorf("critical path %v, want %v", got, want)
+	}
+	if got, want := v.Slack(), []int64{0, 2, 0, 0, MaxTime}; !slices.Equal(got, want) {
+		t.Errorf("slack %v, want %v", got, want)
+	}
+	for _, w := range []whatIf{{[]Change{Faster("b1", 50)}, 28}, {[]Change{At("b2", 100)}, 30}, {[]Change{At("a3", 0)}, 25}} {
+		if got, err := v.Simulate(w.changes...); err != nil || got != w.e2e {
+			t.Errorf("%+v gives %d (%v), want %d", w.changes, got, err, w.e2e)
+		}
+	}
+	var rows []string
+	for _, p := range v.Profile() {
+		rows = append(rows, p.Kernel)
+	}
+	if want := []string{"a", "a3", "b1"}; !slices.Equal(rows, want) {
+		t.Errorf("rows %v, want %v (b2 cannot move the end)", rows, want)
+	}
+	if got := v.TrackShares()[Track{Device: "d", Stream: "s2"}]; got != 10.0/30 {
+		t.Errorf("s2 busy %v of the view, want b1's 10 of 30", got)
+	}
+	if v.Attributed() != 25.0/30 {
+		t.Errorf("attributed %v: the path a1, b1, a3 is 25 of 30", v.Attributed())
+	}
+	if g.EndAt(func(int) bool { return false }) != g {
+		t.Error("with no sink, EndAt is not the graph")
 	}
 }
 

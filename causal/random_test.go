@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -59,7 +60,11 @@ func newRandomDAG(rng *rand.Rand) randomDAG {
 // recorded start plus, along it, each span's new duration and each later
 // span's recorded lag (start minus the latest end of its predecessors; no
 // more than 0 for a host wait).
-func (d randomDAG) bruteEndToEnd(dur []int64) int64 {
+func (d randomDAG) bruteEndToEnd(dur []int64) int64 { return d.bruteEndToEndAt(dur, nil) }
+
+// bruteEndToEndAt is bruteEndToEnd to the latest end among the spans
+// sink holds (nil: all), as Graph.EndAt measures.
+func (d randomDAG) bruteEndToEndAt(dur []int64, sink func(s Span) bool) int64 {
 	n := len(d.spans)
 	succs := make([][]int, n)
 	lag := make([]int64, n)
@@ -79,7 +84,9 @@ func (d randomDAG) bruteEndToEnd(dur []int64) int64 {
 	var best int64 = math.MinInt64
 	var walk func(i int, end int64)
 	walk = func(i int, end int64) {
-		best = max(best, end)
+		if sink == nil || sink(d.spans[i]) {
+			best = max(best, end)
+		}
 		for _, c := range succs[i] {
 			walk(c, end+lag[c]+dur[c])
 		}
@@ -163,6 +170,24 @@ func TestRandomDAGsAgainstBruteForce(t *testing.T) {
 			}
 		}
 		checkOffPathKernels(t, g)
+		// Measured to stream s0's end only (Graph.EndAt).
+		s0 := func(s Span) bool { return s.Stream == "s0" }
+		if !slices.ContainsFunc(batch, s0) {
+			s0 = nil // EndAt returns the graph: to every span's end
+		}
+		v := g.EndAt(func(i int) bool { return s0 == nil || s0(batch[i]) })
+		checkReplay(t, v)
+		if got, want := v.EndToEnd(), d.bruteEndToEndAt(bruteDurations(d.spans, nil), s0); got != want {
+			t.Fatalf("trial %d: end-to-end to s0 %d, brute force %d", trial, got, want)
+		}
+		cs := randomChanges(rng, g.Kernels())
+		got, err := v.Simulate(cs...)
+		if want := d.bruteEndToEndAt(bruteDurations(d.spans, cs), s0); err != nil || got != want {
+			t.Fatalf("trial %d: to s0, %+v gives %d (%v), brute force %d", trial, cs, got, err, want)
+		}
+		checkCriticalPath(t, v)
+		checkSlack(t, v)
+		checkOffPathKernels(t, v)
 	}
 }
 
@@ -195,6 +220,12 @@ func checkSlack(t *testing.T, g *Graph) {
 			t.Fatalf("span %d has negative slack %d", i, sl)
 		}
 		dur := append([]int64(nil), base...)
+		if sl == MaxTime { // no end depends on it (Graph.EndAt)
+			if dur[i] += MaxDuration; g.Replay(dur, nil, nil) != g.EndToEnd() {
+				t.Fatalf("span %d with MaxTime of slack moves the end", i)
+			}
+			continue
+		}
 		dur[i] += sl
 		if e := g.Replay(dur, nil, nil); e != g.EndToEnd() {
 			t.Fatalf("span %d longer by its slack %d: end-to-end %d, was %d", i, sl, e, g.EndToEnd())

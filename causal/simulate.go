@@ -100,20 +100,23 @@ func (g *Graph) Replay(dur, start, end []int64) int64 {
 			start[i] = s
 		}
 		end[i] = s + dur[i]
-		last = max(last, end[i])
+		if g.isSink(i) {
+			last = max(last, end[i])
+		}
 	}
 	return last - g.t0
 }
 
 // CriticalPath returns the spans (indices, first to last) of the recorded
-// run's critical path: from the span that ends last, back through the
+// run's critical path: from the span (the sink, in a view made by EndAt)
+// that ends last, back through the
 // predecessor each one waited for last, to a root or a span that waited
 // for the host. Ties go to the lower
 // index.
 func (g *Graph) CriticalPath() []int {
-	last := 0
+	last := -1
 	for i, s := range g.spans {
-		if s.End > g.spans[last].End {
+		if g.isSink(i) && (last < 0 || s.End > g.spans[last].End) {
 			last = i
 		}
 	}
@@ -147,15 +150,17 @@ func (g *Graph) Slack() []int64 { return g.SlackTo(nil) }
 
 // SlackTo returns, per span, how many ns longer it may take in the
 // recorded run before the latest end among the sink spans grows (sink
-// nil: every span, as Slack). A span no sink depends on, even through
-// others, has MaxTime. With the sinks a step's GPU work, it is the slack
-// against the step's last GPU op: the path that bounds when the step's
-// GPU work is done, where the host paces the step's end.
+// nil: the graph's end, as Slack). A span no sink depends on, even
+// through others, has MaxTime. With the sinks a step's GPU work, it is
+// the slack against the step's last GPU op (EndAt makes that a view).
 func (g *Graph) SlackTo(sink func(i int) bool) []int64 {
+	if sink == nil {
+		sink = g.isSink
+	}
 	n := len(g.spans)
 	var tend int64 = math.MinInt64
 	for i, s := range g.spans {
-		if sink == nil || sink(i) {
+		if sink(i) {
 			tend = max(tend, s.End)
 		}
 	}
@@ -163,7 +168,7 @@ func (g *Graph) SlackTo(sink func(i int) bool) []int64 {
 	for k := n - 1; k >= 0; k-- {
 		i := int(g.order[k])
 		le := int64(MaxTime)
-		if sink == nil || sink(i) {
+		if sink(i) {
 			le = tend
 		}
 		for _, c := range g.succsOf(i) {
@@ -180,3 +185,45 @@ func (g *Graph) SlackTo(sink func(i int) bool) []int64 {
 	}
 	return latest
 }
+
+// EndAt returns the view of g whose end is the latest end among the sink
+// spans, not among all: its end-to-end time runs from g's earliest start
+// to there, and Replay, Simulate, CriticalPath, Slack, Profile, Attributed
+// and TrackShares are all to that end. Spans that no sink depends on, even
+// through others, cannot move it: they are no rows (as boundaries are) and
+// have MaxTime of slack. With a step's GPU work as the sinks, it answers
+// "which kernels bound when the step's GPU work is done", where the host,
+// not the GPU, ends the step (ChromeReport.GPUWork). With no sink among
+// the spans it returns g. The view shares g's arrays: it is read-only too.
+func (g *Graph) EndAt(sink func(i int) bool) *Graph {
+	n := len(g.spans)
+	v := *g
+	v.sink, v.reach = make([]bool, n), make([]bool, n)
+	end, found := int64(math.MinInt64), false
+	for k := n - 1; k >= 0; k-- { // successors first
+		i := int(g.order[k])
+		if sink(i) {
+			v.sink[i], v.reach[i], found = true, true, true
+			end = max(end, g.spans[i].End)
+			continue
+		}
+		for _, c := range g.succsOf(i) {
+			if v.reach[c] {
+				v.reach[i] = true
+				break
+			}
+		}
+	}
+	if !found {
+		return g
+	}
+	v.base = end - g.t0
+	return &v
+}
+
+// isSink says whether span i's end is the graph's end, or may be.
+func (g *Graph) isSink(i int) bool { return g.sink == nil || g.sink[i] }
+
+// reaches says whether span i can move the graph's end: every span of a
+// whole graph, the sinks and what they depend on in a view.
+func (g *Graph) reaches(i int) bool { return g.reach == nil || g.reach[i] }

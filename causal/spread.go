@@ -49,6 +49,11 @@ type SpreadOptions struct {
 	// Tuned holds, by kernel, the changes that make its spans take their
 	// tuned time (one per problem, say); they give KernelSpread.Gain.
 	Tuned map[string][]Change
+	// End, when set, measures each iteration to the latest end among the
+	// spans it holds (Graph.EndAt), not to its last span: with
+	// ChromeReport.GPUWork, to the step's last GPU op. An iteration with
+	// none of them is measured to its end.
+	End func(Span) bool
 }
 
 // PipelineSpread is what SpreadIterations says of a pipeline.
@@ -60,6 +65,8 @@ type PipelineSpread struct {
 	// (Graph.Attributed); Tracks each track's busy share, never above 1.
 	Attributed Estimate      `json:"attributed"`
 	Tracks     []TrackSpread `json:"tracks"`
+	// EndedAt counts the iterations measured to SpreadOptions.End's spans.
+	EndedAt int `json:"ended_at,omitempty"`
 }
 
 // Spread builds one graph per iteration (dependencies that cross
@@ -101,10 +108,17 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 		all = append(all, it...)
 	}
 	split := SplitKernels(all)
+	ended := 0
 	for n, it := range iters {
 		g, err := Build(it)
 		if err != nil {
 			return PipelineSpread{}, fmt.Errorf("iteration %d (#%d): %w", iterOf(it), n, err)
+		}
+		if opt.End != nil {
+			if v := g.EndAt(func(i int) bool { return opt.End(it[i]) }); v != g {
+				g = v
+				ended++
+			}
 		}
 		e2e = append(e2e, float64(g.EndToEnd()))
 		attributed = append(attributed, g.Attributed())
@@ -138,7 +152,7 @@ func SpreadIterations(iters [][]Span, opt SpreadOptions) (PipelineSpread, error)
 			}
 		}
 	}
-	out := PipelineSpread{Iterations: len(iters), Kernels: make([]KernelSpread, 0, len(byKernel))}
+	out := PipelineSpread{Iterations: len(iters), Kernels: make([]KernelSpread, 0, len(byKernel)), EndedAt: ended}
 	names := make([]ident, 0, len(byKernel))
 	for name := range byKernel {
 		names = append(names, name)

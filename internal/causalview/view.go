@@ -114,6 +114,12 @@ func Problems(iters [][]causal.Span) map[string][]string {
 // /v1/causal/{pipeline}, kernels by influence, highest first. skipped and
 // batches are reported as given.
 func Profile(pipeline string, batches int, iters [][]causal.Span, skipped []string, tuned Tuned) (api.Causal, error) {
+	return ProfileTo(pipeline, batches, iters, skipped, tuned, nil)
+}
+
+// ProfileTo is Profile with each iteration measured to the latest end
+// among the spans end holds (causal.SpreadOptions.End; nil: to its end).
+func ProfileTo(pipeline string, batches int, iters [][]causal.Span, skipped []string, tuned Tuned, end func(causal.Span) bool) (api.Causal, error) {
 	out := api.Causal{Pipeline: pipeline, Batches: batches, Skipped: skipped, CurveStep: causal.CurveStep, Kernels: []api.CausalKernel{}}
 	if out.Skipped == nil {
 		out.Skipped = []string{}
@@ -121,7 +127,7 @@ func Profile(pipeline string, batches int, iters [][]causal.Span, skipped []stri
 	if len(iters) == 0 {
 		return out, nil
 	}
-	ps, err := causal.SpreadIterations(iters, causal.SpreadOptions{RNG: rand.New(rand.NewPCG(seed, 0)), Tuned: tuned.Changes})
+	ps, err := causal.SpreadIterations(iters, causal.SpreadOptions{RNG: rand.New(rand.NewPCG(seed, 0)), Tuned: tuned.Changes, End: end})
 	if err != nil {
 		return out, fmt.Errorf("profile pipeline %q: %w", pipeline, err)
 	}

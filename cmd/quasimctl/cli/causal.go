@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,7 +40,7 @@ end-to-end time grows (0 on the critical path), with its range over the
 iterations in parentheses when that is wider than the interval.
 
   quasimctl causal show PIPELINE [--curves] [--json]
-  quasimctl causal import TRACE.json[.gz] --pipeline PIPELINE [--offline]
+  quasimctl causal import TRACE.json[.gz] --pipeline PIPELINE [--offline [--end gpu]]
   quasimctl causal check PIPELINE [--runs N] [--baseline | --last]`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -80,6 +81,7 @@ func newCausalImportCommand(g *globalOptions) *cobra.Command {
 		offline   bool
 		curves    bool
 		inputDims bool
+		end       string
 	)
 	cmd := &cobra.Command{
 		Use:   "import TRACE",
@@ -91,7 +93,14 @@ on each thread or stream, flow events as dependencies, ProfilerStep#N as
 iterations) and says what it mapped and what it dropped, and why. Then it
 posts the spans to quasimd's pipeline --pipeline (declared by a pipeline
 file in the spec dir), or with --offline shows the table without a daemon
-(gains at tuned times need the daemon's trials, so offline they are unknown).`,
+(gains at tuned times need the daemon's trials, so offline they are unknown).
+
+An iteration's end-to-end time runs to its end: with ProfilerStep#N, the
+next step's start, which the host reaches. --end gpu (with --offline)
+measures each step to its last GPU op instead, with the GPU work a step
+launched kept in that step wherever it ran: which kernels bound when the
+step's GPU work is done, where the host, not the GPU, ends the step (what
+Holistic Trace Analysis's critical path shows).`,
 		Args: exactArgs(1, "TRACE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if pipeline == "" {
@@ -100,13 +109,19 @@ file in the spec dir), or with --offline shows the table without a daemon
 				}
 				pipeline = "trace"
 			}
+			switch {
+			case end != "step" && end != "gpu":
+				return usagef("--end %q: want step (each iteration to its end) or gpu (each step to its last GPU op)", end)
+			case end == "gpu" && !offline:
+				return usagef("--end gpu needs --offline: quasimd's causal show measures each iteration to its end")
+			}
 			// Bad input exits 2, as memgraph plan's does (the exit code table).
 			// Read as it goes: the trace's text is never held whole.
 			r, err := gzread.Open(args[0], maxTraceBytes)
 			if err != nil {
 				return badInput(err)
 			}
-			spans, rep, err := causal.ImportChromeFrom(r, pipeline, causal.ChromeOptions{InputDims: inputDims})
+			spans, rep, err := causal.ImportChromeFrom(r, pipeline, causal.ChromeOptions{InputDims: inputDims, ToGPUEnd: end == "gpu"})
 			r.Close()
 			w := cmd.OutOrStdout()
 			if err != nil {
@@ -123,17 +138,28 @@ file in the spec dir), or with --offline shows the table without a daemon
 			}
 			if offline {
 				iters, skipped := causalview.Split([]causalview.Batch{{Label: args[0], Spans: spans}})
-				c, err := causalview.Profile(pipeline, 1, iters, skipped, causalview.Tuned{})
+				var sink func(causal.Span) bool
+				if end == "gpu" {
+					if len(rep.GPUTracks) == 0 {
+						return badInput(fmt.Errorf("%s: --end gpu: the trace has no GPU work (kernel, gpu_memcpy, gpu_memset)", args[0]))
+					}
+					sink = rep.GPUWork
+				}
+				c, err := causalview.ProfileTo(pipeline, 1, iters, skipped, causalview.Tuned{}, sink)
 				if err != nil {
 					return err
 				}
 				if g.json {
 					return printJSON(w, struct {
 						Import api.ImportReport `json:"import"`
+						End    string           `json:"end"`
 						Causal api.Causal       `json:"causal"`
-					}{importReport(rep), c})
+					}{importReport(rep), end, c})
 				}
 				fmt.Fprintln(w)
+				if sink != nil {
+					printGPUEnd(w, iters, sink)
+				}
 				if err := printCausal(w, c, curves); err != nil {
 					return err
 				}
@@ -171,7 +197,24 @@ file in the spec dir), or with --offline shows the table without a daemon
 	fs.BoolVar(&offline, "offline", false, "profile the trace here and show the table; post nothing, need no daemon")
 	fs.BoolVar(&curves, "curves", false, "with --offline, also print each kernel's virtual-speedup curve")
 	fs.BoolVar(&inputDims, "input-dims", false, "a row per kernel and input dims where a kernel runs at several on several streams (default: a row per kernel name)")
+	fs.StringVar(&end, "end", "step", "with --offline, where an iteration ends: step (its end: the next step's start) or gpu (each step's last GPU op, its GPU work kept in the step that launched it)")
 	return cmd
+}
+
+// printGPUEnd says that the table is measured to each step's last GPU op,
+// and of how many iterations (one without GPU work is measured to its end).
+func printGPUEnd(w io.Writer, iters [][]causal.Span, gpu func(causal.Span) bool) {
+	n := 0
+	for _, it := range iters {
+		if slices.ContainsFunc(it, gpu) {
+			n++
+		}
+	}
+	fmt.Fprintf(w, "end to end: each step's start to its last GPU op (--end gpu; the GPU work a step launched is its own wherever it ran), in %d of %s", n, plural(len(iters), "iteration"))
+	if n < len(iters) {
+		fmt.Fprint(w, "; the others have no GPU work and run to their end")
+	}
+	fmt.Fprintln(w)
 }
 
 // chunks splits spans into batches of at most n spans at iteration
@@ -225,7 +268,8 @@ func importReport(r causal.ChromeReport) api.ImportReport {
 		IterationsFrom: r.IterationsFrom, Tracks: r.Tracks, RepeatingTracks: r.RepeatingTracks,
 		Gaps: api.ImportGaps{Event: r.Gaps.Event, Host: r.Gaps.Host, HostUnseen: r.Gaps.HostUnseen, Lag: r.Gaps.Lag}, Warning: r.Warning,
 		CutOff: r.CutOff, Dropped: []api.ImportDropped{},
-		Bind: api.ImportBind{ByLaunch: r.Bind.ByLaunch, GraphKernels: r.Bind.GraphKernels, ByTime: r.Bind.ByTime, Dropped: r.Bind.Dropped}}
+		Bind: api.ImportBind{ByLaunch: r.Bind.ByLaunch, GraphKernels: r.Bind.GraphKernels, Later: r.Bind.Later, ByOrder: r.Bind.ByOrder,
+			ByTime: r.Bind.ByTime, Dropped: r.Bind.Dropped}}
 	for _, st := range r.Steps {
 		out.Steps = append(out.Steps, api.ImportStep{N: st.N, StartNs: st.Start, PeriodNs: st.Period, GPUBusyNs: st.GPUBusy,
 			GPUBound: st.GPUBound, HostCalls: st.HostCalls, HostCallNs: st.HostCallTime})

@@ -20,8 +20,11 @@ func printSteps(w io.Writer, r causal.ChromeReport) {
 		return
 	}
 	if b := r.Bind; b != (causal.BindReport{}) {
-		fmt.Fprintf(w, "GPU work in steps: %d events by their launch's correlation id (%d of them kernels of a CUDA graph launch), %d by when they ran on their stream (no launch in the trace), %d in no step\n",
-			b.ByLaunch, b.GraphKernels, b.ByTime, b.Dropped)
+		fmt.Fprintf(w, "GPU work in steps: %d events by their launch's correlation id (%d of them kernels of a CUDA graph launch), ", b.ByLaunch, b.GraphKernels)
+		if b.ByOrder > 0 {
+			fmt.Fprintf(w, "%d by their correlation id's place between two launches of one step (no launch in the trace), ", b.ByOrder)
+		}
+		fmt.Fprintf(w, "%d by when they ran on their stream (no launch in the trace), %d in no step\n", b.ByTime, b.Dropped)
 	}
 	var periods, tails []int64
 	bound, calls := 0, 0
@@ -47,7 +50,7 @@ func printSteps(w io.Writer, r causal.ChromeReport) {
 		// that ends at the GPU's last op (HTA's, which weighs host time
 		// between ops 0) differs by this.
 		fmt.Fprintf(w, "; %d host-paced (their GPU work ended a median %s before the step did: the host ends them, "+
-			"so their last GPU ops have that much slack)", len(tails), medianDuration(tails))
+			"so their last GPU ops have that much slack; --end gpu measures to those ops)", len(tails), medianDuration(tails))
 	}
 	fmt.Fprintln(w)
 }

@@ -17,6 +17,13 @@ import (
 
 var chromeFixture = filepath.Join("..", "..", "..", "causal", "testdata", "pytorch_profiler.json")
 
+// offlineImport is what causal import --offline --json prints.
+type offlineImport struct {
+	Import api.ImportReport `json:"import"`
+	End    string           `json:"end"`
+	Causal api.Causal       `json:"causal"`
+}
+
 // TestCausalImportOffline profiles a trace with no daemon: the mapped and
 // dropped report, then the table (figures from causal's chrome_test).
 func TestCausalImportOffline(t *testing.T) {
@@ -31,7 +38,7 @@ func TestCausalImportOffline(t *testing.T) {
 		"GPU work in steps: 6 events by their launch's correlation id (0 of them kernels of a CUDA graph launch), 0 by when they ran on their stream (no launch in the trace), 0 in no step\n",
 		// Step 1's GPU work ends at 151 µs, the step at 300; step 2's at 461 and 600.
 		"steps: 2, median period 300µs (a step's start to the next's; the last to its last GPU op); 2 host-paced (their GPU work ended a median 144µs before the step did: "+
-			"the host ends them, so their last GPU ops have that much slack)\n",
+			"the host ends them, so their last GPU ops have that much slack; --end gpu measures to those ops)\n",
 		"pipeline trace: 2 iterations, 17 spans (1 batch); end to end 300µs [300µs, 300µs]\n",
 		"sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32         35.0% [33.3%, 36.7%]  18.3% [0.0%, 36.7%]  0.183 [0.000, 0.367]  74.5µs [0s, 149µs]     unknown        -\n",
 		"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<flo…  6.7% [6.7%, 6.7%]     0.0% [0.0%, 0.0%]    0.000 [0.000, 0.000]  115.5µs [46µs, 185µs]  unknown        -\n",
@@ -43,14 +50,46 @@ func TestCausalImportOffline(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("causal import --offline --json = %d, stderr %q", code, errs)
 	}
-	got := decodeStrict[struct {
-		Import api.ImportReport `json:"import"`
-		Causal api.Causal       `json:"causal"`
-	}](t, out)
-	if got.Import.Spans != 17 || got.Import.Iterations != 2 || len(got.Import.Dropped) != 6 || got.Import.Bind.ByLaunch != 6 || len(got.Import.Steps) != 2 ||
+	got := decodeStrict[offlineImport](t, out)
+	if got.End != "step" || got.Import.Spans != 17 || got.Import.Iterations != 2 || len(got.Import.Dropped) != 6 || got.Import.Bind.ByLaunch != 6 || len(got.Import.Steps) != 2 ||
 		got.Causal.Pipeline != "fwd" || got.Causal.Iterations != 2 || len(got.Causal.Kernels) != 5 || len(got.Causal.Kernels[0].Curve) != causal.CurveSteps {
 		t.Errorf("causal import --offline --json = %+v", got)
 	}
+}
+
+// TestCausalImportGPUEnd: --end gpu measures each step of the fixture
+// to its last GPU op (151 and 161 µs after the step's start), where the
+// host ends the steps 144 µs later: the GEMM whose chain ends each step's
+// GPU work is on that path in both steps, as it is not to the step's end.
+func TestCausalImportGPUEnd(t *testing.T) {
+	t.Parallel()
+	out, errs, code := run(t, "causal", "import", "--offline", "--end", "gpu", chromeFixture)
+	if code != 0 {
+		t.Fatalf("causal import --offline --end gpu = %d, stderr %q", code, errs)
+	}
+	mustContain(t, "causal import --offline --end gpu", out,
+		"end to end: each step's start to its last GPU op (--end gpu; the GPU work a step launched is its own wherever it ran), in 2 of 2 iterations\n",
+		"pipeline trace: 2 iterations, 17 spans (1 batch); end to end 156µs [151µs, 161µs]\n",
+		// To the step's end: 18.3% on the path, 0.183, 74.5µs of slack.
+		"sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32         67.3% [66.2%, 68.3%]  67.3% [66.2%, 68.3%]  0.673 [0.662, 0.683]  0s [0s, 0s]        unknown        -\n",
+	)
+	out, errs, code = run(t, "causal", "import", "--offline", "--end", "gpu", "--json", chromeFixture)
+	if code != 0 {
+		t.Fatalf("causal import --offline --end gpu --json = %d, stderr %q", code, errs)
+	}
+	got := decodeStrict[offlineImport](t, out)
+	if got.End != "gpu" || got.Causal.EndToEnd.Max >= 300e3 {
+		t.Errorf("end %q, end to end %+v: want gpu, under the 300 µs period", got.End, got.Causal.EndToEnd)
+	}
+	// Work queued in a step without its launch in the trace (causal's TestImportLaunchOrder).
+	order := filepath.Join("..", "..", "..", "causal", "testdata", "gpu_order_synthetic.json")
+	out, errs, code = run(t, "causal", "import", "--offline", "--end", "gpu", order)
+	if code != 0 {
+		t.Fatalf("causal import --offline --end gpu = %d, stderr %q", code, errs)
+	}
+	mustContain(t, "causal import --offline --end gpu (order)", out,
+		"GPU work in steps: 3 events by their launch's correlation id (0 of them kernels of a CUDA graph launch), 2 by their correlation id's place between two launches of one step "+
+			"(no launch in the trace), 1 by when they ran on their stream (no launch in the trace), 0 in no step\n")
 }
 
 // TestCausalImportForkJoin: issue 27's fork-join trace, without
@@ -74,10 +113,7 @@ func TestCausalImportForkJoin(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("causal import --offline --json = %d, stderr %q", code, errs)
 	}
-	got := decodeStrict[struct {
-		Import api.ImportReport `json:"import"`
-		Causal api.Causal       `json:"causal"`
-	}](t, out)
+	got := decodeStrict[offlineImport](t, out)
 	if im := got.Import; im.IterationsFrom != causal.FromRepeats || im.Iterations != 50 || im.Tracks != 3 || im.RepeatingTracks != 3 || im.Warning != "" {
 		t.Errorf("import report %+v", im)
 	}
@@ -101,6 +137,10 @@ func TestCausalImportErrors(t *testing.T) {
 		{"not a trace", []string{"causal", "import", "--offline", filepath.Join("..", "..", "..", "go.mod")}, exitUsage, "invalid chrome trace"},
 		{"no daemon", []string{"causal", "import", "--pipeline", "p", "--socket", "/nonexistent/sock", chromeFixture}, exitUnavailable, "cannot reach quasimd"},
 		{"show needs a name", []string{"causal", "show"}, exitUsage, "PIPELINE"},
+		{"end gpu posts nothing", []string{"causal", "import", "--pipeline", "p", "--end", "gpu", chromeFixture}, exitUsage, "--end gpu needs --offline"},
+		{"bad end", []string{"causal", "import", "--offline", "--end", "host", chromeFixture}, exitUsage, `--end "host": want step`},
+		{"end gpu without GPU work", []string{"causal", "import", "--offline", "--end", "gpu", filepath.Join("..", "..", "..", "causal", "testdata", "torch_cpu_trace.json")},
+			exitUsage, "--end gpu: the trace has no GPU work"},
 	}
 	for _, tt := range tests {
 		_, errs, code := run(t, tt.args...)
