@@ -13,6 +13,7 @@ import (
 
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 func writeNPY(t *testing.T, dir, name string, xs []float64) string {
@@ -63,7 +64,7 @@ func TestDataAnswers(t *testing.T) {
 	}
 	run := func(k Kernel, cfgs ...genome.Config) []evaluate.Trial {
 		t.Helper()
-		ev, err := New(k, Options{Worker: workerCmd(), Timeout: 20 * time.Second})
+		ev, err := New(k, Options{Worker: workerCmd(), Timeout: testload.Scale(20 * time.Second)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +140,7 @@ func TestVerifySocket(t *testing.T) {
 		},
 		Check: Check{Verify: sock},
 	}
-	ev, err := New(k, Options{Worker: workerCmd(), Timeout: 20 * time.Second})
+	ev, err := New(k, Options{Worker: workerCmd(), Timeout: testload.Scale(20 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quasim/quasim/evaluate"
 	"github.com/quasim/quasim/genome"
+	"github.com/quasim/quasim/internal/testload"
 )
 
 // helperPIDs are the compile helpers whose environment holds marker (each
@@ -65,7 +66,7 @@ func TestHelpersStoppedWhileTimed(t *testing.T) {
 	k := scaleKernel(t)
 	k.CompileAhead = "process"
 	cache := t.TempDir()
-	ev, err := New(k, Options{Worker: workerCmd(), Timeout: 20 * time.Second,
+	ev, err := New(k, Options{Worker: workerCmd(), Timeout: testload.Scale(20 * time.Second),
 		Env: []string{"POCL_CACHE_DIR=" + cache, "POCL_KERNEL_CACHE=1"}})
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +125,7 @@ func TestHelpersStoppedWhileTimed(t *testing.T) {
 func TestRacingStopsEarlyOnOpenCL(t *testing.T) {
 	needDevice(t)
 	reps := evaluate.Reps{Min: 3, Max: 24, RelCI: 1e-12, MaxTime: time.Minute}
-	ev, err := New(scaleKernel(t), Options{Worker: workerCmd(), Timeout: 20 * time.Second, Reps: reps})
+	ev, err := New(scaleKernel(t), Options{Worker: workerCmd(), Timeout: testload.Scale(20 * time.Second), Reps: reps})
 	if err != nil {
 		t.Fatal(err)
 	}
