@@ -62,17 +62,22 @@ func WorkerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	start := time.Now()
 	w, err := newWorker(&k)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %s: %v\n", WorkerMode, k.Name, err)
 		return 1
 	}
+	w.setup, w.log = time.Since(start), stderr
 	switch aheadMode(&k, w.dev) {
 	case "process":
 		if w.helpers, err = newHelpers(&k, stderr); err != nil {
 			fmt.Fprintf(stderr, "%s: %s: compile helpers: %v\n", WorkerMode, k.Name, err)
 		} else {
 			defer w.helpers.close()
+			// Under auto, helpers wait for a build that costs more than
+			// starting one (startHelpers).
+			w.gated = k.CompileAhead != "process"
 		}
 	case "thread":
 		if k.CompileAhead == "process" {
@@ -100,10 +105,17 @@ type worker struct {
 	ctx    *cl.Context
 	dev    Device
 
-	progs    map[string]*program // by build options
-	order    []string            // build options, least recently used first
-	ahead    *compiler           // compiles prepared configs; nil when off
-	helpers  *helpers            // or helper processes do; nil when not
+	progs   map[string]*program // by build options
+	order   []string            // build options, least recently used first
+	ahead   *compiler           // compiles prepared configs; nil when off
+	helpers *helpers            // or helper processes do; nil when not
+	// gated: the helpers wait until a build of the worker's own took
+	// longer than helpersAfter(); the configs told until then are waiting.
+	gated    bool
+	waiting  []helperJob
+	setup    time.Duration   // from the worker's start to its device and the problems' buffers
+	built    []time.Duration // the worker's own builds while gated, with their first launch
+	log      io.Writer       // the worker's stderr
 	problems map[string]*problemState
 	checked  map[string]string // problem|config key -> "" (passed) or the mismatch
 }
@@ -156,7 +168,7 @@ func newWorker(k *Kernel) (*worker, error) {
 	}
 	w := &worker{
 		k: k, geom: g, params: params, src: src, ctx: ctx, dev: fromCL(d),
-		progs: map[string]*program{}, problems: map[string]*problemState{}, checked: map[string]string{},
+		progs: map[string]*program{}, problems: map[string]*problemState{}, checked: map[string]string{}, log: io.Discard,
 	}
 	return w, nil
 }
@@ -252,12 +264,18 @@ func (w *worker) prepareProblems(stderr io.Writer) error {
 	for _, dims := range w.k.Problems {
 		fmt.Fprintf(stderr, "%s: %s: preparing problem %v (buffers and the reference output)\n", WorkerMode, w.k.Name, dims)
 		done := make(chan *problemState, 1)
+		var buffered time.Duration
 		go func() {
+			t := time.Now()
+			if _, err := w.buffers(dims); err == nil {
+				buffered = time.Since(t)
+			}
 			ps, _ := w.problem(dims)
 			done <- ps
 		}()
 		select {
 		case ps := <-done:
+			w.setup += buffered
 			if ps != nil && ps.refErr != nil {
 				return fmt.Errorf("problem %v: the reference (%s) did not run: %v", dims, w.referenceName(), ps.refErr)
 			}
@@ -354,6 +372,15 @@ func (w *worker) run(req request) harness.Result {
 	first, err := w.ctx.Run(prog.k, launch.Global, launch.Local)
 	if err != nil {
 		return fail(req.ID, runStatus(err), "launch %v over %v: %v", launch.Local, launch.Global, err)
+	}
+	if compiled && w.gated {
+		build := time.Since(compileStart) - time.Duration(first)
+		if after, ok := w.helpersAfter(build); ok && build > after {
+			fmt.Fprintf(w.log, "%s: %s: a build took %v, longer than %v, what starting a helper costs: compile helpers start\n",
+				WorkerMode, w.k.Name, build.Round(time.Millisecond), after.Round(time.Millisecond))
+			w.startHelpers()
+		}
+		w.built = append(w.built, build)
 	}
 	times = append(times, float64(first)/1e6)
 	valStart := time.Now()
@@ -615,6 +642,10 @@ func (w *worker) prepare(cfgs []map[string]any, dims []int) {
 			jobs = append(jobs, helperJob{Opts: opts, Config: m, Problem: dims})
 		}
 	}
+	if w.gated {
+		w.waiting = jobs
+		return
+	}
 	if w.helpers != nil {
 		w.helpers.set(jobs)
 		return
@@ -629,6 +660,37 @@ func (w *worker) prepare(cfgs []map[string]any, dims []int) {
 	}
 	for _, j := range jobs {
 		w.ahead.add(j.Opts, "", w.k.Kernel)
+	}
+}
+
+// helpersAfter is how long build, one of the worker's own, must have
+// taken for its helpers to start (Kernel.HelpersAfter); false for the
+// worker's first build under the default. A helper's start costs what
+// the worker's did (setup) and what its first build cost beyond a later
+// one: the compiler's own start in the process (pocl's first build of
+// vector_add took 3.2 s here at load 17, the next ones 0.1 to 1.2 s).
+func (w *worker) helpersAfter(build time.Duration) (time.Duration, bool) {
+	if w.k.HelpersAfter > 0 {
+		return w.k.HelpersAfter, true
+	}
+	if len(w.built) == 0 {
+		return 0, false
+	}
+	return w.setup + max(0, w.built[0]-build), true
+}
+
+// startHelpers ends the helpers' wait and hands them the configs told so
+// far that the worker has not built. A helper costs a start like the
+// worker's own (its device, a copy of the problems' buffers read again
+// from their files, the compiler's start) and a launch of each config it
+// builds: for a kernel that builds faster than that (vector_add over 10
+// million floats: 40 MB an argument) they cost more than they save.
+func (w *worker) startHelpers() {
+	w.gated = false
+	jobs := slices.DeleteFunc(w.waiting, func(j helperJob) bool { return w.progs[j.Opts] != nil })
+	w.waiting = nil
+	if len(jobs) > 0 {
+		w.helpers.set(jobs)
 	}
 }
 
