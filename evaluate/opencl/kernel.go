@@ -63,7 +63,8 @@ type Kernel struct {
 	// the work-group code) took longer than this, the configs told
 	// before then waiting for them; until then the worker builds each
 	// config itself. Zero: as long as the worker took to start (its
-	// device and the problems' buffers), which is what each helper's
+	// device and the problems' buffers) and to build an empty kernel (the
+	// compiler's start in the process), which is what each helper's
 	// start costs too. An explicit "process" starts them at once.
 	HelpersAfter time.Duration `json:"helpers_after,omitempty"`
 	// PrepareTimeout bounds preparing each of Problems (the reference

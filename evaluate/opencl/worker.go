@@ -77,7 +77,9 @@ func WorkerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			defer w.helpers.close()
 			// Under auto, helpers wait for a build that costs more than
 			// starting one (startHelpers).
-			w.gated = k.CompileAhead != "process"
+			if w.gated = k.CompileAhead != "process"; w.gated && k.HelpersAfter == 0 {
+				w.compilerStart = w.startCompiler()
+			}
 		}
 	case "thread":
 		if k.CompileAhead == "process" {
@@ -111,13 +113,13 @@ type worker struct {
 	helpers *helpers            // or helper processes do; nil when not
 	// gated: the helpers wait until a build of the worker's own took
 	// longer than helpersAfter(); the configs told until then are waiting.
-	gated    bool
-	waiting  []helperJob
-	setup    time.Duration   // from the worker's start to its device and the problems' buffers
-	built    []time.Duration // the worker's own builds while gated, with their first launch
-	log      io.Writer       // the worker's stderr
-	problems map[string]*problemState
-	checked  map[string]string // problem|config key -> "" (passed) or the mismatch
+	gated         bool
+	waiting       []helperJob
+	setup         time.Duration // from the worker's start to its device and the problems' buffers
+	compilerStart time.Duration // an empty kernel's build, the worker's first (startCompiler)
+	log           io.Writer     // the worker's stderr
+	problems      map[string]*problemState
+	checked       map[string]string // problem|config key -> "" (passed) or the mismatch
 }
 
 // maxPrograms bounds the built programs a worker keeps.
@@ -373,14 +375,10 @@ func (w *worker) run(req request) harness.Result {
 	if err != nil {
 		return fail(req.ID, runStatus(err), "launch %v over %v: %v", launch.Local, launch.Global, err)
 	}
-	if compiled && w.gated {
-		build := time.Since(compileStart) - time.Duration(first)
-		if after, ok := w.helpersAfter(build); ok && build > after {
-			fmt.Fprintf(w.log, "%s: %s: a build took %v, longer than %v, what starting a helper costs: compile helpers start\n",
-				WorkerMode, w.k.Name, build.Round(time.Millisecond), after.Round(time.Millisecond))
-			w.startHelpers()
-		}
-		w.built = append(w.built, build)
+	if build := time.Since(compileStart) - time.Duration(first); compiled && w.gated && build > w.helpersAfter() {
+		fmt.Fprintf(w.log, "%s: %s: a build took %v, longer than %v, what starting a helper costs: compile helpers start\n",
+			WorkerMode, w.k.Name, build.Round(time.Millisecond), w.helpersAfter().Round(time.Millisecond))
+		w.startHelpers()
 	}
 	times = append(times, float64(first)/1e6)
 	valStart := time.Now()
@@ -663,20 +661,30 @@ func (w *worker) prepare(cfgs []map[string]any, dims []int) {
 	}
 }
 
-// helpersAfter is how long build, one of the worker's own, must have
-// taken for its helpers to start (Kernel.HelpersAfter); false for the
-// worker's first build under the default. A helper's start costs what
-// the worker's did (setup) and what its first build cost beyond a later
-// one: the compiler's own start in the process (pocl's first build of
-// vector_add took 3.2 s here at load 17, the next ones 0.1 to 1.2 s).
-func (w *worker) helpersAfter(build time.Duration) (time.Duration, bool) {
+// helpersAfter is how long a build of the worker's own (with its first
+// launch) must take for its helpers to start (Kernel.HelpersAfter): by
+// default what a helper's start costs, the worker's own (setup) and its
+// compiler's (compilerStart).
+func (w *worker) helpersAfter() time.Duration {
 	if w.k.HelpersAfter > 0 {
-		return w.k.HelpersAfter, true
+		return w.k.HelpersAfter
 	}
-	if len(w.built) == 0 {
-		return 0, false
+	return w.setup + w.compilerStart
+}
+
+// startCompiler builds an empty kernel and returns how long that took:
+// what the compiler's start in a process costs (pocl's first build of
+// vector_add took 2.4 s here at load 16, the next ones 0.1 to 0.7 s), paid
+// once here instead of by the first config's build.
+func (w *worker) startCompiler() time.Duration {
+	t := time.Now()
+	// Its own source, or pocl's kernel cache (shared with the worker
+	// that started this one) would answer without starting the compiler.
+	src := fmt.Sprintf("__kernel void quasim_compiler_start(void) {} // %d %d\n", os.Getpid(), t.UnixNano())
+	if p, err := w.ctx.BuildSource(src, w.geom.Options()); err == nil {
+		p.Release()
 	}
-	return w.setup + max(0, w.built[0]-build), true
+	return time.Since(t)
 }
 
 // startHelpers ends the helpers' wait and hands them the configs told so
