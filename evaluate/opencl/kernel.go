@@ -55,8 +55,18 @@ type Kernel struct {
 	// pocl's kernel cache, stopped while the worker launches (pocl builds
 	// under one lock per process); "off"; or "" (auto): a thread unless
 	// the device is the CPU, helpers on pocl's CPU device with its cache
-	// on and more than one core, else off.
+	// on and more than one core (once a build is slow: HelpersAfter),
+	// else off.
 	CompileAhead string `json:"compile_ahead,omitempty"`
+	// HelpersAfter: under auto, helpers start only once one of the
+	// worker's own builds (with the first launch, where pocl generates
+	// the work-group code) took longer than this, the configs told
+	// before then waiting for them; until then the worker builds each
+	// config itself. Zero: as long as the worker took to start (its
+	// device and the problems' buffers) and to build an empty kernel (the
+	// compiler's start in the process), which is what each helper's
+	// start costs too. An explicit "process" starts them at once.
+	HelpersAfter time.Duration `json:"helpers_after,omitempty"`
 	// PrepareTimeout bounds preparing each of Problems (the reference
 	// run); a worker that cannot prepare one in time exits saying so.
 	// Zero: 60 s.
@@ -365,6 +375,9 @@ func (k *Kernel) Compile() (*Geometry, error) {
 	case "", "auto", "on", "thread", "process", "off":
 	default:
 		return nil, ferr("compile_ahead", "%q: want auto, thread, process or off", k.CompileAhead)
+	}
+	if k.HelpersAfter < 0 {
+		return nil, ferr("helpers_after", "%v: negative", k.HelpersAfter)
 	}
 	if k.Check.Abs < 0 || k.Check.Rel < 0 || math.IsNaN(k.Check.Abs) || math.IsNaN(k.Check.Rel) {
 		return nil, ferr("check.tolerance", "negative or NaN")

@@ -156,3 +156,42 @@ func TestRacingStopsEarlyOnOpenCL(t *testing.T) {
 	}
 	t.Logf("runs: %d unraced (median %.4f ms), %d raced", len(full.Times), full.Time, len(raced.Times))
 }
+
+// Under compile_ahead auto, helpers start only once a build of the
+// worker's own took longer than Kernel.HelpersAfter (by default the
+// worker's own start, which each helper pays again): for a kernel that
+// builds faster, the worker builds every config itself and no helper
+// process starts, whatever it was told comes next; after a slow build the
+// configs told wait for helpers.
+func TestHelpersWaitForASlowBuild(t *testing.T) {
+	d := needDevice(t)
+	if !strings.Contains(d.Devices[0].Platform, "Portable Computing Language") || !helpersWork {
+		t.Skipf("compile helpers run with pocl only; device %s is not pocl's", d.Devices[0].Name)
+	}
+	p := evaluate.Problem{Dims: []int{10000}, Names: []string{"n"}}
+	for _, tt := range []struct {
+		after   time.Duration
+		helpers bool
+	}{{time.Hour, false}, {time.Nanosecond, true}} {
+		k := scaleKernel(t)
+		k.HelpersAfter = tt.after
+		cache := t.TempDir()
+		ev, err := New(k, Options{Worker: workerCmd(), Timeout: testload.Scale(20 * time.Second),
+			Env: []string{"POCL_CACHE_DIR=" + cache, "POCL_KERNEL_CACHE=1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := []genome.Config{{0, 1, 0}, {1, 0, 0}, {2, 2, 0}, {1, 1, 0}}
+		ev.Prefetch(cs, p)
+		for _, c := range cs {
+			if tr, err := ev.Evaluate(context.Background(), c, p); err != nil || !tr.OK() {
+				t.Fatalf("Evaluate(%v) = %+v, %v", c, tr, err)
+			}
+		}
+		n := len(helperPIDs(t, cache))
+		ev.Close()
+		if (n > 0) != tt.helpers {
+			t.Errorf("helpers_after %v: %d helper processes after 4 configs told and run; want helpers %v", tt.after, n, tt.helpers)
+		}
+	}
+}

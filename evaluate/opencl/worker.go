@@ -62,17 +62,24 @@ func WorkerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	start := time.Now()
 	w, err := newWorker(&k)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %s: %v\n", WorkerMode, k.Name, err)
 		return 1
 	}
+	w.setup, w.log = time.Since(start), stderr
 	switch aheadMode(&k, w.dev) {
 	case "process":
 		if w.helpers, err = newHelpers(&k, stderr); err != nil {
 			fmt.Fprintf(stderr, "%s: %s: compile helpers: %v\n", WorkerMode, k.Name, err)
 		} else {
 			defer w.helpers.close()
+			// Under auto, helpers wait for a build that costs more than
+			// starting one (startHelpers).
+			if w.gated = k.CompileAhead != "process"; w.gated && k.HelpersAfter == 0 {
+				w.compilerStart = w.startCompiler()
+			}
 		}
 	case "thread":
 		if k.CompileAhead == "process" {
@@ -100,12 +107,19 @@ type worker struct {
 	ctx    *cl.Context
 	dev    Device
 
-	progs    map[string]*program // by build options
-	order    []string            // build options, least recently used first
-	ahead    *compiler           // compiles prepared configs; nil when off
-	helpers  *helpers            // or helper processes do; nil when not
-	problems map[string]*problemState
-	checked  map[string]string // problem|config key -> "" (passed) or the mismatch
+	progs   map[string]*program // by build options
+	order   []string            // build options, least recently used first
+	ahead   *compiler           // compiles prepared configs; nil when off
+	helpers *helpers            // or helper processes do; nil when not
+	// gated: the helpers wait until a build of the worker's own took
+	// longer than helpersAfter(); the configs told until then are waiting.
+	gated         bool
+	waiting       []helperJob
+	setup         time.Duration // from the worker's start to its device and the problems' buffers
+	compilerStart time.Duration // an empty kernel's build, the worker's first (startCompiler)
+	log           io.Writer     // the worker's stderr
+	problems      map[string]*problemState
+	checked       map[string]string // problem|config key -> "" (passed) or the mismatch
 }
 
 // maxPrograms bounds the built programs a worker keeps.
@@ -156,7 +170,7 @@ func newWorker(k *Kernel) (*worker, error) {
 	}
 	w := &worker{
 		k: k, geom: g, params: params, src: src, ctx: ctx, dev: fromCL(d),
-		progs: map[string]*program{}, problems: map[string]*problemState{}, checked: map[string]string{},
+		progs: map[string]*program{}, problems: map[string]*problemState{}, checked: map[string]string{}, log: io.Discard,
 	}
 	return w, nil
 }
@@ -252,12 +266,18 @@ func (w *worker) prepareProblems(stderr io.Writer) error {
 	for _, dims := range w.k.Problems {
 		fmt.Fprintf(stderr, "%s: %s: preparing problem %v (buffers and the reference output)\n", WorkerMode, w.k.Name, dims)
 		done := make(chan *problemState, 1)
+		var buffered time.Duration
 		go func() {
+			t := time.Now()
+			if _, err := w.buffers(dims); err == nil {
+				buffered = time.Since(t)
+			}
 			ps, _ := w.problem(dims)
 			done <- ps
 		}()
 		select {
 		case ps := <-done:
+			w.setup += buffered
 			if ps != nil && ps.refErr != nil {
 				return fmt.Errorf("problem %v: the reference (%s) did not run: %v", dims, w.referenceName(), ps.refErr)
 			}
@@ -354,6 +374,11 @@ func (w *worker) run(req request) harness.Result {
 	first, err := w.ctx.Run(prog.k, launch.Global, launch.Local)
 	if err != nil {
 		return fail(req.ID, runStatus(err), "launch %v over %v: %v", launch.Local, launch.Global, err)
+	}
+	if build := time.Since(compileStart) - time.Duration(first); compiled && w.gated && build > w.helpersAfter() {
+		fmt.Fprintf(w.log, "%s: %s: a build took %v, longer than %v, what starting a helper costs: compile helpers start\n",
+			WorkerMode, w.k.Name, build.Round(time.Millisecond), w.helpersAfter().Round(time.Millisecond))
+		w.startHelpers()
 	}
 	times = append(times, float64(first)/1e6)
 	valStart := time.Now()
@@ -615,6 +640,10 @@ func (w *worker) prepare(cfgs []map[string]any, dims []int) {
 			jobs = append(jobs, helperJob{Opts: opts, Config: m, Problem: dims})
 		}
 	}
+	if w.gated {
+		w.waiting = jobs
+		return
+	}
 	if w.helpers != nil {
 		w.helpers.set(jobs)
 		return
@@ -629,6 +658,47 @@ func (w *worker) prepare(cfgs []map[string]any, dims []int) {
 	}
 	for _, j := range jobs {
 		w.ahead.add(j.Opts, "", w.k.Kernel)
+	}
+}
+
+// helpersAfter is how long a build of the worker's own (with its first
+// launch) must take for its helpers to start (Kernel.HelpersAfter): by
+// default what a helper's start costs, the worker's own (setup) and its
+// compiler's (compilerStart).
+func (w *worker) helpersAfter() time.Duration {
+	if w.k.HelpersAfter > 0 {
+		return w.k.HelpersAfter
+	}
+	return w.setup + w.compilerStart
+}
+
+// startCompiler builds an empty kernel and returns how long that took:
+// what the compiler's start in a process costs (pocl's first build of
+// vector_add took 2.4 s here at load 16, the next ones 0.1 to 0.7 s), paid
+// once here instead of by the first config's build.
+func (w *worker) startCompiler() time.Duration {
+	t := time.Now()
+	// Its own source, or pocl's kernel cache (shared with the worker
+	// that started this one) would answer without starting the compiler.
+	src := fmt.Sprintf("__kernel void quasim_compiler_start(void) {} // %d %d\n", os.Getpid(), t.UnixNano())
+	if p, err := w.ctx.BuildSource(src, w.geom.Options()); err == nil {
+		p.Release()
+	}
+	return time.Since(t)
+}
+
+// startHelpers ends the helpers' wait and hands them the configs told so
+// far that the worker has not built. A helper costs a start like the
+// worker's own (its device, a copy of the problems' buffers read again
+// from their files, the compiler's start) and a launch of each config it
+// builds: for a kernel that builds faster than that (vector_add over 10
+// million floats: 40 MB an argument) they cost more than they save.
+func (w *worker) startHelpers() {
+	w.gated = false
+	jobs := slices.DeleteFunc(w.waiting, func(j helperJob) bool { return w.progs[j.Opts] != nil })
+	w.waiting = nil
+	if len(jobs) > 0 {
+		w.helpers.set(jobs)
 	}
 }
 

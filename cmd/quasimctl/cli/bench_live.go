@@ -103,7 +103,7 @@ the worker through it.`,
 	fs.IntVar(&o.rounds, "confirm-rounds", evaluate.DefaultConfirmRounds, "fresh worker processes each finalist is measured in")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.Float64Var(&o.within, "finalists-within", 0, "only configs whose search time is within this factor of the search's best become finalists (0: no bound); with none but the best, the search's best stands unmeasured again")
-	fs.BoolVar(&o.verbose, "verbose", false, "a line on stderr for each evaluation as it returns (config, status, time)")
+	fs.BoolVar(&o.verbose, "verbose", false, "a line on stderr for each evaluation as it returns (config, status, time), and the worker's own lines")
 	fs.DurationVar(&o.timeLimit, "time-limit", 0, "end each run's search once this long has passed since the run started, budget left or not (0: no limit); its finalists are measured after it")
 	return cmd
 }
@@ -165,6 +165,9 @@ func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw 
 		return err
 	}
 	sp.OpenCLRun = &spec.OpenCLRun{Worker: []string{exe, opencl.WorkerMode}}
+	if o.verbose && !o.quiet {
+		sp.HarnessLog = errw // the worker's own lines: problems prepared, compile helpers started
+	}
 	if o.problem != "" {
 		dims, err := evaluate.ParseDims(o.problem)
 		if err != nil {

@@ -46,6 +46,25 @@ CONFIG_TIMEOUT = "10m"
 # (pocl, 2 cores at load 15), so one over 2x slower is left out: measuring
 # it again costs as much as evaluating a new config.
 FINALISTS_WITHIN = 2.0
+# Measuring the finalists again costs a fresh worker a round (its start:
+# the device, the arguments read from their files) and a measurement a
+# finalist, so a small budget would spend more on them than on its search
+# (Kernel Tuner's vector_add.py at 8 evaluations: 62 of 134 s). They get at
+# most a quarter of the budget in measurements; below 2, none.
+CONFIRM_SHARE = 0.25
+FINALISTS, CONFIRM_ROUNDS = 3, 3
+
+
+def confirmation(budget):
+    """(finalists, rounds) for a search of budget evaluations: 3 and 3
+    from 36 evaluations, fewer below, so that finalists x rounds is at
+    most a quarter of the budget; (0, 0) below 8: the search's best
+    stands, measured once."""
+    m = int(budget * CONFIRM_SHARE)
+    if m < 2:
+        return 0, 0
+    rounds = min(CONFIRM_ROUNDS, max(1, m // FINALISTS))
+    return min(FINALISTS, m // rounds), rounds
 
 
 def quasimctl():
@@ -166,6 +185,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         logging.basicConfig(filename=kernel_name + datetime.now().strftime("%Y%m%d-%H:%M:%S") + ".log", level=log)
     strat, budget, time_limit = _budget(strategy, strategy_options)
     budget = min(budget, _cap())
+    # The device list (a process that loads the OpenCL driver) is made
+    # while the arguments are written as files, not after.
+    listing = _list_devices()
     tmp = tempfile.mkdtemp(prefix="quasim-tune-")
     server = None
     try:
@@ -181,7 +203,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             server = _VerifyServer(sock, verify, answer, arguments, atol)
             spec["opencl"]["check"] = {"verify": sock}
         _spec.rewrite(d, spec)
-        env = environment(compiler_options, iterations)
+        env = environment(compiler_options, iterations, listing)
         old = ktcache.read(cache, kernel_name, spec, env.get("device_name")) if cache else {}
         if old:
             _spec.exclude(d, spec, old)
@@ -189,6 +211,13 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         cmd = [quasimctl(), "bench", "live", os.path.join(d, "kernel.yaml"), "--strategy", strat,
                "--budget", str(budget), "--seed", str(1 if seed is None else int(seed)), "--json", out,
                "--finalists-within", str(FINALISTS_WITHIN)]
+        # The evaluations the search makes: its budget, or fewer in a
+        # smaller space (the product of the values, restrictions aside).
+        product = 1
+        for vs in spec["opencl"]["tune_params"].values():
+            product *= len(vs)
+        finalists, rounds = confirmation(min(budget, product))
+        cmd += ["--finalists", str(finalists), "--confirm-rounds", str(max(rounds, 1))]
         if time_limit is not None:
             # Kernel Tuner's limit counts from the call: so does this one.
             left = time_limit - (time.monotonic() - started)
@@ -216,7 +245,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         env["quasim"] = {"strategy": strat, "evals": run["evals"], "wall_s": run["wall_s"],
                          "time_limited": bool(run.get("time_limited")),
                          "best_key": run["best_key"], "finalists": run.get("finalists", []),
-                         "confirm_s": run.get("confirm_s", 0), "compile_s": run.get("compile_s", 0)}
+                         "confirm_s": run.get("confirm_s", 0), "compile_s": run.get("compile_s", 0),
+                         "confirmation": {"finalists": finalists, "rounds": rounds}}
         for k, col in (("framework", "framework_time"), ("strategy", "strategy_time"), ("compile", "compile_time"),
                        ("verification", "verification_time"), ("benchmark", "benchmark_time")):
             env["total_%s_time" % k] = sum(x.get(col, 0) for x in results)
@@ -228,6 +258,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             print(util.get_config_string(env["best_config"], keys))
         return results, env
     finally:
+        if listing.returncode is None:
+            listing.kill()
+            listing.communicate()
         if server:
             server.close()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -259,10 +292,16 @@ def _failure(rc, last):
     return RuntimeError(msg)
 
 
-def environment(compiler_options=None, iterations=7):
-    """Kernel Tuner's env: the device and platform quasim measures on."""
-    r = subprocess.run([quasimctl(), "opencl-worker", "--list"], stdout=subprocess.PIPE, text=True)
-    devs = json.loads(r.stdout or "{}").get("devices") or []
+def _list_devices():
+    """Starts `quasimctl opencl-worker --list`, for environment."""
+    return subprocess.Popen([quasimctl(), "opencl-worker", "--list"], stdout=subprocess.PIPE, text=True)
+
+
+def environment(compiler_options=None, iterations=7, listing=None):
+    """Kernel Tuner's env: the device and platform quasim measures on
+    (from listing, a _list_devices() started earlier, or a new one)."""
+    out, _ = (listing or _list_devices()).communicate()
+    devs = json.loads(out or "{}").get("devices") or []
     env = {"iterations": iterations, "compiler_options": compiler_options}
     if devs:
         d = devs[0]

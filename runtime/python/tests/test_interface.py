@@ -378,6 +378,17 @@ class Cache(Case):
         self.assertIn("cache: %s holds results of device_name 'dev'" % path, str(cm.exception))
 
 
+class Confirmation(unittest.TestCase):
+    def test_finalists_scale_with_the_budget(self):
+        # Measurements of finalists in fresh workers: at most a quarter of
+        # the search's evaluations, none below 8, 3 in 3 rounds from 36.
+        for budget, want in ((1, (0, 0)), (7, (0, 0)), (8, (2, 1)), (10, (2, 1)), (20, (3, 1)), (30, (3, 2)),
+                             (36, (3, 3)), (100, (3, 3)), (1 << 30, (3, 3))):
+            f, r = quasim.interface.confirmation(budget)
+            self.assertEqual((f, r), want, "budget %d" % budget)
+            self.assertLessEqual(f * r, budget / 4)
+
+
 class Util(unittest.TestCase):
     def test_config_string(self):
         self.assertEqual(get_config_string({"block_size_x": 64, "time": 1.23456, "x": InvalidConfig()}),
