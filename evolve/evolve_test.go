@@ -70,8 +70,8 @@ var factories = map[string]Factory{
 	"forest": func(s *genome.Space, seed uint64) Strategy { return NewForest(s, seed, ForestOptions{}) },
 	"portfolio": func(s *genome.Space, seed uint64) Strategy {
 		return NewPortfolio(s, seed, []Member{
-			{"es", func(s *genome.Space, seed uint64) Strategy { return NewES(s, seed, ESOptions{}) }},
-			{"random", func(s *genome.Space, seed uint64) Strategy { return NewRandom(s, seed) }},
+			{Name: "es", New: func(s *genome.Space, seed uint64) Strategy { return NewES(s, seed, ESOptions{}) }},
+			{Name: "random", New: func(s *genome.Space, seed uint64) Strategy { return NewRandom(s, seed) }},
 		}, PortfolioOptions{})
 	},
 }

@@ -21,7 +21,7 @@ func (p *Portfolio) pooled() (genome.Config, int, error) {
 	}
 	var pool []nominee
 	for i := range p.strats {
-		if p.st.Spent[p.members[i].Name] {
+		if p.idle(i) {
 			continue
 		}
 		c, err := p.propose(i)

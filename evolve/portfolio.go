@@ -14,6 +14,16 @@ import (
 type Member struct {
 	Name string
 	New  Factory
+	// From and Until bound the evaluations (asked so far, the design
+	// included) during which the bandit may give the member one: a member
+	// joins at From and retires at Until (0: no bound). Outside its window
+	// it is still told every result, so it joins knowing the history.
+	From, Until int
+	// First has the member propose before the bandit picks whenever it is
+	// in its window and has something to propose: a member that proposes
+	// only a bounded sweep (local with Incumbent) then polishes every new
+	// best, and the bandit allocates the rest.
+	First bool
 }
 
 // PortfolioOptions tunes the portfolio. Zero values take the defaults.
@@ -325,10 +335,15 @@ func (p *Portfolio) propose(i int) (genome.Config, error) {
 // Evaluations asked and not yet told count as plays without reward, so a
 // batch is spread over the members that look alike instead of going to one.
 func (p *Portfolio) pick() int {
+	for i, m := range p.members {
+		if m.First && !p.idle(i) {
+			return i
+		}
+	}
 	if p.opt.Uniform || p.opt.RoundRobin {
 		var live []int
-		for i, m := range p.members {
-			if !p.st.Spent[m.Name] {
+		for i := range p.members {
+			if !p.idle(i) {
 				live = append(live, i)
 			}
 		}
@@ -348,7 +363,7 @@ func (p *Portfolio) pick() int {
 	}
 	total := 0.0
 	for i, n := range plays {
-		if p.st.Spent[p.members[i].Name] {
+		if p.idle(i) {
 			continue
 		}
 		if n == 0 && p.st.Alloc[i] == 0 {
@@ -358,7 +373,7 @@ func (p *Portfolio) pick() int {
 	}
 	best, bestScore := -1, math.Inf(-1)
 	for i, n := range plays {
-		if p.st.Spent[p.members[i].Name] {
+		if p.idle(i) {
 			continue
 		}
 		n = math.Max(n, 1e-9)
@@ -368,6 +383,15 @@ func (p *Portfolio) pick() int {
 		}
 	}
 	return best
+}
+
+// idle reports whether member i may not be given the next evaluation:
+// it proposed nothing when last asked, or the evaluations asked so far are
+// outside its window.
+func (p *Portfolio) idle(i int) bool {
+	m := p.members[i]
+	asked := len(p.st.H.Told) + len(p.st.H.Pending)
+	return p.st.Spent[m.Name] || asked < m.From || (m.Until > 0 && asked >= m.Until)
 }
 
 // design picks the unseen config farthest from everything asked so far,

@@ -160,8 +160,8 @@ func TestWarmMembersResume(t *testing.T) {
 	bs := synthetic(t)
 	prior := syntheticPrior(t, bs)
 	members := []Member{
-		{"es", factories["es"]},
-		{"forest", factories["forest"]},
+		{Name: "es", New: factories["es"]},
+		{Name: "forest", New: factories["forest"]},
 	}
 	warm := func(s *genome.Space, seed uint64) Strategy {
 		p := NewPortfolio(s, seed, members, PortfolioOptions{})

@@ -56,8 +56,8 @@ func TestWarmPortfolioResumesCold(t *testing.T) {
 	t.Parallel()
 	bs := synthetic(t)
 	members := []Member{
-		{"es", func(s *genome.Space, seed uint64) Strategy { return NewES(s, seed, ESOptions{}) }},
-		{"random", func(s *genome.Space, seed uint64) Strategy { return NewRandom(s, seed) }},
+		{Name: "es", New: func(s *genome.Space, seed uint64) Strategy { return NewES(s, seed, ESOptions{}) }},
+		{Name: "random", New: func(s *genome.Space, seed uint64) Strategy { return NewRandom(s, seed) }},
 	}
 	var src Source
 	for _, c := range bs.Space.All() {

@@ -137,9 +137,40 @@ func portfolioWith(opts map[string]string) (evolve.Factory, error) {
 	// "forest.trees=32" sets the forest member's option.
 	factories := maps.Clone(memberFactories)
 	sub := map[string]map[string]string{}
+	// "local.from=100" and "schedules.until=100" bound when the bandit
+	// may give a member evaluations, whichever member it is.
+	from, until, first := map[string]int{}, map[string]int{}, map[string]bool{}
 	for k, v := range opts {
 		name, key, ok := strings.Cut(k, ".")
 		if !ok {
+			continue
+		}
+		if key == "first" {
+			if _, known := memberFactories[name]; !known {
+				return nil, fmt.Errorf("option %q: no member %q", k, name)
+			}
+			var on bool
+			if err := setOnOff(&on)(v); err != nil {
+				return nil, fmt.Errorf("option %s: %w", k, err)
+			}
+			first[name] = on
+			delete(opts, k)
+			continue
+		}
+		if key == "from" || key == "until" {
+			if _, known := memberFactories[name]; !known {
+				return nil, fmt.Errorf("option %q: no member %q", k, name)
+			}
+			dst := from
+			if key == "until" {
+				dst = until
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("option %s: want an integer >= 0, not %q", k, v)
+			}
+			dst[name] = n
+			delete(opts, k)
 			continue
 		}
 		if _, known := memberWith[name]; !known {
@@ -211,6 +242,17 @@ func portfolioWith(opts map[string]string) (evolve.Factory, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	for key, names := range map[string][]string{"from": slices.Collect(maps.Keys(from)), "until": slices.Collect(maps.Keys(until)), "first": slices.Collect(maps.Keys(first))} {
+		for _, name := range names {
+			if !slices.ContainsFunc(members, func(m evolve.Member) bool { return m.Name == name }) {
+				return nil, fmt.Errorf("option %s.%s: %q is not a member", name, key, name)
+			}
+		}
+	}
+	for i := range members {
+		n := members[i].Name
+		members[i].From, members[i].Until, members[i].First = from[n], until[n], first[n]
 	}
 	return func(s *genome.Space, seed uint64) evolve.Strategy {
 		return evolve.NewPortfolio(s, seed, members, po)
