@@ -58,6 +58,10 @@ type Kernel struct {
 	// on and more than one core (once a build is slow: HelpersAfter),
 	// else off.
 	CompileAhead string `json:"compile_ahead,omitempty"`
+	// Iterations bounds the timed runs of one measurement (Kernel Tuner's
+	// iterations); zero: evaluate.Reps's default. The evaluator's caller
+	// applies it (Options.Reps); the worker does not read it.
+	Iterations int `json:"iterations,omitempty"`
 	// HelpersAfter: under auto, helpers start only once one of the
 	// worker's own builds (with the first launch, where pocl generates
 	// the work-group code) took longer than this, the configs told

@@ -1,9 +1,11 @@
 package opencl
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strconv"
@@ -45,39 +47,81 @@ func ReadNPY(path string) (Array, error) {
 
 // ParseNPY decodes a .npy file's bytes.
 func ParseNPY(data []byte) (Array, error) {
-	if len(data) < 10 || string(data[:6]) != "\x93NUMPY" {
-		return Array{}, errors.New("not a .npy file (no \\x93NUMPY magic)")
+	typ, n, off, err := parseNPYHeader(data, int64(len(data)))
+	if err != nil {
+		return Array{}, err
 	}
-	var hlen, off int
+	return Array{Type: typ, Len: n, Bytes: data[off:]}, nil
+}
+
+// HashNPY checks a .npy file as ReadNPY does, from its header and its
+// size, and returns its type, element count and the SHA-256 of the whole
+// file, streamed: a spec's arguments of hundreds of MB are hashed
+// without being held in memory.
+func HashNPY(path string) (typ string, n int, sum [sha256.Size]byte, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, sum, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", 0, sum, err
+	}
+	head := make([]byte, min(st.Size(), 12+1<<20))
+	if _, err := io.ReadFull(f, head); err != nil {
+		return "", 0, sum, err
+	}
+	if typ, n, _, err = parseNPYHeader(head, st.Size()); err != nil {
+		return "", 0, sum, err
+	}
+	h := sha256.New()
+	h.Write(head)
+	if _, err := io.Copy(h, f); err != nil {
+		return "", 0, sum, err
+	}
+	h.Sum(sum[:0])
+	return typ, n, sum, nil
+}
+
+// parseNPYHeader decodes the header at the start of data, a .npy file of
+// size bytes (data may be only its start), and checks that size holds
+// the shape's elements: the type, the element count and the body's
+// offset.
+func parseNPYHeader(data []byte, size int64) (typ string, n, off int, err error) {
+	if len(data) < 10 || string(data[:6]) != "\x93NUMPY" {
+		return "", 0, 0, errors.New("not a .npy file (no \\x93NUMPY magic)")
+	}
+	var hlen int
 	switch data[6] {
 	case 1:
 		hlen, off = int(binary.LittleEndian.Uint16(data[8:10])), 10
 	case 2, 3:
 		if len(data) < 12 {
-			return Array{}, errors.New("truncated header")
+			return "", 0, 0, errors.New("truncated header")
 		}
 		hlen, off = int(binary.LittleEndian.Uint32(data[8:12])), 12
 	default:
-		return Array{}, fmt.Errorf(".npy version %d: want 1, 2 or 3", data[6])
+		return "", 0, 0, fmt.Errorf(".npy version %d: want 1, 2 or 3", data[6])
 	}
 	if hlen < 0 || off+hlen > len(data) || hlen > 1<<20 {
-		return Array{}, fmt.Errorf("header of %d bytes in a file of %d", hlen, len(data))
+		return "", 0, 0, fmt.Errorf("header of %d bytes in a file of %d", hlen, size)
 	}
 	h := string(data[off : off+hlen])
 	m := npyDescr.FindStringSubmatch(h)
 	if m == nil {
-		return Array{}, fmt.Errorf("header %q has no descr", strings.TrimSpace(h))
+		return "", 0, 0, fmt.Errorf("header %q has no descr", strings.TrimSpace(h))
 	}
 	typ, ok := npyTypes[m[1]]
 	if !ok {
-		return Array{}, fmt.Errorf("dtype %q: unsupported (want little-endian float32, float64 or an integer type)", m[1])
+		return "", 0, 0, fmt.Errorf("dtype %q: unsupported (want little-endian float32, float64 or an integer type)", m[1])
 	}
 	f := npyFortran.FindStringSubmatch(h)
 	s := npyShape.FindStringSubmatch(h)
 	if f == nil || s == nil {
-		return Array{}, fmt.Errorf("header %q lacks fortran_order or shape", strings.TrimSpace(h))
+		return "", 0, 0, fmt.Errorf("header %q lacks fortran_order or shape", strings.TrimSpace(h))
 	}
-	n := 1
+	n = 1
 	var ndim int
 	for _, d := range strings.Split(s[1], ",") {
 		d = strings.TrimSpace(d)
@@ -86,23 +130,22 @@ func ParseNPY(data []byte) (Array, error) {
 		}
 		x, err := strconv.Atoi(d)
 		if err != nil || x < 0 {
-			return Array{}, fmt.Errorf("shape (%s): %q is not a size", s[1], d)
+			return "", 0, 0, fmt.Errorf("shape (%s): %q is not a size", s[1], d)
 		}
 		if x > 0 && n > (1<<40)/x {
-			return Array{}, fmt.Errorf("shape (%s) is too large", s[1])
+			return "", 0, 0, fmt.Errorf("shape (%s) is too large", s[1])
 		}
 		n *= x
 		ndim++
 	}
 	if f[1] == "True" && ndim > 1 {
-		return Array{}, errors.New("fortran_order arrays are not taken (save numpy.ascontiguousarray(a))")
+		return "", 0, 0, errors.New("fortran_order arrays are not taken (save numpy.ascontiguousarray(a))")
 	}
-	body := data[off+hlen:]
-	size := Types[typ].Size
-	if len(body) != n*size {
-		return Array{}, fmt.Errorf("shape (%s) of %s is %d bytes, the file holds %d", s[1], m[1], n*size, len(body))
+	off += hlen
+	if body := size - int64(off); body != int64(n)*int64(Types[typ].Size) {
+		return "", 0, 0, fmt.Errorf("shape (%s) of %s is %d bytes, the file holds %d", s[1], m[1], n*Types[typ].Size, body)
 	}
-	return Array{Type: typ, Len: n, Bytes: body}, nil
+	return typ, n, off, nil
 }
 
 // WriteNPY encodes a 1-dim array as a version 1 .npy file.

@@ -2,7 +2,11 @@ package opencl
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -18,6 +22,23 @@ func TestNPY(t *testing.T) {
 	b, err := WriteNPY(a)
 	if err != nil || !bytes.Equal(b, numpy) {
 		t.Errorf("WriteNPY = %q, %v, want numpy's bytes", b, err)
+	}
+	// HashNPY checks the file from its header and size, and hashes it all.
+	path := filepath.Join(t.TempDir(), "a.npy")
+	for _, tt := range []struct {
+		data []byte
+		want string
+	}{{numpy, ""}, {numpy[:len(numpy)-1], "the file holds 11"}, {append(slices.Clone(numpy), 0), "the file holds 13"}, {numpy[:8], "no \\x93NUMPY magic"}} {
+		if err := os.WriteFile(path, tt.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		typ, n, sum, err := HashNPY(path)
+		if tt.want == "" && (err != nil || typ != "int" || n != 3 || sum != sha256.Sum256(tt.data)) {
+			t.Errorf("HashNPY(numpy's) = %s %d %x, %v", typ, n, sum, err)
+		}
+		if tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("HashNPY(%d bytes) = %v, want an error with %q", len(tt.data), err, tt.want)
+		}
 	}
 	bad := []struct{ name, data, want string }{
 		{"magic", "PK\x03\x04 zip", "not a .npy file"},
@@ -38,8 +59,18 @@ func FuzzNPY(f *testing.F) {
 	b, _ := WriteNPY(a)
 	f.Add(b)
 	f.Add([]byte("\x93NUMPY\x02\x00\x10\x00\x00\x00{'shape': ()}   "))
+	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, err := ParseNPY(data)
+		// HashNPY, reading the file's header and size alone, agrees.
+		path := filepath.Join(dir, "a.npy")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		typ, n, sum, herr := HashNPY(path)
+		if (herr == nil) != (err == nil) || (err == nil && (typ != a.Type || n != a.Len || sum != sha256.Sum256(data))) {
+			t.Fatalf("HashNPY = %s %d %x, %v; ParseNPY = %+v, %v", typ, n, sum, herr, a, err)
+		}
 		if err != nil {
 			return
 		}

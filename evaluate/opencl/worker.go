@@ -69,6 +69,7 @@ func WorkerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	w.setup, w.log = time.Since(start), stderr
+	compilerStarted := func() {}
 	switch aheadMode(&k, w.dev) {
 	case "process":
 		if w.helpers, err = newHelpers(&k, stderr); err != nil {
@@ -78,7 +79,13 @@ func WorkerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			// Under auto, helpers wait for a build that costs more than
 			// starting one (startHelpers).
 			if w.gated = k.CompileAhead != "process"; w.gated && k.HelpersAfter == 0 {
-				w.compilerStart = w.startCompiler()
+				// Timed beside the problems' preparing (the arguments
+				// read and written), which needs no compiler: the first
+				// build pays pocl's start either way, this way while the
+				// data is read.
+				started := make(chan time.Duration, 1)
+				go func() { started <- w.startCompiler() }()
+				compilerStarted = func() { w.compilerStart = <-started }
 			}
 		}
 	case "thread":
@@ -91,6 +98,7 @@ func WorkerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %s: %v\n", WorkerMode, k.Name, err)
 		return 1
 	}
+	compilerStarted()
 	if err := w.serve(stdin, stdout); err != nil {
 		fmt.Fprintf(stderr, "%s: %s: %v\n", WorkerMode, k.Name, err)
 		return 1

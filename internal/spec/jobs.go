@@ -555,7 +555,11 @@ func (s *Spec) openclEvaluator() (*opencl.Evaluator, error) {
 			k.Check.Reference[name] = v.Native()
 		}
 	}
-	ev, err := opencl.New(k, opencl.Options{Worker: run.Worker, Timeout: s.Timeout, Stderr: lines(s.HarnessLog), Env: run.Env})
+	var reps evaluate.Reps
+	if k.Iterations > 0 {
+		reps.Min, reps.Max = min(3, k.Iterations), k.Iterations
+	}
+	ev, err := opencl.New(k, opencl.Options{Worker: run.Worker, Timeout: s.Timeout, Reps: reps, Stderr: lines(s.HarnessLog), Env: run.Env})
 	if err != nil {
 		return nil, s.errf("evaluator", "%w", err)
 	}

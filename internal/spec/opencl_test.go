@@ -81,6 +81,11 @@ func TestParseOpenCL(t *testing.T) {
 	if s, err := Parse(sumPath, sumData); err != nil || !s.OpenCL.Check.Sum {
 		t.Errorf("check.compare sum: %v", err)
 	}
+	// iterations bounds the timed runs (Kernel Tuner's).
+	itPath, itData := writeOpenCL(t, "  kernel: saxpy", "  kernel: saxpy\n  iterations: 7")
+	if s3, err := Parse(itPath, itData); err != nil || s3.OpenCL.Iterations != 7 || k.Iterations != 0 {
+		t.Errorf("opencl.iterations 7: %+v, %v", s3, err)
+	}
 	// An edited source is a new version of the spec.
 	if err := os.WriteFile(k.Sources[0], []byte(openclSource+"\n// edited\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -122,6 +127,7 @@ func TestParseOpenCLErrors(t *testing.T) {
 		{"section without evaluator", "evaluator: opencl", "evaluator: builtin:sgemm", `opencl: an opencl section needs evaluator: opencl`},
 		{"param is a dim", "    work: [1, 2]", "    n: [1, 2]", `opencl.tune_params.n "n" is also a problem dim`},
 		{"allclose tolerance", "tolerance: {rel: 1e-5}", "tolerance: {rel: 1e-5, atol: 1}\n    compare: allclose", `opencl.check.tolerance.atol: unknown key`},
+		{"iterations", "  kernel: saxpy", "  kernel: saxpy\n  iterations: 0", `opencl.iterations: 0: want 1 to 1000`},
 		{"compare", "tolerance: {rel: 1e-5}", "tolerance: {rel: 1e-5}\n    compare: total", `opencl.check.compare "total": want elements, sum or allclose`},
 	}
 	for _, tt := range tests {

@@ -42,6 +42,7 @@ type benchLiveOptions struct {
 	timeLimit  time.Duration
 	verbose    bool
 	within     float64
+	share      float64
 }
 
 // errTimeLimit ends a run's search when --time-limit has passed.
@@ -103,6 +104,7 @@ the worker through it.`,
 	fs.IntVar(&o.rounds, "confirm-rounds", evaluate.DefaultConfirmRounds, "fresh worker processes each finalist is measured in")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.Float64Var(&o.within, "finalists-within", 0, "only configs whose search time is within this factor of the search's best become finalists (0: no bound); with none but the best, the search's best stands unmeasured again")
+	fs.Float64Var(&o.share, "confirm-share", 0, "measure the finalists again only when that would take at most this fraction of the search's wall time, estimated from the search's own start and evaluations (0: no bound)")
 	fs.BoolVar(&o.verbose, "verbose", false, "a line on stderr for each evaluation as it returns (config, status, time), and the worker's own lines")
 	fs.DurationVar(&o.timeLimit, "time-limit", 0, "end each run's search once this long has passed since the run started, budget left or not (0: no limit); its finalists are measured after it")
 	return cmd
@@ -124,16 +126,19 @@ type liveRun struct {
 	ConfirmS  float64             `json:"confirm_s,omitempty"` // of the wall time: measuring the finalists again
 	// ConfirmError says why the search's best stands without the
 	// finalists' medians: no fresh worker, or every finalist failed.
-	ConfirmError string           `json:"confirm_error,omitempty"`
-	TrueMS       float64          `json:"true_ms"`                // the brute force's time of BestKey (with --optimum)
-	Fraction     float64          `json:"fraction"`               // optimum / TrueMS (with --optimum)
-	To95         int              `json:"evals_to_95"`            // evaluations until within 95% of the optimum; 0: never
-	To95S        float64          `json:"seconds_to_95"`          // seconds from the run's start until then; 0: never
-	TimeLimited  bool             `json:"time_limited,omitempty"` // the search ended at --time-limit
-	WallS        float64          `json:"wall_s"`                 // the whole run
-	DoneS        []float64        `json:"done_s,omitempty"`       // seconds from the run's start until each evaluation returned
-	CompileS     float64          `json:"compile_s"`              // of which compiling
-	Trace        []evaluate.Trial `json:"trace,omitempty"`        // every evaluation in order
+	ConfirmError string `json:"confirm_error,omitempty"`
+	// ConfirmSkipped says why the finalists were not measured again
+	// under --confirm-share.
+	ConfirmSkipped string           `json:"confirm_skipped,omitempty"`
+	TrueMS         float64          `json:"true_ms"`                // the brute force's time of BestKey (with --optimum)
+	Fraction       float64          `json:"fraction"`               // optimum / TrueMS (with --optimum)
+	To95           int              `json:"evals_to_95"`            // evaluations until within 95% of the optimum; 0: never
+	To95S          float64          `json:"seconds_to_95"`          // seconds from the run's start until then; 0: never
+	TimeLimited    bool             `json:"time_limited,omitempty"` // the search ended at --time-limit
+	WallS          float64          `json:"wall_s"`                 // the whole run
+	DoneS          []float64        `json:"done_s,omitempty"`       // seconds from the run's start until each evaluation returned
+	CompileS       float64          `json:"compile_s"`              // of which compiling
+	Trace          []evaluate.Trial `json:"trace,omitempty"`        // every evaluation in order
 }
 
 func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw io.Writer) error {
@@ -156,6 +161,9 @@ func runBenchLive(ctx context.Context, path string, o benchLiveOptions, w, errw 
 	}
 	if o.within < 0 || (o.within > 0 && o.within < 1) {
 		return usagef("--finalists-within %g: want 0 (no bound) or a factor of 1 or more", o.within)
+	}
+	if o.share < 0 {
+		return usagef("--confirm-share %g: want 0 (no bound) or a fraction above 0", o.share)
 	}
 	if o.rounds < 1 {
 		return usagef("--confirm-rounds %d: want 1 or more", o.rounds)
@@ -310,6 +318,13 @@ func (r *liveRun) confirm(ctx context.Context, ev evaluate.Evaluator, p evaluate
 			return nil
 		}
 	}
+	if o.share > 0 {
+		if est, search := confirmCost(r.DoneS, len(fs), o.rounds); est > o.share*search {
+			r.ConfirmSkipped = fmt.Sprintf("measuring %d finalists in %d fresh workers would take about %.1f s, more than %g of the search's %.1f s", len(fs), o.rounds, est, o.share, search)
+			progress("finalists not measured again: %s; the search's best stands", r.ConfirmSkipped)
+			return nil
+		}
+	}
 	t0 := time.Now()
 	ranked, err := evaluate.Confirm(ctx, rf, p, fs, o.rounds, nil)
 	r.ConfirmS = time.Since(t0).Seconds()
@@ -331,6 +346,24 @@ func (r *liveRun) confirm(ctx context.Context, ev evaluate.Evaluator, p evaluate
 	}
 	progress("finalists, median of the search and %d fresh processes: %s (%.1f s)", o.rounds, finalistList(ranked), r.ConfirmS)
 	return nil
+}
+
+// confirmCost estimates, from the seconds since the run's start at which
+// each evaluation returned, what measuring n finalists in each of rounds
+// fresh workers costs: a fresh worker starts as the run's did, so its
+// first finalist costs what the run's first evaluation took from the
+// start, and each further one an evaluation's mean; and the search's wall
+// time so far.
+func confirmCost(done []float64, n, rounds int) (est, search float64) {
+	if len(done) == 0 {
+		return 0, 0
+	}
+	search = done[len(done)-1]
+	each := search
+	if len(done) > 1 {
+		each = (search - done[0]) / float64(len(done)-1)
+	}
+	return float64(rounds) * (done[0] + float64(n-1)*each), search
 }
 
 func finalistList(fs []evaluate.Finalist) string {

@@ -367,7 +367,7 @@ func TestBenchLeaveOneOut(t *testing.T) {
 // starts any worker.
 func TestBenchLiveBadFinalists(t *testing.T) {
 	spec := filepath.Join("..", "..", "..", "examples", "opencl", "matmul.yaml")
-	for _, args := range [][]string{{"--finalists", "-1"}, {"--confirm-rounds", "0"}, {"--time-limit", "-1s"}, {"--time-limit", "1m", "--brute-force"}, {"--finalists-within", "0.5"}} {
+	for _, args := range [][]string{{"--finalists", "-1"}, {"--confirm-rounds", "0"}, {"--time-limit", "-1s"}, {"--time-limit", "1m", "--brute-force"}, {"--finalists-within", "0.5"}, {"--confirm-share", "-0.5"}} {
 		_, errs, code := run(t, append([]string{"bench", "live", spec}, args...)...)
 		if code != 2 || !strings.Contains(errs, args[0]) {
 			t.Errorf("bench live %s: exit %d, stderr %q; want 2 naming %s", strings.Join(args, " "), code, errs, args[0])

@@ -15,6 +15,12 @@ DIMS = ["problem_size_x", "problem_size_y", "problem_size_z"]
 MAX_GENERATED = 20000
 
 
+def _little(a, dtype):
+    """a as a flat little-endian array of dtype, a copy only where one is
+    needed (the arguments are often hundreds of MB)."""
+    return numpy().ascontiguousarray(a).ravel().astype(dtype.newbyteorder("<"), copy=False)
+
+
 def numpy():
     try:
         import numpy as np
@@ -267,7 +273,7 @@ def write(d, kernel_name, kernel_source, problem_size, arguments, tune_params, g
             if a.size == 0:
                 raise ValueError("%s: an empty array" % f)
             e.update(type=t, size=str(a.size), data="%s.arg%d.npy" % (base, i))
-            np.save(os.path.join(d, e["data"]), np.ascontiguousarray(a).ravel().astype(a.dtype.newbyteorder("<")))
+            np.save(os.path.join(d, e["data"]), _little(a, a.dtype))
             if an is not None:
                 if not isinstance(an, np.ndarray):
                     raise TypeError("answer[%d]: a %s for an array argument; want a numpy array" % (i, type(an).__name__))
@@ -276,7 +282,7 @@ def write(d, kernel_name, kernel_source, problem_size, arguments, tune_params, g
                 if not np.can_cast(a.dtype, an.dtype):
                     raise TypeError("answer[%d]: dtype %s, and %s is %s" % (i, an.dtype, f, a.dtype))
                 e.update(output=True, answer="%s.answer%d.npy" % (base, i))
-                np.save(os.path.join(d, e["answer"]), np.ascontiguousarray(an).ravel().astype(a.dtype.newbyteorder("<")))
+                np.save(os.path.join(d, e["answer"]), _little(an, a.dtype))
             elif verify is not None and answer is None:
                 e["output"] = True
         elif isinstance(a, np.generic):

@@ -50,7 +50,11 @@ FINALISTS_WITHIN = 2.0
 # the device, the arguments read from their files) and a measurement a
 # finalist, so a small budget would spend more on them than on its search
 # (Kernel Tuner's vector_add.py at 8 evaluations: 62 of 134 s). They get at
-# most a quarter of the budget in measurements; below 2, none.
+# most a quarter of the budget in measurements; below 2, none. In seconds
+# too: a fresh worker's start is paid whatever the budget, so where it and
+# the finalists' measurements would take more than a quarter of the
+# search's wall time (a cheap kernel over large arguments), the search's
+# best stands (quasimctl bench live --confirm-share).
 CONFIRM_SHARE = 0.25
 FINALISTS, CONFIRM_ROUNDS = 3, 3
 
@@ -65,6 +69,17 @@ def confirmation(budget):
         return 0, 0
     rounds = min(CONFIRM_ROUNDS, max(1, m // FINALISTS))
     return min(FINALISTS, m // rounds), rounds
+
+
+def _iterations(n):
+    """Kernel Tuner's iterations as the spec's bound on timed runs."""
+    if isinstance(n, bool) or not isinstance(n, (int, _numpy_integer())) or not 1 <= int(n) <= 1000:
+        raise ValueError("iterations: %r; want a whole number of runs from 1 to 1000" % (n,))
+    return int(n)
+
+
+def _numpy_integer():
+    return _spec.numpy().integer
 
 
 def quasimctl():
@@ -185,6 +200,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         logging.basicConfig(filename=kernel_name + datetime.now().strftime("%Y%m%d-%H:%M:%S") + ".log", level=log)
     strat, budget, time_limit = _budget(strategy, strategy_options)
     budget = min(budget, _cap())
+    iterations = _iterations(iterations)
     # The device list (a process that loads the OpenCL driver) is made
     # while the arguments are written as files, not after.
     listing = _list_devices()
@@ -198,6 +214,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         # Kernel Tuner gives a config as long as it takes: on a busy machine
         # a compile alone took over quasim's default minute a measurement.
         spec["timeout"] = CONFIG_TIMEOUT
+        spec["opencl"]["iterations"] = iterations
         if verify is not None:
             sock = os.path.join(tmp, "verify.sock")
             server = _VerifyServer(sock, verify, answer, arguments, atol)
@@ -210,7 +227,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         out = os.path.join(tmp, "runs.json")
         cmd = [quasimctl(), "bench", "live", os.path.join(d, "kernel.yaml"), "--strategy", strat,
                "--budget", str(budget), "--seed", str(1 if seed is None else int(seed)), "--json", out,
-               "--finalists-within", str(FINALISTS_WITHIN)]
+               "--finalists-within", str(FINALISTS_WITHIN), "--confirm-share", str(CONFIRM_SHARE)]
         # The evaluations the search makes: its budget, or fewer in a
         # smaller space (the product of the values, restrictions aside).
         product = 1
@@ -246,7 +263,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                          "time_limited": bool(run.get("time_limited")),
                          "best_key": run["best_key"], "finalists": run.get("finalists", []),
                          "confirm_s": run.get("confirm_s", 0), "compile_s": run.get("compile_s", 0),
-                         "confirmation": {"finalists": finalists, "rounds": rounds}}
+                         "confirmation": {"finalists": finalists, "rounds": rounds,
+                                          "skipped": run.get("confirm_skipped", "")}}
         for k, col in (("framework", "framework_time"), ("strategy", "strategy_time"), ("compile", "compile_time"),
                        ("verification", "verification_time"), ("benchmark", "benchmark_time")):
             env["total_%s_time" % k] = sum(x.get(col, 0) for x in results)

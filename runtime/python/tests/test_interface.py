@@ -63,7 +63,10 @@ class VectorAdd(Case):
         self.assertEqual(sorted(r["block_size_x"] for r in results), [64, 128, 256])
         for r in results:
             self.assertIsInstance(r["time"], float)
+            # Until the median is known within 3%: at least 3 runs, at
+            # most Kernel Tuner's iterations (7 by default).
             self.assertGreaterEqual(len(r["times"]), 3)
+            self.assertLessEqual(len(r["times"]), 7)
             for k in ("compile_time", "verification_time", "benchmark_time", "framework_time", "strategy_time"):
                 self.assertIn(k, r)
         self.assertIn("device_name", env)
@@ -314,6 +317,10 @@ class BadInput(Case):
         a = numpy.ones(100, dtype=numpy.float32)
         h = numpy.ones(100, dtype=numpy.float16)
         self.bad(TypeError, "arguments[1]: dtype float16", arguments=[a, h, a, numpy.int32(100)])
+
+    def test_iterations(self):
+        self.bad(ValueError, "iterations: 0", iterations=0)
+        self.bad(ValueError, "iterations: 2.5", iterations=2.5)
 
     def test_python_int(self):
         a = numpy.ones(100, dtype=numpy.float32)
