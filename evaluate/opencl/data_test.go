@@ -95,6 +95,67 @@ func TestDataAnswers(t *testing.T) {
 	}
 }
 
+// TestResetKeepsConstInputs runs a kernel that adds a const input into
+// a buffer it reads and writes, config after config, each checked against
+// its answer: the written buffer starts from its data at every run (a
+// stale one would hold y + 2x by the second), the const one is written
+// once and kept.
+func TestResetKeepsConstInputs(t *testing.T) {
+	needDevice(t)
+	dir := t.TempDir()
+	const n = 1000
+	y, x, want := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range x {
+		y[i], x[i] = 1, float64(i%13)
+		want[i] = y[i] + x[i]
+	}
+	src, err := filepath.Abs("testdata/accumulate.cl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := Kernel{
+		Name: "accumulate", Sources: []string{src}, Kernel: "accumulate",
+		Params:      []Param{{Name: "block_size_x", Values: []any{32, 64, 128}}},
+		ProblemSize: []string{"1000"},
+		Args: []Arg{
+			{Name: "y", Type: "float", Size: "1000", Output: true, Data: writeNPY(t, dir, "y.npy", y), Answer: writeNPY(t, dir, "want.npy", want)},
+			{Name: "x", Type: "float", Size: "1000", Data: writeNPY(t, dir, "x.npy", x)},
+			{Name: "n", Type: "int", Value: "1000"},
+		},
+		Check: Check{AllClose: true, Abs: 1e-6, Rel: 1e-5},
+	}
+	ev, err := New(k, Options{Worker: workerCmd(), Timeout: testload.Scale(20 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	for _, c := range []genome.Config{{0}, {1}, {2}, {0}} {
+		tr, err := ev.Evaluate(context.Background(), c, evaluate.Problem{})
+		if err != nil || !tr.OK() {
+			t.Errorf("config %v: %s %q (%v); want ok, each run from y's data", c, tr.Status, tr.Error, err)
+		}
+	}
+}
+
+func TestConstPointee(t *testing.T) {
+	for decl, want := range map[string]bool{
+		"__global const float *a":           true,
+		"const __global float* restrict a":  true,
+		"__global float const *a":           true,
+		"__constant float *c":               true,
+		"constant float4 *c":                true,
+		"__global float *y":                 false,
+		"__global float *const y":           false,
+		"const int n":                       false,
+		"__global DATA_T *in":               false,
+		"__global float *restrict constant": false,
+	} {
+		if got := ConstPointee(decl); got != want {
+			t.Errorf("ConstPointee(%q) = %v, want %v", decl, got, want)
+		}
+	}
+}
+
 // TestVerifySocket judges outputs by a listener on a Unix socket, as
 // quasim's Python package serves a Kernel Tuner verify function: it gets
 // the config and each output as a .npy file, and its verdict is the trial's.

@@ -153,6 +153,20 @@ func DefinesKernel(src, name string) bool {
 
 var comments = regexp.MustCompile(`(?s)/\*.*?\*/|//[^\n]*`)
 
+// constPointee matches const (or the __constant address space) in a
+// pointer parameter's declaration before its last '*'.
+var constPointee = regexp.MustCompile(`\b(const|__constant|constant)\b`)
+
+// ConstPointee reports whether a kernel parameter's declaration (as
+// KernelParams gives it) is a pointer to data the kernel may not write:
+// "__global const float *a", "__constant float *c". A const pointer to
+// writable data ("float *const a") is not; a type hidden behind a macro
+// counts as writable.
+func ConstPointee(decl string) bool {
+	i := strings.LastIndexByte(decl, '*')
+	return i >= 0 && constPointee.MatchString(decl[:i])
+}
+
 // KernelParams returns the parameter declarations of kernel name in src
 // (comments removed, each trimmed), or false when its definition cannot
 // be read (a macro that writes the list, say).

@@ -128,6 +128,9 @@ type worker struct {
 	log           io.Writer     // the worker's stderr
 	problems      map[string]*problemState
 	checked       map[string]string // problem|config key -> "" (passed) or the mismatch
+	// readOnly: the kernel declares the argument a pointer to const (or
+	// __constant) data, so its runs leave the buffer as written.
+	readOnly []bool
 }
 
 // maxPrograms bounds the built programs a worker keeps.
@@ -144,6 +147,7 @@ type problemState struct {
 	bufs    []*cl.Buffer // nil for scalars
 	init    [][]byte     // each buffer's initial content
 	ref     [][]byte     // each output's reference content (nil for others)
+	clean   []bool       // the buffer holds its initial content (reset)
 	refErr  error        // why there is no reference
 	refDone bool         // ref and refErr are set (helpers make none)
 }
@@ -179,6 +183,12 @@ func newWorker(k *Kernel) (*worker, error) {
 	w := &worker{
 		k: k, geom: g, params: params, src: src, ctx: ctx, dev: fromCL(d),
 		progs: map[string]*program{}, problems: map[string]*problemState{}, checked: map[string]string{}, log: io.Discard,
+		readOnly: make([]bool, len(k.Args)),
+	}
+	if decls, ok := KernelParams(src, k.Kernel); ok && len(decls) == len(k.Args) {
+		for i, d := range decls {
+			w.readOnly[i] = ConstPointee(d)
+		}
 	}
 	return w, nil
 }
@@ -845,7 +855,7 @@ func (w *worker) buffers(dims []int) (*problemState, error) {
 	if ps, ok := w.problems[key]; ok {
 		return ps, nil
 	}
-	ps := &problemState{dims: slices.Clone(dims), bufs: make([]*cl.Buffer, len(w.k.Args)), init: make([][]byte, len(w.k.Args)), ref: make([][]byte, len(w.k.Args))}
+	ps := &problemState{dims: slices.Clone(dims), bufs: make([]*cl.Buffer, len(w.k.Args)), init: make([][]byte, len(w.k.Args)), ref: make([][]byte, len(w.k.Args)), clean: make([]bool, len(w.k.Args))}
 	for i, a := range w.k.Args {
 		if a.Size == "" {
 			continue
@@ -924,6 +934,9 @@ func (w *worker) reference(ps *problemState) error {
 	if err := w.reset(ps); err != nil {
 		return err
 	}
+	if w.k.Check.ReferenceKernel != "" {
+		ps.dirty() // the reference kernel may write what the kernel only reads
+	}
 	if _, err := w.ctx.Run(k, global, local); err != nil {
 		return fmt.Errorf("reference run: %w", err)
 	}
@@ -962,16 +975,25 @@ func (w *worker) setArgs(k *cl.Kernel, ps *problemState, cfg []genome.Value) err
 	return nil
 }
 
-// reset writes every buffer's initial content.
+// reset writes every buffer's initial content before a run of the
+// kernel, but for the buffers that hold it still: those the kernel reads
+// as const, written once (3 arguments of 40 MB: 2 need no rewrite).
 func (w *worker) reset(ps *problemState) error {
 	for i, b := range ps.bufs {
-		if b != nil {
+		if b != nil && !ps.clean[i] {
 			if err := b.Write(ps.init[i]); err != nil {
 				return fmt.Errorf("args[%d] (%s): %w", i, w.k.Args[i].Name, err)
 			}
+			ps.clean[i] = w.readOnly[i]
 		}
 	}
 	return nil
+}
+
+// dirty marks every buffer as changed, before a run of another kernel
+// than the one readOnly describes.
+func (ps *problemState) dirty() {
+	clear(ps.clean)
 }
 
 // outputs reads the output buffers.

@@ -225,15 +225,20 @@ def retime(a):
             kern = getattr(prg, name)
             kern.set_args(*bufs)
             kernels[k] = (kern, [g * b for g, b in zip(groups, block)], block)
-        times = {k: [] for k in keys}
+        rounds = {k: [] for k in keys}
         for _ in range(a.rounds):
             for k in keys:
                 kern, gs, ls = kernels[k]
+                t = []
                 for _ in range(a.reps):
                     ev = cl.enqueue_nd_range_kernel(q, kern, gs, ls)
                     ev.wait()
-                    times[k].append((ev.profile.end - ev.profile.start) / 1e6)
-        out.setdefault(script, {}).update({k: statistics.median(v) for k, v in times.items()})
+                    t.append((ev.profile.end - ev.profile.start) / 1e6)
+                rounds[k].append(statistics.median(t))
+        # A config's time is the median of its rounds' medians; the rounds
+        # are kept for the intervals of the table's ratios.
+        out.setdefault(script, {}).update({k: statistics.median(v) for k, v in rounds.items()})
+        out.setdefault("rounds", {}).setdefault(script, {}).update(rounds)
         with open(path, "w") as fh:
             json.dump(out, fh, indent=1)
 
@@ -289,11 +294,13 @@ def table(a):
     for (script, tool, strat), rs in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1] != "quasim", kv[0][2])):
         rs.sort(key=lambda r: r["seed"])
         t = [retimed.get(script, {}).get(r["best_key"], float("nan")) for r in rs]
+        for r, x in zip(rs, t):
+            r["_t"] = x
         walls = [r["wall_s"] for r in rs]
         own = [r["best_ms"] for r in rs if r["best_ms"] is not None]
         name = "quasim" if tool == "quasim" else "Kernel Tuner %s" % strat
         med = statistics.median(t)
-        summary.setdefault(script, []).append((name, med, statistics.median(walls)))
+        summary.setdefault(script, []).append((name, med, statistics.median(walls), rs))
         print("| %s (%d) | %s | %s | %.4f | %.4f | %.1f (%.1f-%.1f) |" % (
             script, rs[0]["budget"], name, " ".join("%.4f" % x for x in t), med,
             statistics.median(own) if own else float("nan"), statistics.median(walls), min(walls), max(walls)))
@@ -305,6 +312,35 @@ def table(a):
             b = min(kt, key=lambda x: x[1])
             print("%s: quasim %.4f ms in %.1f s; Kernel Tuner's best strategy %s %.4f ms in %.1f s" % (
                 script, q[0][1], q[0][2], b[0], b[1], b[2]))
+            for k in kt:
+                print("  quasim / %s: %s" % (k[0], ratios(k[3], q[0][3], retimed.get("rounds", {}).get(script, {}))))
+
+
+def ratios(kt, qs, rounds, n=4000):
+    """quasim's median re-timed best and median wall over Kernel Tuner's,
+    each with a 95% bootstrap interval: the seeds resampled, and each
+    best's time resampled from its re-timing rounds (where kept)."""
+    import random as rnd
+
+    g = rnd.Random(1)
+
+    def med_best(rs):
+        ts = []
+        for r in (g.choice(rs) for _ in rs):
+            rr = rounds.get(r["best_key"])
+            ts.append(statistics.median(g.choice(rr) for _ in rr) if rr else r["_t"])
+        return statistics.median(ts)
+
+    def med_wall(rs):
+        return statistics.median(g.choice(rs)["wall_s"] for _ in rs)
+
+    best = sorted(med_best(qs) / med_best(kt) for _ in range(n))
+    wall = sorted(med_wall(qs) / med_wall(kt) for _ in range(n))
+    point_b = statistics.median(r["_t"] for r in qs) / statistics.median(r["_t"] for r in kt)
+    point_w = statistics.median(r["wall_s"] for r in qs) / statistics.median(r["wall_s"] for r in kt)
+    lo, hi = int(0.025 * n), int(0.975 * n) - 1
+    return "best time %.3f (%.3f-%.3f), wall %.2f (%.2f-%.2f); below 1: quasim's lower" % (
+        point_b, best[lo], best[hi], point_w, wall[lo], wall[hi])
 
 
 def main():
@@ -322,7 +358,8 @@ def main():
     p.add_argument("--scripts", default="vector_add,matmul,convolution,reduction")
     p.add_argument("--budget", default="", help="per script, e.g. matmul=20,convolution=40 (defaults %s)" % SCRIPTS)
     p.add_argument("--seeds", type=int, default=5)
-    p.add_argument("--square", type=int, default=512, help="matmul's and convolution's 4096 x 4096 made this")
+    p.add_argument("--square", type=int, help="matmul's and convolution's 4096 x 4096 made this (default 512; "
+                   "with --table, the size --out's runs were made with)")
     p.add_argument("--kt-strategies", default="random_sample,genetic_algorithm,bayes_opt")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--reps", type=int, default=10)
@@ -334,6 +371,19 @@ def main():
     if not a.out:
         p.error("--out DIR is required")
     a.quasim_path = os.path.abspath(a.quasim_path)
+    # The runs of --out and their re-timing are of one size.
+    made = os.path.join(a.out, "square")
+    if os.path.exists(made):
+        with open(made) as f:
+            was = int(f.read())
+        if a.square is not None and a.square != was:
+            p.error("--square %d: the runs in %s are at %d" % (a.square, a.out, was))
+        a.square = was
+    elif a.square is None:
+        a.square = 512
+    os.makedirs(a.out, exist_ok=True)
+    with open(made, "w") as f:
+        f.write("%d\n" % a.square)
     if a.table:
         prepare(a.examples, a.out, a.square)
         retime(a)
