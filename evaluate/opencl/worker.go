@@ -877,7 +877,12 @@ func (w *worker) buffers(dims []int) (*problemState, error) {
 		if err != nil {
 			return nil, fmt.Errorf("args[%d] (%s): %w", i, a.Name, err)
 		}
-		ps.bufs[i] = b
+		// Written now, while the problem is prepared (beside the
+		// compiler's start), not by the first run's reset.
+		if err := b.Write(ps.init[i]); err != nil {
+			return nil, fmt.Errorf("args[%d] (%s): %w", i, a.Name, err)
+		}
+		ps.bufs[i], ps.clean[i] = b, true
 	}
 	w.problems[key] = ps
 	return ps, nil
@@ -977,15 +982,20 @@ func (w *worker) setArgs(k *cl.Kernel, ps *problemState, cfg []genome.Value) err
 
 // reset writes every buffer's initial content before a run of the
 // kernel, but for the buffers that hold it still: those the kernel reads
-// as const, written once (3 arguments of 40 MB: 2 need no rewrite).
+// as const, written once (3 arguments of 40 MB: 2 need no rewrite), and
+// any not run on since it was written. The run that follows leaves only
+// the const ones clean.
 func (w *worker) reset(ps *problemState) error {
 	for i, b := range ps.bufs {
-		if b != nil && !ps.clean[i] {
+		if b == nil {
+			continue
+		}
+		if !ps.clean[i] {
 			if err := b.Write(ps.init[i]); err != nil {
 				return fmt.Errorf("args[%d] (%s): %w", i, w.k.Args[i].Name, err)
 			}
-			ps.clean[i] = w.readOnly[i]
 		}
+		ps.clean[i] = w.readOnly[i]
 	}
 	return nil
 }
