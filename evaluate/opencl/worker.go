@@ -940,7 +940,7 @@ func (w *worker) reference(ps *problemState) error {
 		return err
 	}
 	if w.k.Check.ReferenceKernel != "" {
-		ps.dirty() // the reference kernel may write what the kernel only reads
+		clear(ps.clean) // the reference kernel may write what the kernel only reads
 	}
 	if _, err := w.ctx.Run(k, global, local); err != nil {
 		return fmt.Errorf("reference run: %w", err)
@@ -998,12 +998,6 @@ func (w *worker) reset(ps *problemState) error {
 		ps.clean[i] = w.readOnly[i]
 	}
 	return nil
-}
-
-// dirty marks every buffer as changed, before a run of another kernel
-// than the one readOnly describes.
-func (ps *problemState) dirty() {
-	clear(ps.clean)
 }
 
 // outputs reads the output buffers.

@@ -73,13 +73,9 @@ def confirmation(budget):
 
 def _iterations(n):
     """Kernel Tuner's iterations as the spec's bound on timed runs."""
-    if isinstance(n, bool) or not isinstance(n, (int, _numpy_integer())) or not 1 <= int(n) <= 1000:
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= int(n) <= 1000:
         raise ValueError("iterations: %r; want a whole number of runs from 1 to 1000" % (n,))
     return int(n)
-
-
-def _numpy_integer():
-    return _spec.numpy().integer
 
 
 def quasimctl():
