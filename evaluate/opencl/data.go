@@ -258,11 +258,16 @@ func toleranceKind(c Check) string {
 }
 
 // readData reads a buffer's initial content from a .npy file of n
-// elements of type typ.
+// elements of type typ. The bytes are read-only (mapFile): they are only
+// written to buffers and compared.
 func readData(path, typ string, n int64) ([]byte, error) {
-	a, err := ReadNPY(path)
+	data, err := mapFile(path)
 	if err != nil {
 		return nil, err
+	}
+	a, err := ParseNPY(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if Types[a.Type] != Types[typ] {
 		return nil, fmt.Errorf("%s holds %s elements, the argument is %s", path, a.Type, typ)

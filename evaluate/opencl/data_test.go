@@ -1,6 +1,7 @@
 package opencl
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -215,5 +216,38 @@ func TestVerifySocket(t *testing.T) {
 		if err != nil || tr.Status != tt.status || !strings.Contains(tr.Error, tt.note) {
 			t.Errorf("Evaluate(%v) = %s %q, %v; want %s %q", tt.cfg, tr.Status, tr.Error, err, tt.status, tt.note)
 		}
+	}
+}
+
+// TestReadDataMapped: readData gives a file's elements whether it maps
+// the file (Linux) or reads it, and an empty file is an error, not a
+// failed mapping.
+func TestReadDataMapped(t *testing.T) {
+	dir := t.TempDir()
+	b := make([]byte, 3*4)
+	for i := range 3 {
+		put(b, Types["float"], i, float64(i)+0.5)
+	}
+	f, err := WriteNPY(Array{Type: "float", Len: 3, Bytes: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "a.npy")
+	if err := os.WriteFile(path, f, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readData(path, "float", 3)
+	if err != nil || !bytes.Equal(got, b) {
+		t.Fatalf("readData = %v, %v; want %v", got, err, b)
+	}
+	if _, err := readData(path, "float", 4); err == nil || !strings.Contains(err.Error(), "holds 3 elements") {
+		t.Errorf("readData of 4 elements = %v, want the count named", err)
+	}
+	empty := filepath.Join(dir, "empty.npy")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readData(empty, "float", 3); err == nil || !strings.Contains(err.Error(), "not a .npy file") {
+		t.Errorf("readData of an empty file = %v, want it named not a .npy file", err)
 	}
 }

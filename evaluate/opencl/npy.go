@@ -54,25 +54,43 @@ func ParseNPY(data []byte) (Array, error) {
 	return Array{Type: typ, Len: n, Bytes: data[off:]}, nil
 }
 
-// HashNPY checks a .npy file as ReadNPY does, from its header and its
-// size, and returns its type, element count and the SHA-256 of the whole
-// file, streamed: a spec's arguments of hundreds of MB are hashed
-// without being held in memory.
+// HeadNPY checks a .npy file as ReadNPY does, from its header and its
+// size, and returns its type and element count.
+func HeadNPY(path string) (typ string, n int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	typ, n, _, err = headNPY(f)
+	return typ, n, err
+}
+
+// headNPY reads and checks f's header, leaving f after what it read.
+func headNPY(f *os.File) (typ string, n int, head []byte, err error) {
+	st, err := f.Stat()
+	if err != nil {
+		return "", 0, nil, err
+	}
+	head = make([]byte, min(st.Size(), 12+1<<20))
+	if _, err := io.ReadFull(f, head); err != nil {
+		return "", 0, nil, err
+	}
+	typ, n, _, err = parseNPYHeader(head, st.Size())
+	return typ, n, head, err
+}
+
+// HashNPY checks a .npy file as HeadNPY does and returns its type,
+// element count and the SHA-256 of the whole file, streamed: a spec's
+// arguments of hundreds of MB are hashed without being held in memory.
 func HashNPY(path string) (typ string, n int, sum [sha256.Size]byte, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", 0, sum, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	typ, n, head, err := headNPY(f)
 	if err != nil {
-		return "", 0, sum, err
-	}
-	head := make([]byte, min(st.Size(), 12+1<<20))
-	if _, err := io.ReadFull(f, head); err != nil {
-		return "", 0, sum, err
-	}
-	if typ, n, _, err = parseNPYHeader(head, st.Size()); err != nil {
 		return "", 0, sum, err
 	}
 	h := sha256.New()

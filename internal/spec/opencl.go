@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/quasim/quasim/evaluate/opencl"
 	"github.com/quasim/quasim/genome"
@@ -28,6 +29,7 @@ type openclSection struct {
 	sums   []string       // SHA-256 of each source, for the hash
 	lines  map[string]int // field (as opencl.FieldError names it) -> line
 	params []genome.Param
+	npy    []npyHash // argument files not hashed yet
 }
 
 // decodeOpenCL reads the opencl section of an `evaluator: opencl` spec
@@ -227,6 +229,9 @@ func (s *Spec) decodeOpenCL(d decoder, n *node, base *t1Base) (*openclSection, e
 			return nil, &FieldError{File: d.file, Field: "opencl." + fe.Field, Line: sec.line(fe.Field), Err: fe.Err}
 		}
 	}
+	if err := sec.hashData(d); err != nil {
+		return nil, err
+	}
 	return sec, nil
 }
 
@@ -395,15 +400,47 @@ func npyFile(d decoder, s *Spec, sec *openclSection, f string, v *node, typ stri
 		path = filepath.Join(filepath.Dir(s.Source), path)
 	}
 	path = filepath.Clean(path)
-	typ2, _, sum, err := opencl.HashNPY(path)
+	typ2, _, err := opencl.HeadNPY(path)
 	if err != nil {
 		return "", d.errf(f, v, "%q: %v", name, pathErr(err))
 	}
 	if t, ok := opencl.Types[typ]; ok && opencl.Types[typ2] != t {
 		return "", d.errf(f, v, "%q holds %s elements, the argument is %s", name, typ2, typ)
 	}
-	sec.sums = append(sec.sums, hex.EncodeToString(sum[:]))
+	sec.npy = append(sec.npy, npyHash{at: len(sec.sums), path: path, name: name, field: f, node: v})
+	sec.sums = append(sec.sums, "") // hashData's
 	return path, nil
+}
+
+// npyHash is an argument's .npy file whose hash is owed to sums[at].
+type npyHash struct {
+	at                int
+	path, name, field string
+	node              *node
+}
+
+// hashData hashes the section's .npy files, each on a goroutine of its
+// own: hundreds of MB each, read before a tuning run's worker starts.
+func (sec *openclSection) hashData(d decoder) error {
+	errs := make([]error, len(sec.npy))
+	var wg sync.WaitGroup
+	for i, h := range sec.npy {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, sum, err := opencl.HashNPY(h.path)
+			errs[i] = err
+			sec.sums[h.at] = hex.EncodeToString(sum[:])
+		}()
+	}
+	wg.Wait()
+	for i, h := range sec.npy {
+		if errs[i] != nil {
+			return d.errf(h.field, h.node, "%q: %v", h.name, pathErr(errs[i]))
+		}
+	}
+	sec.npy = nil
+	return nil
 }
 
 // decodeFill reads zero | random | {random: scale} | {constant: v} |

@@ -1,11 +1,15 @@
 package spec
 
 import (
+	"encoding/binary"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/quasim/quasim/evaluate/opencl"
 )
 
 const openclSource = `
@@ -142,5 +146,53 @@ func TestParseOpenCLErrors(t *testing.T) {
 				t.Errorf("Parse(%s) = %v: no line", tt.name, err)
 			}
 		})
+	}
+}
+
+// TestDataJoinsHash: every argument file's content, in the order given,
+// is part of the spec's source hash (hashed concurrently, hashData).
+func TestDataJoinsHash(t *testing.T) {
+	path, data := writeOpenCL(t, "fill: {constant: 1}, output: true}\n    - {name: x, type: float, size: n, fill: random, seed: 7}",
+		"data: y.npy, output: true}\n    - {name: x, type: float, size: n, data: x.npy}")
+	dir := filepath.Dir(path)
+	put := func(name string, v float64) {
+		b := make([]byte, 4096*4)
+		for i := range 4096 {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(v)))
+		}
+		f, err := opencl.WriteNPY(opencl.Array{Type: "float", Len: 4096, Bytes: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), f, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hash := func() string {
+		s, err := Parse(path, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.SourceSHA256()
+	}
+	put("y.npy", 1)
+	put("x.npy", 2)
+	first := hash()
+	if again := hash(); again != first {
+		t.Fatalf("the same files hash to %s, then %s", first, again)
+	}
+	put("x.npy", 3)
+	changed := hash()
+	if changed == first {
+		t.Errorf("x.npy's content changed, the hash did not")
+	}
+	put("y.npy", 3)
+	if swapped := hash(); swapped == changed || swapped == first {
+		t.Errorf("y.npy's content changed, the hash did not")
+	}
+	put("y.npy", 2)
+	put("x.npy", 1)
+	if swapped := hash(); swapped == first {
+		t.Errorf("the files' contents swapped, the hash did not change")
 	}
 }

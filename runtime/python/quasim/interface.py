@@ -216,7 +216,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             server = _VerifyServer(sock, verify, answer, arguments, atol)
             spec["opencl"]["check"] = {"verify": sock}
         _spec.rewrite(d, spec)
-        env = environment(compiler_options, iterations, listing)
+        # The device listing is waited for here only when a cache file
+        # needs its name; otherwise after the run, off its critical path.
+        env = environment(compiler_options, iterations, listing) if cache else None
         old = ktcache.read(cache, kernel_name, spec, env.get("device_name")) if cache else {}
         if old:
             _spec.exclude(d, spec, old)
@@ -247,6 +249,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             raise _failure(rc, errtail)
         with open(out) as fh:
             run = json.load(fh)[0]
+        env = env or environment(compiler_options, iterations, listing)
         results, bykey = _results(run, spec, metrics, verbose and not quiet)
         best = _best(results, bykey, run)
         if old:

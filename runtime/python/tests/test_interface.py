@@ -27,6 +27,15 @@ __kernel void vector_add(__global float *c, __global const float *a, __global co
 }
 """
 
+SIGNBIT = """
+__kernel void acc(__global float *c, __global const float *a, __global const float *b, int n) {
+    int i = get_global_id(0);
+    if (i<n) {
+        c[i] += a[i] + (signbit(b[i]) ? 1.0f : 0.0f);
+    }
+}
+"""
+
 
 def have_device():
     try:
@@ -107,6 +116,22 @@ __kernel void copy(__global float *dst, __global const float *src, int n) {
 
 @need_device
 class ReadOnlyUnchecked(Case):
+    def test_zero_arguments_need_no_file(self):
+        # An all-zero array is written as fill: zero, a -0.0 one as data;
+        # the kernel sees both as given (the answer fails otherwise).
+        size = 4096
+        a = numpy.random.rand(size).astype(numpy.float32)
+        c, neg = numpy.zeros_like(a), numpy.full(size, -0.0, dtype=numpy.float32)
+        args = [c, a, neg, numpy.int32(size)]
+        path = quasim.export_spec(self.dir, "acc", SIGNBIT, size, args, {"block_size_x": [64]})
+        with open(path) as fh:
+            spec = json.load(fh)["opencl"]["args"]
+        self.assertEqual((spec[0].get("fill"), "data" in spec[0], "data" in spec[2]), ("zero", False, True), spec)
+        self.assertEqual(sorted(f for f in os.listdir(self.dir) if f.endswith(".npy")), ["acc.arg1.npy", "acc.arg2.npy"])
+        results, _ = tune_kernel("acc", SIGNBIT, size, args, {"block_size_x": [64, 128]},
+                                 answer=[a + 1, None, None, None], quiet=True)
+        self.assertTrue(all(isinstance(r["time"], float) for r in results), results)
+
     def test_read_only_without_answer(self):
         size = 4096
         x = numpy.random.rand(size).astype(numpy.float32)
