@@ -147,11 +147,12 @@ def drive(a):
     runs = os.path.join(a.out, "runs")
     os.makedirs(runs, exist_ok=True)
     tools = [("quasim", "portfolio")] + [("kt", s) for s in a.kt_strategies.split(",")]
-    budgets = dict(SCRIPTS)
-    for kv in (a.budget or "").split(","):
-        if kv:
-            k, v = kv.split("=")
-            budgets[k] = int(v)
+    budgets, own = dict(SCRIPTS), {}
+    for arg, into in ((a.budget, budgets), (a.quasim_budget, own)):
+        for kv in (arg or "").split(","):
+            if kv:
+                k, v = kv.split("=")
+                into[k] = int(v)
     for script in a.scripts.split(","):
         for seed in range(1, a.seeds + 1):
             for tool, strat in tools:  # interleaved: the machine's load falls on every tool alike
@@ -168,7 +169,8 @@ def drive(a):
                 t0 = time.time()
                 rc = spawn([sys.executable, os.path.abspath(__file__), "one", "--tool", tool, "--strategy",
                             strat, "--seed", str(seed), "--budget",
-                            str(budgets[script]), "--script", script, "--dir",
+                            str(own.get(script, budgets[script]) if tool == "quasim" else budgets[script]),
+                            "--script", script, "--dir",
                             os.path.join(a.out, "scripts", tool), "--json", path],
                            env, os.path.join(a.out, "log.txt"))
                 shutil.rmtree(cache, ignore_errors=True)
@@ -357,6 +359,8 @@ def main():
                                                          "runtime", "python"))
     p.add_argument("--scripts", default="vector_add,matmul,convolution,reduction")
     p.add_argument("--budget", default="", help="per script, e.g. matmul=20,convolution=40 (defaults %s)" % SCRIPTS)
+    p.add_argument("--quasim-budget", default="", help="per script, quasim's budget where it is not --budget's "
+                   "(e.g. the distinct configs a Kernel Tuner strategy measured)")
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--square", type=int, help="matmul's and convolution's 4096 x 4096 made this (default 512; "
                    "with --table, the size --out's runs were made with)")
