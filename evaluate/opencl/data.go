@@ -261,13 +261,9 @@ func toleranceKind(c Check) string {
 // elements of type typ. The bytes are read-only (mapFile): they are only
 // written to buffers and compared.
 func readData(path, typ string, n int64) ([]byte, error) {
-	data, err := mapFile(path)
+	a, err := loadNPY(path, mapFile)
 	if err != nil {
 		return nil, err
-	}
-	a, err := ParseNPY(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if Types[a.Type] != Types[typ] {
 		return nil, fmt.Errorf("%s holds %s elements, the argument is %s", path, a.Type, typ)

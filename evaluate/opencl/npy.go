@@ -33,8 +33,11 @@ var (
 )
 
 // ReadNPY reads a .npy file (numpy.save's format, versions 1 to 3).
-func ReadNPY(path string) (Array, error) {
-	data, err := os.ReadFile(path)
+func ReadNPY(path string) (Array, error) { return loadNPY(path, os.ReadFile) }
+
+// loadNPY decodes the .npy file at path, its bytes got by read.
+func loadNPY(path string, read func(string) ([]byte, error)) (Array, error) {
+	data, err := read(path)
 	if err != nil {
 		return Array{}, err
 	}

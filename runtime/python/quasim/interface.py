@@ -218,8 +218,10 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         _spec.rewrite(d, spec)
         # The device listing is waited for here only when a cache file
         # needs its name; otherwise after the run, off its critical path.
-        env = environment(compiler_options, iterations, listing) if cache else None
-        old = ktcache.read(cache, kernel_name, spec, env.get("device_name")) if cache else {}
+        env, old = None, {}
+        if cache:
+            env = environment(compiler_options, iterations, listing)
+            old = ktcache.read(cache, kernel_name, spec, env.get("device_name"))
         if old:
             _spec.exclude(d, spec, old)
         out = os.path.join(tmp, "runs.json")
