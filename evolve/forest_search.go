@@ -31,6 +31,9 @@ type ForestOptions struct {
 	// forest draws from the head of its prior (default 0.5; 0.25 and 0.75
 	// scored the same). Negative draws none (the option priordraw=0).
 	PriorDraw float64
+	// Targets is what the model is fitted to: TargetsLog (default), the
+	// log values, or TargetsRank, their normal scores (targets.go).
+	Targets string
 
 	shuffle bool // tests: fit the model to the targets in random order, so it knows nothing
 }
@@ -223,7 +226,7 @@ const rejectionDraws = 10
 // finds, or nil.
 func (f *Forest) propose() genome.Config {
 	best := math.Inf(1)
-	for _, y := range LogTargets(f.st.H.Told[:f.st.FitAt]) {
+	for _, y := range FitTargets(f.st.H.Told[:f.st.FitAt], f.opt.Targets) {
 		best = min(best, y)
 	}
 	var (

@@ -23,6 +23,13 @@ type Options struct {
 	// Tempering runs the chains as replica exchange (parallel tempering)
 	// at fixed temperatures instead of each cooling on its own.
 	Tempering bool
+	// Targets is what the machine is fitted to: evolve.TargetsRank
+	// (default), the results' normal scores, or evolve.TargetsLog, their
+	// log values. Ranks scored above the log on the recorded spaces of
+	// both vendors (docs/evidence/search-quality.md, round four, sixth
+	// pass): a quadratic model's squared error is otherwise spent on
+	// configs tens of times slower than the optimum.
+	Targets string
 
 	// uncoupled drops the QUBO's couplings (the machine's pairwise
 	// terms) from annealing, leaving its linear terms: tests set it to
@@ -60,6 +67,9 @@ func (o *Options) defaults(s *genome.Space) {
 	}
 	if o.Rate <= 0 {
 		o.Rate = 0.01
+	}
+	if o.Targets == "" {
+		o.Targets = evolve.TargetsRank
 	}
 }
 

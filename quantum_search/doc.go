@@ -23,8 +23,10 @@
 //
 // The surrogate is y ≈ w0 + Σ w_i x_i + Σ_{i<j} <v_i,v_j> x_i x_j with
 // Options.Factors factors, fitted by shuffled SGD with L2 on the
-// standardised log of the measured times; failed configs get the penalty
-// max observed log time + 1. The first fit starts from small seeded random
+// standardised normal scores of the measured times (their ranks, so a slow
+// tail tens of times the optimum does not take the fit; Options.Targets
+// "log" fits the log times instead); failed configs get the worst valid
+// target + 1. The first fit starts from small seeded random
 // factors and runs Options.Epochs epochs; later fits start from the previous
 // weights and run Options.Refit epochs (at most 24,000 sample updates a fit), which keeps
 // the overhead low. The

@@ -19,9 +19,10 @@ func (a *Annealer) features(c genome.Config, dst []int) []int {
 	return dst
 }
 
-// targets returns the log times of the told results, failed ones at the
-// penalty max observed log time + 1 (evolve.LogTargets).
-func (a *Annealer) targets() []float64 { return evolve.LogTargets(a.st.Told) }
+// targets returns the normal scores of the told results (or their log
+// times, Options.Targets), failed ones at the worst valid target + 1
+// (evolve.FitTargets).
+func (a *Annealer) targets() []float64 { return evolve.FitTargets(a.st.Told, a.opt.Targets) }
 
 // maxActive is the most bits a config may set before fit shrinks its SGD
 // step: above every recorded space in ../shared/spaces (45 at most), so

@@ -107,6 +107,16 @@ func setOnOff(dst *bool) optionSetter {
 	}
 }
 
+func setTargets(dst *string) optionSetter {
+	return func(v string) error {
+		if err := evolve.CheckTargets(v); err != nil {
+			return err
+		}
+		*dst = v
+		return nil
+	}
+}
+
 // apply runs the setter of each option, naming the options known when one
 // is not.
 func apply(opts map[string]string, setters map[string]optionSetter) error {
@@ -283,6 +293,7 @@ func quantumsearchWith(opts map[string]string) (evolve.Factory, error) {
 		"tempering": setOnOff(&qo.Tempering),
 		"sweeps":    setInt(&qo.Sweeps),
 		"chains":    setInt(&qo.Batch),
+		"targets":   setTargets(&qo.Targets),
 	})
 	if err != nil {
 		return nil, err
@@ -303,6 +314,7 @@ func forestWith(opts map[string]string) (evolve.Factory, error) {
 		// drawn from the prior's head; 0 turns each off.
 		"prior":     setOff(&fo.Prior),
 		"priordraw": setOff(&fo.PriorDraw),
+		"targets":   setTargets(&fo.Targets),
 	})
 	if err != nil {
 		return nil, err

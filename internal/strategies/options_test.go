@@ -16,6 +16,7 @@ func TestParse(t *testing.T) {
 		"portfolio", "portfolio:alloc=uniform", "portfolio:members=es+forest:explore=0.2",
 		"portfolio:discount=0.9:init=5", "portfolio:forest.trees=8:members=es+forest", "forest:trees=8:minleaf=3:random=50:starts=2:features=0.5", "es",
 		"portfolio:candidates=4", "quantumsearch:tempering=on:chains=4:sweeps=10", "forest:prior=0:priordraw=0", "portfolio:forest.prior=30", "portfolio:quantumsearch.tempering=on:members=es+quantumsearch",
+		"quantumsearch:targets=rank", "forest:targets=log", "portfolio:quantumsearch.targets=rank:forest.targets=rank",
 		"portfolio:members=es+schedules+local:local.incumbent=on:local.from=20:local.first=on:schedules.until=20",
 	} {
 		f, err := Parse(spec)
@@ -55,29 +56,36 @@ func TestParse(t *testing.T) {
 	if slices.Equal(trace("portfolio:members=quantumsearch"), trace("portfolio:members=quantumsearch:quantumsearch.tempering=on")) {
 		t.Errorf("portfolio:quantumsearch.tempering=on gave the default annealer's trace")
 	}
+	if slices.Equal(trace("portfolio:members=quantumsearch"), trace("portfolio:members=quantumsearch:quantumsearch.targets=log")) {
+		t.Errorf("portfolio:quantumsearch.targets=log gave the default annealer's trace")
+	}
+	if slices.Equal(trace("portfolio:members=forest"), trace("portfolio:members=forest:forest.targets=rank")) {
+		t.Errorf("portfolio:forest.targets=rank gave the default forest's trace")
+	}
 	// A member's window reaches the portfolio: the traces part.
 	if slices.Equal(trace("portfolio:members=es+local"), trace("portfolio:members=es+local:local.from=40")) {
 		t.Errorf("portfolio:local.from=40 gave the trace without a window")
 	}
 	for spec, want := range map[string]string{
-		"nosuch":                    `unknown strategy "nosuch"`,
-		"portfolio:alloc=greedy":    "option alloc: want bandit, uniform or roundrobin",
-		"portfolio:members=es+sa":   `no member "sa"`,
-		"portfolio:speed=3":         `unknown option "speed" (have alloc, candidates, discount, explore, failure, init, judge, members, reward, screen)`,
-		"portfolio:init=0":          "option init: want a positive integer",
-		"portfolio:explore":         `option "explore": want key=value`,
-		"portfolio:init=3:init=4":   `option "init" given twice`,
-		"forest:trees=x":            "option trees: want a positive integer",
-		"portfolio:forest.leaves=3": `forest member: unknown option "leaves"`,
-		"es:mu=3":                   "takes no options",
-		"portfolio:es.mu=3":         `no member "es" takes options`,
-		"quantumsearch:tempering=1": "option tempering: want on or off",
-		"portfolio:explore=-1":      "want a number >= 0",
-		"portfolio:judge=best":      "want ei, mean or bandit",
-		"portfolio:local.from=10":   `option local.from: "local" is not a member`,
-		"portfolio:es.until=x":      "option es.until: want an integer >= 0",
-		"portfolio:es.first=1":      "option es.first: want on or off",
-		"portfolio:sa.from=3":       `no member "sa"`,
+		"nosuch":                      `unknown strategy "nosuch"`,
+		"portfolio:alloc=greedy":      "option alloc: want bandit, uniform or roundrobin",
+		"portfolio:members=es+sa":     `no member "sa"`,
+		"portfolio:speed=3":           `unknown option "speed" (have alloc, candidates, discount, explore, failure, init, judge, members, reward, screen)`,
+		"portfolio:init=0":            "option init: want a positive integer",
+		"portfolio:explore":           `option "explore": want key=value`,
+		"portfolio:init=3:init=4":     `option "init" given twice`,
+		"forest:trees=x":              "option trees: want a positive integer",
+		"portfolio:forest.leaves=3":   `forest member: unknown option "leaves"`,
+		"es:mu=3":                     "takes no options",
+		"portfolio:es.mu=3":           `no member "es" takes options`,
+		"quantumsearch:tempering=1":   "option tempering: want on or off",
+		"portfolio:explore=-1":        "want a number >= 0",
+		"quantumsearch:targets=ranks": `option targets: want log or rank, not "ranks"`,
+		"portfolio:judge=best":        "want ei, mean or bandit",
+		"portfolio:local.from=10":     `option local.from: "local" is not a member`,
+		"portfolio:es.until=x":        "option es.until: want an integer >= 0",
+		"portfolio:es.first=1":        "option es.first: want on or off",
+		"portfolio:sa.from=3":         `no member "sa"`,
 	} {
 		_, err := Parse(spec)
 		if err == nil || !strings.Contains(err.Error(), want) {
