@@ -315,3 +315,46 @@ func TestCycleTellsRacer(t *testing.T) {
 		t.Errorf("weighted objective: told %v, want nothing", r.told)
 	}
 }
+
+// A policy stored by a portfolio with a member the running one no longer
+// has (schedules, which left quasimd's default portfolio) cannot be
+// restored: the next cycle starts a fresh search told every stored trial,
+// so it loses nothing and measures nothing twice.
+func TestPolicyOfRemovedMemberStartsAfresh(t *testing.T) {
+	st := storetest.New(t)
+	job := reduceJob(t)
+	portfolio := func(members ...evolve.Member) func(*genome.Space, uint64) evolve.Strategy {
+		return func(s *genome.Space, seed uint64) evolve.Strategy {
+			return evolve.NewPortfolio(s, seed, members, evolve.PortfolioOptions{Init: 3})
+		}
+	}
+	es := evolve.Member{Name: "es", New: func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewES(s, seed, evolve.ESOptions{}) }}
+	rnd := evolve.Member{Name: "random", New: func(s *genome.Space, seed uint64) evolve.Strategy { return evolve.NewRandom(s, seed) }}
+	_, key, _ := ed25519.GenerateKey(nil)
+	old := New(Config{Store: st, Signer: key, NewStrategy: portfolio(es, rnd)})
+	if _, err := old.Cycle(context.Background(), job, Budget{Evals: 10}, "cron", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	policy, ok, err := st.Policy(job.Key)
+	if err != nil || !ok {
+		t.Fatalf("no policy stored: %v", err)
+	}
+	if err := portfolio(es)(job.Space, 1).UnmarshalBinary(policy); err == nil {
+		t.Fatal("a policy of two members restored into a portfolio of one")
+	}
+	cy, err := New(Config{Store: st, Signer: key, NewStrategy: portfolio(es)}).Cycle(context.Background(), job, Budget{Evals: 10}, "cron", 1, nil)
+	if err != nil || cy.State != "done" || cy.Evals != 10 {
+		t.Fatalf("cycle after the member left = %+v, %v", cy, err)
+	}
+	trials, _ := st.Trials(job.Key)
+	keys := map[string]bool{}
+	for _, tr := range trials {
+		if keys[tr.Key] {
+			t.Errorf("%s measured twice", tr.Key)
+		}
+		keys[tr.Key] = true
+	}
+	if len(trials) != 20 {
+		t.Errorf("%d trials after two cycles, want 20", len(trials))
+	}
+}
