@@ -32,7 +32,8 @@ type ForestOptions struct {
 	// scored the same). Negative draws none (the option priordraw=0).
 	PriorDraw float64
 	// Targets is what the model is fitted to: TargetsLog (default), the
-	// log values, or TargetsRank, their normal scores (targets.go).
+	// log values, or TargetsRank, their normal scores (targets.go), which
+	// scored below the log for the forest on both vendors' recordings.
 	Targets string
 
 	shuffle bool // tests: fit the model to the targets in random order, so it knows nothing
