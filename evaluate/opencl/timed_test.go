@@ -120,7 +120,8 @@ func TestHelpersStoppedWhileTimed(t *testing.T) {
 }
 
 // Racing on a real OpenCL kernel: with a best time far below the
-// config's, the measurement stops after Reps.Min runs; without one it
+// config's, the measurement stops after Reps.Min runs (a few more under
+// load); without one it
 // makes Reps.Max (its confidence interval can never be narrow enough here).
 func TestRacingStopsEarlyOnOpenCL(t *testing.T) {
 	needDevice(t)
@@ -147,8 +148,11 @@ func TestRacingStopsEarlyOnOpenCL(t *testing.T) {
 	var _ evaluate.Racer = ev
 	ev.Race(p, full.Time/100)
 	raced := measure()
-	if len(raced.Times) != reps.Min {
-		t.Errorf("raced against a best 100 times faster: %d runs, want Reps.Min %d", len(raced.Times), reps.Min)
+	// Reps.Min on a quiet machine; under load the runs scatter, the
+	// median's interval widens and racing waits a few runs more (6 of 24
+	// beside two busy loops on 2 cores). Without racing it is Reps.Max.
+	if len(raced.Times) < reps.Min || len(raced.Times) > reps.Max/2 {
+		t.Errorf("raced against a best 100 times faster: %d runs, want Reps.Min %d (at most %d under load)", len(raced.Times), reps.Min, reps.Max/2)
 	}
 	ev.Race(p, 0)
 	if again := measure(); len(again.Times) != reps.Max {
