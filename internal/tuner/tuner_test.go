@@ -81,17 +81,7 @@ func TestCyclePromotesBest(t *testing.T) {
 	if err != nil || cy2.ID != 2 || cy2.Evals != 10 {
 		t.Fatalf("second cycle = %+v, %v", cy2, err)
 	}
-	trials, _ = st.Trials(job.Key)
-	keys := map[string]bool{}
-	for _, tr := range trials {
-		if keys[tr.Key] {
-			t.Errorf("%s measured twice", tr.Key)
-		}
-		keys[tr.Key] = true
-	}
-	if len(trials) != 20 {
-		t.Errorf("%d trials after two cycles, want 20", len(trials))
-	}
+	checkTrialsOnce(t, st, job, 20)
 }
 
 func TestCancelledCycleResumes(t *testing.T) {
@@ -346,7 +336,17 @@ func TestPolicyOfRemovedMemberStartsAfresh(t *testing.T) {
 	if err != nil || cy.State != "done" || cy.Evals != 10 {
 		t.Fatalf("cycle after the member left = %+v, %v", cy, err)
 	}
-	trials, _ := st.Trials(job.Key)
+	checkTrialsOnce(t, st, job, 20)
+}
+
+// checkTrialsOnce checks that the job has want trials, none of a config
+// measured twice.
+func checkTrialsOnce(t *testing.T, st *store.Store, job Job, want int) {
+	t.Helper()
+	trials, err := st.Trials(job.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
 	keys := map[string]bool{}
 	for _, tr := range trials {
 		if keys[tr.Key] {
@@ -354,7 +354,7 @@ func TestPolicyOfRemovedMemberStartsAfresh(t *testing.T) {
 		}
 		keys[tr.Key] = true
 	}
-	if len(trials) != 20 {
-		t.Errorf("%d trials after two cycles, want 20", len(trials))
+	if len(trials) != want {
+		t.Errorf("%d trials, want %d", len(trials), want)
 	}
 }
